@@ -1,0 +1,38 @@
+"""shiftlearn: learning under domain shift with kernel methods.
+
+Estimators are imported lazily, so ``import shiftlearn`` stays fast and optional extras
+(flwr, dask, matplotlib) are only needed by the parts that use them.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (filled in as the methods land)
+_LAZY = {
+    "TCA": "shiftlearn.adaptation",
+    "RFTCA": "shiftlearn.adaptation",
+    "SCA": "shiftlearn.adaptation",
+    "RFSCA": "shiftlearn.adaptation",
+    "DomainAdaptationClassifier": "shiftlearn.adaptation",
+    "SourceCVSearch": "shiftlearn.model_selection",
+    "MarginalTransferClassifier": "shiftlearn.generalization",
+    "MarginalTransferRegressor": "shiftlearn.generalization",
+    "MultiTaskBoostingClassifier": "shiftlearn.boosting",
+    "ClusterSplit": "shiftlearn.model_selection",
+    "RandomFourierFeatures": "shiftlearn.kernels",
+}
+
+__all__ = ["__version__", *sorted(_LAZY)]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'shiftlearn' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,41 @@
+"""Loaders for the real data sets and seeded synthetic generators from the papers."""
+
+from ._base import DomainDataset
+from ._fetch import DataFileError, FileSpec, fetch_file, get_data_home, sha256_of
+from ._loaders import (
+    FILES,
+    l2_normalize_rows,
+    load_mnist_usps,
+    load_msrc_voc,
+    load_office_caltech,
+    load_parkinsons,
+    sum_normalize_zscore,
+)
+
+LOADERS = {
+    "office_caltech": load_office_caltech,
+    "mnist_usps": load_mnist_usps,
+    "msrc_voc": load_msrc_voc,
+    "parkinsons": load_parkinsons,
+}
+
+__all__ = [
+    "FILES",
+    "LOADERS",
+    "DataFileError",
+    "DomainDataset",
+    "FileSpec",
+    "fetch_file",
+    "get_data_home",
+    "l2_normalize_rows",
+    "load_mnist_usps",
+    "load_msrc_voc",
+    "load_office_caltech",
+    "load_parkinsons",
+    "sha256_of",
+    "sum_normalize_zscore",
+]
+
+from .synthetic import make_monotone_shift, make_rotated_ellipses, make_sca_toy  # noqa: E402
+
+__all__ += ["make_monotone_shift", "make_rotated_ellipses", "make_sca_toy"]

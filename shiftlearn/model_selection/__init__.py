@@ -1,0 +1,1 @@
+"""shiftlearn.model_selection"""
