@@ -1,0 +1,102 @@
+"""Shared helpers for benchmark scripts: machine facts, timing, writing results."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import shlex
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def machine_info() -> dict:
+    """Facts about this machine and software, printed and stored with every result."""
+    import scipy
+    import sklearn
+
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError):
+        mem = float("nan")
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(mem, 1),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "sklearn": sklearn.__version__,
+        "platform": platform.platform(),
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+    }
+
+
+def command_line() -> str:
+    return "python " + " ".join(shlex.quote(a) for a in sys.argv)
+
+
+def header(title: str) -> dict:
+    """Print the title, the machine and the command; return the machine dict."""
+    info = machine_info()
+    print(f"# {title}")
+    print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+    print(f"command: {command_line()}")
+    return info
+
+
+@contextmanager
+def timer():
+    """``with timer() as t: ...`` then ``t()`` gives the elapsed seconds."""
+    start = time.perf_counter()
+    out = {"s": None}
+    yield lambda: out["s"] if out["s"] is not None else time.perf_counter() - start
+    out["s"] = time.perf_counter() - start
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MB (Linux ru_maxrss is in kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def markdown_table(rows: list[dict], columns: list[str] | None = None,
+                   floatfmt: str = ".2f") -> str:
+    columns = columns or list(rows[0])
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        cells = []
+        for c in columns:
+            v = r.get(c, "")
+            cells.append(format(v, floatfmt) if isinstance(v, float) else str(v))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def write_results(name: str, title: str, body_md: str, data: dict, machine: dict) -> Path:
+    """Write ``results/<name>.md`` and ``results/<name>.json``; return the Markdown path."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    md = RESULTS / f"{name}.md"
+    cmd = command_line()
+    md.write_text(f"# {title}\n\nMachine: " + ", ".join(f"{k}={v}" for k, v in machine.items())
+                  + f"\n\nCommand: `{cmd}`\n\n{body_md}\n")
+    (RESULTS / f"{name}.json").write_text(json.dumps(
+        {"title": title, "command": cmd, "machine": machine, "results": data}, indent=2,
+        default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+    print(f"wrote {md}")
+    return md
