@@ -37,10 +37,29 @@ def check_X(X, *, dtype=(np.float64, np.float32), ensure_min_samples: int = 1,
 
 
 def unlabeled_mask(y: np.ndarray) -> np.ndarray:
-    """Boolean mask of unlabeled rows: ``NaN`` or the class marker ``-1``."""
+    """Boolean mask of unlabeled rows: ``NaN`` or the class marker ``-1``.
+
+    As skada decides it: integer labels are unlabeled where ``-1``; float labels containing
+    ``NaN`` are regression targets, unlabeled exactly where ``NaN`` (a real target value of
+    ``-1.0`` stays labeled); float labels without ``NaN`` that are all integral are class
+    labels (``-1.0`` = unlabeled); other float labels are all labeled.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> unlabeled_mask(np.array([0, 1, -1])).tolist()
+    [False, False, True]
+    >>> unlabeled_mask(np.array([0.5, -1.0, np.nan])).tolist()
+    [False, False, True]
+    """
     y = np.asarray(y)
     if y.dtype.kind == "f":
-        return np.isnan(y) | (y == UNLABELED_CLASS)
+        nan = np.isnan(y)
+        if np.any(nan):
+            return nan
+        if np.all(y == np.round(y)):
+            return y == UNLABELED_CLASS
+        return np.zeros(y.shape, dtype=bool)
     if y.dtype.kind in "iu":
         return y == UNLABELED_CLASS
     if y.dtype.kind == "O":
@@ -56,8 +75,13 @@ def infer_sample_domain(y: np.ndarray) -> np.ndarray:
 
 
 def check_sample_domain(sample_domain, n_samples: int) -> np.ndarray:
-    """Validate ``sample_domain``: 1-D, integer-valued, non-zero, one entry per row."""
+    """Validate ``sample_domain``: 1-D, integer-valued, non-zero, one entry per row.
+
+    A scalar is broadcast to every row (as in skada).
+    """
     sd = np.asarray(sample_domain)
+    if sd.ndim == 0:
+        sd = np.full(n_samples, sd.item() if sd.dtype.kind in "iuf" else sd, dtype=sd.dtype)
     if sd.ndim != 1:
         sd = sd.reshape(-1) if sd.ndim == 2 and 1 in sd.shape else sd
     if sd.ndim != 1:

@@ -38,18 +38,24 @@ def make_sca_toy(n_per_cluster: int = 100, *, shift=(2.4, 1.2), spread: float = 
 
 
 def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float = 0.2,
-                          first_domain: int = 1, random_state=None):
+                          first_domain: int = 1, labels: tuple[int, int] = (0, 1),
+                          random_state=None):
     """Rotated-ellipse classification tasks (Blanchard et al., Algorithm 1).
 
     Each task draws an angle ``alpha ~ U[pi/4, 3pi/4]`` and samples ``n_points`` from an ellipse
     with semi-axes 1 and ``minor`` rotated by ``alpha`` (as the authors' code: ``u ~ U[-1, 1]``,
     ``v ~ U[-sqrt(1-u^2), sqrt(1-u^2)] * minor``). The label is the side of the major axis
-    (``+1`` if ``v > 0`` before rotation, else ``-1``), exactly balanced: ``floor(n/2)`` positive.
-    Every task has mean 0, so only second-order information about ``P_X`` tells the tasks apart.
+    (the paper's ``+1`` if ``v > 0`` before rotation, else ``-1``), exactly balanced:
+    ``floor(n/2)`` positive. Every task has mean 0, so only second-order information about
+    ``P_X`` tells the tasks apart.
+
+    ``labels = (negative, positive)`` are the returned class values. The default ``(0, 1)``
+    (the paper's -1 -> 0, +1 -> 1) because ``y = -1`` means *unlabeled* in the library's
+    convention; pass ``labels=(-1, 1)`` for the paper's values in plain-array code.
 
     Returns
     -------
-    X : (n_tasks * n_points, 2); y : {-1, +1}; sample_domain : task ids
+    X : (n_tasks * n_points, 2); y : ``labels`` values; sample_domain : task ids
     ``first_domain, first_domain + 1, ...`` (positive: all labeled)
     """
     if n_tasks < 1 or n_points < 2:
@@ -66,7 +72,8 @@ def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float
         Xs.append(np.column_stack([u, v]) @ R.T)
         ys.append(lab)
         sds.append(np.full(n_points, first_domain + i, dtype=np.int64))
-    return np.vstack(Xs), np.concatenate(ys), np.concatenate(sds)
+    y = np.where(np.concatenate(ys) > 0, labels[1], labels[0]).astype(np.int64)
+    return np.vstack(Xs), y, np.concatenate(sds)
 
 
 def make_monotone_shift(n_source: int = 2000, n_target: int = 2000, *,
