@@ -1,0 +1,224 @@
+"""Shared pieces of the subspace adapters (TCA, SCA and their random-feature versions).
+
+* :func:`solve_generalized_eigh`: leading eigenpairs of a symmetric-definite pencil
+  ``A b = lambda M b`` (symmetrised, ridge ``eps``, ``scipy.linalg.eigh(..., subset_by_index)``),
+  returned leading first. skada 0.6 and ADAPT call ``eigh`` on ``solve(M, A)``, which is not
+  symmetric, so their components are wrong; this is the proper solve.
+* :func:`whitening_scale`: the ``Lambda^{-1/2}`` factor of SCA / DICA, with a floor.
+* :func:`mmd_vector`: TCA's ``l`` (``1/n_s`` on source rows, ``-1/n_t`` on target rows).
+* :func:`check_n_components`: a clear error when ``k`` exceeds what the problem allows.
+* :class:`BaseSubspaceTransformer`: ``fit(X, y=None, sample_domain=None)`` / ``transform(X)``
+  with the validation every adapter needs; subclasses implement ``_fit`` and ``_transform``.
+"""
+
+from __future__ import annotations
+
+from abc import ABCMeta, abstractmethod
+from numbers import Integral
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_X, check_X_y_domain
+
+__all__ = [
+    "BaseSubspaceTransformer",
+    "check_n_components",
+    "mmd_vector",
+    "solve_generalized_eigh",
+    "whitening_scale",
+]
+
+
+def solve_generalized_eigh(
+    A: np.ndarray,
+    M: np.ndarray,
+    k: int,
+    eps: float = 0.0,
+    *,
+    overwrite: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Leading ``k`` eigenpairs of the symmetric-definite pencil ``A b = lambda (M + eps I) b``.
+
+    Both matrices are symmetrised (``(A + A^T)/2``) first, so round-off asymmetry of products
+    such as ``K L K`` does no harm; only the ``k`` largest eigenpairs are computed
+    (``scipy.linalg.eigh(..., subset_by_index=[n-k, n-1])``).
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, n)
+        Symmetric matrix of the numerator (the quantity maximised).
+    M : ndarray of shape (n, n)
+        Symmetric positive (semi-)definite matrix of the constraint ``B^T M B = I``.
+    k : int
+        Number of leading eigenpairs (``1 <= k <= n``).
+    eps : float, default=0.0
+        Ridge added to ``M``'s diagonal (SCA's footnote-1 ``eps I``). If ``M + eps I`` is not
+        numerically positive definite, the ridge is raised once to
+        ``1e-10 * trace(M) / n`` (stated, deterministic) before giving up.
+    overwrite : bool, default=False
+        Allow ``A`` and ``M`` to be modified in place (saves two n×n copies).
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (k,)
+        Descending.
+    eigenvectors : ndarray of shape (n, k)
+        Column ``j`` pairs with ``eigenvalues[j]``; normalised so that
+        ``B^T (M + eps I) B = I``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.diag([1.0, 3.0, 2.0]); M = np.eye(3)
+    >>> w, B = solve_generalized_eigh(A, M, 2)
+    >>> w.tolist()
+    [3.0, 2.0]
+    """
+    A = np.asarray(A, dtype=np.float64)
+    M = np.asarray(M, dtype=np.float64)
+    n = A.shape[0]
+    if A.shape != (n, n) or M.shape != (n, n):
+        raise ValueError(f"A and M must be square of the same size, got {A.shape} and {M.shape}.")
+    if not isinstance(k, Integral) or not 1 <= k <= n:
+        raise ValueError(f"k must be an integer in [1, {n}], got {k!r}.")
+    if overwrite:
+        A += A.T
+        A *= 0.5
+        M += M.T
+        M *= 0.5
+    else:
+        A = (A + A.T) * 0.5
+        M = (M + M.T) * 0.5
+    if eps:
+        M.flat[:: n + 1] += eps
+    try:
+        w, B = scipy.linalg.eigh(A, M, subset_by_index=[n - k, n - 1], overwrite_a=True,
+                                 overwrite_b=False, check_finite=False)
+    except np.linalg.LinAlgError:
+        jitter = 1e-10 * max(float(np.trace(M)) / n, 1e-300)
+        M.flat[:: n + 1] += jitter
+        try:
+            w, B = scipy.linalg.eigh(A, M, subset_by_index=[n - k, n - 1],
+                                     check_finite=False)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError("The constraint matrix M is not positive definite even with a "
+                             "ridge; increase eps.") from exc
+    return w[::-1].copy(), B[:, ::-1].copy()
+
+
+def whitening_scale(eigenvalues: np.ndarray, *, rtol: float = 1e-10) -> np.ndarray:
+    """``1 / sqrt(lambda)`` per component (SCA's ``Lambda^{-1/2}``), eigenvalues floored at
+    ``rtol * max(lambda)`` so that (near-)zero eigenvalues cannot blow the features up."""
+    w = np.asarray(eigenvalues, dtype=np.float64)
+    top = float(np.max(np.abs(w))) if w.size else 1.0
+    floor = max(rtol * top, np.finfo(np.float64).tiny)
+    return 1.0 / np.sqrt(np.maximum(w, floor))
+
+
+def mmd_vector(sample_domain: np.ndarray) -> np.ndarray:
+    """TCA's ``l``: ``1/n_s`` on source rows (id > 0), ``-1/n_t`` on target rows (id < 0).
+
+    ``l^T K l`` is the biased MMD² between the pooled sources and the pooled targets and
+    ``L = l l^T`` is Pan et al.'s MMD matrix. With no target (or no source) row the vector is
+    zero (no discrepancy to reduce).
+    """
+    sd = np.asarray(sample_domain)
+    src = sd > 0
+    ns, nt = int(src.sum()), int((~src).sum())
+    if ns == 0 or nt == 0:
+        return np.zeros(sd.shape[0])
+    return np.where(src, 1.0 / ns, -1.0 / nt)
+
+
+def check_n_components(n_components, max_components: int, reason: str) -> int:
+    """Validate ``n_components`` against the largest value the problem allows.
+
+    ``reason`` explains the bound in the error message, e.g. ``"at beta=1 the numerator has
+    rank <= n_classes - 1 = 2"``.
+    """
+    if isinstance(n_components, bool) or not isinstance(n_components, Integral):
+        raise ValueError(f"n_components must be a positive integer, got {n_components!r}.")
+    if n_components < 1:
+        raise ValueError(f"n_components must be >= 1, got {n_components}.")
+    if n_components > max_components:
+        raise ValueError(f"n_components={n_components} is too large: {reason}, so at most "
+                         f"{max_components} component(s) are available.")
+    return int(n_components)
+
+
+class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator,
+                              metaclass=ABCMeta):
+    """Fit/transform plumbing shared by the subspace adapters.
+
+    ``fit(X, y=None, sample_domain=None)`` validates the three together with
+    :func:`shiftlearn._validation.check_X_y_domain` and calls ``self._fit(X, y, sample_domain)``
+    (``y`` may be ``None``; unlabeled rows carry ``-1``/NaN). Without ``y`` and
+    ``sample_domain`` every row is one unlabeled domain (``sample_domain = 1``), which is what
+    a plain ``fit(X)`` means. ``transform(X)`` checks the fitted state and the number of
+    features and calls ``self._transform(X)``. Subclasses set ``n_components_`` in ``_fit``.
+
+    Class attributes subclasses may override: ``_require_target`` (demand target rows, for a
+    pure-DA method) and ``_allow_unlabeled_source``.
+    """
+
+    _require_target = False
+    _allow_unlabeled_source = True
+
+    def _validate_fit(self, X, y, sample_domain):
+        if y is None and sample_domain is None:
+            X = check_X(X)
+            return X, None, np.ones(X.shape[0], dtype=np.int64)
+        X, y, sd = check_X_y_domain(
+            X, y, sample_domain, task="classification",
+            allow_unlabeled_source=self._allow_unlabeled_source,
+            require_source=False, require_target=self._require_target)
+        return X, y, sd
+
+    def fit(self, X, y=None, sample_domain=None):
+        """Fit the adapter.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            All training rows (sources and, for domain adaptation, the unlabeled targets).
+        y : array-like of shape (n_samples,), optional
+            Labels; ``-1`` (or NaN) marks unlabeled rows.
+        sample_domain : array-like of shape (n_samples,), optional
+            Domain ids, positive = source, negative = target; inferred from ``y`` if omitted.
+
+        Returns
+        -------
+        self
+        """
+        X, y, sd = self._validate_fit(X, y, sample_domain)
+        self.n_features_in_ = X.shape[1]
+        self._fit(X, y, sd)
+        return self
+
+    def fit_transform(self, X, y=None, sample_domain=None):
+        """``fit(X, y, sample_domain)`` then ``transform(X)``."""
+        return self.fit(X, y, sample_domain).transform(X)
+
+    def transform(self, X):
+        """Project ``X`` onto the learned components, shape ``(n_samples, n_components_)``."""
+        check_is_fitted(self, "n_components_")
+        X = check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was "
+                             f"fitted with {self.n_features_in_} features.")
+        return self._transform(X)
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    @abstractmethod
+    def _fit(self, X: np.ndarray, y: np.ndarray | None, sample_domain: np.ndarray) -> None:
+        """Learn the components from validated arrays; must set ``n_components_``."""
+
+    @abstractmethod
+    def _transform(self, X: np.ndarray) -> np.ndarray:
+        """Embed validated rows."""
