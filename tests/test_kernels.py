@@ -1,0 +1,367 @@
+"""The kernel toolkit: kernels, bandwidths, centering, random features, Nyström and MMD."""
+
+import numpy as np
+import pytest
+
+from shiftlearn.kernels import (
+    RandomFourierFeatures,
+    center_kernel,
+    center_test_kernel,
+    domain_mean_matrix,
+    gamma_from_sigma,
+    kernel_centering_stats,
+    kernel_matrix,
+    median_heuristic,
+    mmd2,
+    mmd2_from_kernels,
+    mmd2_rff,
+    mmd_matrix,
+    mmd_permutation_test,
+    nystroem,
+    rbf_kernel,
+    resolve_bandwidth,
+    rff_chunks,
+    rff_map,
+    rff_mean,
+    rff_moments,
+    rff_weights,
+    sigma_from_gamma,
+)
+
+
+def _data(n=40, d=3, seed=0, shift=0.0):
+    return np.random.default_rng(seed).normal(size=(n, d)) + shift
+
+
+def _brute_rbf(X, Y, sigma):
+    K = np.empty((X.shape[0], Y.shape[0]))
+    for i in range(X.shape[0]):
+        for j in range(Y.shape[0]):
+            K[i, j] = np.exp(-np.sum((X[i] - Y[j]) ** 2) / (2 * sigma**2))
+    return K
+
+
+# ------------------------------------------------------------------- kernels, bandwidths ------
+def test_rbf_kernel_equals_brute_force():
+    X, Y = _data(15), _data(9, seed=1)
+    np.testing.assert_allclose(rbf_kernel(X, Y, sigma=1.3), _brute_rbf(X, Y, 1.3), atol=1e-12)
+    K = rbf_kernel(X, sigma=0.7)
+    np.testing.assert_allclose(K, _brute_rbf(X, X, 0.7), atol=1e-12)
+    np.testing.assert_allclose(np.diag(K), 1.0)
+
+
+def test_gamma_sigma_round_trip_matches_sklearn():
+    from sklearn.metrics.pairwise import rbf_kernel as sk_rbf
+
+    X = _data(10)
+    assert gamma_from_sigma(2.0) == pytest.approx(1 / 8)
+    assert sigma_from_gamma(gamma_from_sigma(0.37)) == pytest.approx(0.37)
+    np.testing.assert_allclose(rbf_kernel(X, sigma=1.5), sk_rbf(X, gamma=gamma_from_sigma(1.5)))
+
+
+def test_median_heuristic_variants_as_documented():
+    X = _data(30, d=4)
+    n = X.shape[0]
+    d2 = np.array([np.sum((X[i] - X[j]) ** 2) for i in range(n) for j in range(i + 1, n)])
+    m = np.median(d2)
+    s_med = median_heuristic(X, rule="median")
+    s_sq = median_heuristic(X, rule="median_sq")
+    assert s_med**2 == pytest.approx(m)                      # sigma^2 = median d^2
+    assert 2 * s_sq**2 == pytest.approx(m)                    # 2 sigma^2 = median d^2
+    assert gamma_from_sigma(s_sq) == pytest.approx(2 * gamma_from_sigma(s_med))
+    assert median_heuristic(X, rule="mean") == pytest.approx(np.mean(np.sqrt(d2)))
+    assert gamma_from_sigma(median_heuristic(X, rule="n_features")) == pytest.approx(1 / 4)
+    with pytest.raises(ValueError, match="Unknown bandwidth rule"):
+        median_heuristic(X, rule="silverman")
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        median_heuristic(X[:1])
+    assert median_heuristic(np.zeros((5, 2))) == 1.0  # all points equal: unit fallback
+
+
+def test_median_heuristic_subsample_is_seeded():
+    X = _data(300, d=2)
+    a = median_heuristic(X, max_samples=50, random_state=3)
+    assert a == median_heuristic(X, max_samples=50, random_state=3)
+    assert a != median_heuristic(X, max_samples=50, random_state=4)
+    assert abs(a - median_heuristic(X)) / median_heuristic(X) < 0.2
+
+
+def test_resolve_bandwidth():
+    X = _data(20)
+    assert resolve_bandwidth(2.5, X) == 2.5
+    assert resolve_bandwidth("median", X) == median_heuristic(X)
+    for bad in (0.0, -1.0, np.inf, True, None, [1.0]):
+        with pytest.raises(ValueError, match="bandwidth"):
+            resolve_bandwidth(bad, X)
+
+
+def test_kernel_matrix_dispatch():
+    X = _data(8)
+    np.testing.assert_allclose(kernel_matrix(X, kernel="linear"), X @ X.T)
+    np.testing.assert_allclose(kernel_matrix(X, kernel=lambda A, B: A @ B.T + 1), X @ X.T + 1)
+    with pytest.raises(ValueError, match="needs sigma"):
+        kernel_matrix(X)
+    with pytest.raises(ValueError, match="Unknown kernel"):
+        kernel_matrix(X, kernel="poly")
+
+
+# ------------------------------------------------------------------------------ centering ------
+def test_center_kernel_equals_HKH():
+    X = _data(12)
+    K = rbf_kernel(X, sigma=1.0)
+    H = np.eye(12) - np.ones((12, 12)) / 12
+    np.testing.assert_allclose(center_kernel(K), H @ K @ H, atol=1e-12)
+    np.testing.assert_allclose(center_kernel(K).sum(axis=0), 0, atol=1e-12)
+
+
+def test_center_test_kernel_explicit_formula_and_feature_space():
+    X, T = _data(10), _data(6, seed=2)
+    K, Kt = rbf_kernel(X, sigma=1.2), rbf_kernel(T, X, sigma=1.2)
+    n, m = 10, 6
+    one_mn, one_nn = np.ones((m, n)) / n, np.ones((n, n)) / n
+    explicit = Kt - one_mn @ K - Kt @ one_nn + one_mn @ K @ one_nn
+    col, grand = kernel_centering_stats(K)
+    np.testing.assert_allclose(center_test_kernel(Kt, col, grand), explicit, atol=1e-12)
+    # with a linear kernel, centering = subtracting the training mean from both sides
+    KL, KLt = X @ X.T, T @ X.T
+    col, grand = kernel_centering_stats(KL)
+    mu = X.mean(axis=0)
+    np.testing.assert_allclose(center_test_kernel(KLt, col, grand), (T - mu) @ (X - mu).T,
+                               atol=1e-10)
+    # and the training rows, centered as "test" rows, give the centered training kernel
+    np.testing.assert_allclose(center_test_kernel(K, *kernel_centering_stats(K)),
+                               center_kernel(K), atol=1e-12)
+
+
+# --------------------------------------------------------------------- random features ------
+def test_rff_weights_reproducible_from_seed():
+    W1 = rff_weights(5, 30, sigma=2.0, random_state=7)
+    W2 = rff_weights(5, 30, sigma=2.0, random_state=7)
+    np.testing.assert_array_equal(W1, W2)
+    # the documented recipe, bit for bit
+    np.testing.assert_array_equal(W1, np.random.default_rng(7).standard_normal((5, 30)) / 2.0)
+    assert not np.array_equal(W1, rff_weights(5, 30, sigma=2.0, random_state=8))
+    assert rff_weights(5, 3, 1.0, 0, dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="n_features"):
+        rff_weights(5, 0, 1.0)
+    with pytest.raises(ValueError, match="sigma"):
+        rff_weights(5, 3, 0.0)
+
+
+def test_rff_map_definition():
+    X = _data(7)
+    W = rff_weights(3, 11, 1.0, 0)
+    Z = rff_map(X, W)
+    assert Z.shape == (7, 22)
+    np.testing.assert_allclose(Z[:, :11], np.cos(X @ W) / np.sqrt(11))
+    np.testing.assert_allclose(Z[:, 11:], np.sin(X @ W) / np.sqrt(11))
+    np.testing.assert_allclose(np.sum(Z**2, axis=1), 1.0)  # z(x).z(x) = k(x, x) = 1 exactly
+
+
+def _rff_errors(N, seed, X, K):
+    Z = rff_map(X, rff_weights(X.shape[1], N, 1.5, seed))
+    E = Z @ Z.T - K
+    return np.abs(E).max(), np.linalg.norm(E) / X.shape[0]
+
+
+def test_rff_error_falls_like_inverse_sqrt_n_features():
+    X = _data(80, d=4, seed=11)
+    K = rbf_kernel(X, sigma=1.5)
+    sizes = np.array([16, 64, 256, 1024])
+    seeds = range(6)
+    errs = np.array([[_rff_errors(N, s, X, K) for s in seeds] for N in sizes]).mean(axis=1)
+    for col, name in ((0, "max"), (1, "frobenius")):
+        slope = np.polyfit(np.log(sizes), np.log(errs[:, col]), 1)[0]
+        assert -0.62 < slope < -0.38, f"{name} error slope {slope:.3f}, expected about -0.5"
+    assert errs[-1, 0] < 0.12  # and it approximates K: max error at N = 1024
+
+
+def test_rff_chunked_transform_equals_unchunked():
+    X = _data(53, d=5)
+    W = rff_weights(5, 20, 1.0, 3)
+    full = rff_map(X, W)
+    pieces = list(rff_chunks(X, W, chunk_size=7))
+    assert len(pieces) == 8 and all(Z.shape[0] <= 7 for _, Z in pieces)
+    np.testing.assert_allclose(np.vstack([Z for _, Z in pieces]), full, atol=1e-14)
+    est = RandomFourierFeatures(n_features=20, bandwidth=1.0, random_state=3, chunk_size=7)
+    np.testing.assert_allclose(est.fit_transform(X), full, atol=1e-14)
+    est_big = RandomFourierFeatures(n_features=20, bandwidth=1.0, random_state=3)
+    np.testing.assert_array_equal(est_big.fit_transform(X), est.transform(X))
+    np.testing.assert_allclose(rff_mean(X, W, chunk_size=5), full.mean(axis=0), atol=1e-14)
+    with pytest.raises(ValueError, match="chunk_size"):
+        list(rff_chunks(X, W, chunk_size=0))
+
+
+def test_rff_moments_sums_match():
+    X = _data(31, d=4)
+    W = rff_weights(4, 9, 1.0, 0)
+    Z = rff_map(X, W)
+    n, s, S = rff_moments(X, W, chunk_size=4)
+    assert n == 31
+    np.testing.assert_allclose(s, Z.sum(axis=0), atol=1e-12)
+    np.testing.assert_allclose(S, Z.T @ Z, atol=1e-12)
+    # sums add across parts (federated clients)
+    n1, s1, S1 = rff_moments(X[:10], W)
+    n2, s2, S2 = rff_moments(X[10:], W)
+    assert n1 + n2 == n
+    np.testing.assert_allclose(s1 + s2, s, atol=1e-12)
+    np.testing.assert_allclose(S1 + S2, S, atol=1e-12)
+
+
+def test_random_fourier_features_estimator():
+    X = _data(40, d=3)
+    est = RandomFourierFeatures(n_features=50, random_state=0).fit(X)
+    assert est.sigma_ == pytest.approx(median_heuristic(X))
+    assert est.omega_.shape == (3, 50)
+    with pytest.raises(ValueError, match="fitted with 3"):
+        est.transform(X[:, :2])
+    X32 = X.astype(np.float32)
+    assert np.isfinite(RandomFourierFeatures(10, random_state=0).fit_transform(X32)).all()
+
+
+def test_nystroem_all_landmarks_reproduces_K():
+    X = _data(25)
+    ny = nystroem(25, sigma=1.1, random_state=0).fit(X)
+    Z = ny.transform(X)
+    np.testing.assert_allclose(Z @ Z.T, rbf_kernel(X, sigma=1.1), atol=1e-8)
+    # a numpy Generator is accepted as the seed
+    assert nystroem(5, 1.0, np.random.default_rng(0)).fit(X).transform(X).shape == (25, 5)
+
+
+# ------------------------------------------------------------------------------------ MMD ------
+def _brute_mmd2(X, Y, sigma, unbiased):
+    def k(a, b):
+        return np.exp(-np.sum((a - b) ** 2) / (2 * sigma**2))
+
+    n, m = len(X), len(Y)
+    xx = sum(k(X[i], X[j]) for i in range(n) for j in range(n) if not unbiased or i != j)
+    yy = sum(k(Y[i], Y[j]) for i in range(m) for j in range(m) if not unbiased or i != j)
+    xy = sum(k(X[i], Y[j]) for i in range(n) for j in range(m))
+    if unbiased:
+        return xx / (n * (n - 1)) + yy / (m * (m - 1)) - 2 * xy / (n * m)
+    return xx / n**2 + yy / m**2 - 2 * xy / (n * m)
+
+
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_mmd2_matches_brute_force(unbiased):
+    X, Y = _data(9), _data(12, seed=1, shift=0.5)
+    got = mmd2(X, Y, bandwidth=0.9, unbiased=unbiased)
+    assert got == pytest.approx(_brute_mmd2(X, Y, 0.9, unbiased), abs=1e-12)
+    # median bandwidth = rule applied to the pooled sample
+    s = median_heuristic(np.vstack([X, Y]))
+    assert mmd2(X, Y, unbiased=unbiased) == pytest.approx(_brute_mmd2(X, Y, s, unbiased))
+
+
+def test_mmd2_linear_kernel_is_squared_mean_difference():
+    X, Y = _data(20), _data(30, seed=1, shift=1.0)
+    diff = X.mean(axis=0) - Y.mean(axis=0)
+    assert mmd2(X, Y, kernel="linear") == pytest.approx(diff @ diff)
+
+
+def test_mmd2_from_kernels_needs_two_points_for_unbiased():
+    K = np.ones((1, 1))
+    with pytest.raises(ValueError, match="at least 2 points"):
+        mmd2_from_kernels(K, np.ones((3, 3)), np.ones((1, 3)), unbiased=True)
+
+
+def test_mmd2_rff_approximates_mmd2():
+    X, Y = _data(100, d=3), _data(100, d=3, seed=1, shift=0.7)
+    exact = mmd2(X, Y, bandwidth=1.5)
+    W = rff_weights(3, 4000, 1.5, 0)
+    approx = mmd2_rff(X, Y, W, chunk_size=33)
+    assert exact > 0.05
+    assert approx == pytest.approx(exact, rel=0.1)
+    Z = rff_map(np.vstack([X, Y]), W)  # equals the biased MMD of the RFF kernel exactly
+    assert approx == pytest.approx(mmd2_from_kernels(Z[:100] @ Z[:100].T, Z[100:] @ Z[100:].T,
+                                                     Z[:100] @ Z[100:].T), rel=1e-10)
+
+
+def test_permutation_test_rejects_on_shifted_gaussians():
+    X, Y = _data(80, d=2, seed=0), _data(80, d=2, seed=1, shift=0.6)
+    res = mmd_permutation_test(X, Y, n_permutations=300, random_state=0)
+    assert res.p_value <= 0.05 and res.reject(0.05)
+    assert res.null_distribution.shape == (300,)
+    assert res.statistic == pytest.approx(mmd2(X, Y, unbiased=True))
+    assert res.sigma == pytest.approx(median_heuristic(np.vstack([X, Y])))
+
+
+def test_permutation_test_does_not_reject_on_one_distribution():
+    X, Y = _data(80, d=2, seed=2), _data(80, d=2, seed=3)
+    res = mmd_permutation_test(X, Y, n_permutations=300, random_state=0)
+    assert res.p_value > 0.05 and not res.reject(0.05)
+
+
+def test_permutation_test_is_seeded_and_biased_option_works():
+    X, Y = _data(30, seed=4), _data(30, seed=5, shift=0.3)
+    a = mmd_permutation_test(X, Y, n_permutations=100, random_state=1)
+    b = mmd_permutation_test(X, Y, n_permutations=100, random_state=1)
+    assert a.p_value == b.p_value
+    np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
+    c = mmd_permutation_test(X, Y, n_permutations=100, unbiased=False, random_state=1)
+    assert c.statistic == pytest.approx(mmd2(X, Y, unbiased=False))
+    lin = mmd_permutation_test(X, Y, kernel="linear", n_permutations=50, random_state=1)
+    assert lin.sigma is None
+
+
+def test_permutation_null_matches_brute_force_permutations():
+    # the batched null statistics equal MMD^2 recomputed on explicitly permuted samples
+    X, Y = _data(7, seed=6), _data(5, seed=7)
+    res = mmd_permutation_test(X, Y, bandwidth=1.0, n_permutations=5, random_state=3)
+    rng = np.random.default_rng(3)
+    Z = np.vstack([X, Y])
+    perms = np.argsort(rng.random((5, 12)), axis=1)
+    expected = [_brute_mmd2(Z[p[:7]], Z[p[7:]], 1.0, True) for p in perms]
+    np.testing.assert_allclose(res.null_distribution, expected, atol=1e-12)
+
+
+def test_permutation_test_calibration_under_the_null():
+    # 40 seeded null data sets: the rejection rate at level 0.1 stays near 0.1
+    pvals = []
+    for seed in range(40):
+        rng = np.random.default_rng(1000 + seed)
+        pvals.append(mmd_permutation_test(rng.normal(size=(25, 2)), rng.normal(size=(25, 2)),
+                                          n_permutations=99, random_state=seed).p_value)
+    pvals = np.array(pvals)
+    rate = np.mean(pvals <= 0.1)
+    assert rate <= 0.25, f"rejection rate {rate} at level 0.1 under the null"
+    assert 0.3 < pvals.mean() < 0.7  # p-values roughly uniform
+
+
+def test_permutation_test_input_errors():
+    X = _data(10)
+    with pytest.raises(ValueError, match="features"):
+        mmd_permutation_test(X, X[:, :2])
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        mmd_permutation_test(X, X[:1])
+
+
+# ---------------------------------------------------------------------- MMD / domain matrices --
+def test_mmd_matrix_tca_sca_and_trace_identity():
+    groups = np.array([1, 1, 1, -2, -2, 1, -2])
+    L_tca = mmd_matrix(groups, normalization="tca")
+    L_sca = mmd_matrix(groups, normalization="sca")
+    np.testing.assert_allclose(L_sca, L_tca / 4, atol=1e-15)
+    np.testing.assert_allclose(L_tca @ np.ones(7), 0, atol=1e-15)
+    X = _data(7)
+    K = rbf_kernel(X, sigma=1.0)
+    s, t = groups > 0, groups < 0
+    assert np.trace(K @ L_tca) == pytest.approx(
+        mmd2_from_kernels(K[np.ix_(s, s)], K[np.ix_(t, t)], K[np.ix_(s, t)]))
+    with pytest.raises(ValueError, match="exactly 2 groups"):
+        mmd_matrix(np.array([1, 2, 3]), normalization="tca")
+    with pytest.raises(ValueError, match="Unknown normalization"):
+        mmd_matrix(groups, normalization="jda")
+
+
+def test_mmd_matrix_sca_many_groups_is_distributional_variance():
+    groups = np.array([1, 2, 2, 3, 3, 3, 1])
+    L = mmd_matrix(groups, normalization="sca")
+    np.testing.assert_allclose(L @ np.ones(7), 0, atol=1e-15)
+    X = _data(7, d=2)
+    # linear kernel: tr(K L) = (1/m) sum_d ||mu_d - mean_d mu_d||^2
+    mus = np.array([X[groups == g].mean(axis=0) for g in (1, 2, 3)])
+    dv = np.mean(np.sum((mus - mus.mean(axis=0)) ** 2, axis=1))
+    assert np.trace(X @ X.T @ L) == pytest.approx(dv)
+    E, ids = domain_mean_matrix(groups)
+    assert ids.tolist() == [1, 2, 3]
+    np.testing.assert_allclose(E.T @ X, mus)
