@@ -1,0 +1,561 @@
+"""Clustering-based validation splits (Napoli & White): the most shifted train/validation split.
+
+Choose the partition ``S = T ∪ V`` that maximises ``MMD(T, V)`` in a kernel feature space,
+subject to per-group size constraints. With the sizes fixed this is constrained 2-cluster
+kernel k-means (the paper's Theorem 1 / Eq. 11)::
+
+    MMD²_b(T, V) = n / (|T| |V|) * (SSq(S) - Psi(T, V)),   Psi = SSq(T) + SSq(V)
+
+solved by a Lloyd-style loop (the paper's Algorithm 1): distances of every row to the two
+centroids by the kernel trick (or Nyström), then a constrained assignment.
+
+Decisions on the paper's open points (see ``docs/model_selection.md``)
+------------------------------------------------------------------------
+* **Assignment step.** The paper solves a linear program (two of them: either cluster may be
+  the validation one). The LP separates by group and has a closed-form optimum: in group ``g``
+  put the ``m_g`` rows with the smallest ``delta_i = D_iV - D_iT`` into V (soft constraints:
+  the first ``lo_g``, then further rows while ``delta < 0`` and the count is below ``hi_g``).
+  ``solver="closed_form"`` (default, ``O(n log n)``) does this; ``solver="lp"`` solves the
+  paper's LP (12)-(16)/(17) with ``scipy.optimize.linprog(method="highs")`` and checks that the
+  vertex it returns is integral. Both solve the two LPs (validation = cluster 1 or cluster 2)
+  and keep the cheaper.
+* **Rounding.** ``m_g = floor(h n_g + 1/2)`` (round half up), so ``round(0.2 * 5/2)`` style
+  ties go up; a group with ``m_g = 0`` goes wholly to the training side (a warning is issued).
+* **Soft tolerance** ``tau``: ``lo_g = round(h (1 - tau) n_g)``, ``hi_g = round(h (1 + tau) n_g)``
+  (same rounding, clipped to ``[0, n_g]``). With ``tau > 0`` the sizes vary, so minimising
+  ``Psi`` is no longer exactly maximising the MMD (the factor ``n/(|T||V|)`` moves).
+* **Initialisation.** A random feasible stratified split (``round(h n_g)`` rows of each group
+  drawn uniformly); ``n_init`` restarts keep the lowest ``Psi`` (not in the paper).
+* **Stopping.** When the partition stops changing, when ``Psi`` stops strictly decreasing
+  (relative ``1e-12``, guards against tie cycling) or after ``max_iter`` assignment steps.
+* **Nyström** (Chitta et al.): landmarks from :func:`shiftlearn.kernels.nystroem` (uniform,
+  seeded); the kernel is ``K~ = K_B K^+_qq K_B^T`` applied as three thin products, never formed
+  (``O(n q)`` per iteration). This is exactly linear k-means on the Nyström features. The
+  diagonal used in ``Psi`` is the true kernel diagonal (Chitta's objective); it cancels in
+  Eq. 11 and only shifts ``Psi`` by a constant.
+* **K folds** (``n_clusters = K > 2``, the paper's future work, derived in the notes): every
+  cluster gets ``floor(n_g/K)`` or ``ceil(n_g/K)`` rows of each group and ``floor(n/K)`` or
+  ``ceil(n/K)`` rows in all. No closed form: the (totally unimodular) assignment LP is solved
+  with HiGHS. It maximises ``sum_j n_j (n - n_j)^2 / n^2 * MMD²_b(C_j, S minus C_j)``.
+* **MMD** is the biased (V-statistic) ``MMD²_b`` in the clustering kernel (with Nyström: in the
+  Nyström kernel), the quantity of Eq. 11.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import linprog
+
+from ..kernels import (
+    _rng,
+    gamma_from_sigma,
+    kernel_matrix,
+    mmd2_from_kernels,
+    nystroem,
+    rbf_kernel,
+    resolve_bandwidth,
+    sigma_from_gamma,
+)
+
+__all__ = [
+    "ClusterResult",
+    "assign_k_clusters",
+    "assign_two_clusters",
+    "constrained_kernel_kmeans",
+    "group_bounds",
+    "kernel_operator",
+    "split_mmd2",
+]
+
+SOLVERS = ("closed_form", "lp")
+
+
+def _round_half_up(x: np.ndarray) -> np.ndarray:
+    return np.floor(np.asarray(x, dtype=np.float64) + 0.5).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# constraints
+# ---------------------------------------------------------------------------------------------
+def group_bounds(sizes: np.ndarray, test_size: float, tolerance=0.0
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validation counts per group: target ``m``, lower ``lo`` and upper ``hi`` bounds.
+
+    ``m_g = round(h n_g)`` (half up); with tolerance ``tau_g``,
+    ``lo_g = round(h (1 - tau_g) n_g)`` and ``hi_g = round(h (1 + tau_g) n_g)``, clipped to
+    ``[0, n_g]`` (the paper's Eq. 15 and 17).
+
+    Parameters
+    ----------
+    sizes : ndarray of int, shape (n_groups,)
+    test_size : float in (0, 1)
+        The holdout fraction ``h``.
+    tolerance : float or ndarray of shape (n_groups,)
+        Relative tolerance ``tau_g >= 0``; 0 gives hard constraints.
+
+    Returns
+    -------
+    m, lo, hi : ndarray of int, shape (n_groups,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m, lo, hi = group_bounds(np.array([10, 5, 2]), 0.25)
+    >>> m.tolist(), lo.tolist(), hi.tolist()
+    ([3, 1, 1], [3, 1, 1], [3, 1, 1])
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    tau = np.broadcast_to(np.asarray(tolerance, dtype=np.float64), sizes.shape)
+    if np.any(tau < 0) or not np.all(np.isfinite(tau)):
+        raise ValueError(f"tolerance must be finite and >= 0, got {tolerance!r}.")
+    m = np.clip(_round_half_up(test_size * sizes), 0, sizes)
+    lo = np.clip(_round_half_up(test_size * (1 - tau) * sizes), 0, m)
+    hi = np.clip(_round_half_up(test_size * (1 + tau) * sizes), m, sizes)
+    return m, lo, hi
+
+
+# ---------------------------------------------------------------------------------------------
+# kernel operator: K @ W and diag(K) without forming K when avoidable
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class _KernelOperator:
+    """``matvec(W) = K @ W`` for a thin ``W`` and ``diag = diag(K)``."""
+
+    diag: np.ndarray
+    kind: str
+    K: np.ndarray | None = None        # full kernel
+    Phi: np.ndarray | None = None      # explicit features (linear kernel)
+    KB: np.ndarray | None = None       # Nyström block k(X, landmarks)
+    M: np.ndarray | None = None        # pseudo-inverse of the landmark kernel
+
+    def matvec(self, W: np.ndarray) -> np.ndarray:
+        if self.K is not None:
+            return self.K @ W
+        if self.Phi is not None:
+            return self.Phi @ (self.Phi.T @ W)
+        return self.KB @ (self.M @ (self.KB.T @ W))
+
+
+def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_components=None,
+                    random_state=None) -> tuple[_KernelOperator, float | None]:
+    """The clustering kernel of features ``F`` as an operator; returns ``(op, gamma_)``.
+
+    ``kernel="rbf"`` with ``gamma`` (``None`` -> ``1 / n_features``, a float, or a bandwidth
+    rule of :func:`shiftlearn.kernels.resolve_bandwidth`); ``n_components`` switches on
+    Nyström (``O(n q)`` memory). ``kernel="linear"`` works on ``F`` directly (``O(n d)``).
+    A callable ``kernel(A, B)`` forms the full matrix.
+    """
+    n, d = F.shape
+    if kernel == "linear":
+        return _KernelOperator(diag=np.einsum("ij,ij->i", F, F), kind="linear", Phi=F), None
+    if callable(kernel):
+        K = kernel_matrix(F, kernel=kernel)
+        return _KernelOperator(diag=np.diag(K).copy(), kind="callable", K=K), None
+    if kernel != "rbf":
+        raise ValueError(f"Unknown kernel {kernel!r}; use 'rbf', 'linear' or a callable.")
+    if gamma is None:
+        gamma_ = 1.0 / d
+    elif isinstance(gamma, str):
+        gamma_ = gamma_from_sigma(resolve_bandwidth(gamma, F, random_state=0))
+    elif isinstance(gamma, Real) and not isinstance(gamma, bool) and np.isfinite(gamma) \
+            and gamma > 0:
+        gamma_ = float(gamma)
+    else:
+        raise ValueError(f"gamma must be None, a positive float or a bandwidth rule name, "
+                         f"got {gamma!r}.")
+    sigma = sigma_from_gamma(gamma_)
+    if n_components is None:
+        K = rbf_kernel(F, sigma=sigma)
+        return _KernelOperator(diag=np.ones(n, dtype=K.dtype), kind="rbf", K=K), gamma_
+    if not isinstance(n_components, Integral) or n_components < 1:
+        raise ValueError(f"n_components must be a positive integer or None, got {n_components!r}.")
+    q = int(min(n_components, n))
+    ny = nystroem(q, sigma, random_state=random_state).fit(F)
+    KB = rbf_kernel(F, ny.components_, sigma=sigma)
+    N = ny.normalization_            # K_qq^{-1/2} (eigenvalues clipped at 1e-12, as sklearn)
+    M = (N.T @ N).astype(KB.dtype)
+    return _KernelOperator(diag=np.ones(n, dtype=KB.dtype), kind="nystroem", KB=KB, M=M), gamma_
+
+
+# ---------------------------------------------------------------------------------------------
+# cluster statistics
+# ---------------------------------------------------------------------------------------------
+def _stats(op: _KernelOperator, labels: np.ndarray, k: int):
+    """Distances ``D`` (n, k) to the centroids, ``Psi`` and the Gram ``G = W^T K W`` (k, k)."""
+    n = labels.shape[0]
+    W = np.zeros((n, k), dtype=op.diag.dtype)
+    W[np.arange(n), labels] = 1.0
+    s = W.sum(axis=0).astype(np.float64)
+    if np.any(s == 0):
+        raise RuntimeError("A cluster became empty; this cannot happen under the constraints.")
+    KW = op.matvec(W).astype(np.float64)
+    G = W.T.astype(np.float64) @ KW
+    G = 0.5 * (G + G.T)
+    within = np.diag(G)
+    D = op.diag[:, None] - 2.0 * KW / s + within / s**2
+    psi = float(op.diag.sum() - np.sum(within / s))
+    return D, psi, G, s
+
+
+def _mmd2_one_vs_rest(G: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``MMD²_b(C_j, S minus C_j)`` for every cluster ``j`` from ``G = W^T K W``."""
+    n = s.sum()
+    tot = G.sum()
+    row = G.sum(axis=1)
+    jj = np.diag(G)
+    rest = n - s
+    krr = tot - 2 * row + jj
+    kjr = row - jj
+    return jj / s**2 + krr / rest**2 - 2 * kjr / (s * rest)
+
+
+# ---------------------------------------------------------------------------------------------
+# assignment step
+# ---------------------------------------------------------------------------------------------
+def _rank_in_group(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Rank (0-based, stable) of each row's value within its group."""
+    order = np.lexsort((values, codes))
+    sc = codes[order]
+    start = np.r_[0, np.flatnonzero(sc[1:] != sc[:-1]) + 1]
+    counts = np.diff(np.r_[start, sc.shape[0]])
+    ranks = np.empty_like(order)
+    ranks[order] = np.arange(order.shape[0]) - np.repeat(start, counts)
+    return ranks
+
+
+def _select_closed_form(delta, codes, lo, hi):
+    rank = _rank_in_group(delta, codes)
+    return (rank < lo[codes]) | ((rank < hi[codes]) & (delta < 0))
+
+
+def _select_lp(D, v, codes, lo, hi):
+    """The paper's LP (12)-(16) (or (17)) for validation column ``v``, via HiGHS."""
+    n = D.shape[0]
+    n_groups = lo.shape[0]
+    c = D.ravel()                       # U[i, j] at position 2 i + j
+    rows = np.repeat(np.arange(n), 2)
+    A_one = sparse.csr_matrix((np.ones(2 * n), (rows, np.arange(2 * n))), shape=(n, 2 * n))
+    A_grp = sparse.csr_matrix((np.ones(n), (codes, 2 * np.arange(n) + v)),
+                              shape=(n_groups, 2 * n))
+    if np.array_equal(lo, hi):
+        A_eq = sparse.vstack([A_one, A_grp]).tocsr()
+        b_eq = np.r_[np.ones(n), lo]
+        A_ub = b_ub = None
+    else:
+        A_eq, b_eq = A_one, np.ones(n)
+        A_ub = sparse.vstack([A_grp, -A_grp]).tocsr()
+        b_ub = np.r_[hi, -lo].astype(np.float64)
+    for method in ("highs", "highs-ds"):
+        res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=(0, 1),
+                      method=method)
+        if res.status != 0:
+            raise RuntimeError(f"linprog failed on the assignment LP: {res.message}")
+        U = res.x.reshape(n, 2)
+        if np.max(np.abs(U - np.round(U))) < 1e-6:
+            return U[:, v] > 0.5
+    raise RuntimeError("The assignment LP returned a fractional solution (should be integral "
+                       "by total unimodularity).")
+
+
+def assign_two_clusters(D: np.ndarray, codes: np.ndarray, lo: np.ndarray, hi: np.ndarray, *,
+                        solver: str = "closed_form") -> tuple[np.ndarray, float]:
+    """Constrained assignment for two clusters; both choices of the validation cluster.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, 2)
+        Distance of each row to the centroid of cluster 0 (train) and cluster 1 (validation).
+    codes : ndarray of int, shape (n,)
+        Constraint group of each row, ``0..n_groups-1``.
+    lo, hi : ndarray of int, shape (n_groups,)
+        Bounds on the validation count of each group (equal for hard constraints).
+    solver : {"closed_form", "lp"}
+
+    Returns
+    -------
+    in_val : ndarray of bool, shape (n,)
+        The new validation set (whichever old cluster it grew from).
+    cost : float
+        ``sum_ij U_ij D_ij`` of the chosen assignment (the lower of the two LPs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> D = np.array([[0.0, 1.0], [1.0, 0.0], [0.2, 0.9], [0.9, 0.1]])
+    >>> in_val, cost = assign_two_clusters(D, np.zeros(4, int), np.array([2]), np.array([2]))
+    >>> in_val.tolist(), round(cost, 6)
+    ([False, True, False, True], 0.3)
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}.")
+    best = None
+    for v in (1, 0):
+        t = 1 - v
+        if solver == "closed_form":
+            sel = _select_closed_form(D[:, v] - D[:, t], codes, lo, hi)
+        else:
+            sel = _select_lp(D, v, codes, lo, hi)
+        cost = float(D[:, t].sum() + (D[sel, v] - D[sel, t]).sum())
+        if best is None or cost < best[1]:
+            best = (sel, cost)
+    return best
+
+
+def assign_k_clusters(D: np.ndarray, codes: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                      size_lo: int, size_hi: int) -> tuple[np.ndarray, float]:
+    """Constrained assignment for ``K`` clusters (K folds) by the integral LP (HiGHS).
+
+    Every group ``g`` puts between ``lo[g]`` and ``hi[g]`` rows in every cluster and every
+    cluster has between ``size_lo`` and ``size_hi`` rows. The constraint matrix is two laminar
+    families, hence totally unimodular: the simplex vertex is integral (checked).
+
+    Returns ``(labels, cost)``.
+    """
+    n, k = D.shape
+    n_groups = lo.shape[0]
+    idx = np.arange(n * k)
+    A_one = sparse.csr_matrix((np.ones(n * k), (np.repeat(np.arange(n), k), idx)),
+                              shape=(n, n * k))
+    gj = np.repeat(codes, k) * k + np.tile(np.arange(k), n)
+    A_grp = sparse.csr_matrix((np.ones(n * k), (gj, idx)), shape=(n_groups * k, n * k))
+    A_tot = sparse.csr_matrix((np.ones(n * k), (np.tile(np.arange(k), n), idx)), shape=(k, n * k))
+    A_ub = sparse.vstack([A_grp, -A_grp, A_tot, -A_tot]).tocsr()
+    b_ub = np.r_[np.repeat(hi, k), -np.repeat(lo, k), np.full(k, size_hi), -np.full(k, size_lo)]
+    for method in ("highs", "highs-ds"):
+        res = linprog(D.ravel(), A_ub=A_ub, b_ub=b_ub.astype(np.float64), A_eq=A_one,
+                      b_eq=np.ones(n), bounds=(0, 1), method=method)
+        if res.status != 0:
+            raise RuntimeError(f"linprog failed on the K-cluster assignment LP: {res.message}")
+        U = res.x.reshape(n, k)
+        if np.max(np.abs(U - np.round(U))) < 1e-6:
+            labels = np.argmax(U, axis=1)
+            return labels, float(D[np.arange(n), labels].sum())
+    raise RuntimeError("The K-cluster assignment LP returned a fractional solution.")
+
+
+# ---------------------------------------------------------------------------------------------
+# the Lloyd loop
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class ClusterResult:
+    """Outcome of :func:`constrained_kernel_kmeans`.
+
+    ``labels`` is the cluster of each row (two clusters: 1 = validation, 0 = train);
+    ``mmd2`` holds ``MMD²_b(C_j, rest)`` per cluster (two clusters: one value, T vs V);
+    ``objective_trace`` is ``Psi`` after every iteration (first entry: the initial split) and
+    ``cost_trace`` the assignment cost ``sum U D`` at the previous centroids
+    (``Psi_t >= cost_t >= Psi_{t+1}``).
+    """
+
+    labels: np.ndarray
+    objective: float
+    mmd2: np.ndarray
+    mmd2_init: np.ndarray
+    n_iter: int
+    converged: bool
+    objective_trace: list = field(default_factory=list)
+    cost_trace: list = field(default_factory=list)
+    mmd2_trace: list = field(default_factory=list)
+    ssq_total: float = float("nan")
+
+
+def _ssq_total(op: _KernelOperator) -> float:
+    one = np.ones((op.diag.shape[0], 1), dtype=op.diag.dtype)
+    return float(op.diag.sum() - (one.T @ op.matvec(one)).item() / op.diag.shape[0])
+
+
+def _init_labels(codes, k, m, rng):
+    n = codes.shape[0]
+    keys = rng.random(n)
+    if k == 2:
+        return _select_closed_form(keys, codes, m, m).astype(np.int64)
+    order = np.lexsort((keys, codes))
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = (np.arange(n) + rng.integers(k)) % k
+    return labels
+
+
+def _lloyd(op, codes, labels, k, bounds, solver, max_iter):
+    D, psi, G, s = _stats(op, labels, k)
+    trace, costs, mmds = [psi], [], [_mmd2_one_vs_rest(G, s)]
+    mmd_init = mmds[0]
+    converged = False
+    n_iter = 0
+    scale = max(1.0, abs(float(op.diag.sum())))
+    for _ in range(max_iter):
+        n_iter += 1
+        if k == 2:
+            in_val, cost = assign_two_clusters(D, codes, bounds[0], bounds[1], solver=solver)
+            new = in_val.astype(np.int64)
+        else:
+            new, cost = assign_k_clusters(D, codes, *bounds)
+        costs.append(cost)
+        if np.array_equal(new, labels) or (k == 2 and np.array_equal(new, 1 - labels)):
+            converged = True
+            break
+        D_new, psi_new, G_new, s_new = _stats(op, new, k)
+        trace.append(psi_new)
+        mmds.append(_mmd2_one_vs_rest(G_new, s_new))
+        if psi_new > psi + 1e-12 * scale:   # would be a bug: keep the better partition
+            converged = False
+            break
+        stalled = psi_new >= psi - 1e-12 * scale
+        labels, D, psi, G, s = new, D_new, psi_new, G_new, s_new
+        if stalled:
+            converged = True
+            break
+    return labels, psi, G, s, n_iter, converged, trace, costs, mmds, mmd_init
+
+
+def constrained_kernel_kmeans(
+    F: np.ndarray,
+    codes: np.ndarray,
+    *,
+    n_clusters: int = 2,
+    test_size: float = 0.2,
+    tolerance=0.0,
+    kernel="rbf",
+    gamma=None,
+    n_components: int | None = None,
+    solver: str = "closed_form",
+    max_iter: int = 100,
+    n_init: int = 1,
+    random_state=None,
+    operator: _KernelOperator | None = None,
+    init: np.ndarray | None = None,
+) -> ClusterResult:
+    """Constrained kernel k-means (the paper's Algorithm 1; ``K`` clusters for K folds).
+
+    Parameters
+    ----------
+    F : ndarray of shape (n, d)
+        Features in which the MMD is measured.
+    codes : ndarray of int, shape (n,)
+        Constraint group of each row (e.g. class x domain), any integers.
+    n_clusters : int, default=2
+        2: one train/validation split with ``round(h n_g)`` validation rows per group.
+        ``K > 2``: K folds, ``floor(n_g/K)``..``ceil(n_g/K)`` rows of each group per fold.
+    test_size : float, default=0.2
+        Holdout fraction ``h`` (two clusters only).
+    tolerance : float or ndarray of shape (n_groups,), default=0
+        Soft-constraint tolerance ``tau`` (Eq. 17), per group in ``np.unique(codes)`` order.
+    kernel, gamma, n_components
+        See :func:`kernel_operator`.
+    solver : {"closed_form", "lp"}
+        Assignment for two clusters (``K > 2`` always uses the LP).
+    max_iter, n_init : int
+        Iteration cap; number of random feasible starts (the lowest ``Psi`` is kept).
+    random_state : int, Generator or None
+        Seeds the initial splits and the Nyström landmarks.
+    operator : optional
+        A precomputed :func:`kernel_operator` (skips building the kernel).
+    init : ndarray of int, shape (n,), optional
+        Initial labels (overrides the random start; ``n_init`` must be 1).
+
+    Returns
+    -------
+    ClusterResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> F = np.r_[rng.normal(size=(50, 2)), rng.normal(size=(50, 2)) + 3]
+    >>> res = constrained_kernel_kmeans(F, np.zeros(100, int), test_size=0.5, random_state=0)
+    >>> int(res.labels.sum()), bool(res.mmd2[0] > res.mmd2_init[0])
+    (50, True)
+    """
+    F = np.asarray(F)
+    if F.ndim != 2:
+        raise ValueError(f"F must be 2-D, got shape {F.shape}.")
+    n = F.shape[0]
+    codes = np.asarray(codes)
+    if codes.shape != (n,):
+        raise ValueError(f"codes must have shape ({n},), got {codes.shape}.")
+    _, codes = np.unique(codes, return_inverse=True)
+    codes = codes.astype(np.int64)
+    sizes = np.bincount(codes)
+    if not isinstance(n_clusters, Integral) or n_clusters < 2:
+        raise ValueError(f"n_clusters must be an integer >= 2, got {n_clusters!r}.")
+    if n_clusters > n:
+        raise ValueError(f"n_clusters={n_clusters} exceeds the number of rows ({n}).")
+    if not isinstance(n_init, Integral) or n_init < 1:
+        raise ValueError(f"n_init must be a positive integer, got {n_init!r}.")
+    if not isinstance(max_iter, Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}.")
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}.")
+    tau = np.broadcast_to(np.asarray(tolerance, dtype=np.float64), sizes.shape)
+    if n_clusters == 2:
+        if not (isinstance(test_size, Real) and 0 < test_size < 1):
+            raise ValueError(f"test_size must be a float in (0, 1), got {test_size!r}.")
+        m, lo, hi = group_bounds(sizes, test_size, tau)
+        if m.sum() == 0:
+            raise ValueError(f"test_size={test_size} puts no row in validation: every group "
+                             "has round(h * n_g) = 0.")
+        if m.sum() == n:
+            raise ValueError(f"test_size={test_size} puts every row in validation.")
+        if np.any((m == 0) & (sizes > 0)):
+            warnings.warn(f"{int(np.sum(m == 0))} constraint group(s) have round(h * n_g) = 0 "
+                          "rows and go entirely to the training side.", UserWarning, stacklevel=2)
+        bounds = (lo, hi)
+    else:
+        K = n_clusters
+        lo = np.floor(sizes * (1 - tau) / K).astype(np.int64)
+        hi = np.ceil(sizes * (1 + tau) / K).astype(np.int64)
+        t0 = float(np.max(tau)) if tau.size else 0.0
+        bounds = (lo, hi, int(np.floor(n * (1 - t0) / K)), int(np.ceil(n * (1 + t0) / K)))
+        m = None
+    rng = _rng(random_state)
+    if operator is None:
+        operator, _ = kernel_operator(F, kernel=kernel, gamma=gamma, n_components=n_components,
+                                      random_state=rng)
+    best = None
+    for _ in range(n_init):
+        if init is not None:
+            if n_init != 1:
+                raise ValueError("init and n_init > 1 are exclusive.")
+            labels0 = np.asarray(init, dtype=np.int64)
+        else:
+            labels0 = _init_labels(codes, n_clusters, m, rng)
+        out = _lloyd(operator, codes, labels0, n_clusters, bounds, solver, max_iter)
+        if best is None or out[1] < best[1]:
+            best = out
+    labels, psi, G, s, n_iter, converged, trace, costs, mmds, mmd_init = best
+    mmd = _mmd2_one_vs_rest(G, s)
+    if n_clusters == 2:
+        mmd, mmd_init, mmds = mmd[:1], mmd_init[:1], [v[:1] for v in mmds]
+    return ClusterResult(labels=labels, objective=psi, mmd2=mmd, mmd2_init=mmd_init,
+                         n_iter=n_iter, converged=converged, objective_trace=trace,
+                         cost_trace=costs, mmd2_trace=mmds, ssq_total=_ssq_total(operator))
+
+
+# ---------------------------------------------------------------------------------------------
+# MMD of any split (for comparing split types in one kernel)
+# ---------------------------------------------------------------------------------------------
+def split_mmd2(F: np.ndarray, train: np.ndarray, test: np.ndarray, *, kernel="rbf",
+               gamma=None) -> float:
+    """Biased ``MMD²`` between rows ``train`` and ``test`` of ``F`` (``gamma=None``: ``1/d``).
+
+    Lets any splitter (random, leave-one-domain-out, cluster) be scored in the same kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> F = np.r_[np.zeros((3, 2)), np.ones((3, 2))]
+    >>> round(split_mmd2(F, np.arange(3), np.arange(3, 6), kernel="linear"), 6)
+    2.0
+    """
+    F = np.asarray(F, dtype=np.float64)
+    A, B = F[np.asarray(train)], F[np.asarray(test)]
+    if kernel == "rbf":
+        sigma = sigma_from_gamma(1.0 / F.shape[1] if gamma is None else gamma)
+        return mmd2_from_kernels(rbf_kernel(A, sigma=sigma), rbf_kernel(B, sigma=sigma),
+                                 rbf_kernel(A, B, sigma=sigma))
+    return mmd2_from_kernels(kernel_matrix(A, kernel=kernel), kernel_matrix(B, kernel=kernel),
+                             kernel_matrix(A, B, kernel=kernel))

@@ -1,0 +1,176 @@
+"""``ClusterSplit``: the scikit-learn splitter around constrained kernel k-means.
+
+The math lives in :mod:`shiftlearn.model_selection._cluster_kmeans` (decisions on the paper's
+ambiguities are listed there and in ``docs/model_selection.md``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.model_selection import BaseCrossValidator
+from sklearn.model_selection._split import GroupsConsumerMixin
+
+from .._validation import check_X
+from ..kernels import _rng
+from ._cluster_kmeans import constrained_kernel_kmeans, kernel_operator
+from ._splitters import constraint_codes
+
+__all__ = ["ClusterSplit"]
+
+
+class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
+    """Clustering-based validation split (Napoli & White): the most shifted validation set.
+
+    Picks the train/validation partition that maximises ``MMD²(T, V)`` in a kernel feature
+    space under per-group size constraints, by constrained kernel k-means (the paper's
+    Algorithm 1). A scikit-learn CV splitter: use it as ``cv=`` of ``GridSearchCV``,
+    ``cross_validate`` or ``cross_val_score``.
+
+    .. important::
+       ``groups`` carries the **domain of each row** and is a *stratification* variable: every
+       (class, domain) group keeps its proportion on both sides. This is **not** the
+       "keep together" meaning of ``GroupKFold`` / ``LeaveOneGroupOut``. Pass it as
+       ``GridSearchCV(...).fit(X, y, groups=domains)``.
+
+    Parameters
+    ----------
+    n_splits : int, default=1
+        1: one train/validation split (the paper). ``K > 1``: K folds from K-cluster
+        constrained kernel k-means (maximises ``sum_j n_j (n-n_j)^2/n^2 MMD²(fold_j, rest)``).
+    test_size : float, default=0.2
+        Holdout fraction ``h`` for ``n_splits=1`` (``K`` folds use ``1/K``).
+    kernel : {"rbf", "linear"} or callable, default="rbf"
+        Clustering kernel. ``"linear"`` is plain (linear) k-means.
+    gamma : float, str or None, default=None
+        RBF ``gamma`` in ``exp(-gamma ||a - b||^2)``. ``None``: ``1 / d_F`` with ``d_F`` the
+        feature dimension (the paper's advice, its Section 6; the paper's experiments used 1).
+        A string is a bandwidth rule of :func:`shiftlearn.kernels.resolve_bandwidth`.
+    stratify : {"label_domain", "label", "domain", None}, default="label_domain"
+        Constraint groups: class × domain (Eq. 5), class (Eq. 4), domain, or none. Without
+        ``groups``, ``"label_domain"`` falls back to ``"label"``. Continuous ``y`` needs
+        ``"domain"`` or ``None``.
+    tolerance : float or dict, default=0
+        Soft-constraint tolerance ``tau`` (Eq. 17); a dict maps group index (in sorted order of
+        the constraint groups) to its ``tau``. 0 = hard constraints (the paper's experiments).
+    n_components : int or None, default=None
+        Nyström landmarks ``q`` (RBF only); ``None`` forms the full ``n × n`` kernel.
+    featurizer : fitted transformer or callable, default=None
+        The MMD is measured in ``featurizer.transform(X)`` (or ``featurizer(X)``); the paper
+        uses the model's own features. ``None``: the rows of ``X``.
+    random_state : int, Generator or None
+        Seeds the random initial split and the Nyström landmarks.
+    solver : {"closed_form", "lp"}, default="closed_form"
+        Assignment step for one split: the exact per-group sort, or the paper's LP (HiGHS).
+    max_iter : int, default=100
+    n_init : int, default=1
+        Random restarts; the lowest k-means objective is kept.
+
+    Attributes (set by ``split``; arrays have one entry per fold)
+    -------------------------------------------------------------
+    mmd2_ : ndarray of shape (n_splits,)
+        Biased ``MMD²`` between each validation fold and its training rows (clustering kernel).
+    mmd2_init_ : ndarray of shape (n_splits,)
+        The same for the random feasible starting split.
+    n_iter_ : int
+    converged_ : bool
+    objective_ : float
+        Final k-means objective ``Psi`` (sum of within-cluster scatter).
+    objective_trace_ : list of float
+        ``Psi`` after each iteration (non-increasing).
+    mmd2_trace_ : list of ndarray
+    labels_ : ndarray of shape (n_samples,)
+        Fold of each row (one split: 1 = validation).
+    gamma_ : float or None
+        The RBF ``gamma`` used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(120, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> domains = np.repeat([1, 2, 3], 40)
+    >>> cv = ClusterSplit(test_size=0.25, random_state=0)
+    >>> search = GridSearchCV(LogisticRegression(), {"C": [0.1, 1.0]}, cv=cv)
+    >>> _ = search.fit(X, y, groups=domains)
+    >>> bool(cv.mmd2_[0] >= cv.mmd2_init_[0])
+    True
+    """
+
+    def __init__(self, n_splits=1, test_size=0.2, kernel="rbf", gamma=None,
+                 stratify="label_domain", tolerance=0, n_components=None, featurizer=None,
+                 random_state=None, solver="closed_form", max_iter=100, n_init=1):
+        self.n_splits = n_splits
+        self.test_size = test_size
+        self.kernel = kernel
+        self.gamma = gamma
+        self.stratify = stratify
+        self.tolerance = tolerance
+        self.n_components = n_components
+        self.featurizer = featurizer
+        self.random_state = random_state
+        self.solver = solver
+        self.max_iter = max_iter
+        self.n_init = n_init
+
+    def get_n_splits(self, X=None, y=None, groups=None) -> int:
+        return int(self.n_splits)
+
+    def _features(self, X) -> np.ndarray:
+        X = check_X(X)
+        if self.featurizer is None:
+            return X
+        F = self.featurizer.transform(X) if hasattr(self.featurizer, "transform") \
+            else self.featurizer(X)
+        F = check_X(F, name="featurizer output")
+        if F.shape[0] != X.shape[0]:
+            raise ValueError(f"The featurizer returned {F.shape[0]} rows for {X.shape[0]} inputs.")
+        return F
+
+    def _tolerance(self, codes: np.ndarray):
+        if isinstance(self.tolerance, dict):
+            tau = np.zeros(int(codes.max()) + 1)
+            for key, val in self.tolerance.items():
+                tau[int(key)] = val
+            return tau
+        return self.tolerance
+
+    def split(self, X, y=None, groups=None):
+        """Yield ``(train_idx, validation_idx)`` for each fold and set the diagnostics.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (mapped by ``featurizer`` if given).
+        y : array-like of shape (n_samples,), optional
+            Class labels (stratification).
+        groups : array-like of shape (n_samples,), optional
+            **Domain** of each row (stratification, not GroupKFold's meaning).
+        """
+        if not isinstance(self.n_splits, (int, np.integer)) or self.n_splits < 1:
+            raise ValueError(f"n_splits must be a positive integer, got {self.n_splits!r}.")
+        F = self._features(X)
+        stratify = self.stratify
+        if stratify == "label_domain" and groups is None:
+            stratify = "label"
+        codes = constraint_codes(y, groups, stratify, F.shape[0])
+        rng = _rng(self.random_state)
+        k = 2 if self.n_splits == 1 else int(self.n_splits)
+        op, self.gamma_ = kernel_operator(F, kernel=self.kernel, gamma=self.gamma,
+                                          n_components=self.n_components, random_state=rng)
+        res = constrained_kernel_kmeans(
+            F, codes, n_clusters=k, test_size=self.test_size, tolerance=self._tolerance(codes),
+            solver=self.solver, max_iter=self.max_iter, n_init=self.n_init, random_state=rng,
+            operator=op)
+        self.labels_ = res.labels
+        self.mmd2_ = res.mmd2
+        self.mmd2_init_ = res.mmd2_init
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        self.objective_ = res.objective
+        self.objective_trace_ = res.objective_trace
+        self.mmd2_trace_ = res.mmd2_trace
+        folds = [1] if k == 2 else range(k)
+        for j in folds:
+            yield np.flatnonzero(res.labels != j), np.flatnonzero(res.labels == j)
