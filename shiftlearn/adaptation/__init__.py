@@ -7,12 +7,15 @@ from ._base import (
     solve_generalized_eigh,
     whitening_scale,
 )
+from ._tca import TCA, tca_components
 
 __all__ = [
+    "TCA",
     "BaseSubspaceTransformer",
     "check_n_components",
     "mmd_vector",
     "solve_generalized_eigh",
+    "tca_components",
     "whitening_scale",
 ]
 

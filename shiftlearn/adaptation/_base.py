@@ -199,8 +199,12 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return self
 
     def fit_transform(self, X, y=None, sample_domain=None):
-        """``fit(X, y, sample_domain)`` then ``transform(X)``."""
-        return self.fit(X, y, sample_domain).transform(X)
+        """``fit(X, y, sample_domain)`` then ``transform(X)`` (reusing the training kernel when
+        ``_fit`` returns the training embedding)."""
+        X, y, sd = self._validate_fit(X, y, sample_domain)
+        self.n_features_in_ = X.shape[1]
+        Z = self._fit(X, y, sd)
+        return self._transform(X) if Z is None else Z
 
     def transform(self, X):
         """Project ``X`` onto the learned components, shape ``(n_samples, n_components_)``."""
@@ -216,8 +220,12 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return self.n_components_
 
     @abstractmethod
-    def _fit(self, X: np.ndarray, y: np.ndarray | None, sample_domain: np.ndarray) -> None:
-        """Learn the components from validated arrays; must set ``n_components_``."""
+    def _fit(self, X: np.ndarray, y: np.ndarray | None, sample_domain: np.ndarray
+             ) -> np.ndarray | None:
+        """Learn the components from validated arrays; must set ``n_components_``.
+
+        May return the embedding of the training rows (equal to ``_transform(X)``) when it
+        comes for free, which ``fit_transform`` then uses; else return ``None``."""
 
     @abstractmethod
     def _transform(self, X: np.ndarray) -> np.ndarray:
