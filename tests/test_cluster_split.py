@@ -1,4 +1,4 @@
-"""ClusterSplit / constrained kernel k-means (Napoli & White): invariants of the paper's checklist."""
+"""ClusterSplit / constrained kernel k-means (Napoli & White): the paper's checklist."""
 
 import itertools
 
@@ -117,7 +117,7 @@ def test_cost_sandwich_and_fixed_point():
     assert again.n_iter == 1 and np.array_equal(again.labels, res.labels)
 
 
-# ------------------------------------------------------------------ Eq. 11 and the K-cluster identity
+# ------------------------------------------------------------ Eq. 11 and the K-cluster identity
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_mmd_kmeans_identity_eq11(kernel):
     X, _, _ = _data(n=150, seed=6)
@@ -258,8 +258,10 @@ def test_linear_explicit_equals_kernel_trick():
     X, y, dom = _data(n=150, seed=14)
     codes = constraint_codes(y, dom, "label", X.shape[0])
     a = constrained_kernel_kmeans(X, codes, kernel="linear", random_state=0)
-    b = constrained_kernel_kmeans(X, codes, kernel=lambda A, B: kernel_matrix(A, B, kernel="linear"),
-                                  random_state=0)
+    def lin(A, B):
+        return kernel_matrix(A, B, kernel="linear")
+
+    b = constrained_kernel_kmeans(X, codes, kernel=lin, random_state=0)
     assert np.array_equal(a.labels, b.labels)
     assert abs(a.objective - b.objective) < 1e-8 * abs(a.objective)
 
