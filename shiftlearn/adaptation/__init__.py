@@ -20,9 +20,9 @@ __all__ = [
 ]
 
 try:  # the random-feature versions live in _rf.py (written alongside)
-    from ._rf import RFSCA, RFTCA  # noqa: F401
+    from ._rf import RFSCA, RFTCA, RFStats, rf_stats, rfsca_from_stats, rftca_from_stats  # noqa: F401
 except ModuleNotFoundError as _exc:  # pragma: no cover - only while _rf.py does not exist yet
     if _exc.name != f"{__name__}._rf":
         raise
 else:
-    __all__ += ["RFSCA", "RFTCA"]
+    __all__ += ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats"]
