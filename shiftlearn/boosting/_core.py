@@ -18,7 +18,8 @@ import numpy as np
 from ._binning import positions_to_thresholds
 from ._splits import stump_split, tree_split_exact
 
-__all__ = ["ALPHA_MAX", "boost", "decision_function_stages", "line_search_alpha"]
+__all__ = ["ALPHA_MAX", "boost", "decision_function_stages", "fit_weak_learner",
+           "line_search_alpha"]
 
 #: cap of |alpha|: the line search is unbounded when the weak learner separates the data.
 ALPHA_MAX = 0.5 * np.log(1e10)
@@ -65,14 +66,21 @@ def line_search_alpha(c: np.ndarray, m: np.ndarray, alpha_max: float = ALPHA_MAX
     return float(a)
 
 
-def _histograms(codes, task, ypos, w, node, n_nodes, n_tasks, n_bins):
-    """(J, T, D, B) positive- and negative-class weight histograms, one bincount per feature."""
-    D = codes.shape[0]
-    base = n_bins * (ypos + 2 * (task + n_tasks * node))
+def _histograms(codes2, w, node, n_nodes, n_tasks, n_bins):
+    """(J, T, D, B) positive- and negative-class weight histograms, one bincount per feature.
+
+    ``codes2 = codes + n_bins * (ypos + 2 * task)`` (precomputed); ``node`` (n,) local node ids.
+    """
+    D = codes2.shape[0]
     size = 2 * n_tasks * n_nodes * n_bins
     H = np.empty((D, size))
-    for f in range(D):
-        H[f] = np.bincount(codes[f] + base, weights=w, minlength=size)
+    if n_nodes == 1:
+        for f in range(D):
+            H[f] = np.bincount(codes2[f], weights=w, minlength=size)
+    else:
+        off = (2 * n_tasks * n_bins) * node
+        for f in range(D):
+            H[f] = np.bincount(codes2[f] + off, weights=w, minlength=size)
     H = H.reshape(D, n_nodes, n_tasks, 2, n_bins).transpose(3, 1, 2, 0, 4)
     return H[1], H[0]
 
@@ -104,6 +112,68 @@ def _tidy_positions(pos, cw_node, n_edges_f, frac_f):
             fr = frac_f[t, :n_edges_f[t] + 2]
             out[t] = int(np.argmin(np.abs(fr - q))) - 1
     return out
+
+
+def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=1,
+                     weak_learner="stump", min_samples_split=2):
+    """Line 4 of Algorithm 1: one shared weak learner with per-task thresholds.
+
+    Parameters
+    ----------
+    codes : (D, n) bin codes; codes2 : ``codes + B * (ypos + 2 * task)``; task : (n,);
+    yf : (n,) in {-1., +1.}; w : (n,) weights (summing to 1); edges, n_edges, frac : from
+    ``bin_tasks``; depth, weak_learner, min_samples_split : as in ``boost``.
+
+    Returns
+    -------
+    feature : (2**depth - 1,); threshold : (T, 2**depth - 1); leaf : (2**depth,);
+    leaf_index : (n,) the leaf of every training row.
+    """
+    D, n = codes.shape
+    T, _, B = edges.shape
+    L = depth
+    I = 2 ** L - 1
+    feature = np.zeros(I, dtype=np.int64)
+    threshold = np.full((T, I), np.inf)
+    node = np.zeros(n, dtype=np.intp)
+    if weak_learner == "stump":
+        Hp, Hn = _histograms(codes2, w, node, 1, T, B)
+        f, s, pos, _ = stump_split(Hp[0], Hn[0])
+        cw = np.zeros((T, B + 1))
+        np.cumsum(Hp[0, :, f] + Hn[0, :, f], axis=1, out=cw[:, 1:])
+        pos = _tidy_positions(pos, cw, n_edges[:, f], frac[:, f])
+        feature[0] = f
+        threshold[:, 0] = positions_to_thresholds(edges[:, f], pos)
+        return feature, threshold, np.array([-s, s], float), (codes[f] > pos[task]).astype(np.intp)
+    cols = np.arange(n)
+    for level in range(L):
+        J = 2 ** level
+        first = J - 1
+        Hp, Hn = _histograms(codes2, w, node - first, J, T, B)
+        Hw, Hs = Hp + Hn, Hp - Hn
+        feats, pos, gain = tree_split_exact(Hw, Hs)
+        cnt = np.bincount(node - first, minlength=J)
+        Wn = Hw[:, :, 0].sum(axis=(1, 2))
+        nosplit = (gain <= 1e-12 * np.maximum(Wn, 1e-300)) | (cnt < min_samples_split)
+        for j in range(J):
+            if nosplit[j]:
+                feats[j], pos[j] = 0, B - 1
+                thr = np.full(T, np.inf)
+            else:
+                f = feats[j]
+                cw = np.zeros((T, B + 1))
+                np.cumsum(Hw[j, :, f], axis=1, out=cw[:, 1:])
+                pos[j] = _tidy_positions(pos[j], cw, n_edges[:, f], frac[:, f])
+                thr = positions_to_thresholds(edges[:, f], pos[j])
+            feature[first + j] = feats[j]
+            threshold[:, first + j] = thr
+        jj = node - first
+        right = codes[feats[jj], cols] > pos[jj, task]
+        node = 2 * node + 1 + right
+    lf = node - I
+    Wl = np.bincount(lf, weights=w, minlength=2 ** L)
+    Sl = np.bincount(lf, weights=w * yf, minlength=2 ** L)
+    return feature, threshold, np.divide(Sl, Wl, out=np.zeros_like(Sl), where=Wl > 0), lf
 
 
 def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
@@ -151,51 +221,13 @@ def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
     beta = np.zeros(K)
     train_loss = np.zeros(K)
     margin = np.zeros(n)                     # y * f_t(x) on the training rows
-    cols = np.arange(n)
+    codes2 = codes + (B * (ypos + 2 * task))[None, :]
     for k in range(K):
         w = np.exp(-(margin - margin.min()))
         w /= w.sum()
-        node = np.zeros(n, dtype=np.intp)
-        if weak_learner == "stump":
-            Hp, Hn = _histograms(codes, task, ypos, w, node, 1, T, B)
-            f, s, pos, _ = stump_split(Hp[0], Hn[0])
-            cw = np.zeros((T, B + 1))
-            np.cumsum(Hp[0, :, f] + Hn[0, :, f], axis=1, out=cw[:, 1:])
-            pos = _tidy_positions(pos, cw, n_edges[:, f], frac[:, f])
-            feature[k, 0] = f
-            threshold[k, :, 0] = positions_to_thresholds(edges[:, f], pos)
-            leaf[k] = (-s, s)
-            node = (codes[f] > pos[task]).astype(np.intp)
-        else:
-            for level in range(L):
-                J = 2 ** level
-                first = J - 1
-                Hp, Hn = _histograms(codes, task, ypos, w, node - first, J, T, B)
-                Hw, Hs = Hp + Hn, Hp - Hn
-                feats, pos, gain = tree_split_exact(Hw, Hs)
-                cnt = np.bincount(node - first, minlength=J)
-                Wn = Hw[:, :, 0].sum(axis=(1, 2))
-                nosplit = (gain <= 1e-12 * np.maximum(Wn, 1e-300)) | (cnt < min_samples_split)
-                for j in range(J):
-                    if nosplit[j]:
-                        feats[j], pos[j] = 0, B - 1
-                        thr = np.full(T, np.inf)
-                    else:
-                        f = feats[j]
-                        cw = np.zeros((T, B + 1))
-                        np.cumsum(Hw[j, :, f], axis=1, out=cw[:, 1:])
-                        pos[j] = _tidy_positions(pos[j], cw, n_edges[:, f], frac[:, f])
-                        thr = positions_to_thresholds(edges[:, f], pos[j])
-                    feature[k, first + j] = feats[j]
-                    threshold[k, :, first + j] = thr
-                jj = node - first
-                right = codes[feats[jj], cols] > pos[jj, task]
-                node = 2 * node + 1 + right
-            lf = node - I
-            Wl = np.bincount(lf, weights=w, minlength=2 ** L)
-            Sl = np.bincount(lf, weights=w * yf, minlength=2 ** L)
-            leaf[k] = np.divide(Sl, Wl, out=np.zeros_like(Sl), where=Wl > 0)
-            node = lf
+        feature[k], threshold[k], leaf[k], node = fit_weak_learner(
+            codes, codes2, task, yf, w, edges, n_edges, frac, depth=L,
+            weak_learner=weak_learner, min_samples_split=min_samples_split)
         h = leaf[k][node]
         if weak_learner == "stump":
             wc = w[yf * h > 0].sum()

@@ -72,9 +72,14 @@ def stump_split(Hpos: np.ndarray, Hneg: np.ndarray):
     cp, cn = _cumpad(Hpos), _cumpad(Hneg)
     P, N = cp[..., -1:], cn[..., -1:]
     err = np.stack([cp + (N - cn), cn + (P - cp)])       # polarity +1 / -1, (2, T, D, B+1)
-    k = np.argmin(err, axis=-1)
+    # first optimum up to a relative 1e-12: ties break by (polarity +1 first, feature, position)
+    tol = 1e-12 * (P + N)
+    emin = err.min(axis=-1, keepdims=True)
+    k = np.argmax(err <= emin + tol, axis=-1)
     e = np.take_along_axis(err, k[..., None], axis=-1)[..., 0].sum(axis=1)   # (2, D)
-    si, f = np.unravel_index(int(np.argmin(e)), e.shape)
+    flat = e.ravel()
+    si, f = np.unravel_index(int(np.argmax(flat <= flat.min() + 1e-12 * float((P + N).sum()))),
+                             e.shape)
     return int(f), 1 - 2 * int(si), k[si, :, f] - 1, float(e[si, f])
 
 
@@ -124,35 +129,35 @@ def tree_split_exact(Hw: np.ndarray, Hs: np.ndarray):
     ([0], [[0, 1]], 6.0)
     """
     J, T, D, B = Hw.shape
-    W = Hw.sum(axis=(1, 3))[:, 0]
-    S = Hs.sum(axis=(1, 3))[:, 0]
-    mask = Hw > 0
-    ratio = np.divide(Hs, Hw, out=np.zeros_like(Hs), where=mask)
-    ratio = np.clip(ratio, -1.0, 1.0)
-    sgn = np.array([1.0, -1.0]).reshape(2, 1, 1, 1, 1)
-    F = _antitonic_rows(sgn * ratio[None], np.broadcast_to(Hw, (2,) + Hw.shape))
-
-    def merged(a):   # (2, J, T, D, B) -> (2, J, D, T*B), tasks concatenated per feature
-        return np.ascontiguousarray(np.moveaxis(a, 2, 3)).reshape(2, J, D, T * B)
-
-    keys = merged(-F)
-    order = np.argsort(keys, axis=-1, kind="stable")
-    ks = np.take_along_axis(keys, order, axis=-1)
-    wsort = np.take_along_axis(merged(np.broadcast_to(Hw, (2,) + Hw.shape)), order, axis=-1)
-    ssort = np.take_along_axis(merged(sgn * Hs[None]), order, axis=-1)
-    WL = np.cumsum(wsort, axis=-1)
-    SL = np.cumsum(ssort, axis=-1) * sgn.reshape(2, 1, 1, 1)
+    W = Hw[:, :, 0].sum(axis=(1, 2))
+    S = Hs[:, :, 0].sum(axis=(1, 2))
+    hw = np.ascontiguousarray(Hw.transpose(0, 2, 1, 3))          # (J, D, T, B)
+    hs = np.ascontiguousarray(Hs.transpose(0, 2, 1, 3))
+    mask = hw > 0
+    ratio = np.divide(hs, hw, out=np.zeros_like(hs), where=mask)
+    np.clip(ratio, -1.0, 1.0, out=ratio)
+    F = _antitonic_rows(np.stack([ratio, -ratio]), np.stack([hw, hw]))   # (2, J, D, T, B)
+    M = T * B
+    keys = (-F).reshape(-1, M)                                   # rows = (side, j, d)
+    order = np.argsort(keys, axis=1, kind="stable")
+    flat = order + (np.arange(keys.shape[0]) * M)[:, None]
+    ks = keys.ravel()[flat]
+    wsort = np.broadcast_to(hw.reshape(1, -1), (2, hw.size)).ravel()[flat]
+    hs2 = np.stack([hs, -hs]).ravel()
+    WL = np.cumsum(wsort, axis=1).reshape(2, J, D, M)
+    SL = np.cumsum(hs2[flat], axis=1).reshape(2, J, D, M)
+    SL[1] *= -1.0
     G = split_gain(WL, SL, W[None, :, None, None], S[None, :, None, None])
     end = np.ones(ks.shape, dtype=bool)
-    end[..., :-1] = ks[..., :-1] != ks[..., 1:]
-    G = np.where(end, G, -np.inf)
-    flat = G.transpose(1, 0, 2, 3).reshape(J, -1)
-    best = np.argmax(flat, axis=1)
-    side, feat, pre = np.unravel_index(best, (2, D, T * B))
+    end[:, :-1] = ks[:, :-1] != ks[:, 1:]
+    G[~end.reshape(G.shape)] = -np.inf
+    flatG = G.transpose(1, 0, 2, 3).reshape(J, -1)
+    best = np.argmax(flatG, axis=1)
+    side, feat, pre = np.unravel_index(best, (2, D, M))
     g0 = split_gain(0.0, 0.0, W, S)
-    gain = flat[np.arange(J), best] - g0
-    task_of = order[side, np.arange(J), feat] // B                  # (J, T*B)
-    inpre = np.arange(T * B)[None, :] <= pre[:, None]
+    gain = flatG[np.arange(J), best] - g0
+    task_of = order.reshape(2, J, D, M)[side, np.arange(J), feat] // B      # (J, M)
+    inpre = np.arange(M)[None, :] <= pre[:, None]
     counts = np.stack([((task_of == t) & inpre).sum(axis=1) for t in range(T)], axis=1)
     return feat.astype(np.int64), counts - 1, gain
 

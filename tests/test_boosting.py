@@ -1,0 +1,300 @@
+"""Multi-task boosting (Becker, Christoudias & Fua 2013): solver, reductions and invariances."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from sklearn.tree import DecisionTreeRegressor
+
+from shiftlearn import MultiTaskBoostingClassifier
+from shiftlearn.boosting import (
+    bin_tasks,
+    brute_force_split,
+    line_search_alpha,
+    stump_split,
+    tree_split_exact,
+)
+from shiftlearn.boosting._core import fit_weak_learner
+from shiftlearn.boosting._splits import _cumpad, split_gain
+from shiftlearn.datasets import make_monotone_shift
+
+
+def _toy(n=80, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = (X[:, 0] + 0.8 * X[:, 1] ** 2 - 0.5 + 0.4 * rng.standard_normal(n) > 0).astype(int)
+    return X, y
+
+
+def _warp(X):
+    Z = X.copy()
+    Z[:, 0] = np.exp(X[:, 0])
+    Z[:, 1] = 5 * X[:, 1] - 3
+    Z[:, 2] = X[:, 2] ** 3
+    Z[:, 3] = np.arctan(X[:, 3])
+    return Z
+
+
+def _random_hist(rng, T, D, B):
+    w = rng.random((T, B)) * (rng.random((T, B)) > 0.25)
+    s = w * rng.uniform(-1, 1, (T, B))
+    if rng.random() < 0.3:
+        s = w * np.sign(s)
+    perms = [rng.permutation(B) for _ in range(D)]
+    return np.stack([w[:, p] for p in perms], 1), np.stack([s[:, p] for p in perms], 1)
+
+
+# ---------------------------------------------------------------- the exact Eq. 6 solver
+def test_exact_tree_split_matches_brute_force():
+    rng = np.random.default_rng(0)
+    for _ in range(250):
+        T = int(rng.integers(1, 4))
+        D = int(rng.integers(1, 4))
+        B = int(rng.integers(2, 6 if T == 3 else 9))
+        Hw, Hs = _random_hist(rng, T, D, B)
+        g_ref, _, _ = brute_force_split(Hw, Hs)
+        f, pos, gain = tree_split_exact(Hw[None], Hs[None])
+        W, S = Hw[:, 0].sum(), Hs[:, 0].sum()
+        assert gain[0] + split_gain(0.0, 0.0, W, S) == pytest.approx(g_ref, rel=1e-9, abs=1e-12)
+        # the returned positions really achieve it
+        cw, cs = _cumpad(Hw), _cumpad(Hs)
+        wl = sum(cw[t, f[0], pos[0, t] + 1] for t in range(T))
+        sl = sum(cs[t, f[0], pos[0, t] + 1] for t in range(T))
+        assert split_gain(wl, sl, W, S) == pytest.approx(g_ref, rel=1e-9, abs=1e-12)
+
+
+def test_exact_tree_split_batches_nodes():
+    rng = np.random.default_rng(1)
+    Hw, Hs = _random_hist(rng, 2, 3, 7)
+    Hw2, Hs2 = _random_hist(rng, 2, 3, 7)
+    f, pos, gain = tree_split_exact(np.stack([Hw, Hw2]), np.stack([Hs, Hs2]))
+    for j, (a, b) in enumerate([(Hw, Hs), (Hw2, Hs2)]):
+        f1, p1, g1 = tree_split_exact(a[None], b[None])
+        assert f[j] == f1[0] and np.array_equal(pos[j], p1[0]) and gain[j] == pytest.approx(g1[0])
+
+
+def test_stump_split_matches_brute_force():
+    rng = np.random.default_rng(2)
+    for _ in range(100):
+        T, D, B = 2, 3, 6
+        Hp, Hn = rng.random((T, D, B)), rng.random((T, D, B))
+        best = np.inf
+        for s in (1, -1):
+            for f in range(D):
+                tot = 0.0
+                for t in range(T):
+                    cp, cn = _cumpad(Hp[t, f]), _cumpad(Hn[t, f])
+                    err = (cp + cn[-1] - cn) if s == 1 else (cn + cp[-1] - cp)
+                    tot += err.min()
+                best = min(best, tot)
+        assert stump_split(Hp, Hn)[3] == pytest.approx(best)
+
+
+def test_line_search_matches_scipy():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        c, m = rng.random(12), rng.uniform(-1, 1, 12)
+        ref = minimize_scalar(lambda a, c=c, m=m: np.sum(c * np.exp(-a * m)), bounds=(-20, 20),
+                              method="bounded", options={"xatol": 1e-10}).x
+        assert line_search_alpha(c, m) == pytest.approx(ref, abs=1e-6)
+    # separable: capped, not infinite
+    assert np.isfinite(line_search_alpha(np.array([1.0, 2.0]), np.array([0.5, 1.0])))
+
+
+# ------------------------------------------------------------------------ reductions
+def _adaboost_reference(X, y, K, gamma):
+    """Hand-written discrete AdaBoost with exhaustive midpoint stumps (same tie order)."""
+    yy = np.where(y > 0, 1.0, -1.0)
+    n, d = X.shape
+    F = np.zeros(n)
+    model = []
+    for _ in range(K):
+        w = np.exp(-yy * F)
+        w /= w.sum()
+        cands = []
+        for s in (1, -1):
+            for f in range(d):
+                u = np.unique(X[:, f])
+                thrs = np.concatenate([[-np.inf], (u[:-1] + u[1:]) / 2, [np.inf]])
+                errs = [w[s * np.where(X[:, f] >= th, 1, -1) != yy].sum() for th in thrs]
+                i = int(np.argmax(np.array(errs) <= min(errs) + 1e-12))
+                cands.append((errs[i], s, f, thrs[i]))
+        emin = min(c[0] for c in cands)
+        e, s, f, th = next(c for c in cands if c[0] <= emin + 1e-12)
+        e = min(max(e, 1e-10), 1 - 1e-10)
+        beta = gamma * 0.5 * np.log((1 - e) / e)
+        F += beta * s * np.where(X[:, f] >= th, 1, -1)
+        model.append((beta, s, f, th))
+    return model
+
+
+def _ref_decision(model, X):
+    return sum(b * s * np.where(X[:, f] >= th, 1, -1) for b, s, f, th in model)
+
+
+def test_one_task_stumps_is_discrete_adaboost():
+    X, y = _toy(60, 3, seed=4)
+    clf = MultiTaskBoostingClassifier(25, learning_rate=0.5).fit(X, y, np.ones(60, int))
+    model = _adaboost_reference(X, y, 25, 0.5)
+    Xn = np.random.default_rng(5).standard_normal((200, 3))
+    np.testing.assert_allclose(clf.decision_function(X), _ref_decision(model, X), atol=1e-9)
+    np.testing.assert_allclose(clf.decision_function(Xn), _ref_decision(model, Xn), atol=1e-9)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_one_task_tree_is_weighted_least_squares_tree(depth):
+    X, y = _toy(90, 4, seed=6)
+    yf = np.where(y > 0, 1.0, -1.0)
+    task = np.zeros(90, dtype=np.intp)
+    codes, edges, n_edges, frac = bin_tasks(X, task, 1)
+    codes2 = codes + (edges.shape[-1] * ((yf > 0) + 2 * task))[None, :]
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        w = rng.random(90) ** 3
+        w /= w.sum()
+        _, _, leaf, lf = fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac,
+                                          depth=depth, weak_learner="tree")
+        ref = DecisionTreeRegressor(max_depth=depth).fit(X, yf, sample_weight=w).predict(X)
+        np.testing.assert_allclose(leaf[lf], ref, atol=1e-10)
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_two_identical_tasks_give_the_single_task_model(depth):
+    X, y = _toy(70, 4, seed=8)
+    kw = dict(n_estimators=30, learning_rate=0.5, max_depth=depth)
+    single = MultiTaskBoostingClassifier(**kw).fit(X, y, np.ones(70, int))
+    multi = MultiTaskBoostingClassifier(**kw).fit(
+        np.vstack([X, X]), np.concatenate([y, y]), np.repeat([1, -2], 70))
+    ref = single.decision_function(X)
+    np.testing.assert_allclose(multi.decision_function(X, np.ones(70, int)), ref, atol=1e-9)
+    np.testing.assert_allclose(multi.decision_function(X, np.full(70, -2)), ref, atol=1e-9)
+    np.testing.assert_allclose(multi.train_loss_, single.train_loss_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_increasing_per_feature_warp_is_absorbed_exactly(depth):
+    X, y = _toy(70, 4, seed=9)
+    Z = _warp(X)
+    kw = dict(n_estimators=40, learning_rate=0.5, max_depth=depth)
+    single = MultiTaskBoostingClassifier(**kw).fit(X, y, np.ones(70, int))
+    multi = MultiTaskBoostingClassifier(**kw).fit(
+        np.vstack([X, Z]), np.concatenate([y, y]), np.repeat([1, -2], 70))
+    ref = single.decision_function(X)
+    np.testing.assert_allclose(multi.decision_function(Z, np.full(70, -2)), ref, atol=1e-9)
+    np.testing.assert_allclose(multi.decision_function(X, np.ones(70, int)), ref, atol=1e-9)
+    # total loss = 2 x single-task loss at every iteration (train_loss_ is the mean)
+    np.testing.assert_allclose(multi.train_loss_, single.train_loss_, rtol=1e-9)
+    # pooling cannot absorb the warp: its training loss is higher
+    pool = MultiTaskBoostingClassifier(**kw, mode="pooling").fit(
+        np.vstack([X, Z]), np.concatenate([y, y]), np.repeat([1, -2], 70))
+    assert pool.train_loss_[-1] > 1.2 * multi.train_loss_[-1]
+
+
+def test_sign_flip_is_not_absorbed():
+    """Negative control: polarity and leaves are shared, a decreasing map cannot be undone."""
+    X, y = _toy(70, 4, seed=10)
+    Z = X.copy()
+    Z[:, 0] = -Z[:, 0]
+    kw = dict(n_estimators=40, learning_rate=0.5)
+    single = MultiTaskBoostingClassifier(**kw).fit(X, y, np.ones(70, int))
+    multi = MultiTaskBoostingClassifier(**kw).fit(
+        np.vstack([X, Z]), np.concatenate([y, y]), np.repeat([1, -2], 70))
+    assert multi.train_loss_[-1] > 1.1 * single.train_loss_[-1]
+    gap = multi.decision_function(Z, np.full(70, -2)) - single.decision_function(X)
+    assert np.max(np.abs(gap)) > 0.1
+
+
+@pytest.mark.parametrize("depth,gamma", [(1, 0.1), (1, 1.0), (3, 0.1), (3, 1.0)])
+def test_training_loss_never_increases(depth, gamma):
+    X, y, sd = make_monotone_shift(150, 150, random_state=11)
+    y = np.where((sd < 0) & (np.arange(300) >= 190), -1, y)   # 40 labeled target rows
+    clf = MultiTaskBoostingClassifier(60, learning_rate=gamma, max_depth=depth).fit(X, y, sd)
+    loss = np.concatenate([[1.0], clf.train_loss_])
+    assert np.all(np.diff(loss) <= 1e-12 * loss[:-1])
+    assert loss[-1] < 0.9
+
+
+def test_baseline_modes_are_single_task_fits():
+    X, y, sd = make_monotone_shift(120, 60, random_state=12)
+    kw = dict(n_estimators=20, learning_rate=0.5, max_depth=2)
+    one = np.ones_like(sd)
+    pairs = [
+        ("pooling", slice(None)),
+        ("source_only", sd > 0),
+        ("target_only", sd < 0),
+    ]
+    for mode, rows in pairs:
+        a = MultiTaskBoostingClassifier(**kw, mode=mode).fit(X, y, sd)
+        b = MultiTaskBoostingClassifier(**kw).fit(X[rows], y[rows], one[rows])
+        np.testing.assert_allclose(a.decision_function(X, sd), b.decision_function(X), atol=1e-12)
+    with pytest.raises(ValueError, match="No labeled rows"):
+        MultiTaskBoostingClassifier(**kw, mode="target_only").fit(X[sd > 0], y[sd > 0],
+                                                                  sd[sd > 0])
+    with pytest.raises(ValueError, match="mode"):
+        MultiTaskBoostingClassifier(mode="bogus").fit(X, y, sd)
+
+
+# -------------------------------------------------------------------------------- API
+def test_unlabeled_rows_are_ignored_and_domain_defaults():
+    X, y, sd = make_monotone_shift(100, 80, random_state=13)
+    y_fit = np.where((sd < 0) & (np.arange(180) >= 130), -1, y)
+    lab = y_fit != -1
+    a = MultiTaskBoostingClassifier(15, learning_rate=0.5).fit(X, y_fit, sd)
+    b = MultiTaskBoostingClassifier(15, learning_rate=0.5).fit(X[lab], y[lab], sd[lab])
+    Xt = X[sd < 0]
+    np.testing.assert_allclose(a.decision_function(Xt), b.decision_function(Xt, sd[sd < 0]))
+    assert a.tasks_.tolist() == [-2, 1]
+    np.testing.assert_array_equal(a.predict(Xt), a.predict(Xt, sd[sd < 0]))
+    with pytest.raises(ValueError, match="not tasks"):
+        a.predict(Xt, np.full(len(Xt), 5))
+    two_sources = MultiTaskBoostingClassifier(5).fit(X, y, np.where(sd > 0, 1, 2))
+    with pytest.raises(ValueError, match="sample_domain is required"):
+        two_sources.predict(Xt)
+
+
+def test_multiclass_one_vs_rest_and_staged():
+    rng = np.random.default_rng(14)
+    X = rng.standard_normal((150, 3))
+    y = np.digitize(X[:, 0] + 0.3 * rng.standard_normal(150), [-0.5, 0.5]) + 3   # 3, 4, 5
+    sd = np.where(np.arange(150) < 100, 1, -2)
+    X[sd < 0] = _warp(np.column_stack([X[sd < 0], np.zeros(50)]))[:, :3]
+    clf = MultiTaskBoostingClassifier(20, learning_rate=0.5, max_depth=2).fit(X, y, sd)
+    assert clf.classes_.tolist() == [3, 4, 5]
+    f = clf.decision_function(X, sd)
+    assert f.shape == (150, 3) and clf.train_loss_.shape == (3, 20)
+    P = clf.predict_proba(X, sd)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.predict(X, sd), clf.classes_[P.argmax(axis=1)])
+    stages = list(clf.staged_decision_function(X, sd))
+    assert len(stages) == 20
+    np.testing.assert_allclose(stages[-1], f)
+    assert np.mean(clf.predict(X, sd) == y) > 0.8
+    assert len(list(clf.staged_predict(X, sd))) == len(list(clf.staged_predict_proba(X, sd)))
+
+
+def test_binary_proba_and_labels():
+    X, y, sd = make_monotone_shift(100, 50, random_state=15)
+    clf = MultiTaskBoostingClassifier(10, learning_rate=0.5).fit(X, y + 7, sd)
+    P = clf.predict_proba(X, sd)
+    f = clf.decision_function(X, sd)
+    np.testing.assert_allclose(P[:, 1], 1 / (1 + np.exp(-2 * f)))
+    assert set(np.unique(clf.predict(X, sd))) <= {7, 8}
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :3], sd)
+
+
+def test_multitask_beats_baselines_on_monotone_shift():
+    """Light version of benchmarks/boosting_synthetic.py (100 target labels, 3 seeds)."""
+    errs = {m: [] for m in ("multitask", "target_only", "pooling")}
+    for seed in range(3):
+        X, y, sd = make_monotone_shift(1000, 2100, random_state=seed)
+        tgt = np.flatnonzero(sd < 0)
+        rng = np.random.default_rng(seed)
+        lab = rng.choice(tgt[:1000], 100, replace=False)
+        test = tgt[1000:]
+        rows = np.concatenate([np.flatnonzero(sd > 0), lab])
+        for m in errs:
+            clf = MultiTaskBoostingClassifier(100, learning_rate=0.5, mode=m)
+            clf.fit(X[rows], y[rows], sd[rows])
+            errs[m].append(np.mean(clf.predict(X[test], sd[test]) != y[test]))
+    med = {m: np.median(v) for m, v in errs.items()}
+    assert med["multitask"] < med["target_only"] and med["multitask"] < med["pooling"]
