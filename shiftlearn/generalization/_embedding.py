@@ -1,0 +1,165 @@
+"""Kernel-mean embeddings of tasks and the marginal-transfer product kernel (plain functions).
+
+Blanchard et al. (JMLR 2021), eqs. (8)-(12), (30)-(33). A *task* is the set of rows sharing a
+task index ``t`` (``0 .. n_tasks - 1``). Everything kernel-related comes from
+:mod:`shiftlearn.kernels` (``exp(-||a - b||^2 / (2 sigma^2))`` convention).
+
+* exact: ``<Psi(P_i), Psi(P_j)> = mean_{a in i, b in j} k'(x_a, x_b)`` (V-statistic, the
+  diagonal included, eq. 30), ``k_P = exp(-||Psi_i - Psi_j||^2 / (2 sigma_P^2))``, and
+  ``k((P_i, x), (P_j, x')) = k_P(P_i, P_j) k_X(x, x')``.
+* random features (App. A.6.1): ``Z_P = mean_a z'(x_a)`` (eq. 31), then one Gaussian RFF map of
+  ``u = (Z_P / sigma_P, x / sigma_X)`` with unit bandwidth (eq. 33 in the equivalent scaled
+  form of the note). The ``Z_P`` part of the projection is constant inside a task, so it is
+  computed once per task and enters :func:`shiftlearn.kernels.rff_map` as an extra input
+  column of ones (``O(n (d + 1) Q)`` per task instead of ``O(n (2L + d) Q)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import kernel_matrix, rff_chunks, rff_map, rff_mean
+
+__all__ = [
+    "embedding_sq_distances",
+    "exact_embedding_gram",
+    "gaussian_from_sq_distances",
+    "median_sigma_from_sq_distances",
+    "product_kernel",
+    "rff_embeddings",
+    "rff_product_features",
+    "task_indicator",
+]
+
+
+def task_indicator(task: np.ndarray, n_tasks: int) -> np.ndarray:
+    """``A`` of shape ``(n_rows, n_tasks)`` with ``A[a, t] = 1 / n_t`` if row ``a`` is in task t.
+
+    ``A^T K A`` is the matrix of mean kernel values between tasks.
+    """
+    counts = np.bincount(task, minlength=n_tasks).astype(np.float64)
+    A = np.zeros((task.shape[0], n_tasks))
+    A[np.arange(task.shape[0]), task] = 1.0 / counts[task]
+    return A
+
+
+def exact_embedding_gram(X: np.ndarray, task: np.ndarray, n_tasks: int,
+                         Y: np.ndarray | None = None, task_y: np.ndarray | None = None,
+                         n_tasks_y: int | None = None, *, kernel: str = "rbf",
+                         sigma: float | None = None, chunk_rows: int = 2048) -> np.ndarray:
+    """Inner products of empirical kernel mean embeddings, eq. (30).
+
+    ``G[i, j] = (1 / (n_i m_j)) sum_{a in task i of X} sum_{b in task j of Y} k'(x_a, y_b)``.
+    ``Y=None`` uses ``X`` (the symmetric training matrix). Rows of ``X`` are processed in
+    chunks of ``chunk_rows`` so the memory is ``O(chunk_rows * n_Y)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [0.0], [1.0]]); t = np.array([0, 0, 1])
+    >>> exact_embedding_gram(X, t, 2, kernel="linear")
+    array([[0., 0.],
+           [0., 1.]])
+    """
+    if Y is None:
+        Y, task_y, n_tasks_y = X, task, n_tasks
+    if kernel == "linear":  # Psi(P) is the mean
+        mx = task_indicator(task, n_tasks).T @ X
+        my = task_indicator(task_y, n_tasks_y).T @ Y
+        return mx @ my.T
+    A_x = task_indicator(task, n_tasks)
+    A_y = task_indicator(task_y, n_tasks_y)
+    G = np.zeros((n_tasks, n_tasks_y))
+    for start in range(0, X.shape[0], chunk_rows):
+        sl = slice(start, min(start + chunk_rows, X.shape[0]))
+        G += A_x[sl].T @ (kernel_matrix(X[sl], Y, kernel=kernel, sigma=sigma) @ A_y)
+    return G
+
+
+def embedding_sq_distances(G_xy: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray
+                           ) -> np.ndarray:
+    """``||Psi_i - Psi_j||^2 = G_ii + G_jj - 2 G_ij`` (biased MMD^2), clipped at 0."""
+    D = diag_x[:, None] + diag_y[None, :] - 2.0 * G_xy
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def gaussian_from_sq_distances(D2: np.ndarray, sigma: float) -> np.ndarray:
+    """``exp(-D2 / (2 sigma^2))``: the Gaussian-like kernel on embeddings, eq. (11)."""
+    return np.exp(-D2 / (2.0 * sigma**2))
+
+
+def median_sigma_from_sq_distances(D2: np.ndarray) -> float:
+    """The ``"median"`` rule of :func:`shiftlearn.kernels.median_heuristic` on a precomputed
+    symmetric matrix of squared distances (off-diagonal entries); 1.0 if degenerate."""
+    n = D2.shape[0]
+    if n < 2:
+        return 1.0
+    m = float(np.median(D2[np.triu_indices(n, k=1)]))
+    return float(np.sqrt(m)) if np.isfinite(m) and m > 0 else 1.0
+
+
+def product_kernel(X: np.ndarray, task: np.ndarray, KP: np.ndarray, Y: np.ndarray | None = None,
+                   task_y: np.ndarray | None = None, *, kernel: str = "rbf",
+                   sigma: float | None = None, chunk_rows: int = 2048) -> np.ndarray:
+    """``K[a, b] = KP[task[a], task_y[b]] * k_X(x_a, y_b)`` (eq. 8), built row-chunk by chunk.
+
+    ``KP`` is the task-level kernel matrix (all ones for pooling).
+    """
+    if Y is None:
+        Y, task_y = X, task
+    K = kernel_matrix(X, Y, kernel=kernel, sigma=sigma)
+    for start in range(0, X.shape[0], chunk_rows):
+        sl = slice(start, min(start + chunk_rows, X.shape[0]))
+        K[sl] *= KP[task[sl]][:, task_y]
+    return K
+
+
+def rff_embeddings(X: np.ndarray, task: np.ndarray, n_tasks: int, W: np.ndarray | None
+                   ) -> np.ndarray:
+    """Random-feature mean embeddings ``Z_P`` (eq. 31), shape ``(n_tasks, 2L)``.
+
+    ``W=None`` means a linear embedding kernel: ``Z_P`` is the task mean of ``X`` (exact).
+    """
+    rows = [X[task == t] for t in range(n_tasks)]
+    if W is None:
+        return np.vstack([r.mean(axis=0) for r in rows])
+    return np.vstack([rff_mean(r, W) for r in rows])
+
+
+def rff_product_features(X: np.ndarray, task: np.ndarray, ZP: np.ndarray | None, V_x: np.ndarray,
+                         V_p: np.ndarray | None, *, sigma_x: float, sigma_p: float,
+                         out: np.ndarray | None = None, chunk_size: int | None = None
+                         ) -> np.ndarray:
+    """Second-stage random features ``z(u)`` of ``u = (Z_P[task] / sigma_P, x / sigma_X)``.
+
+    ``V_x`` (``(d, Q)``) and ``V_p`` (``(2L, Q)``) are the two row blocks of the ``N(0, 1)``
+    frequency matrix of eq. (33). ``ZP=None`` / ``V_p=None`` is pooling (``k_P = 1``): the
+    features are plain RFF of ``x`` with bandwidth ``sigma_X``. Returns ``(n, 2Q)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(6, 2)); t = np.repeat([0, 1], 3)
+    >>> Z = rff_product_features(X, t, None, rng.normal(size=(2, 5)), None, sigma_x=1.0,
+    ...                          sigma_p=1.0)
+    >>> Z.shape, bool(np.allclose((Z ** 2).sum(axis=1), 1.0))
+    ((6, 10), True)
+    """
+    Q = V_x.shape[1]
+    if out is None:
+        out = np.empty((X.shape[0], 2 * Q))
+    Xs = X / sigma_x
+    if ZP is None or V_p is None:
+        for sl, Z in rff_chunks(Xs, V_x, chunk_size):
+            out[sl] = Z
+        return out
+    offsets = (ZP / sigma_p) @ V_p  # (n_tasks, Q): the task part of the projection
+    for t in np.unique(task):
+        idx = np.flatnonzero(task == t)
+        Omega = np.vstack([V_x, offsets[t][None, :]])
+        for start in range(0, idx.shape[0], 65536):
+            rows = idx[start:start + 65536]
+            out[rows] = rff_map(np.column_stack([Xs[rows], np.ones(rows.shape[0])]), Omega)
+    return out

@@ -1,0 +1,262 @@
+"""Tests of marginal transfer learning (shiftlearn.generalization)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import check_estimator
+
+from shiftlearn.datasets import make_rotated_ellipses
+from shiftlearn.generalization import (
+    MarginalTransferClassifier,
+    MarginalTransferRegressor,
+    PoolingClassifier,
+    PoolingRegressor,
+    TaskGroupSearchCV,
+    task_group_score,
+)
+from shiftlearn.generalization._embedding import (
+    embedding_sq_distances,
+    exact_embedding_gram,
+    rff_embeddings,
+    rff_product_features,
+)
+from shiftlearn.generalization._solvers import kernel_svm_dual, kernel_svr_dual
+from shiftlearn.kernels import rbf_kernel, rff_weights
+
+
+@pytest.fixture(scope="module")
+def ellipses():
+    X, y, sd = make_rotated_ellipses(48, 32, random_state=0)
+    Xt, yt, sdt = make_rotated_ellipses(6, 400, first_domain=-100, random_state=1)
+    return X, y, sd, Xt, yt, sdt
+
+
+# --------------------------------------------------------------------------- math functions
+def test_embedding_gram_matches_brute_force():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 3))
+    task = np.repeat([0, 1, 2], [3, 4, 5])
+    G = exact_embedding_gram(X, task, 3, kernel="rbf", sigma=1.3, chunk_rows=5)
+    K = rbf_kernel(X, sigma=1.3)
+    for i in range(3):
+        for j in range(3):
+            assert np.isclose(G[i, j], K[np.ix_(task == i, task == j)].mean())
+    D2 = embedding_sq_distances(G, np.diag(G), np.diag(G))
+    assert np.allclose(np.diag(D2), 0) and np.all(D2 >= 0)
+
+
+def test_rff_product_kernel_converges_to_exact():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    task = np.repeat([0, 1], 20)
+    sx, se, sp = 1.0, 1.0, 0.5
+    G = exact_embedding_gram(X, task, 2, sigma=se)
+    D2 = embedding_sq_distances(G, np.diag(G), np.diag(G))
+    exact = np.exp(-D2[0, 1] / (2 * sp**2)) * rbf_kernel(X[:1], X[20:21], sigma=sx)[0, 0]
+    W = rff_weights(2, 1000, se, 0)
+    ZP = rff_embeddings(X, task, 2, W)
+    V = rff_weights(2 + ZP.shape[1], 8000, 1.0, 1)
+    Z = rff_product_features(X[[0, 20]], np.array([0, 1]), ZP, V[:2], V[2:], sigma_x=sx,
+                             sigma_p=sp)
+    assert np.allclose((Z**2).sum(axis=1), 1.0)
+    assert abs(Z[0] @ Z[1] - exact) < 0.04
+
+
+def test_rff_embedding_is_permutation_invariant():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 2))
+    W = rff_weights(2, 50, 1.0, 0)
+    a = rff_embeddings(X, np.zeros(30, dtype=int), 1, W)
+    b = rff_embeddings(X[rng.permutation(30)], np.zeros(30, dtype=int), 1, W)
+    assert np.allclose(a, b)
+
+
+def test_no_bias_svm_matches_kkt():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 0, 1.0, -1.0)
+    K = rbf_kernel(X, sigma=1.0)
+    c = np.full(60, 2.0)
+    beta = kernel_svm_dual(K, y, c, tol=1e-6, max_iter=5000, random_state=0)
+    alpha = beta * y
+    margin = y * (K @ beta)
+    assert np.all(alpha >= -1e-12) and np.all(alpha <= c + 1e-12)
+    free = (alpha > 1e-6) & (alpha < c - 1e-6)
+    assert np.allclose(margin[free], 1.0, atol=1e-3)
+    assert np.all(margin[alpha < 1e-9] >= 1 - 1e-3)
+    assert np.all(margin[alpha > c - 1e-9] <= 1 + 1e-3)
+    assert abs(alpha.sum() - alpha @ y) > 0  # no sum(alpha y) = 0 constraint enforced
+
+
+def test_no_bias_svr_fits_within_tube():
+    X = np.linspace(-2, 2, 50)[:, None]
+    y = np.sin(X.ravel())
+    K = rbf_kernel(X, sigma=0.5)
+    beta = kernel_svr_dual(K, y, np.full(50, 100.0), epsilon=0.05, tol=1e-6, max_iter=5000,
+                           random_state=0)
+    resid = np.abs(K @ beta - y)
+    assert resid.max() < 0.05 + 1e-3
+    assert np.all(np.abs(beta[resid < 0.05 - 1e-3]) < 1e-9)  # inside the tube: no coefficient
+
+
+# -------------------------------------------------------------------------------- estimators
+@pytest.mark.parametrize("solver", ["exact", "rf"])
+def test_marginal_beats_pooling_on_ellipses(ellipses, solver):
+    X, y, sd, Xt, yt, sdt = ellipses
+    kw = dict(C=10.0, sigma_x=0.3, solver=solver, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        mt = MarginalTransferClassifier(**kw).fit(X, y, sd)
+        pool = PoolingClassifier(**kw).fit(X, y, sd)
+    err_mt = 1 - task_group_score(mt, Xt, yt, sdt)
+    err_pool = 1 - task_group_score(pool, Xt, yt, sdt)
+    assert mt.solver_ == solver
+    assert err_mt < 0.15
+    assert err_pool > 0.25
+    assert err_mt < err_pool - 0.15
+
+
+def test_pooling_flag_equals_named_estimator(ellipses):
+    X, y, sd, Xt, _, sdt = ellipses
+    a = MarginalTransferClassifier(pooling=True, solver="rf", random_state=0).fit(X, y, sd)
+    b = PoolingClassifier(solver="rf", random_state=0).fit(X, y, sd)
+    assert np.allclose(a.decision_function(Xt, sdt), b.decision_function(Xt, sdt))
+
+
+def test_pooling_ignores_test_marginal_and_large_sigma_p_is_pooling(ellipses):
+    X, y, sd, Xt, _, sdt = ellipses
+    pool = PoolingClassifier(solver="exact", C=1.0, random_state=0).fit(X, y, sd)
+    one = pool.decision_function(Xt[:50], sdt[:50])
+    alone = pool.decision_function(Xt[:50])
+    assert np.allclose(one, alone)  # k_P = 1: predictions do not depend on the task
+    huge = MarginalTransferClassifier(solver="exact", C=1.0, sigma_p=1e6,
+                                      random_state=0).fit(X, y, sd)
+    assert np.allclose(huge.decision_function(Xt, sdt), pool.decision_function(Xt, sdt),
+                       atol=1e-4)
+
+
+def test_prediction_uses_each_test_task_own_rows(ellipses):
+    X, y, sd, Xt, _, sdt = ellipses
+    clf = MarginalTransferClassifier(solver="rf", C=10.0, sigma_x=0.3, random_state=0)
+    clf.fit(X, y, sd)
+    together = clf.decision_function(Xt, sdt)
+    first = sdt == sdt[0]
+    alone = clf.decision_function(Xt[first], sdt[first])
+    assert np.allclose(together[first], alone)
+    # one task id for all rows mixes the marginals: different predictions
+    mixed = clf.decision_function(Xt, np.full(len(sdt), -7))
+    assert not np.allclose(mixed, together)
+    # row order does not matter
+    perm = np.random.default_rng(0).permutation(len(sdt))
+    assert np.allclose(clf.decision_function(Xt[perm], sdt[perm]), together[perm])
+
+
+def test_multiclass_and_string_labels():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(180, 2)) + np.repeat(np.eye(3, 2) * 3, 60, axis=0)
+    y = np.repeat(np.array(["a", "b", "c"]), 60)
+    sd = np.tile(np.repeat([1, 2, 3], 20), 3)
+    for solver in ("exact", "rf"):
+        clf = MarginalTransferClassifier(solver=solver, random_state=0).fit(X, y, sd)
+        assert clf.decision_function(X, -sd).shape == (180, 3)
+        assert np.mean(clf.predict(X, -sd) == y) > 0.9
+
+
+@pytest.mark.parametrize("solver", ["exact", "rf"])
+def test_regressor_uses_task_marginal(solver):
+    # y = the task's shift: invisible from x alone, obvious from the marginal
+    rng = np.random.default_rng(0)
+    shift = np.repeat(rng.uniform(-2, 2, size=30), 20)
+    X = rng.normal(size=(600, 1)) + shift[:, None]
+    sd = np.repeat(np.arange(1, 31), 20)
+    Xt = rng.normal(size=(200, 1)) + np.repeat([-1.5, 1.5], 100)[:, None]
+    yt = np.repeat([-1.5, 1.5], 100)
+    sdt = np.repeat([-1, -2], 100)
+    kw = dict(C=10.0, solver=solver, random_state=0)
+    mt = MarginalTransferRegressor(**kw).fit(X, shift, sd)
+    pool = PoolingRegressor(**kw).fit(X, shift, sd)
+    rmse_mt = -task_group_score(mt, Xt, yt, sdt)
+    rmse_pool = -task_group_score(pool, Xt, yt, sdt)
+    assert rmse_mt < 0.4 < rmse_pool
+
+
+def test_auto_solver_switches_on_size():
+    from shiftlearn.generalization import AUTO_RF_MIN_SAMPLES
+    X, y, sd = make_rotated_ellipses(8, 8, random_state=0)
+    assert MarginalTransferClassifier().fit(X, y, sd).solver_ == "exact"
+    n = AUTO_RF_MIN_SAMPLES // 8 + 1
+    X, y, sd = make_rotated_ellipses(8, n, random_state=0)
+    assert MarginalTransferClassifier().fit(X, y, sd).solver_ == "rf"
+    assert MarginalTransferClassifier(kernel_x="linear").fit(X, y, sd).solver_ == "exact"
+
+
+def test_bandwidth_specs():
+    X, y, sd = make_rotated_ellipses(8, 16, random_state=0)
+    a = MarginalTransferClassifier(solver="rf", random_state=0).fit(X, y, sd)
+    b = MarginalTransferClassifier(solver="rf", sigma_x="2*median", sigma_p="0.5*median",
+                                   random_state=0).fit(X, y, sd)
+    assert np.isclose(b.sigma_x_, 2 * a.sigma_x_) and np.isclose(b.sigma_p_, 0.5 * a.sigma_p_)
+    with pytest.raises(ValueError, match="sigma_x"):
+        MarginalTransferClassifier(sigma_x="mode").fit(X, y, sd)
+    with pytest.raises(ValueError, match="sigma_p"):
+        MarginalTransferClassifier(sigma_p=-1.0).fit(X, y, sd)
+
+
+# ------------------------------------------------------------------------------------ errors
+def test_clear_errors_and_warnings():
+    X, y, sd = make_rotated_ellipses(4, 8, random_state=0)
+    clf = MarginalTransferClassifier(solver="exact", random_state=0)
+    sd_bad = sd.copy()
+    sd_bad[0] = 99  # a task with a single point
+    with pytest.raises(ValueError, match="task 99 has only 1 sample"):
+        clf.fit(X, y, sd_bad)
+    with pytest.raises(ValueError, match="min_task_size=10"):
+        MarginalTransferClassifier(min_task_size=10).fit(X, y, sd)
+    clf.fit(X, y, sd)
+    with pytest.raises(ValueError, match="3 features, but MarginalTransferClassifier is "
+                                         "expecting 2 features"):
+        clf.predict(np.zeros((5, 3)), np.full(5, -1))
+    with pytest.warns(UserWarning, match="not domain generalization"):
+        clf.predict(X[:8], sd[:8])
+    with pytest.raises(ValueError, match="sample_domain has 3 entries"):
+        clf.predict(X[:8], sd[:3])
+    with pytest.raises(ValueError, match="solver"):
+        MarginalTransferClassifier(solver="magic").fit(X, y, sd)
+    with pytest.raises(ValueError, match="kernel_x='rbf'"):
+        MarginalTransferClassifier(solver="rf", kernel_x="linear").fit(X, y, sd)
+    with pytest.raises(ValueError, match="NaN"):
+        MarginalTransferRegressor().fit(X, np.where(np.arange(len(y)) == 0, np.nan, 1.0), sd)
+
+
+# ------------------------------------------------------------------------------------ search
+def test_search_splits_by_task():
+    X, y, sd = make_rotated_ellipses(12, 16, random_state=0)
+    search = TaskGroupSearchCV(MarginalTransferClassifier(solver="rf", random_state=0),
+                               {"C": [0.1, 10.0]}, cv=3, n_repeats=2, random_state=0)
+    for tr, va in search._splits(sd):
+        assert not set(sd[tr]) & set(sd[va])
+    search.fit(X, y, sd)
+    assert len(search.cv_results_) == 2 and search.best_params_["C"] in (0.1, 10.0)
+    staged = TaskGroupSearchCV(MarginalTransferClassifier(solver="rf", random_state=0),
+                               [{"C": [1.0, 10.0]}, {"sigma_x": [0.2, 0.4]}], staged=True,
+                               cv=3, random_state=0).fit(X, y, sd)
+    assert set(staged.best_params_) == {"C", "sigma_x"} and len(staged.cv_results_) == 4
+    Xt, yt, sdt = make_rotated_ellipses(2, 50, first_domain=-50, random_state=1)
+    assert 0 <= staged.score(Xt, yt, sdt) <= 1
+
+
+# ------------------------------------------------------------------------- sklearn checks
+SUBSET = {"check_methods_subset_invariance":
+          "predictions depend on the rows of the test task (its embedding), by design"}
+
+
+@pytest.mark.parametrize("Est", [MarginalTransferClassifier, MarginalTransferRegressor,
+                                 PoolingClassifier])
+def test_check_estimator(Est):
+    expected = {} if Est is PoolingClassifier else SUBSET
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check_estimator(Est(solver="exact", max_iter=200, random_state=0),
+                        expected_failed_checks=expected)
