@@ -129,7 +129,7 @@ def test_mmd_kmeans_identity_eq11(kernel):
     for size in (1, 17, 75, 149):
         labels = np.zeros(n, dtype=int)
         labels[rng.choice(n, size, replace=False)] = 1
-        _, psi, _, _ = _stats(op, labels, 2)
+        psi = _stats(op, labels, 2).psi
         T, V = labels == 0, labels == 1
         mmd = mmd2_from_kernels(K[np.ix_(T, T)], K[np.ix_(V, V)], K[np.ix_(T, V)])
         rhs = n / (T.sum() * V.sum()) * (ssq - psi)

@@ -27,7 +27,11 @@ Decisions on the paper's open points (see ``docs/model_selection.md``)
 * **Initialisation.** A random feasible stratified split (``round(h n_g)`` rows of each group
   drawn uniformly); ``n_init`` restarts keep the lowest ``Psi`` (not in the paper).
 * **Stopping.** When the partition stops changing, when ``Psi`` stops strictly decreasing
-  (relative ``1e-12``, guards against tie cycling) or after ``max_iter`` assignment steps.
+  (relative ``1e-12``; ``1e-7`` for float32 data; guards against tie cycling), after
+  ``max_iter`` assignment steps, or (``tol > 0``, not in the paper) when an iteration adds
+  less than ``tol`` times the current separation ``SSq(S) - Psi`` (proportional to the MMD).
+* **Cost.** Each iteration makes one pass over the data (``Phi @ (M U)``); the cluster sums
+  ``U = Phi^T W`` are updated from the rows that moved. float32 features stay float32.
 * **Nyström** (Chitta et al.): landmarks from :func:`shiftlearn.kernels.nystroem` (uniform,
   seeded); the kernel is ``K~ = K_B K^+_qq K_B^T`` applied as three thin products, never formed
   (``O(n q)`` per iteration). This is exactly linear k-means on the Nyström features. The
@@ -124,21 +128,27 @@ def group_bounds(sizes: np.ndarray, test_size: float, tolerance=0.0
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class _KernelOperator:
-    """``matvec(W) = K @ W`` for a thin ``W`` and ``diag = diag(K)``."""
+    """The clustering kernel: ``K`` itself, or ``K = Phi M Phi^T`` (``M = I`` when ``None``).
+
+    The factored form (linear kernel: ``Phi = F``; Nyström: ``Phi = k(X, landmarks)``,
+    ``M = K_qq^+``) is never multiplied out: cluster sums ``Phi^T W`` are ``q × k``.
+    """
 
     diag: np.ndarray
     kind: str
     K: np.ndarray | None = None        # full kernel
-    Phi: np.ndarray | None = None      # explicit features (linear kernel)
-    KB: np.ndarray | None = None       # Nyström block k(X, landmarks)
-    M: np.ndarray | None = None        # pseudo-inverse of the landmark kernel
+    Phi: np.ndarray | None = None      # explicit features / Nyström block
+    M: np.ndarray | None = None        # pseudo-inverse of the landmark kernel (float64)
 
     def matvec(self, W: np.ndarray) -> np.ndarray:
+        """``K @ W`` (float64)."""
         if self.K is not None:
-            return self.K @ W
-        if self.Phi is not None:
-            return self.Phi @ (self.Phi.T @ W)
-        return self.KB @ (self.M @ (self.KB.T @ W))
+            return np.asarray(self.K @ W, dtype=np.float64)
+        U = np.asarray(self.Phi.T @ W.astype(self.Phi.dtype), dtype=np.float64)
+        return np.asarray(self.Phi @ self._mul_M(U).astype(self.Phi.dtype), dtype=np.float64)
+
+    def _mul_M(self, U: np.ndarray) -> np.ndarray:
+        return U if self.M is None else self.M @ U
 
 
 def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_components=None,
@@ -177,29 +187,59 @@ def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_components=Non
     q = int(min(n_components, n))
     ny = nystroem(q, sigma, random_state=random_state).fit(F)
     KB = rbf_kernel(F, ny.components_, sigma=sigma)
-    N = ny.normalization_            # K_qq^{-1/2} (eigenvalues clipped at 1e-12, as sklearn)
-    M = (N.T @ N).astype(KB.dtype)
-    return _KernelOperator(diag=np.ones(n, dtype=KB.dtype), kind="nystroem", KB=KB, M=M), gamma_
+    N = np.asarray(ny.normalization_, dtype=np.float64)  # K_qq^{-1/2}, eigenvalues clipped
+    M = N.T @ N
+    return _KernelOperator(diag=np.ones(n, dtype=KB.dtype), kind="nystroem", Phi=KB, M=M), gamma_
 
 
 # ---------------------------------------------------------------------------------------------
 # cluster statistics
 # ---------------------------------------------------------------------------------------------
-def _stats(op: _KernelOperator, labels: np.ndarray, k: int):
-    """Distances ``D`` (n, k) to the centroids, ``Psi`` and the Gram ``G = W^T K W`` (k, k)."""
+@dataclass
+class _State:
+    """A partition with its cluster statistics (one pass over the data to build)."""
+
+    labels: np.ndarray
+    D: np.ndarray          # (n, k) distances to the centroids
+    psi: float             # k-means objective
+    G: np.ndarray          # (k, k) = W^T K W
+    s: np.ndarray          # cluster sizes
+    U: np.ndarray | None   # (q, k) = Phi^T W for factored operators
+
+
+def _stats(op: _KernelOperator, labels: np.ndarray, k: int, prev: _State | None = None
+           ) -> _State:
+    """Cluster statistics of ``labels``; reuses ``prev``'s cluster sums when few rows moved."""
     n = labels.shape[0]
-    W = np.zeros((n, k), dtype=op.diag.dtype)
-    W[np.arange(n), labels] = 1.0
-    s = W.sum(axis=0).astype(np.float64)
+    s = np.bincount(labels, minlength=k).astype(np.float64)
     if np.any(s == 0):
         raise RuntimeError("A cluster became empty; this cannot happen under the constraints.")
-    KW = op.matvec(W).astype(np.float64)
-    G = W.T.astype(np.float64) @ KW
+    U = None
+    if op.K is not None:
+        W = np.zeros((n, k), dtype=op.K.dtype)
+        W[np.arange(n), labels] = 1.0
+        KW = np.asarray(op.K @ W, dtype=np.float64)
+        G = W.T.astype(np.float64) @ KW
+    else:
+        moved = None if prev is None else np.flatnonzero(prev.labels != labels)
+        if moved is not None and moved.size < n // 4:
+            U = prev.U.copy()
+            rows = np.asarray(op.Phi[moved], dtype=np.float64)
+            for j in range(k):
+                U[:, j] += rows[labels[moved] == j].sum(axis=0)
+                U[:, j] -= rows[prev.labels[moved] == j].sum(axis=0)
+        else:
+            W = np.zeros((n, k), dtype=op.Phi.dtype)
+            W[np.arange(n), labels] = 1.0
+            U = np.asarray(op.Phi.T @ W, dtype=np.float64)
+        MU = op._mul_M(U)
+        G = U.T @ MU
+        KW = np.asarray(op.Phi @ MU.astype(op.Phi.dtype), dtype=np.float64)
     G = 0.5 * (G + G.T)
     within = np.diag(G)
     D = op.diag[:, None] - 2.0 * KW / s + within / s**2
     psi = float(op.diag.sum() - np.sum(within / s))
-    return D, psi, G, s
+    return _State(labels=labels, D=D, psi=psi, G=G, s=s, U=U)
 
 
 def _mmd2_one_vs_rest(G: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -365,8 +405,13 @@ class ClusterResult:
 
 
 def _ssq_total(op: _KernelOperator) -> float:
-    one = np.ones((op.diag.shape[0], 1), dtype=op.diag.dtype)
-    return float(op.diag.sum() - (one.T @ op.matvec(one)).item() / op.diag.shape[0])
+    n = op.diag.shape[0]
+    if op.K is not None:
+        total = float(op.K.sum(dtype=np.float64))
+    else:
+        u = np.asarray(op.Phi.sum(axis=0, dtype=np.float64))[:, None]
+        total = float((u.T @ op._mul_M(u)).item())
+    return float(op.diag.sum() - total / n)
 
 
 def _init_labels(codes, k, m, rng):
@@ -380,36 +425,36 @@ def _init_labels(codes, k, m, rng):
     return labels
 
 
-def _lloyd(op, codes, labels, k, bounds, solver, max_iter):
-    D, psi, G, s = _stats(op, labels, k)
-    trace, costs, mmds = [psi], [], [_mmd2_one_vs_rest(G, s)]
+def _lloyd(op, codes, labels, k, bounds, solver, max_iter, tol, ssq):
+    st = _stats(op, labels, k)
+    trace, costs, mmds = [st.psi], [], [_mmd2_one_vs_rest(st.G, st.s)]
     mmd_init = mmds[0]
     converged = False
     n_iter = 0
-    scale = max(1.0, abs(float(op.diag.sum())))
+    dtype = op.K.dtype if op.K is not None else op.Phi.dtype
+    eps = (1e-12 if dtype == np.float64 else 1e-7) * max(1.0, float(np.abs(op.diag).sum()))
     for _ in range(max_iter):
         n_iter += 1
         if k == 2:
-            in_val, cost = assign_two_clusters(D, codes, bounds[0], bounds[1], solver=solver)
+            in_val, cost = assign_two_clusters(st.D, codes, bounds[0], bounds[1], solver=solver)
             new = in_val.astype(np.int64)
         else:
-            new, cost = assign_k_clusters(D, codes, *bounds)
+            new, cost = assign_k_clusters(st.D, codes, *bounds)
         costs.append(cost)
-        if np.array_equal(new, labels) or (k == 2 and np.array_equal(new, 1 - labels)):
+        if np.array_equal(new, st.labels) or (k == 2 and np.array_equal(new, 1 - st.labels)):
             converged = True
             break
-        D_new, psi_new, G_new, s_new = _stats(op, new, k)
-        trace.append(psi_new)
-        mmds.append(_mmd2_one_vs_rest(G_new, s_new))
-        if psi_new > psi + 1e-12 * scale:   # would be a bug: keep the better partition
-            converged = False
+        nxt = _stats(op, new, k, prev=st)
+        trace.append(nxt.psi)
+        mmds.append(_mmd2_one_vs_rest(nxt.G, nxt.s))
+        if nxt.psi > st.psi + eps:   # cannot happen in exact arithmetic: keep the better one
             break
-        stalled = psi_new >= psi - 1e-12 * scale
-        labels, D, psi, G, s = new, D_new, psi_new, G_new, s_new
-        if stalled:
+        gain = st.psi - nxt.psi
+        st = nxt
+        if gain <= eps or gain <= tol * max(ssq - nxt.psi, 0.0):
             converged = True
             break
-    return labels, psi, G, s, n_iter, converged, trace, costs, mmds, mmd_init
+    return st, n_iter, converged, trace, costs, mmds, mmd_init
 
 
 def constrained_kernel_kmeans(
@@ -424,6 +469,7 @@ def constrained_kernel_kmeans(
     n_components: int | None = None,
     solver: str = "closed_form",
     max_iter: int = 100,
+    tol: float = 0.0,
     n_init: int = 1,
     random_state=None,
     operator: _KernelOperator | None = None,
@@ -450,6 +496,9 @@ def constrained_kernel_kmeans(
         Assignment for two clusters (``K > 2`` always uses the LP).
     max_iter, n_init : int
         Iteration cap; number of random feasible starts (the lowest ``Psi`` is kept).
+    tol : float, default=0
+        Also stop when one iteration improves the separation ``SSq(S) - Psi`` (for one split
+        ``n h (1-h) MMD²``) by less than ``tol`` times its value. 0: run to a fixed point.
     random_state : int, Generator or None
         Seeds the initial splits and the Nyström landmarks.
     operator : optional
@@ -515,6 +564,9 @@ def constrained_kernel_kmeans(
     if operator is None:
         operator, _ = kernel_operator(F, kernel=kernel, gamma=gamma, n_components=n_components,
                                       random_state=rng)
+    if not (isinstance(tol, Real) and tol >= 0):
+        raise ValueError(f"tol must be a float >= 0, got {tol!r}.")
+    ssq = _ssq_total(operator)
     best = None
     for _ in range(n_init):
         if init is not None:
@@ -523,16 +575,17 @@ def constrained_kernel_kmeans(
             labels0 = np.asarray(init, dtype=np.int64)
         else:
             labels0 = _init_labels(codes, n_clusters, m, rng)
-        out = _lloyd(operator, codes, labels0, n_clusters, bounds, solver, max_iter)
-        if best is None or out[1] < best[1]:
+        out = _lloyd(operator, codes, labels0, n_clusters, bounds, solver, max_iter, tol, ssq)
+        if best is None or out[0].psi < best[0].psi:
             best = out
-    labels, psi, G, s, n_iter, converged, trace, costs, mmds, mmd_init = best
-    mmd = _mmd2_one_vs_rest(G, s)
+    st, n_iter, converged, trace, costs, mmds, mmd_init = best
+    labels, psi = st.labels, st.psi
+    mmd = _mmd2_one_vs_rest(st.G, st.s)
     if n_clusters == 2:
         mmd, mmd_init, mmds = mmd[:1], mmd_init[:1], [v[:1] for v in mmds]
     return ClusterResult(labels=labels, objective=psi, mmd2=mmd, mmd2_init=mmd_init,
                          n_iter=n_iter, converged=converged, objective_trace=trace,
-                         cost_trace=costs, mmd2_trace=mmds, ssq_total=_ssq_total(operator))
+                         cost_trace=costs, mmd2_trace=mmds, ssq_total=ssq)
 
 
 # ---------------------------------------------------------------------------------------------
