@@ -7,15 +7,21 @@ from ._base import (
     solve_generalized_eigh,
     whitening_scale,
 )
+from ._sca import SCA, SCAProblem, sca_problem, sca_solve, uSCA
 from ._tca import TCA, tca_components
 
 __all__ = [
+    "SCA",
+    "SCAProblem",
     "TCA",
     "BaseSubspaceTransformer",
     "check_n_components",
     "mmd_vector",
+    "sca_problem",
+    "sca_solve",
     "solve_generalized_eigh",
     "tca_components",
+    "uSCA",
     "whitening_scale",
 ]
 

@@ -170,11 +170,15 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def _validate_fit(self, X, y, sample_domain):
         if y is None and sample_domain is None:
             X = check_X(X)
-            return X, None, np.ones(X.shape[0], dtype=np.int64)
-        X, y, sd = check_X_y_domain(
-            X, y, sample_domain, task="classification",
-            allow_unlabeled_source=self._allow_unlabeled_source,
-            require_source=False, require_target=self._require_target)
+            y, sd = None, np.ones(X.shape[0], dtype=np.int64)
+        else:
+            X, y, sd = check_X_y_domain(
+                X, y, sample_domain, task="classification",
+                allow_unlabeled_source=self._allow_unlabeled_source,
+                require_source=False, require_target=self._require_target)
+        if X.shape[0] < 2:
+            raise ValueError(f"n_samples={X.shape[0]}: {type(self).__name__} needs at least 2 "
+                             "training rows.")
         return X, y, sd
 
     def fit(self, X, y=None, sample_domain=None):
@@ -211,8 +215,8 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         check_is_fitted(self, "n_components_")
         X = check_X(X)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was "
-                             f"fitted with {self.n_features_in_} features.")
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input.")
         return self._transform(X)
 
     @property

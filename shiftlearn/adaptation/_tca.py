@@ -147,12 +147,12 @@ class TCA(BaseSubspaceTransformer):
         training rows (sources and targets).
     scaling : {"eigh", "constraint"}, default="eigh"
         Column scale of ``W`` (the eigenproblem fixes directions only). ``"eigh"`` keeps the
-        solver's ``W^T (I + mu K L K) W = I``, so component ``j`` has variance ``lambda_j`` on
-        the training rows (leading components dominate distances, as in the reference MATLAB
-        TCA code); ``"constraint"`` rescales by ``lambda^{-1/2}`` to Pan et al.'s
-        ``W^T K H K W = I`` (every component unit variance, i.e. whitened). Whitening gives the
-        weak trailing components the same weight as the leading ones and costs 1NN accuracy
-        (MNIST→USPS: 48.7% vs 61.7%, see ``docs/adaptation.md``).
+        solver's ``W^T (I + mu K L K) W = I``: component ``j`` has sum of squares (about its
+        mean) ``lambda_j`` on the training rows, so leading components dominate distances
+        (as in the reference MATLAB TCA code). ``"constraint"`` rescales by
+        ``lambda^{-1/2}`` to Pan et al.'s ``W^T K H K W = I`` (every centred component of unit
+        norm, i.e. whitened), which gives weak trailing components the same weight as the
+        leading ones (MNIST→USPS 1NN: 48.7% vs 61.7%, see ``docs/adaptation.md``).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
         See :func:`tca_components`; both solve the same symmetric-definite problem.
 

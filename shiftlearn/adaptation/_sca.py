@@ -1,0 +1,378 @@
+"""Scatter Component Analysis (Ghifary, Balduzzi, Kleijn and Zhang, TPAMI 2017), exact kernel.
+
+Generalized eigenproblem (the paper's (20) with footnote 1's ridge)::
+
+    ((1 - beta)/n K~K~ + beta P) B = (delta K~ L K~ + K~ + Q + eps I) B Lambda
+
+* ``K~ = H K H`` the centred kernel of all training rows (sources, and unlabeled targets in DA);
+* ``K~ L K~ = (K~ E) C (K~ E)^T`` the domain scatter (distributional variance) with ``E`` the
+  domain-mean matrix (:func:`shiftlearn.kernels.domain_mean_matrix`, one column per
+  ``sample_domain`` id) and ``C = (I - 11^T/m)/m``; no n×n ``L`` is formed;
+* ``P`` / ``Q`` the between / within class scatters of the *labeled* rows (Eqs. 13-14) with
+  rows over all ``n`` training points, divided by ``n_s`` (see below).
+
+Decisions on the paper's ambiguities (``docs/adaptation.md`` has the reasoning)
+-------------------------------------------------------------------------------
+* **P/Q normalisation** (Eq. 18 lost): ``P = P_s / n_s``, ``Q = Q_s / n_s`` (exact scatter
+  semantics; total = between + within holds), ``class_scatter_normalization="none"`` keeps
+  ``P_s``, ``Q_s`` (the third-party MATLAB port).
+* **Centering order**: everything is built from the centred ``K~`` (``centering="first"``), so
+  ``B^T 1 = 0``; ``centering="literal"`` builds ``P``, ``Q`` from the uncentred ``K`` as the
+  algorithm box reads literally.
+* **Whitening**: features ``Z = K~_t^T B Lambda^{-1/2}`` (``whiten=True``); ``False`` drops
+  ``Lambda^{-1/2}``.
+* **Kernel form**: ``exp(-d^2 / (2 sigma^2))`` with ``sigma`` from the pooled training rows;
+  ``bandwidth="median"`` (``sigma^2 = median d^2``, the paper's prose "median distance") by
+  default, ``"median_sq"`` (``2 sigma^2 = median d^2``, the printed formula read as
+  ``exp(-d^2/sigma)``) as the alternative.
+* **eps**: absolute ridge ``1e-5`` on the denominator (``K~`` has unit-scale diagonal for RBF).
+* **Test centering**: a test kernel is centred with the *training* mean (KPCA style); with
+  ``B^T 1 = 0`` this only translates all embeddings, so 1NN is unaffected.
+* **Labels**: every labeled row (y not -1/NaN) enters ``P``/``Q``; unlabeled rows (DA targets)
+  enter only ``K~`` and the domain scatter. ``supervised=False`` ignores labels entirely
+  (``P = Q = 0``, unsupervised SCA when ``beta = 0``).
+
+Solver: ``M = L L^T`` (Cholesky), ``G = L^{-1} K~`` (one triangular solve), then the leading
+eigenvectors of the symmetric ``C = G ((1-beta)/n I + beta F) G^T`` (``P = K~ F K~``, ``F`` of
+rank ``<= C-1``) by Lanczos with ``O(n^2)`` products (or by an SVD of the low-rank factor at
+``beta = 1``), ``B = L^{-T} V``; so ``B^T M B = I`` exactly as the constraint (18). The dense
+reference path (``eigen_solver="dense"``) calls
+:func:`~shiftlearn.adaptation._base.solve_generalized_eigh`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Real
+
+import numpy as np
+import scipy.linalg
+from scipy.sparse.linalg import LinearOperator, eigsh
+
+from .._validation import unlabeled_mask
+from ..kernels import (
+    center_kernel,
+    center_test_kernel,
+    domain_mean_matrix,
+    kernel_centering_stats,
+    kernel_matrix,
+    resolve_bandwidth,
+)
+from ._base import (
+    BaseSubspaceTransformer,
+    check_n_components,
+    solve_generalized_eigh,
+    whitening_scale,
+)
+
+__all__ = ["SCA", "SCAProblem", "sca_problem", "sca_solve", "uSCA"]
+
+
+@dataclass
+class SCAProblem:
+    """The pieces of SCA's pencil, all with rows over the ``n`` training points.
+
+    ``A = a * Kc @ Kc + beta * Pf @ Pf.T`` and ``M = Mmat`` (explicit, with the ridge).
+    """
+
+    Kc: np.ndarray          # centred kernel (n, n)
+    a: float                # (1 - beta) / n
+    beta: float
+    Pf: np.ndarray          # factor of P: P = Pf Pf^T, shape (n, r), r <= C - 1 (or 0)
+    M: np.ndarray           # delta K~LK~ + K~ + Q + eps I, (n, n)
+    n_classes: int
+
+    def A(self) -> np.ndarray:
+        """The explicit numerator (O(n^3)); for tests and the dense path."""
+        A = self.a * (self.Kc.T @ self.Kc) if self.a else np.zeros_like(self.Kc)
+        if self.beta and self.Pf.shape[1]:
+            A += self.beta * (self.Pf @ self.Pf.T)
+        return A
+
+
+def _class_stats(Kx: np.ndarray, y_lab: np.ndarray):
+    """Class means ``m_k`` (columns), counts, and the class-centred columns of ``Kx``."""
+    classes, inv, counts = np.unique(y_lab, return_inverse=True, return_counts=True)
+    E, _ = domain_mean_matrix(inv)
+    means = Kx @ E                                  # (n, C): m_k
+    R = Kx - means[:, inv]                          # K_k H_k for every class, side by side
+    return classes, counts, means, R
+
+
+def sca_problem(
+    K: np.ndarray,
+    y: np.ndarray | None,
+    sample_domain: np.ndarray,
+    *,
+    beta: float,
+    delta: float,
+    eps: float = 1e-5,
+    class_scatter_normalization: str = "n_s",
+    centering: str = "first",
+    supervised: bool = True,
+) -> SCAProblem:
+    """Build SCA's numerator factors and denominator from the uncentred training kernel ``K``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shiftlearn.kernels import rbf_kernel
+    >>> X = np.random.default_rng(0).normal(size=(12, 2))
+    >>> y = np.r_[np.zeros(4, int), np.ones(4, int), -np.ones(4, int)]
+    >>> sd = np.r_[np.ones(8, int), -2 * np.ones(4, int)]
+    >>> prob = sca_problem(rbf_kernel(X, sigma=1.0), y, sd, beta=0.5, delta=1.0)
+    >>> prob.M.shape, prob.Pf.shape
+    ((12, 12), (12, 1))
+    """
+    n = K.shape[0]
+    Kc = center_kernel(K)
+    # domain scatter: K~ L K~ = (K~E) C (K~E)^T, C = (I - 11^T/m)/m
+    E, ids = domain_mean_matrix(sample_domain)
+    m = ids.shape[0]
+    M = Kc.copy()
+    if delta and m > 1:
+        KE = Kc @ E
+        KE -= KE.mean(axis=1, keepdims=True)        # (K~E)(I - 11^T/m)
+        M += (delta / m) * (KE @ KE.T)
+    Pf = np.zeros((n, 0))
+    n_classes = 0
+    labeled = np.zeros(n, bool) if (y is None or not supervised) else ~unlabeled_mask(y)
+    if labeled.any():
+        Kx = Kc if centering == "first" else K
+        classes, counts, means, R = _class_stats(Kx[:, labeled], np.asarray(y)[labeled])
+        n_classes = classes.shape[0]
+        ns = int(labeled.sum())
+        norm = 1.0 / ns if class_scatter_normalization == "n_s" else 1.0
+        # Q = sum_k K_k H_k K_k^T = R R^T
+        M += norm * (R @ R.T)
+        # P = sum_k n_k (m_k - mbar)(m_k - mbar)^T = Pf Pf^T, rank <= C - 1
+        mbar = means @ (counts / ns)
+        D = (means - mbar[:, None]) * np.sqrt(counts * norm)[None, :]
+        U, s, _ = np.linalg.svd(D, full_matrices=False)
+        keep = s > 1e-12 * max(float(s[0]) if s.size else 0.0, 1e-300)
+        Pf = U[:, keep] * s[keep]
+    if eps:
+        M.flat[:: n + 1] += eps
+    M += M.T
+    M *= 0.5
+    return SCAProblem(Kc=Kc, a=(1.0 - beta) / n, beta=beta, Pf=Pf, M=M, n_classes=n_classes)
+
+
+def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto",
+              random_state=0) -> tuple[np.ndarray, np.ndarray]:
+    """Leading eigenpairs ``(Lambda, B)`` of the SCA pencil, ``B^T M B = I``, descending."""
+    n = prob.Kc.shape[0]
+    k = n_components
+    if eigen_solver not in ("auto", "arpack", "dense"):
+        raise ValueError(f"eigen_solver must be 'auto', 'arpack' or 'dense', got {eigen_solver!r}.")
+    if eigen_solver == "auto":
+        eigen_solver = "dense" if (n <= 300 or k > n / 5) else "arpack"
+    if eigen_solver == "dense" or k >= n - 1:
+        return solve_generalized_eigh(prob.A(), prob.M, k, overwrite=True)
+    try:
+        Lc = scipy.linalg.cholesky(prob.M, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        jitter = 1e-10 * float(np.trace(prob.M)) / n
+        Lc = scipy.linalg.cholesky(prob.M + jitter * np.eye(n), lower=True, check_finite=False)
+    Gp = scipy.linalg.solve_triangular(Lc, prob.Pf, lower=True, check_finite=False) \
+        if prob.Pf.shape[1] else prob.Pf
+    if prob.a == 0.0:
+        # C = beta Gp Gp^T has rank <= C - 1: an SVD of the (n, r) factor is exact and cheap
+        U, s, _ = np.linalg.svd(Gp, full_matrices=False)
+        w = prob.beta * s[:k] ** 2
+        V = U[:, :k]
+    else:
+        G = scipy.linalg.solve_triangular(Lc, prob.Kc, lower=True, check_finite=False)
+        a, beta = prob.a, prob.beta
+
+        def matvec(v):
+            v = np.asarray(v).ravel()
+            out = a * (G @ (G.T @ v))
+            if beta and Gp.shape[1]:
+                out += beta * (Gp @ (Gp.T @ v))
+            return out
+
+        op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+        v0 = np.random.default_rng(random_state).standard_normal(n)
+        w, V = eigsh(op, k=k, which="LA", v0=v0)
+        order = np.argsort(w)[::-1]
+        w, V = w[order], V[:, order]
+    B = scipy.linalg.solve_triangular(Lc, V, lower=True, trans="T", check_finite=False)
+    return w, B
+
+
+class SCA(BaseSubspaceTransformer):
+    """Scatter Component Analysis for domain adaptation (DA) and generalization (DG).
+
+    Finds ``k`` components that keep total and between-class scatter large and domain and
+    within-class scatter small (see the module docstring for the eigenproblem and the
+    decisions taken on the paper's ambiguities). **DA**: pass labeled source rows and unlabeled
+    target rows (``y = -1``, negative ``sample_domain``); the targets enter the kernel and the
+    domain scatter only. **DG**: pass labeled rows of several source domains (distinct positive
+    ids) and transform unseen target data later. Special cases: KPCA (``beta = delta = 0``, no
+    labels), kernel Fisher discriminant (``beta = 1, delta = 0``), unsupervised SCA
+    (``beta = 0, supervised=False``, also :class:`uSCA`), uDICA (uSCA with ``delta = 1``).
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of components ``k``. At ``beta = 1`` at most ``n_classes - 1``.
+    beta : float in [0, 1], default=0.5
+        Between-class (``beta``) vs total (``1 - beta``) scatter. The paper: tuned in DA,
+        ``1`` in DG.
+    delta : float >= 0, default=1.0
+        Weight of the domain scatter. The paper: ``1`` in DA, tuned in DG.
+    kernel : {"rbf", "linear"} or callable, default="rbf"
+    bandwidth : float or {"median", "median_sq", "mean", "n_features"}, default="median"
+        RBF ``sigma`` of ``exp(-d^2/(2 sigma^2))`` or the rule applied to the pooled training
+        rows.
+    eps : float, default=1e-5
+        Ridge on the denominator (footnote 1).
+    whiten : bool, default=True
+        Scale component ``j`` by ``lambda_j^{-1/2}`` (Algorithm 1, step 4).
+    class_scatter_normalization : {"n_s", "none"}, default="n_s"
+        Divide ``P_s``, ``Q_s`` by the number of labeled rows, or not.
+    centering : {"first", "literal"}, default="first"
+        Build ``P``, ``Q`` from the centred kernel (exact scatters) or from the uncentred one.
+    supervised : bool, default=True
+        Use labels (``P``, ``Q``); ``False`` gives unsupervised SCA / KPCA.
+    setting : {"auto", "da", "dg"}, default="auto"
+        ``"da"`` demands target rows (negative ids), ``"dg"`` forbids them; ``"auto"`` accepts
+        either (DA when targets are present).
+    eigen_solver : {"auto", "arpack", "dense"}, default="auto"
+        ``"dense"``: :func:`solve_generalized_eigh` on the explicit pencil (``O(n^3)``, exact
+        reference); ``"arpack"``: Cholesky of ``M`` + Lanczos; ``"auto"`` picks dense for
+        ``n <= 300``.
+
+    Attributes
+    ----------
+    n_components_ : int
+    eigenvalues_ : ndarray of shape (n_components_,)
+    dual_coef_ : ndarray of shape (n_train, n_components_)
+        ``B`` (unscaled; ``B^T M B = I``).
+    sigma_ : float or None
+    X_fit_ : ndarray of shape (n_train, n_features)
+    classes_ : ndarray
+        Classes of the labeled rows (empty without labels).
+    setting_ : {"da", "dg"}
+
+    Examples
+    --------
+    >>> from shiftlearn.datasets import make_sca_toy
+    >>> from shiftlearn.adaptation import SCA
+    >>> X, y, sd = make_sca_toy(n_per_cluster=30, random_state=0)
+    >>> Z = SCA(n_components=2, beta=0.5).fit(X, y, sample_domain=sd).transform(X)
+    >>> Z.shape
+    (180, 2)
+    """
+
+    def __init__(self, n_components=10, beta=0.5, delta=1.0, kernel="rbf", bandwidth="median",
+                 eps=1e-5, whiten=True, class_scatter_normalization="n_s", centering="first",
+                 supervised=True, setting="auto", eigen_solver="auto"):
+        self.n_components = n_components
+        self.beta = beta
+        self.delta = delta
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.eps = eps
+        self.whiten = whiten
+        self.class_scatter_normalization = class_scatter_normalization
+        self.centering = centering
+        self.supervised = supervised
+        self.setting = setting
+        self.eigen_solver = eigen_solver
+
+    def _check_params(self):
+        if not isinstance(self.beta, Real) or not 0.0 <= self.beta <= 1.0:
+            raise ValueError(f"beta must be in [0, 1], got {self.beta!r}.")
+        if not isinstance(self.delta, Real) or not self.delta >= 0 or not np.isfinite(self.delta):
+            raise ValueError(f"delta must be a non-negative finite number, got {self.delta!r}.")
+        if not isinstance(self.eps, Real) or not self.eps >= 0:
+            raise ValueError(f"eps must be a non-negative number, got {self.eps!r}.")
+        for name, val, allowed in (
+                ("class_scatter_normalization", self.class_scatter_normalization,
+                 ("n_s", "none")),
+                ("centering", self.centering, ("first", "literal")),
+                ("setting", self.setting, ("auto", "da", "dg"))):
+            if val not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {val!r}.")
+
+    def _fit(self, X, y, sample_domain):
+        self._check_params()
+        X = np.asarray(X, dtype=np.float64)
+        n = X.shape[0]
+        has_target = bool(np.any(sample_domain < 0))
+        if self.setting == "da" and not has_target:
+            raise ValueError("No target rows: SCA(setting='da') needs unlabeled target rows "
+                             "(negative sample_domain) at fit time.")
+        if self.setting == "dg" and has_target:
+            raise ValueError("SCA(setting='dg') must not see target rows (negative "
+                             "sample_domain) at fit time; use setting='da' or 'auto'.")
+        self.setting_ = "da" if has_target else "dg"
+        beta = float(self.beta) if self.supervised else 0.0
+        labeled = np.zeros(n, bool) if (y is None or not self.supervised) else ~unlabeled_mask(y)
+        self.classes_ = np.unique(np.asarray(y)[labeled]) if labeled.any() else np.array([])
+        if beta > 0 and self.classes_.shape[0] < 2:
+            raise ValueError(
+                f"SCA with beta={beta} needs labeled rows of at least 2 classes, got "
+                f"{self.classes_.shape[0]} class(es); use supervised=False (uSCA) or beta=0.")
+        self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None
+        K = kernel_matrix(X, kernel=self.kernel, sigma=self.sigma_)
+        if beta == 1.0:
+            k = check_n_components(
+                self.n_components, self.classes_.shape[0] - 1,
+                f"at beta=1 the numerator is the between-class scatter, of rank <= n_classes - 1"
+                f" = {self.classes_.shape[0] - 1}")
+        else:
+            k = check_n_components(self.n_components, max(n - 1, 1),
+                                   f"the centred kernel of {n} rows has rank <= {n - 1}")
+        self._col_mean, self._grand_mean = kernel_centering_stats(K)
+        prob = sca_problem(K, y, sample_domain, beta=beta, delta=float(self.delta),
+                           eps=float(self.eps),
+                           class_scatter_normalization=self.class_scatter_normalization,
+                           centering=self.centering, supervised=self.supervised)
+        del K
+        w, B = sca_solve(prob, k, eigen_solver=self.eigen_solver)
+        self.eigenvalues_ = w
+        self.dual_coef_ = B
+        self._proj = B * whitening_scale(w)[None, :] if self.whiten else B
+        self.X_fit_ = X
+        self.n_components_ = k
+        return prob.Kc @ self._proj
+
+    def _transform(self, X):
+        Kt = kernel_matrix(np.asarray(X, dtype=np.float64), self.X_fit_, kernel=self.kernel,
+                           sigma=self.sigma_)
+        return center_test_kernel(Kt, self._col_mean, self._grand_mean) @ self._proj
+
+
+class uSCA(SCA):  # noqa: N801 - the paper's name
+    """Unsupervised SCA: :class:`SCA` with ``beta = 0`` and labels ignored (``P = Q = 0``).
+
+    Numerator ``K~K~/n``, denominator ``delta K~LK~ + K~ + eps I``; with ``delta = 1`` it is
+    uDICA (eigenvalues scaled by ``1/n``). Parameters as :class:`SCA`.
+
+    Examples
+    --------
+    >>> from shiftlearn.datasets import make_sca_toy
+    >>> X, y, sd = make_sca_toy(n_per_cluster=20, random_state=0)
+    >>> uSCA(n_components=2).fit_transform(X, y, sd).shape
+    (120, 2)
+    """
+
+    # fixed by definition (class attributes, so clone/get_params only see the real ones)
+    beta = 0.0
+    supervised = False
+    class_scatter_normalization = "n_s"
+
+    def __init__(self, n_components=10, delta=1.0, kernel="rbf", bandwidth="median", eps=1e-5,
+                 whiten=True, centering="first", setting="auto", eigen_solver="auto"):
+        self.n_components = n_components
+        self.delta = delta
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.eps = eps
+        self.whiten = whiten
+        self.centering = centering
+        self.setting = setting
+        self.eigen_solver = eigen_solver

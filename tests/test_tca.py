@@ -1,0 +1,141 @@
+"""Exact TCA: the symmetric-definite solve, mu/gamma, scaling, robustness, sklearn checks."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.utils.estimator_checks import check_estimator
+
+from shiftlearn.adaptation import TCA, mmd_vector, solve_generalized_eigh, tca_components
+from shiftlearn.kernels import rbf_kernel
+
+
+def _two_domains(n=60, d=4, shift=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(n, d)), rng.normal(size=(n, d)) + shift])
+    sd = np.r_[np.ones(n, int), -2 * np.ones(n, int)]
+    return X, sd
+
+
+def test_solver_paths_agree_and_solve_the_pencil():
+    X, sd = _two_domains(n=150)
+    K = rbf_kernel(X, sigma=2.0)
+    ell = mmd_vector(sd)
+    w_d, W_d, KW_d = tca_components(K, ell, 5, 1.0, eigen_solver="dense")
+    w_a, W_a, KW_a = tca_components(K, ell, 5, 1.0, eigen_solver="arpack")
+    np.testing.assert_allclose(w_d, w_a, rtol=1e-8)
+    # same directions up to sign
+    np.testing.assert_allclose(np.abs(W_d.T @ (np.eye(len(X)) + np.outer(K @ ell, K @ ell)) @ W_a),
+                               np.eye(5), atol=1e-6)
+    np.testing.assert_allclose(KW_a, K @ W_a, atol=1e-10)
+    # it really is the generalized problem K H K w = lambda (I + mu K l l^T K) w
+    n = len(X)
+    H = np.eye(n) - 1.0 / n
+    A = K @ H @ K
+    M = np.eye(n) + np.outer(K @ ell, K @ ell)
+    np.testing.assert_allclose(A @ W_a, M @ W_a * w_a, rtol=1e-6, atol=1e-8 * w_a[0])
+    # and the leading ones: compare with all eigenvalues of the pencil
+    all_w = scipy.linalg.eigh(A, M, eigvals_only=True)
+    np.testing.assert_allclose(w_a, all_w[::-1][:5], rtol=1e-8)
+
+
+def test_eigh_of_solve_is_not_the_answer():
+    """What skada/ADAPT do (eigh on the non-symmetric M^{-1} A) differs from the pencil."""
+    X, sd = _two_domains(n=40)
+    K = rbf_kernel(X, sigma=2.0)
+    ell = mmd_vector(sd)
+    n = len(X)
+    A = K @ (np.eye(n) - 1.0 / n) @ K
+    M = np.eye(n) + 10 * np.outer(K @ ell, K @ ell)
+    wrong = np.linalg.eigh(np.linalg.solve(M, A))[0][::-1][:3]
+    right, _ = solve_generalized_eigh(A, M, 3)
+    assert not np.allclose(wrong, right, rtol=1e-3)
+
+
+def test_gamma_is_one_over_mu():
+    X, sd = _two_domains()
+    a = TCA(n_components=3, mu=4.0).fit(X, sample_domain=sd)
+    b = TCA(n_components=3, gamma=0.25, mu=123.0).fit(X, sample_domain=sd)
+    assert b.mu_ == 4.0
+    np.testing.assert_allclose(np.abs(a.transform(X)), np.abs(b.transform(X)), atol=1e-8)
+
+
+def test_mmd_shrinks_with_mu_and_scaling_options():
+    X, sd = _two_domains(shift=1.5)
+    ell = mmd_vector(sd)
+    gaps = []
+    for mu in (1e-3, 1e3):
+        Z = TCA(n_components=3, mu=mu, scaling="constraint").fit_transform(X, sample_domain=sd)
+        # the projected MMD per unit variance
+        gaps.append(np.sum((ell @ Z) ** 2) / np.sum(np.var(Z, axis=0)))
+    assert gaps[1] < 0.2 * gaps[0]
+    tca = TCA(n_components=3, scaling="constraint").fit(X, sample_domain=sd)
+    Z = tca.transform(X)
+    Zc = Z - Z.mean(axis=0)
+    np.testing.assert_allclose(Zc.T @ Zc, np.eye(3), atol=1e-6)   # W^T K H K W = I
+    tca_e = TCA(n_components=3, scaling="eigh").fit(X, sample_domain=sd)
+    np.testing.assert_allclose(np.var(tca_e.transform(X), axis=0) * len(X),
+                               tca_e.eigenvalues_, rtol=1e-6)
+
+
+def test_fit_transform_equals_transform():
+    X, sd = _two_domains()
+    for solver in ("dense", "arpack"):
+        tca = TCA(n_components=4, eigen_solver=solver)
+        Z = tca.fit_transform(X, sample_domain=sd)
+        np.testing.assert_allclose(Z, tca.transform(X), atol=1e-9)
+
+
+def test_errors():
+    X, sd = _two_domains(n=5)
+    with pytest.raises(ValueError, match="n_components=30 is too large"):
+        TCA().fit(X, sample_domain=sd)
+    with pytest.raises(ValueError, match="mu"):
+        TCA(n_components=2, mu=-1).fit(X, sample_domain=sd)
+    with pytest.raises(ValueError, match="gamma"):
+        TCA(n_components=2, gamma=0).fit(X, sample_domain=sd)
+    with pytest.raises(ValueError, match="scaling"):
+        TCA(n_components=2, scaling="nope").fit(X, sample_domain=sd)
+    tca = TCA(n_components=2).fit(X, sample_domain=sd)
+    with pytest.raises(ValueError, match="features"):
+        tca.transform(X[:, :2])
+
+
+def test_robust_to_duplicates_constant_features_float32():
+    X, sd = _two_domains(n=40)
+    X = np.hstack([X, np.ones((len(X), 1))])          # constant feature
+    X = np.vstack([X, X[:10]])                          # duplicated rows
+    sd = np.r_[sd, sd[:10]]
+    Z64 = TCA(n_components=3).fit_transform(X, sample_domain=sd)
+    Z32 = TCA(n_components=3).fit_transform(X.astype(np.float32), sample_domain=sd)
+    assert np.all(np.isfinite(Z64))
+    np.testing.assert_allclose(np.abs(Z32), np.abs(Z64), rtol=1e-3, atol=1e-3)
+
+
+def test_beats_raw_on_a_shifted_toy():
+    rng = np.random.default_rng(1)
+    n = 100
+    ys = rng.integers(0, 2, n)
+    yt = rng.integers(0, 2, n)
+    Xs = np.c_[ys * 2.0 + 0.3 * rng.normal(size=n), rng.normal(size=n)]
+    Xt = np.c_[yt * 2.0 + 0.3 * rng.normal(size=n), rng.normal(size=n) + 4.0]
+    X = np.vstack([Xs, Xt])
+    y = np.r_[ys, -np.ones(n, int)]
+    Z = TCA(n_components=1, kernel="linear").fit_transform(X, y)
+    acc = KNeighborsClassifier(1).fit(Z[:n], ys).score(Z[n:], yt)
+    assert acc > 0.9
+
+
+def test_check_estimator():
+    check_estimator(TCA(n_components=2))
+
+
+@pytest.mark.slow
+def test_mnist_usps_accuracy(data_home):
+    from shiftlearn.datasets import load_mnist_usps
+
+    X, y, sd, yt = load_mnist_usps(data_home).pack("mnist", "usps", return_masked_labels=True)
+    src = sd > 0
+    Z = TCA(n_components=30, mu=1.0).fit_transform(X, y, sd)
+    acc = KNeighborsClassifier(1).fit(Z[src], y[src]).score(Z[~src], yt[~src])
+    assert acc >= 0.56
