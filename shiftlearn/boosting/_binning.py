@@ -46,9 +46,9 @@ def bin_tasks(X: np.ndarray, task: np.ndarray, n_tasks: int, max_bins: int = 255
     Returns
     -------
     codes : ndarray (d, n) of intp, feature-major
-    edges : ndarray (n_tasks, d, max_bins) of float, padded with ``+inf``
+    edges : ndarray (n_tasks, d, B) of float, padded with ``+inf``; ``B = max(n_edges) + 1``
     n_edges : ndarray (n_tasks, d) of int
-    frac : ndarray (n_tasks, d, max_bins + 1): fraction of the task's rows at split position
+    frac : ndarray (n_tasks, d, B + 1): fraction of the task's rows at split position
         ``p`` (index ``p + 1``) or left of it; used to map thresholds into tasks with no
         sample at a node (quantile matching).
 
@@ -80,7 +80,8 @@ def bin_tasks(X: np.ndarray, task: np.ndarray, n_tasks: int, max_bins: int = 255
             cnt = np.bincount(c, minlength=max_bins)
             frac[t, f, 0] = 0.0
             frac[t, f, 1:] = np.cumsum(cnt) / rows.size
-    return codes, edges, n_edges, frac
+    width = int(n_edges.max()) + 1          # drop padding no task uses: fewer bins to search
+    return codes, edges[..., :width].copy(), n_edges, frac[..., :width + 1].copy()
 
 
 def positions_to_thresholds(edges_tf: np.ndarray, pos: np.ndarray) -> np.ndarray:

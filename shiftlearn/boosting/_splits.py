@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from sklearn.isotonic import isotonic_regression
+from scipy.optimize import isotonic_regression
 
 __all__ = ["brute_force_split", "split_gain", "stump_split", "tree_split_exact"]
 
@@ -99,8 +99,8 @@ def _antitonic_rows(vals: np.ndarray, w: np.ndarray) -> np.ndarray:
     m = ww > 0
     full = np.zeros((R, B))
     if m.any():
-        full[m] = isotonic_regression((v + off)[m], sample_weight=ww[m],
-                                      increasing=False) - np.broadcast_to(off, (R, B))[m]
+        full[m] = isotonic_regression((v + off)[m], weights=ww[m], increasing=False).x \
+            - np.broadcast_to(off, (R, B))[m]
     idx = np.maximum.accumulate(np.where(m, np.arange(B), -1), axis=1)
     F = np.where(idx >= 0, np.take_along_axis(full, np.maximum(idx, 0), axis=1), 2.0)
     return np.minimum.accumulate(F, axis=1).reshape(shape)
