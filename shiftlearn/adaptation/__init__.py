@@ -7,6 +7,7 @@ from ._base import (
     solve_generalized_eigh,
     whitening_scale,
 )
+from ._meta import DomainAdaptationClassifier
 from ._sca import SCA, SCAProblem, sca_problem, sca_solve, uSCA
 from ._tca import TCA, tca_components
 
@@ -15,6 +16,7 @@ __all__ = [
     "SCAProblem",
     "TCA",
     "BaseSubspaceTransformer",
+    "DomainAdaptationClassifier",
     "check_n_components",
     "mmd_vector",
     "sca_problem",

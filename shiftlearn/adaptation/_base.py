@@ -166,6 +166,30 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     _require_target = False
     _allow_unlabeled_source = True
+    # fitted attributes sliced by ``truncate``: column-indexed matrices and per-component vectors
+    _component_columns: tuple[str, ...] = ()
+    _component_vectors: tuple[str, ...] = ("eigenvalues_",)
+
+    def truncate(self, k: int):
+        """A fitted copy that keeps only the ``k`` leading components.
+
+        Exact for adapters whose components are nested eigenvectors scaled per component
+        (fitting with ``n_components=k`` gives the same embedding); lets a search over
+        ``n_components`` cost one eigen-solve.
+        """
+        import copy
+
+        check_is_fitted(self, "n_components_")
+        k = check_n_components(k, self.n_components_, "the fitted adapter has only "
+                               f"{self.n_components_} components")
+        new = copy.copy(self)
+        for name in self._component_columns:
+            setattr(new, name, getattr(self, name)[:, :k].copy())
+        for name in self._component_vectors:
+            setattr(new, name, getattr(self, name)[:k].copy())
+        new.n_components = k
+        new.n_components_ = k
+        return new
 
     def _validate_fit(self, X, y, sample_domain):
         if y is None and sample_domain is None:

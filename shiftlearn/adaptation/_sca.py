@@ -194,7 +194,7 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
 
         op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
         v0 = np.random.default_rng(random_state).standard_normal(n)
-        w, V = eigsh(op, k=k, which="LA", v0=v0)
+        w, V = eigsh(op, k=k, which="LA", v0=v0, tol=1e-10)
         order = np.argsort(w)[::-1]
         w, V = w[order], V[:, order]
     B = scipy.linalg.solve_triangular(Lc, V, lower=True, trans="T", check_finite=False)
@@ -265,6 +265,8 @@ class SCA(BaseSubspaceTransformer):
     >>> Z.shape
     (180, 2)
     """
+
+    _component_columns = ("dual_coef_", "_proj")
 
     def __init__(self, n_components=10, beta=0.5, delta=1.0, kernel="rbf", bandwidth="median",
                  eps=1e-5, whiten=True, class_scatter_normalization="n_s", centering="first",

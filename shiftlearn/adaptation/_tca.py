@@ -40,7 +40,7 @@ def tca_components(
     mu: float = 1.0,
     *,
     eigen_solver: str = "auto",
-    tol: float = 0.0,
+    tol: float = 1e-10,
     random_state=0,
     overwrite_K: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,7 +60,7 @@ def tca_components(
         ``"dense"``: :func:`solve_generalized_eigh` on the explicit pencil (``O(n^3)``);
         ``"auto"``: dense when ``n <= 400`` or ``n_components > n / 5``, else arpack.
     tol : float
-        ARPACK relative tolerance (0 = machine precision).
+        ARPACK relative tolerance of the eigenvalues (0 = machine precision).
     random_state : int
         Seed of ARPACK's start vector (results are deterministic).
     overwrite_K : bool
@@ -190,6 +190,8 @@ class TCA(BaseSubspaceTransformer):
     >>> Z.shape
     (80, 2)
     """
+
+    _component_columns = ("components_",)
 
     def __init__(self, n_components=30, mu=1.0, gamma=None, kernel="rbf", bandwidth="median",
                  scaling="eigh", eigen_solver="auto"):

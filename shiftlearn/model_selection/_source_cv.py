@@ -1,0 +1,198 @@
+"""``SourceCVSearch``: hyper-parameter search scored on SOURCE labels only (the papers' protocol).
+
+Unsupervised domain adaptation has no target labels, so the SCA and TCA papers choose
+hyper-parameters by k-fold cross-validation on the labeled source rows: each fold fits the
+whole pipeline on all rows except the held-out source fold (the unlabeled target rows always
+take part) and scores the predictions on the held-out source rows. The best setting is refitted
+on all rows.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import KFold, ParameterGrid, StratifiedKFold
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_X_y_domain, unlabeled_mask
+
+__all__ = ["SourceCVSearch"]
+
+
+def _path_key(grid: dict) -> str | None:
+    keys = [k for k in grid if k.split("__")[-1] == "n_components" and len(grid[k]) > 1]
+    return keys[0] if len(keys) == 1 else None
+
+
+class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
+    """Grid search scored by k-fold CV on the labeled SOURCE rows only.
+
+    For every parameter setting and fold, ``estimator`` is fitted on all rows but the held-out
+    labeled source rows (sources of the other folds *and every target row*, labels of targets
+    masked as given) and scored on the held-out source rows. The best setting (highest mean
+    score; ties go to the first in grid order) is refitted on all rows, targets included.
+
+    Parameters
+    ----------
+    estimator : estimator with ``fit(X, y, sample_domain)`` and ``predict``
+        Typically a :class:`~shiftlearn.adaptation.DomainAdaptationClassifier`.
+    param_grid : dict or list of dicts
+        As :class:`sklearn.model_selection.GridSearchCV`.
+    cv : int, default=5
+        Number of folds over the labeled source rows (stratified when every class has at
+        least ``cv`` rows).
+    scoring : str, callable or None, default=None
+        Scorer on the held-out source rows; ``None`` uses ``estimator.score`` (accuracy).
+    refit : bool, default=True
+    use_path : bool, default=True
+        When the grid varies ``...n_components`` and the estimator has ``fit_path`` (e.g.
+        ``DomainAdaptationClassifier`` over TCA/SCA), all ``n_components`` values of one
+        setting come from one fit (nested leading eigenvectors, exact).
+    random_state : int, default=0
+        Seed of the fold shuffling.
+    error_score : float, default=nan
+        Score recorded when a fit fails (e.g. ``n_components`` too large for a fold).
+
+    Attributes
+    ----------
+    cv_results_ : dict
+        ``params``, ``mean_test_score``, ``std_test_score``, ``split<i>_test_score``,
+        ``rank_test_score``, ``mean_fit_time``.
+    best_params_, best_score_, best_index_, best_estimator_
+
+    Examples
+    --------
+    >>> from shiftlearn.datasets import make_sca_toy
+    >>> from shiftlearn.adaptation import SCA, DomainAdaptationClassifier
+    >>> X, y, sd = make_sca_toy(n_per_cluster=20, random_state=0)
+    >>> search = SourceCVSearch(DomainAdaptationClassifier(SCA()),
+    ...                         {"adapter__n_components": [1, 2], "adapter__beta": [0.1, 0.9]},
+    ...                         cv=3).fit(X, y, sd)
+    >>> sorted(search.best_params_)
+    ['adapter__beta', 'adapter__n_components']
+    """
+
+    def __init__(self, estimator, param_grid, *, cv=5, scoring=None, refit=True, use_path=True,
+                 random_state=0, error_score=np.nan):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.use_path = use_path
+        self.random_state = random_state
+        self.error_score = error_score
+
+    def _folds(self, y, lab_idx):
+        yl = y[lab_idx]
+        _, counts = np.unique(yl, return_counts=True)
+        if counts.min() >= self.cv:
+            split = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+            return [lab_idx[te] for _, te in split.split(lab_idx, yl)]
+        split = KFold(self.cv, shuffle=True, random_state=self.random_state)
+        return [lab_idx[te] for _, te in split.split(lab_idx)]
+
+    def _score(self, est, X, y):
+        if self.scoring is None:
+            return float(est.score(X, y))
+        return float(check_scoring(est, scoring=self.scoring)(est, X, y))
+
+    def fit(self, X, y, sample_domain=None):
+        """Run the search and (if ``refit``) refit the best setting on all rows."""
+        X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification")
+        lab_idx = np.flatnonzero((sd > 0) & ~unlabeled_mask(y))
+        if not isinstance(self.cv, int) or self.cv < 2:
+            raise ValueError(f"cv must be an integer >= 2, got {self.cv!r}.")
+        if lab_idx.shape[0] < self.cv:
+            raise ValueError(f"{lab_idx.shape[0]} labeled source rows cannot be split into "
+                             f"{self.cv} folds.")
+        folds = self._folds(y, lab_idx)
+        grids = [self.param_grid] if isinstance(self.param_grid, dict) else list(self.param_grid)
+        # expand into groups: settings that differ only in the path key share one fit
+        groups = []
+        for grid in grids:
+            grid = {k: list(v) for k, v in grid.items()}
+            key = _path_key(grid) if (self.use_path and hasattr(self.estimator, "fit_path")) \
+                else None
+            if key is None:
+                groups += [(None, [p]) for p in ParameterGrid(grid)]
+                continue
+            rest = {k: v for k, v in grid.items() if k != key}
+            for p in ParameterGrid(rest) if rest else [{}]:
+                groups.append((key, [{**p, key: k} for k in grid[key]]))
+        params, scores, times = [], [], []
+        for key, plist in groups:
+            sc = np.full((len(plist), len(folds)), np.nan)
+            t0 = time.perf_counter()
+            for f, test in enumerate(folds):
+                train = np.ones(X.shape[0], bool)
+                train[test] = False
+                try:
+                    if key is None:
+                        est = clone(self.estimator).set_params(**plist[0])
+                        fitted = [est.fit(X[train], y[train], sd[train])]
+                    else:
+                        base = clone(self.estimator).set_params(
+                            **{k: v for k, v in plist[0].items() if k != key})
+                        prefix = key.rsplit("__", 1)[0] if "__" in key else None
+                        if prefix != "adapter":
+                            raise ValueError("path search supports adapter__n_components")
+                        fitted = base.fit_path(X[train], y[train], sd[train],
+                                               [p[key] for p in plist])
+                    for i, est in enumerate(fitted):
+                        sc[i, f] = self._score(est, X[test], y[test])
+                except ValueError:
+                    if not np.isnan(self.error_score):
+                        raise
+                    sc[:, f] = self.error_score
+            dt = (time.perf_counter() - t0) / (len(folds) * len(plist))
+            params += plist
+            scores.append(sc)
+            times += [dt] * len(plist)
+        S = np.vstack(scores)
+        mean = S.mean(axis=1)
+        mean[np.isnan(mean)] = -np.inf     # a setting that failed on any fold ranks last
+        self.cv_results_ = {"params": params,
+                            "mean_test_score": np.where(np.isfinite(mean), mean, np.nan),
+                            "std_test_score": np.nanstd(S, axis=1),
+                            "mean_fit_time": np.array(times)}
+        for f in range(len(folds)):
+            self.cv_results_[f"split{f}_test_score"] = S[:, f]
+        order = np.argsort(-mean, kind="stable")
+        rank = np.empty(len(mean), int)
+        rank[order] = np.arange(1, len(mean) + 1)
+        self.cv_results_["rank_test_score"] = rank
+        if not np.isfinite(mean).any():
+            raise ValueError("Every parameter setting failed on some fold.")
+        self.best_index_ = int(order[0])
+        self.best_params_ = params[self.best_index_]
+        self.best_score_ = float(mean[self.best_index_])
+        if self.refit:
+            self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(
+                X, y, sd)
+            self.n_features_in_ = X.shape[1]
+        return self
+
+    def _best(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_
+
+    def predict(self, X):
+        """``best_estimator_.predict``."""
+        return self._best().predict(X)
+
+    def transform(self, X):
+        """``best_estimator_.transform``."""
+        return self._best().transform(X)
+
+    def score(self, X, y):
+        """``best_estimator_.score``."""
+        return self._best().score(X, y)
+
+    @property
+    def classes_(self):
+        return self._best().classes_
+
