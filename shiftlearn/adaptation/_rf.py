@@ -202,10 +202,17 @@ class RFSCA(_RFBase):
       kernel Fisher discriminant, ``beta = 0`` unsupervised SCA (fit without labels for the
       paper's uSCA, which also drops the within-class term).
 
+    Hyper-parameters and decisions follow the exact :class:`~shiftlearn.adaptation.SCA`
+    (class scatters divided by ``n_s``, one domain per ``sample_domain`` id, centred features,
+    ``Lambda^{-1/2}`` whitening, training-mean centring of new points), so that RF-SCA tends to
+    the exact SCA as ``n_features`` grows. Not offered: ``centering="literal"`` and non-RBF
+    kernels.
+
     Parameters
     ----------
     n_components : int, default=10
-    beta : float in [0, 1], default=0.1
+        At ``beta = 1`` at most ``n_classes - 1``.
+    beta : float in [0, 1], default=0.5
     delta : float >= 0, default=1.0
     eps : float >= 0, default=1e-5
         Ridge of the denominator (applied as ``eps ||V||^2``, see :func:`rfsca_from_stats`).
@@ -213,10 +220,15 @@ class RFSCA(_RFBase):
         Number of random frequencies ``N`` (``2N`` feature columns).
     bandwidth : float or rule name, default="median"
         As in :class:`RFTCA` (from all training rows).
-    domains : {"ids", "sides"}, default="ids"
-        Domains of the domain scatter: each ``sample_domain`` id, or sources vs targets.
     whiten : bool, default=True
         Scale component ``j`` by ``lambda_j^{-1/2}`` (the paper's ``Z = K_t B Lambda^{-1/2}``).
+    class_scatter_normalization : {"n_s", "none"}, default="n_s"
+    supervised : bool, default=True
+        ``False`` ignores labels (unsupervised SCA at ``beta = 0``; KPCA with ``delta = 0``).
+    setting : {"auto", "da", "dg"}, default="auto"
+        ``"da"`` demands target rows, ``"dg"`` forbids them.
+    domains : {"ids", "sides"}, default="ids"
+        Domains of the domain scatter: each ``sample_domain`` id, or sources vs targets.
     random_state, chunk_size, dtype, keep_stats
         As in :class:`RFTCA`.
 
@@ -238,8 +250,9 @@ class RFSCA(_RFBase):
     (5, 2)
     """
 
-    def __init__(self, n_components=10, beta=0.1, delta=1.0, eps=1e-5, n_features=1000,
-                 bandwidth="median", domains="ids", whiten=True, random_state=None,
+    def __init__(self, n_components=10, beta=0.5, delta=1.0, eps=1e-5, n_features=1000,
+                 bandwidth="median", whiten=True, class_scatter_normalization="n_s",
+                 supervised=True, setting="auto", domains="ids", random_state=None,
                  chunk_size=None, dtype=None, keep_stats=False):
         self.n_components = n_components
         self.beta = beta
@@ -247,17 +260,36 @@ class RFSCA(_RFBase):
         self.eps = eps
         self.n_features = n_features
         self.bandwidth = bandwidth
-        self.domains = domains
         self.whiten = whiten
+        self.class_scatter_normalization = class_scatter_normalization
+        self.supervised = supervised
+        self.setting = setting
+        self.domains = domains
         self.random_state = random_state
         self.chunk_size = chunk_size
         self.dtype = dtype
         self.keep_stats = keep_stats
 
+    def _fit(self, X, y, sample_domain):
+        if self.setting not in ("auto", "da", "dg"):
+            raise ValueError(f"setting must be 'auto', 'da' or 'dg', got {self.setting!r}.")
+        has_target = bool(np.any(sample_domain < 0))
+        if self.setting == "da" and not has_target:
+            raise ValueError("No target rows: RFSCA(setting='da') needs unlabeled target rows "
+                             "(negative sample_domain) at fit time.")
+        if self.setting == "dg" and has_target:
+            raise ValueError("RFSCA(setting='dg') must not see target rows (negative "
+                             "sample_domain) at fit time; use setting='da' or 'auto'.")
+        self.setting_ = "da" if has_target else "dg"
+        super()._fit(X, y if self.supervised else None, sample_domain)
+
     def fit_from_stats(self, stats: RFStats):
         """Solve from precomputed statistics (see :meth:`RFTCA.fit_from_stats`)."""
-        V, w = rfsca_from_stats(stats, self.n_components, self.beta, self.delta, self.eps,
-                                domains=self.domains)
+        V, w = rfsca_from_stats(stats, self.n_components, float(self.beta), float(self.delta),
+                                float(self.eps), domains=self.domains,
+                                supervised=self.supervised,
+                                class_scatter_normalization=self.class_scatter_normalization)
+        self.classes_ = stats.classes
         self.mean_ = stats.mean()
         self._set_solution(stats, V, w)
         return self

@@ -437,8 +437,9 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
     return V, w
 
 
-def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.1,
-                     delta: float = 1.0, eps: float = 1e-5, *, domains: str = "ids"
+def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
+                     delta: float = 1.0, eps: float = 1e-5, *, domains: str = "ids",
+                     supervised: bool = True, class_scatter_normalization: str = "n_s"
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Random-feature Scatter Component Analysis from sufficient statistics.
 
@@ -466,7 +467,14 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.1,
         Weight of the domain scatter.
     eps : float >= 0
     domains : {"ids", "sides"}
-        Domains of the domain scatter: one per ``sample_domain`` id, or sources vs targets.
+        Domains of the domain scatter: one per ``sample_domain`` id (as the exact SCA), or
+        sources vs targets.
+    supervised : bool
+        ``False`` ignores the labels (``S_b = S_w = 0``; with ``beta = 0`` the paper's uSCA).
+        With labels and ``beta = 0`` the within-class term stays in the denominator, as in the
+        exact :class:`~shiftlearn.adaptation.SCA`.
+    class_scatter_normalization : {"n_s", "none"}
+        Divide the class scatters by the number of labeled rows (default), or not.
 
     Returns
     -------
@@ -494,6 +502,11 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.1,
         raise ValueError(f"delta must be a non-negative finite number, got {delta}.")
     if not (np.isfinite(eps) and eps >= 0):
         raise ValueError(f"eps must be a non-negative finite number, got {eps}.")
+    if class_scatter_normalization not in ("n_s", "none"):
+        raise ValueError("class_scatter_normalization must be 'n_s' or 'none', "
+                         f"got {class_scatter_normalization!r}.")
+    if not supervised:
+        beta = 0.0
     D, n = stats.n_components, stats.n_samples
     limit = min(D, n - 1)
     why = f"the total scatter of {n} rows in 2 * n_features = {D} features has rank <= {limit}"
@@ -511,12 +524,12 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.1,
     k = _check_k(n_components, limit, why)
     A = (1.0 - beta) * stats.total_scatter() / n
     M = (1.0 + eps) * np.eye(D)
-    if beta > 0:
+    if supervised and stats.n_labeled > 0:
         Sb, Sw = stats.class_scatters()
-        A = A + beta * Sb
-        M = M + Sw
-    elif stats.n_labeled > 0:
-        M = M + stats.class_scatters()[1]
+        norm = stats.n_labeled if class_scatter_normalization == "none" else 1.0
+        if beta > 0:
+            A = A + (beta * norm) * Sb
+        M = M + norm * Sw
     if delta > 0:
         M = M + delta * stats.domain_scatter(domains)
     w, V = top_generalized_eigh(A, M, k)
