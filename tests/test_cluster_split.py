@@ -195,10 +195,11 @@ def test_assignment_brute_force_and_both_sides():
     assert abs(cost - 0.07) < 1e-12 and sel[:2].all()
 
 
-def test_closed_form_and_lp_runs_agree():
+@pytest.mark.parametrize("kw", [{}, {"kernel": "linear"}, {"n_components": 50}])
+def test_closed_form_and_lp_runs_agree(kw):
     X, y, dom = _data(n=160, seed=10)
-    cv_a = ClusterSplit(random_state=3)
-    cv_b = ClusterSplit(random_state=3, solver="lp")
+    cv_a = ClusterSplit(random_state=3, **kw)
+    cv_b = ClusterSplit(random_state=3, solver="lp", **kw)
     (_, va_a), = cv_a.split(X, y, dom)
     (_, va_b), = cv_b.split(X, y, dom)
     assert abs(cv_a.objective_ - cv_b.objective_) < 1e-9 * cv_a.objective_

@@ -197,49 +197,73 @@ def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_components=Non
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class _State:
-    """A partition with its cluster statistics (one pass over the data to build)."""
+    """A partition with its cluster statistics (one pass over the data to build).
+
+    For two clusters the closed-form assignment only needs ``delta = D[:, 1] - D[:, 0]`` and
+    the column sums of ``D``, which cost a single matrix-vector product; ``D`` itself is only
+    formed when asked for (LP solver, ``K > 2``, full kernel).
+    """
 
     labels: np.ndarray
-    D: np.ndarray          # (n, k) distances to the centroids
     psi: float             # k-means objective
     G: np.ndarray          # (k, k) = W^T K W
     s: np.ndarray          # cluster sizes
     U: np.ndarray | None   # (q, k) = Phi^T W for factored operators
+    D: np.ndarray | None = None       # (n, k) distances to the centroids
+    delta: np.ndarray | None = None   # (n,) D[:, 1] - D[:, 0] (two clusters)
+    colsum: np.ndarray | None = None  # (k,) column sums of D
 
 
-def _stats(op: _KernelOperator, labels: np.ndarray, k: int, prev: _State | None = None
-           ) -> _State:
+def _cluster_sums(op, labels, k, prev):
+    n = labels.shape[0]
+    moved = None if prev is None or prev.U is None else np.flatnonzero(prev.labels != labels)
+    if moved is not None and moved.size < n // 8:
+        U = prev.U.copy()
+        rows = op.Phi[moved]
+        for j in range(k):
+            U[:, j] += rows[labels[moved] == j].sum(axis=0, dtype=np.float64)
+            U[:, j] -= rows[prev.labels[moved] == j].sum(axis=0, dtype=np.float64)
+        return U
+    W = np.zeros((n, k), dtype=op.Phi.dtype)
+    W[np.arange(n), labels] = 1.0
+    return np.asarray(op.Phi.T @ W, dtype=np.float64)
+
+
+def _stats(op: _KernelOperator, labels: np.ndarray, k: int, prev: _State | None = None,
+           need_D: bool = True) -> _State:
     """Cluster statistics of ``labels``; reuses ``prev``'s cluster sums when few rows moved."""
     n = labels.shape[0]
     s = np.bincount(labels, minlength=k).astype(np.float64)
     if np.any(s == 0):
         raise RuntimeError("A cluster became empty; this cannot happen under the constraints.")
-    U = None
+    U = KW = None
     if op.K is not None:
         W = np.zeros((n, k), dtype=op.K.dtype)
         W[np.arange(n), labels] = 1.0
         KW = np.asarray(op.K @ W, dtype=np.float64)
         G = W.T.astype(np.float64) @ KW
     else:
-        moved = None if prev is None else np.flatnonzero(prev.labels != labels)
-        if moved is not None and moved.size < n // 4:
-            U = prev.U.copy()
-            rows = np.asarray(op.Phi[moved], dtype=np.float64)
-            for j in range(k):
-                U[:, j] += rows[labels[moved] == j].sum(axis=0)
-                U[:, j] -= rows[prev.labels[moved] == j].sum(axis=0)
-        else:
-            W = np.zeros((n, k), dtype=op.Phi.dtype)
-            W[np.arange(n), labels] = 1.0
-            U = np.asarray(op.Phi.T @ W, dtype=np.float64)
+        U = _cluster_sums(op, labels, k, prev)
         MU = op._mul_M(U)
         G = U.T @ MU
-        KW = np.asarray(op.Phi @ MU.astype(op.Phi.dtype), dtype=np.float64)
+        if need_D or k != 2:
+            KW = np.asarray(op.Phi @ MU.astype(op.Phi.dtype), dtype=np.float64)
     G = 0.5 * (G + G.T)
     within = np.diag(G)
-    D = op.diag[:, None] - 2.0 * KW / s + within / s**2
     psi = float(op.diag.sum() - np.sum(within / s))
-    return _State(labels=labels, D=D, psi=psi, G=G, s=s, U=U)
+    st = _State(labels=labels, psi=psi, G=G, s=s, U=U)
+    if KW is not None:
+        st.D = op.diag[:, None] - 2.0 * KW / s + within / s**2
+        st.colsum = st.D.sum(axis=0)
+        if k == 2:
+            st.delta = st.D[:, 1] - st.D[:, 0]
+    else:   # two clusters, factored kernel: one matrix-vector product
+        z = MU[:, 1] / s[1] - MU[:, 0] / s[0]
+        Kz = np.asarray(op.Phi @ z.astype(op.Phi.dtype), dtype=np.float64)
+        c = within / s**2
+        st.delta = -2.0 * Kz + (c[1] - c[0])
+        st.colsum = op.diag.sum() - 2.0 * G.sum(axis=0) / s + n * c
+    return st
 
 
 def _mmd2_one_vs_rest(G: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -333,17 +357,26 @@ def assign_two_clusters(D: np.ndarray, codes: np.ndarray, lo: np.ndarray, hi: np
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}.")
+    D = np.asarray(D, dtype=np.float64)
+    if solver == "closed_form":
+        return _assign_two_closed_form(D[:, 1] - D[:, 0], D.sum(axis=0), codes, lo, hi)
     best = None
     for v in (1, 0):
         t = 1 - v
-        if solver == "closed_form":
-            sel = _select_closed_form(D[:, v] - D[:, t], codes, lo, hi)
-        else:
-            sel = _select_lp(D, v, codes, lo, hi)
+        sel = _select_lp(D, v, codes, lo, hi)
         cost = float(D[:, t].sum() + (D[sel, v] - D[sel, t]).sum())
         if best is None or cost < best[1]:
             best = (sel, cost)
     return best
+
+
+def _assign_two_closed_form(delta, colsum, codes, lo, hi):
+    """Closed-form optimum of both LPs from ``delta = D1 - D0`` and the column sums of D."""
+    sel1 = _select_closed_form(delta, codes, lo, hi)          # validation grows from cluster 1
+    cost1 = float(colsum[0] + delta[sel1].sum())
+    sel0 = _select_closed_form(-delta, codes, lo, hi)         # ... or from cluster 0
+    cost0 = float(colsum[1] - delta[sel0].sum())
+    return (sel1, cost1) if cost1 <= cost0 else (sel0, cost0)
 
 
 def assign_k_clusters(D: np.ndarray, codes: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -426,7 +459,8 @@ def _init_labels(codes, k, m, rng):
 
 
 def _lloyd(op, codes, labels, k, bounds, solver, max_iter, tol, ssq):
-    st = _stats(op, labels, k)
+    need_D = k != 2 or solver == "lp"
+    st = _stats(op, labels, k, need_D=need_D)
     trace, costs, mmds = [st.psi], [], [_mmd2_one_vs_rest(st.G, st.s)]
     mmd_init = mmds[0]
     converged = False
@@ -435,7 +469,10 @@ def _lloyd(op, codes, labels, k, bounds, solver, max_iter, tol, ssq):
     eps = (1e-12 if dtype == np.float64 else 1e-7) * max(1.0, float(np.abs(op.diag).sum()))
     for _ in range(max_iter):
         n_iter += 1
-        if k == 2:
+        if k == 2 and solver == "closed_form":
+            in_val, cost = _assign_two_closed_form(st.delta, st.colsum, codes, *bounds)
+            new = in_val.astype(np.int64)
+        elif k == 2:
             in_val, cost = assign_two_clusters(st.D, codes, bounds[0], bounds[1], solver=solver)
             new = in_val.astype(np.int64)
         else:
@@ -444,7 +481,7 @@ def _lloyd(op, codes, labels, k, bounds, solver, max_iter, tol, ssq):
         if np.array_equal(new, st.labels) or (k == 2 and np.array_equal(new, 1 - st.labels)):
             converged = True
             break
-        nxt = _stats(op, new, k, prev=st)
+        nxt = _stats(op, new, k, prev=st, need_D=need_D)
         trace.append(nxt.psi)
         mmds.append(_mmd2_one_vs_rest(nxt.G, nxt.s))
         if nxt.psi > st.psi + eps:   # cannot happen in exact arithmetic: keep the better one
