@@ -2,6 +2,7 @@
 
 import doctest
 import importlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -59,3 +60,15 @@ def test_end_to_end_on_synthetic_data():
     res = mmd_permutation_test(X[sd > 0], X[sd < 0], n_permutations=100, random_state=0)
     assert res.reject(0.05)
     assert np.isfinite(res.statistic)
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.mark.parametrize("page", ["conventions.md", "kernels.md", "datasets.md"])
+def test_doc_examples_run(page, request):
+    if page == "datasets.md":
+        request.getfixturevalue("data_home")  # needs the real data (skips without it)
+    result = doctest.testfile(str(DOCS / page), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
