@@ -42,7 +42,8 @@ reference path (``eigen_solver="dense"``) calls
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 from numbers import Real
 
 import numpy as np
@@ -65,7 +66,7 @@ from ._base import (
     whitening_scale,
 )
 
-__all__ = ["SCA", "SCAProblem", "sca_problem", "sca_solve", "uSCA"]
+__all__ = ["SCA", "SCAProblem", "clear_cache", "sca_problem", "sca_solve", "uSCA"]
 
 
 @dataclass
@@ -159,8 +160,13 @@ def sca_problem(
 
 
 def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto",
-              random_state=0) -> tuple[np.ndarray, np.ndarray]:
-    """Leading eigenpairs ``(Lambda, B)`` of the SCA pencil, ``B^T M B = I``, descending."""
+              random_state=0, factors: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Leading eigenpairs ``(Lambda, B)`` of the SCA pencil, ``B^T M B = I``, descending.
+
+    ``factors`` (a dict, filled on first use) keeps the ``beta``-independent factorisation
+    (Cholesky of ``M``, ``L^{-1} K~``, ``L^{-1} P``-factor) so that several ``beta`` values on
+    the same data cost one factorisation.
+    """
     n = prob.Kc.shape[0]
     k = n_components
     if eigen_solver not in ("auto", "arpack", "dense"):
@@ -168,21 +174,28 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
     if eigen_solver == "auto":
         eigen_solver = "dense" if (n <= 300 or k > n / 5) else "arpack"
     if eigen_solver == "dense" or k >= n - 1:
-        return solve_generalized_eigh(prob.A(), prob.M, k, overwrite=True)
-    try:
-        Lc = scipy.linalg.cholesky(prob.M, lower=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        jitter = 1e-10 * float(np.trace(prob.M)) / n
-        Lc = scipy.linalg.cholesky(prob.M + jitter * np.eye(n), lower=True, check_finite=False)
-    Gp = scipy.linalg.solve_triangular(Lc, prob.Pf, lower=True, check_finite=False) \
-        if prob.Pf.shape[1] else prob.Pf
+        return solve_generalized_eigh(prob.A(), prob.M, k)
+    f = {} if factors is None else factors
+    if "Lc" not in f:
+        try:
+            f["Lc"] = scipy.linalg.cholesky(prob.M, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            jitter = 1e-10 * float(np.trace(prob.M)) / n
+            f["Lc"] = scipy.linalg.cholesky(prob.M + jitter * np.eye(n), lower=True,
+                                            check_finite=False)
+        f["Gp"] = scipy.linalg.solve_triangular(f["Lc"], prob.Pf, lower=True,
+                                                check_finite=False) \
+            if prob.Pf.shape[1] else prob.Pf
+    Lc, Gp = f["Lc"], f["Gp"]
     if prob.a == 0.0:
         # C = beta Gp Gp^T has rank <= C - 1: an SVD of the (n, r) factor is exact and cheap
         U, s, _ = np.linalg.svd(Gp, full_matrices=False)
         w = prob.beta * s[:k] ** 2
         V = U[:, :k]
     else:
-        G = scipy.linalg.solve_triangular(Lc, prob.Kc, lower=True, check_finite=False)
+        if "G" not in f:
+            f["G"] = scipy.linalg.solve_triangular(Lc, prob.Kc, lower=True, check_finite=False)
+        G = f["G"]
         a, beta = prob.a, prob.beta
 
         def matvec(v):
@@ -199,6 +212,30 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
         w, V = w[order], V[:, order]
     B = scipy.linalg.solve_triangular(Lc, V, lower=True, trans="T", check_finite=False)
     return w, B
+
+
+# One-entry cache of the beta-independent work (kernel, scatters, Cholesky) keyed by a hash of
+# the training data and every parameter it depends on: a grid over beta / n_components on the
+# same fold (SourceCVSearch visits folds in the outer loop) then costs one factorisation.
+# Set CACHE_ENABLED = False (or call clear_cache()) to switch it off / free the memory.
+CACHE_ENABLED = True
+_CACHE: dict = {}
+
+
+def clear_cache() -> None:
+    """Free the factorisation cached by the last :class:`SCA` fit."""
+    _CACHE.clear()
+
+
+def _cache_key(X, y, sd, params) -> tuple | None:
+    if not CACHE_ENABLED or callable(params.get("kernel")):
+        return None
+    h = hashlib.blake2b(digest_size=16)
+    for arr in (X, sd) + ((y,) if y is not None else ()):
+        a = np.ascontiguousarray(arr)
+        h.update(str((a.shape, a.dtype.str)).encode())
+        h.update(a.tobytes())
+    return (h.hexdigest(), tuple(sorted(params.items())))
 
 
 class SCA(BaseSubspaceTransformer):
@@ -319,7 +356,6 @@ class SCA(BaseSubspaceTransformer):
                 f"SCA with beta={beta} needs labeled rows of at least 2 classes, got "
                 f"{self.classes_.shape[0]} class(es); use supervised=False (uSCA) or beta=0.")
         self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None
-        K = kernel_matrix(X, kernel=self.kernel, sigma=self.sigma_)
         if beta == 1.0:
             k = check_n_components(
                 self.n_components, self.classes_.shape[0] - 1,
@@ -328,13 +364,26 @@ class SCA(BaseSubspaceTransformer):
         else:
             k = check_n_components(self.n_components, max(n - 1, 1),
                                    f"the centred kernel of {n} rows has rank <= {n - 1}")
-        self._col_mean, self._grand_mean = kernel_centering_stats(K)
-        prob = sca_problem(K, y, sample_domain, beta=beta, delta=float(self.delta),
-                           eps=float(self.eps),
-                           class_scatter_normalization=self.class_scatter_normalization,
-                           centering=self.centering, supervised=self.supervised)
-        del K
-        w, B = sca_solve(prob, k, eigen_solver=self.eigen_solver)
+        key = _cache_key(X, y, sample_domain, dict(
+            kernel=self.kernel, sigma=self.sigma_, delta=float(self.delta), eps=float(self.eps),
+            norm=self.class_scatter_normalization, centering=self.centering,
+            supervised=bool(self.supervised)))
+        if key is not None and _CACHE.get("key") == key:
+            prob, factors, (self._col_mean, self._grand_mean) = _CACHE["value"]
+            prob = replace(prob, a=(1.0 - beta) / n, beta=beta)
+        else:
+            _CACHE.clear()
+            K = kernel_matrix(X, kernel=self.kernel, sigma=self.sigma_)
+            self._col_mean, self._grand_mean = kernel_centering_stats(K)
+            prob = sca_problem(K, y, sample_domain, beta=beta, delta=float(self.delta),
+                               eps=float(self.eps),
+                               class_scatter_normalization=self.class_scatter_normalization,
+                               centering=self.centering, supervised=self.supervised)
+            del K
+            factors = {}
+            if key is not None:
+                _CACHE.update(key=key, value=(prob, factors, (self._col_mean, self._grand_mean)))
+        w, B = sca_solve(prob, k, eigen_solver=self.eigen_solver, factors=factors)
         self.eigenvalues_ = w
         self.dual_coef_ = B
         self._proj = B * whitening_scale(w)[None, :] if self.whiten else B
