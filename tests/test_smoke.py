@@ -62,13 +62,14 @@ def test_end_to_end_on_synthetic_data():
     assert np.isfinite(res.statistic)
 
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("page", ["conventions.md", "kernels.md", "datasets.md"])
+@pytest.mark.parametrize("page", ["docs/conventions.md", "docs/kernels.md", "docs/datasets.md",
+                                  "README.md"])
 def test_doc_examples_run(page, request):
-    if page == "datasets.md":
+    if page in ("docs/datasets.md", "README.md"):
         request.getfixturevalue("data_home")  # needs the real data (skips without it)
-    result = doctest.testfile(str(DOCS / page), module_relative=False,
+    result = doctest.testfile(str(ROOT / page), module_relative=False,
                               optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
