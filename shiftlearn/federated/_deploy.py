@@ -1,0 +1,179 @@
+"""Start a Flower SuperLink and K SuperNodes on 127.0.0.1, run jobs, stop everything.
+
+Used by the integration test, the benchmark and ``shiftlearn federated flower``. Every process
+gets its own session (``start_new_session=True``); :meth:`LoopbackDeployment.stop` kills
+exactly those process groups (TERM, then KILL), also when the job failed. ``flwr run`` exits 0
+even if the ServerApp crashed, so :meth:`run` trusts only the result file it asks the
+ServerApp to write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ._jobs import DEFAULTS, job_config
+
+__all__ = ["LoopbackDeployment", "free_port", "write_app"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    return json.dumps(str(v))
+
+
+def write_app(directory: Path) -> Path:
+    """A pyproject-only Flower app whose components are this installed package's apps."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    conf = "\n".join(f"{k} = {_toml_value(v)}" for k, v in DEFAULTS.items())
+    (directory / "pyproject.toml").write_text(f"""[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "shiftlearn-fedrftca"
+version = "1.0.0"
+description = "FedRF-TCA and one-shot federated RF-TCA (shiftlearn)"
+license = "BSD-3-Clause"
+dependencies = []
+
+[tool.hatch.build.targets.wheel]
+packages = ["."]
+
+[tool.flwr.app]
+publisher = "shiftlearn"
+
+[tool.flwr.app.components]
+serverapp = "shiftlearn.federated.flower:server_app"
+clientapp = "shiftlearn.federated.flower:client_app"
+
+[tool.flwr.app.config]
+{conf}
+""")
+    return directory
+
+
+class LoopbackDeployment:
+    """``with LoopbackDeployment(4, workdir) as dep: result = dep.run({...})``."""
+
+    def __init__(self, n_nodes: int, workdir, *, bin_dir: str | None = None):
+        self.n_nodes = int(n_nodes)
+        self.workdir = Path(workdir)
+        self.bin = Path(bin_dir or Path(sys.executable).parent)
+        self.procs: list[subprocess.Popen] = []
+        self.port = free_port()
+        self.env = dict(os.environ, FLWR_HOME=str(self.workdir / "flwr_home"),
+                        FLWR_DISABLE_UPDATE_CHECK="1", FLWR_TELEMETRY_ENABLED="0",
+                        FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION="1",
+                        PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}")
+        self.app = write_app(self.workdir / "app")
+
+    def _spawn(self, args: list[str], name: str) -> subprocess.Popen:
+        log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 (closed in stop)
+        p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                             start_new_session=True)
+        p._shiftlearn_log = log  # type: ignore[attr-defined]
+        self.procs.append(p)
+        return p
+
+    def start(self, ready_timeout: float = 30.0) -> LoopbackDeployment:
+        home = self.workdir / "flwr_home"
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text(
+            f'[superlink]\ndefault = "loopback"\n\n[superlink.loopback]\n'
+            f'address = "127.0.0.1:{self.port}"\ninsecure = true\n')
+        self._spawn([str(self.bin / "flower-superlink"), "--insecure", "--host", "127.0.0.1",
+                     "--port", str(self.port), "--disable-runtime-dependency-installation"],
+                    "superlink")
+        t0 = time.monotonic()
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    break
+            except OSError:
+                if self.procs[0].poll() is not None or time.monotonic() - t0 > ready_timeout:
+                    raise RuntimeError("the SuperLink did not start; see "
+                                       f"{self.workdir / 'superlink.log'}") from None
+                time.sleep(0.2)
+        for i in range(self.n_nodes):
+            self._spawn([str(self.bin / "flower-supernode"), "--insecure", "--superlink",
+                         f"127.0.0.1:{self.port}", "--host", "127.0.0.1", "--port",
+                         str(free_port()), "--node-config",
+                         f"partition-id={i} num-partitions={self.n_nodes}"], f"supernode{i}")
+        return self
+
+    def run(self, overrides: dict | None = None, timeout: float = 300.0) -> dict:
+        """Run one job; returns the ServerApp's result dict (+ ``"W"`` etc. from the npz)."""
+        import numpy as np
+
+        cfg = job_config(overrides)
+        result_path = self.workdir / f"result_{time.monotonic_ns()}.json"
+        cfg["result-path"] = str(result_path)
+        rc = " ".join(f"{k}={_toml_value(v)}" for k, v in cfg.items())
+        cmd = [str(self.bin / "flwr"), "run", str(self.app), "loopback", "--stream",
+               "--run-config", rc]
+        t0 = time.monotonic()
+        proc = subprocess.run(cmd, env=self.env, capture_output=True, timeout=timeout,
+                              start_new_session=True)
+        wall = time.monotonic() - t0
+        (self.workdir / "flwr_run.log").write_bytes(proc.stdout + proc.stderr)
+        if not result_path.exists():
+            raise RuntimeError(f"the ServerApp wrote no result (flwr run exit "
+                               f"{proc.returncode}); command: {shlex.join(cmd)}; log tail:\n"
+                               + (proc.stdout + proc.stderr).decode(errors="replace")[-3000:])
+        result = json.loads(result_path.read_text())
+        result["flwr_run_s"] = wall
+        result["flwr_exit_code"] = proc.returncode
+        npz = Path(str(result_path) + ".npz")
+        if npz.exists():
+            with np.load(npz) as z:
+                result.update({k: z[k] for k in z.files})
+        return result
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 5
+        for p in self.procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            try:  # the group may still hold children (superexec, clientapp processes)
+                os.killpg(p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            p.wait()
+            p._shiftlearn_log.close()  # type: ignore[attr-defined]
+        self.procs = []
+
+    def __enter__(self) -> LoopbackDeployment:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,79 @@
+"""Server-side admission control: decode, check sender and round, log and count rejections."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ._messages import MessageError, ProtocolSpec, decode
+
+__all__ = ["Rejection", "ReplyGuard", "logger"]
+
+logger = logging.getLogger("shiftlearn.federated")
+
+
+@dataclass(frozen=True)
+class Rejection:
+    round: int
+    client_id: int | None
+    reason: str
+    detail: str
+
+
+@dataclass
+class ReplyGuard:
+    """Admit a reply only if it decodes, comes from a known client, answers the current round,
+    is of the expected kind and is the first one from that client in this round.
+
+    Anything else is logged (logger ``shiftlearn.federated``, WARNING) and recorded in
+    :attr:`rejections`; it never reaches the aggregate. Reasons besides the decoding ones of
+    :func:`~shiftlearn.federated.decode`: ``unknown_client``, ``wrong_kind``, ``stale_round``
+    (a replay or a straggler's late answer), ``future_round``, ``duplicate``.
+    """
+
+    spec: ProtocolSpec
+    known_clients: frozenset
+    stats_shapes: dict | None = None
+    rejections: list = field(default_factory=list)
+    _seen: set = field(default_factory=set)
+
+    def reject(self, round_: int, client_id, reason: str, detail: str) -> None:
+        self.rejections.append(Rejection(round_, client_id, reason, detail))
+        logger.warning("round %s: rejected message from client %s (%s): %s",
+                       round_, client_id, reason, detail)
+
+    def admit(self, arrays, meta, *, kind: str, round_: int):
+        """Return the decoded message, or None (rejected, logged)."""
+        sender = meta.get("client_id") if isinstance(meta, dict) else None
+        try:
+            msg = decode(arrays, meta, self.spec, stats_shapes=self.stats_shapes)
+        except MessageError as exc:
+            self.reject(round_, sender, exc.reason, str(exc))
+            return None
+        if msg.client_id not in self.known_clients:
+            self.reject(round_, msg.client_id, "unknown_client",
+                        f"client {msg.client_id} is not part of this run")
+            return None
+        if msg.KIND != kind:
+            self.reject(round_, msg.client_id, "wrong_kind", f"got {msg.KIND}, expected {kind}")
+            return None
+        if msg.round < round_:
+            self.reject(round_, msg.client_id, "stale_round",
+                        f"reply for round {msg.round} arrived in round {round_}")
+            return None
+        if msg.round > round_:
+            self.reject(round_, msg.client_id, "future_round",
+                        f"reply claims round {msg.round} during round {round_}")
+            return None
+        key = (msg.round, msg.client_id)
+        if key in self._seen:
+            self.reject(round_, msg.client_id, "duplicate",
+                        f"second reply from client {msg.client_id} in round {round_}")
+            return None
+        self._seen.add(key)
+        return msg
+
+    def counts(self) -> dict[str, int]:
+        """Rejections per reason."""
+        return dict(Counter(r.reason for r in self.rejections))

@@ -1,0 +1,350 @@
+"""Iterative FedRF-TCA (Feng et al., Alg. 2-5) on precomputed features, transport-neutral.
+
+Every client maps its (fixed, precomputed) features through the shared random Fourier features
+``z(x) = N^{-1/2} [cos(Omega^T x); sin(Omega^T x)]`` (``Omega`` from the shared integer seed, never
+sent), then a bias-free adaptive layer ``W`` (2N x m) and a softmax classifier ``C`` ((m+1) x k,
+last row = bias). Sources minimise ``CE + lam * MMD``, the target ``lam * MMD`` only, by local
+Adam steps; the server averages ``W`` every round and ``C`` every ``T_C`` rounds.
+
+Decisions on the paper's open points (see docs/federated.md):
+
+* **MMD term.** Source i: ``||W^T (mu_i - mu_T)||^2``; target: the *mean* over the sampled
+  sources of the same pairwise terms (the public code sums the source means, which is not a
+  mean difference for K > 1). ``mu`` are full local mean embeddings: with fixed features they are
+  exact and cheap; mini-batches (``batch_size``) are used for the cross-entropy only.
+* **Staleness.** A client uses the latest counterpart embedding it has received; in a
+  request/reply transport that is the previous round's (one round stale), and older if
+  messages were lost. Round 1 trains without the MMD term (nothing received yet).
+* **Sampling.** ``|S_t| ~ Unif{0..K}`` then ``S_t`` without replacement (``sampling="paper"``);
+  ``"code"`` = ``Unif{0..K-1}`` (public code), ``"all"`` = every source every round. Every
+  source trains every round (Alg. 2): those outside ``S_t`` on CE only, uploading nothing but
+  their 2N-vector.
+* **Aggregation.** Unweighted mean of the ``W`` of the sampled sources that answered plus the
+  target's (Alg. 4); if ``t % T_C == 0``, the unweighted mean of their classifiers. The averaged
+  models are downloaded by the contributors with their next request (piggy-backed), the
+  classifier also by the target. ``S_t`` empty: ``W`` = the target's, no classifier average.
+  Late, duplicated or malformed replies are rejected (:class:`~shiftlearn.federated.ReplyGuard`).
+* **Initialisation.** ``W`` from ``default_rng([seed, 1])`` (entries ``N(0, 1/m)``) on every
+  client, so no download is needed in round 1; ``C = 0``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kernels import rff_map, rff_weights
+from ._guard import ReplyGuard, logger
+from ._messages import ProtocolSpec, TrainReply, TrainRequest, encode
+
+__all__ = [
+    "FedRFTCAConfig",
+    "IterativeClient",
+    "IterativeServer",
+    "predict",
+    "sample_clients",
+    "train_softmax",
+]
+
+SAMPLING = ("paper", "code", "all")
+
+
+@dataclass(frozen=True)
+class FedRFTCAConfig:
+    """Hyper-parameters of the iterative protocol (shared by all parties).
+
+    Parameters
+    ----------
+    n_features : int
+        Random frequencies ``N`` (vectors have ``2N`` entries).
+    n_components : int
+        Output dimension ``m`` of the adaptive layer.
+    sigma : float
+        Gaussian kernel bandwidth, agreed before the run.
+    seed : int
+        Shared seed of ``Omega`` (and of ``W``'s initialisation and the server's sampling).
+    n_rounds, local_steps : int
+        Communication rounds and local Adam steps per round.
+    lr, lam : float
+        Adam step size; MMD trade-off ``lambda`` (public code: 1).
+    classifier_every : int
+        ``T_C``: classifier averaging every ``T_C`` rounds.
+    batch_size : int or None
+        Mini-batch of the cross-entropy; ``None`` = full local batch.
+    sampling : {"paper", "code", "all"}
+    """
+
+    n_features: int = 250
+    n_components: int = 50
+    sigma: float = 1.0
+    seed: int = 0
+    n_rounds: int = 100
+    local_steps: int = 5
+    lr: float = 0.01
+    lam: float = 1.0
+    classifier_every: int = 1
+    batch_size: int | None = None
+    sampling: str = "paper"
+
+    def __post_init__(self):
+        for name in ("n_features", "n_components", "n_rounds", "local_steps",
+                     "classifier_every"):
+            v = getattr(self, name)
+            if not isinstance(v, int | np.integer) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}.")
+        if not (self.sigma > 0 and np.isfinite(self.sigma)):
+            raise ValueError(f"sigma must be a positive finite float, got {self.sigma!r}.")
+        if self.lr <= 0 or self.lam < 0:
+            raise ValueError("lr must be > 0 and lam >= 0.")
+        if self.sampling not in SAMPLING:
+            raise ValueError(f"sampling must be one of {SAMPLING}, got {self.sampling!r}.")
+        if self.batch_size is not None and self.batch_size < 1:
+            raise ValueError(f"batch_size must be None or >= 1, got {self.batch_size}.")
+
+    def omega(self, n_input: int) -> np.ndarray:
+        """The shared frequencies, identical on every machine for the same seed."""
+        return rff_weights(n_input, self.n_features, self.sigma, random_state=self.seed)
+
+    def initial_W(self) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, 1])
+        return rng.standard_normal((2 * self.n_features, self.n_components)) / np.sqrt(
+            self.n_components)
+
+
+def sample_clients(rng: np.random.Generator, source_ids, how: str = "paper") -> list[int]:
+    """``S_t``: ``|S_t| ~ Unif{0..K}`` (paper), ``Unif{0..K-1}`` (code) or all sources.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sample_clients(np.random.default_rng(0), [1, 2, 3], "all")
+    [1, 2, 3]
+    """
+    ids = list(source_ids)
+    if how == "all":
+        return ids
+    K = len(ids)
+    size = int(rng.integers(0, K + 1 if how == "paper" else K))
+    return sorted(int(i) for i in rng.choice(ids, size=size, replace=False))
+
+
+def predict(Z: np.ndarray, W: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Class index ``argmax((Z W) C[:-1] + C[-1])``."""
+    return np.argmax((Z @ W) @ C[:-1] + C[-1], axis=1)
+
+
+def _softmax_grad(H, Y, C):
+    """Mean cross-entropy of softmax(H C[:-1] + C[-1]) and its gradients (dC, dH)."""
+    logits = H @ C[:-1] + C[-1]
+    logits -= logits.max(axis=1, keepdims=True)
+    P = np.exp(logits)
+    P /= P.sum(axis=1, keepdims=True)
+    n = H.shape[0]
+    loss = -float(np.mean(np.log(P[Y.astype(bool)] + 1e-300)))
+    G = (P - Y) / n
+    dC = np.vstack([H.T @ G, G.sum(axis=0, keepdims=True)])
+    return loss, dC, G @ C[:-1].T
+
+
+@dataclass
+class _Adam:
+    lr: float
+    b1: float = 0.9
+    b2: float = 0.999
+    eps: float = 1e-8
+    t: int = 0
+    m: dict = field(default_factory=dict)
+    v: dict = field(default_factory=dict)
+
+    def step(self, params: dict, grads: dict) -> None:
+        self.t += 1
+        for k, g in grads.items():
+            m = self.m.setdefault(k, np.zeros_like(g))
+            v = self.v.setdefault(k, np.zeros_like(g))
+            m *= self.b1
+            m += (1 - self.b1) * g
+            v *= self.b2
+            v += (1 - self.b2) * g * g
+            mh = m / (1 - self.b1 ** self.t)
+            vh = v / (1 - self.b2 ** self.t)
+            params[k] -= self.lr * mh / (np.sqrt(vh) + self.eps)
+
+
+def train_softmax(H: np.ndarray, y: np.ndarray, n_classes: int, *, steps: int = 500,
+                  lr: float = 0.01, batch_size: int | None = None, seed: int = 0
+                  ) -> np.ndarray:
+    """Softmax classifier ``C`` ((m+1) x k) on fixed features ``H`` by the same Adam steps the
+    clients use (the "same classifier" of the centralized baselines)."""
+    Y = np.eye(n_classes)[y]
+    C = np.zeros((H.shape[1] + 1, n_classes))
+    params = {"C": C}
+    opt = _Adam(lr)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        idx = (rng.choice(H.shape[0], batch_size, replace=False)
+               if batch_size and batch_size < H.shape[0] else slice(None))
+        _, dC, _ = _softmax_grad(H[idx], Y[idx], params["C"])
+        opt.step(params, {"C": dC})
+    return params["C"]
+
+
+class IterativeClient:
+    """One FedRF-TCA client (source if ``y`` is given, else the target).
+
+    ``handle(request)`` runs the local steps and returns the :class:`TrainReply`; a request
+    for a round it has already served (replay, duplicate, straggler) returns ``None`` (logged).
+    ``y`` holds class indices ``0..k-1``.
+    """
+
+    def __init__(self, client_id: int, X: np.ndarray, y: np.ndarray | None,
+                 config: FedRFTCAConfig, n_classes: int):
+        self.client_id = int(client_id)
+        self.config = config
+        self.is_source = y is not None
+        X = np.asarray(X, dtype=np.float64)
+        self.Z = rff_map(X, config.omega(X.shape[1]))
+        self.mean = self.Z.mean(axis=0)
+        self.Y = np.eye(n_classes)[np.asarray(y, dtype=int)] if self.is_source else None
+        self.params = {"W": config.initial_W(),
+                       "C": np.zeros((config.n_components + 1, n_classes))}
+        self.opt = _Adam(config.lr)
+        self.ref_means: np.ndarray | None = None
+        self.last_round = 0
+        self.rejected: list[tuple[int, str]] = []
+
+    def handle(self, req: TrainRequest) -> TrainReply | None:
+        cfg = self.config
+        if req.client_id != self.client_id or req.round <= self.last_round:
+            why = "not addressed to me" if req.client_id != self.client_id else "old round"
+            self.rejected.append((req.round, why))
+            logger.warning("client %s: ignored request for round %s (%s)", self.client_id,
+                           req.round, why)
+            return None
+        self.last_round = req.round
+        if req.W is not None:
+            self.params["W"] = req.W.copy()
+        if req.C is not None:
+            self.params["C"] = req.C.copy()
+        if req.ref_means is not None:
+            self.ref_means = req.ref_means.copy()
+        use_mmd = cfg.lam > 0 and self.ref_means is not None and (req.sampled or
+                                                                  not self.is_source)
+        rng = np.random.default_rng([cfg.seed, 2, self.client_id, req.round])
+        n = self.Z.shape[0]
+        V = self.mean[None, :] - self.ref_means if use_mmd else None
+        for _ in range(cfg.local_steps):
+            W, C = self.params["W"], self.params["C"]
+            grads = {"W": np.zeros_like(W)}
+            if self.is_source:
+                idx = (rng.choice(n, cfg.batch_size, replace=False)
+                       if cfg.batch_size and cfg.batch_size < n else slice(None))
+                Zb = self.Z[idx]
+                _, dC, dH = _softmax_grad(Zb @ W, self.Y[idx], C)
+                grads["C"] = dC
+                grads["W"] += Zb.T @ dH
+            if use_mmd:
+                P = V @ W
+                grads["W"] += (2.0 * cfg.lam / V.shape[0]) * (V.T @ P)
+            self.opt.step(self.params, grads)
+        upload = req.sampled or not self.is_source
+        send_C = self.is_source and req.sampled and req.round % cfg.classifier_every == 0
+        return TrainReply(round=req.round, client_id=self.client_id, n_samples=n,
+                          mean=self.mean, W=self.params["W"] if upload else None,
+                          C=self.params["C"] if send_C else None)
+
+    # ---- persistence (Flower runs each message in a fresh process) ------------------------
+    def get_state(self) -> tuple[dict[str, np.ndarray], dict]:
+        arrays = {"W": self.params["W"], "C": self.params["C"]}
+        for k in self.opt.m:
+            arrays[f"adam_m_{k}"] = self.opt.m[k]
+            arrays[f"adam_v_{k}"] = self.opt.v[k]
+        if self.ref_means is not None:
+            arrays["ref_means"] = self.ref_means
+        return arrays, {"last_round": self.last_round, "adam_t": self.opt.t}
+
+    def set_state(self, arrays: dict, scalars: dict) -> None:
+        self.params = {"W": np.array(arrays["W"]), "C": np.array(arrays["C"])}
+        self.opt.t = int(scalars["adam_t"])
+        self.opt.m = {k[7:]: np.array(v) for k, v in arrays.items() if k.startswith("adam_m_")}
+        self.opt.v = {k[7:]: np.array(v) for k, v in arrays.items() if k.startswith("adam_v_")}
+        self.ref_means = np.array(arrays["ref_means"]) if "ref_means" in arrays else None
+        self.last_round = int(scalars["last_round"])
+
+
+class IterativeServer:
+    """Server of the iterative protocol: sampling, request building, guarded aggregation.
+
+    Use ``requests = start_round()``, feed each incoming ``(arrays, meta)`` to ``receive``,
+    then ``finish_round()``. The global model is ``W``, ``C``.
+    """
+
+    def __init__(self, config: FedRFTCAConfig, source_ids, target_id: int, n_classes: int):
+        self.config = config
+        self.source_ids = [int(i) for i in source_ids]
+        self.target_id = int(target_id)
+        if self.target_id in self.source_ids:
+            raise ValueError("target_id must differ from the source ids.")
+        self.spec = ProtocolSpec(config.n_features, config.n_components, n_classes,
+                                 len(self.source_ids) + 1)
+        self.guard = ReplyGuard(self.spec, frozenset(self.source_ids + [self.target_id]))
+        self.W = config.initial_W()
+        self.C = np.zeros((config.n_components + 1, n_classes))
+        self.round = 0
+        self.means: dict[int, np.ndarray] = {}
+        self.pending_W: set[int] = set()
+        self.pending_C: set[int] = set()
+        self.rng = np.random.default_rng([config.seed, 3])
+        self.sampled: list[int] = []
+        self.replies: dict[int, TrainReply] = {}
+        self.history: list[dict] = []
+
+    def start_round(self) -> dict[int, TrainRequest]:
+        self.round += 1
+        self.sampled = sample_clients(self.rng, self.source_ids, self.config.sampling)
+        self.replies = {}
+        reqs = {}
+        t_mean = self.means.get(self.target_id)
+        for cid in self.source_ids + [self.target_id]:
+            if cid == self.target_id:
+                known = [self.means[i] for i in self.sampled if i in self.means]
+                ref = np.vstack(known) if known else None
+                sampled = True
+            else:
+                sampled = cid in self.sampled
+                ref = t_mean[None, :] if (sampled and t_mean is not None) else None
+            reqs[cid] = TrainRequest(
+                round=self.round, client_id=cid, sampled=sampled,
+                W=self.W if cid in self.pending_W else None,
+                C=self.C if cid in self.pending_C else None, ref_means=ref)
+        self.pending_W, self.pending_C = set(), set()
+        return reqs
+
+    def encoded_requests(self) -> dict[int, tuple[dict, dict]]:
+        return {cid: encode(r) for cid, r in self.start_round().items()}
+
+    def receive(self, arrays: dict, meta: dict) -> bool:
+        msg = self.guard.admit(arrays, meta, kind="train_reply", round_=self.round)
+        if msg is None:
+            return False
+        self.replies[msg.client_id] = msg
+        return True
+
+    def finish_round(self) -> dict:
+        got = self.replies
+        for cid, r in got.items():
+            self.means[cid] = r.mean
+        w_from = [cid for cid in self.sampled if cid in got and got[cid].W is not None]
+        if self.target_id in got and got[self.target_id].W is not None:
+            w_from.append(self.target_id)
+        if w_from:
+            self.W = np.mean([got[c].W for c in w_from], axis=0)
+            self.pending_W = set(w_from)
+        c_from = [cid for cid in self.sampled if cid in got and got[cid].C is not None]
+        if c_from and self.round % self.config.classifier_every == 0:
+            self.C = np.mean([got[c].C for c in c_from], axis=0)
+            self.pending_C = set(c_from) | {self.target_id}
+        info = {"round": self.round, "sampled": list(self.sampled), "replies": len(got),
+                "W_from": w_from, "C_from": c_from}
+        self.history.append(info)
+        return info
