@@ -383,7 +383,11 @@ class SCA(BaseSubspaceTransformer):
             factors = {}
             if key is not None:
                 _CACHE.update(key=key, value=(prob, factors, (self._col_mean, self._grand_mean)))
-        w, B = sca_solve(prob, k, eigen_solver=self.eigen_solver, factors=factors)
+        eig_key = ("eig", beta, k, self.eigen_solver)
+        if eig_key not in factors:      # whiten / n_components prefixes reuse the solve
+            factors[eig_key] = sca_solve(prob, k, eigen_solver=self.eigen_solver,
+                                         factors=factors)
+        w, B = (a.copy() for a in factors[eig_key])
         self.eigenvalues_ = w
         self.dual_coef_ = B
         self._proj = B * whitening_scale(w)[None, :] if self.whiten else B
