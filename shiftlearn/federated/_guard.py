@@ -43,8 +43,12 @@ class ReplyGuard:
         logger.warning("round %s: rejected message from client %s (%s): %s",
                        round_, client_id, reason, detail)
 
-    def admit(self, arrays, meta, *, kind: str, round_: int):
-        """Return the decoded message, or None (rejected, logged)."""
+    def admit(self, arrays, meta, *, kind: str, round_: int, commit: bool = True):
+        """Return the decoded message, or None (rejected, logged).
+
+        ``commit=False`` leaves the (round, client) slot open until :meth:`commit`, so that a
+        caller with further checks does not let a rejected forgery block the genuine reply.
+        """
         sender = meta.get("client_id") if isinstance(meta, dict) else None
         try:
             msg = decode(arrays, meta, self.spec, stats_shapes=self.stats_shapes)
@@ -71,8 +75,13 @@ class ReplyGuard:
             self.reject(round_, msg.client_id, "duplicate",
                         f"second reply from client {msg.client_id} in round {round_}")
             return None
-        self._seen.add(key)
+        if commit:
+            self._seen.add(key)
         return msg
+
+    def commit(self, msg) -> None:
+        """Mark ``msg``'s (round, client) as used (later copies are duplicates)."""
+        self._seen.add((msg.round, msg.client_id))
 
     def counts(self) -> dict[str, int]:
         """Rejections per reason."""

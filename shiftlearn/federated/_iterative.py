@@ -249,7 +249,7 @@ class IterativeClient:
             self.opt.step(self.params, grads)
         upload = req.sampled or not self.is_source
         send_C = self.is_source and req.sampled and req.round % cfg.classifier_every == 0
-        return TrainReply(round=req.round, client_id=self.client_id, n_samples=n,
+        return TrainReply(round=req.round, client_id=self.client_id,
                           mean=self.mean, W=self.params["W"] if upload else None,
                           C=self.params["C"] if send_C else None)
 

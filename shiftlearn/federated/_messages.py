@@ -102,9 +102,12 @@ class TrainRequest(_Base):
 
 @dataclass(frozen=True)
 class TrainReply(_Base):
-    """Client -> server: its mean embedding (always) and, when sampled, its W (and C)."""
+    """Client -> server: its mean embedding (always) and, when sampled, its W (and C).
 
-    n_samples: int = 0
+    No sample count is sent (averaging is unweighted, as in the paper), so neither the size
+    nor the content of a message depends on how many rows the client holds.
+    """
+
     mean: np.ndarray | None = None
     W: np.ndarray | None = None
     C: np.ndarray | None = None
@@ -145,8 +148,7 @@ class ModelBroadcast(_Base):
 
 _KINDS = {c.KIND: c for c in (TrainRequest, TrainReply, StatsRequest, StatsReply,
                               ModelBroadcast)}
-_SCALARS = {"round": int, "client_id": int, "sampled": bool, "n_samples": int,
-            "fingerprint": str}
+_SCALARS = {"round": int, "client_id": int, "sampled": bool, "fingerprint": str}
 
 
 def _shape_str(a: np.ndarray) -> str:
@@ -159,8 +161,7 @@ def encode(msg: _Base) -> tuple[dict[str, np.ndarray], dict]:
     Examples
     --------
     >>> import numpy as np
-    >>> arrays, meta = encode(TrainReply(round=3, client_id=1, n_samples=10,
-    ...                                  mean=np.zeros(4)))
+    >>> arrays, meta = encode(TrainReply(round=3, client_id=1, mean=np.zeros(4)))
     >>> meta["kind"], meta["shape.mean"], sorted(arrays)
     ('train_reply', '4', ['mean'])
     """

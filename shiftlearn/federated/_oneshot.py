@@ -174,7 +174,8 @@ class OneShotServer:
         return {c: StatsRequest(round=self.round, client_id=c) for c in missing}
 
     def receive(self, arrays: dict, meta: dict) -> bool:
-        msg = self.guard.admit(arrays, meta, kind="stats_reply", round_=self.round)
+        msg = self.guard.admit(arrays, meta, kind="stats_reply", round_=self.round,
+                               commit=False)
         if msg is None:
             return False
         if msg.fingerprint != self.fingerprint:
@@ -184,6 +185,7 @@ class OneShotServer:
         if np.any(msg.arrays["domain_counts"] < 0) or np.any(msg.arrays["class_counts"] < 0):
             self.guard.reject(self.round, msg.client_id, "bad_counts", "negative counts")
             return False
+        self.guard.commit(msg)
         self.collected[msg.client_id] = msg.arrays
         return True
 

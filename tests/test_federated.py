@@ -1,0 +1,299 @@
+"""Protocol, simulator, one-shot exactness and hostile-message handling (no network)."""
+
+import logging
+
+import numpy as np
+import pytest
+
+from shiftlearn.adaptation import RFTCA, rf_stats
+from shiftlearn.federated import (
+    FedRFTCAConfig,
+    IterativeServer,
+    MessageError,
+    ModelBroadcast,
+    NetworkConditions,
+    OneShotConfig,
+    ProtocolSpec,
+    StatsReply,
+    TrainReply,
+    TrainRequest,
+    arrays_to_stats,
+    decode,
+    encode,
+    run_iterative,
+    run_oneshot,
+    sample_clients,
+    stats_to_arrays,
+)
+from shiftlearn.federated._data import make_federated_blobs
+from shiftlearn.federated._jobs import simulate_job
+
+SPEC = ProtocolSpec(n_features=4, n_components=3, n_classes=2, n_clients=3)
+
+
+def _blobs(n=60, seed=0):
+    parts = make_federated_blobs(4, n, seed=seed)
+    return [(p.X, p.y) for p in parts[:-1]], parts[-1]
+
+
+# ------------------------------------------------------------------------------ messages
+def test_encode_decode_roundtrip_all_kinds():
+    rng = np.random.default_rng(0)
+    msgs = [TrainRequest(round=2, client_id=1, sampled=True, W=rng.normal(size=(8, 3)),
+                         C=rng.normal(size=(4, 2)), ref_means=rng.normal(size=(2, 8))),
+            TrainRequest(round=1, client_id=3, sampled=False),
+            TrainReply(round=5, client_id=2, mean=rng.normal(size=8)),
+            ModelBroadcast(round=2, client_id=1, W=rng.normal(size=(8, 3)),
+                           eigenvalues=rng.random(3))]
+    for m in msgs:
+        arrays, meta = encode(m)
+        assert meta["version"] == 1 and all(a.dtype == np.float64 for a in arrays.values())
+        back = decode(arrays, meta, SPEC)
+        assert type(back) is type(m) and back.round == m.round
+        for k, a in arrays.items():
+            np.testing.assert_array_equal(getattr(back, k), a)
+    shapes = {"s": (2, 3)}
+    arrays, meta = encode(StatsReply(round=1, client_id=1, fingerprint="ab",
+                                     arrays={"s": np.ones((2, 3))}))
+    assert decode(arrays, meta, SPEC, stats_shapes=shapes).fingerprint == "ab"
+
+
+def _reply(**kw):
+    base = {"round": 1, "client_id": 1, "mean": np.zeros(8)}
+    base.update(kw)
+    return encode(TrainReply(**base))
+
+
+@pytest.mark.parametrize("mutate, reason", [
+    (lambda a, m: m.update(version=2), "bad_version"),
+    (lambda a, m: m.update(protocol="other"), "bad_header"),
+    (lambda a, m: m.update(kind="rm -rf"), "unknown_kind"),
+    (lambda a, m: m.update(round="1"), "bad_header"),
+    (lambda a, m: a.update(mean=np.zeros(9)), "bad_shape"),           # declared != actual
+    (lambda a, m: (a.update(mean=np.zeros(9)), m.update({"shape.mean": "9"})), "bad_shape"),
+    (lambda a, m: a.update(mean=np.zeros(8, dtype=np.float32)), "bad_dtype"),
+    (lambda a, m: a.update(mean=np.full(8, np.nan)), "non_finite"),
+    (lambda a, m: a.update(mean=np.r_[np.inf, np.zeros(7)]), "non_finite"),
+    (lambda a, m: a.pop("mean"), "missing_array"),
+    (lambda a, m: a.update(evil=np.zeros(2)), "unexpected_array"),
+    (lambda a, m: a.update(mean=[0.0] * 8), "bad_dtype"),
+])
+def test_decode_rejects_malformed(mutate, reason):
+    arrays, meta = _reply()
+    mutate(arrays, meta)
+    with pytest.raises(MessageError) as exc:
+        decode(arrays, meta, SPEC)
+    assert exc.value.reason == reason
+
+
+def test_variable_leading_dim_is_bounded():
+    arrays, meta = encode(TrainRequest(round=1, client_id=1, ref_means=np.zeros((4, 8))))
+    with pytest.raises(MessageError, match="bad_shape"):
+        decode(arrays, meta, SPEC)   # more counterpart rows than clients
+
+
+# ------------------------------------------------------------------------------ guard
+def _one_round(server, clients_replies, hostile=()):
+    server.start_round()
+    for a, m in list(hostile) + list(clients_replies):
+        server.receive(a, m)
+    return server.finish_round()
+
+
+def test_hostile_replies_rejected_logged_not_aggregated(caplog):
+    cfg = FedRFTCAConfig(n_features=4, n_components=3, sampling="all", seed=1)
+    rng = np.random.default_rng(0)
+    good = {c: (rng.normal(size=(8, 3)), rng.normal(size=(4, 2))) for c in (1, 2)}
+    Wt = rng.normal(size=(8, 3))
+
+    def valid(r):
+        out = [encode(TrainReply(round=r, client_id=c, mean=np.zeros(8), W=W,
+                                 C=C)) for c, (W, C) in good.items()]
+        out.append(encode(TrainReply(round=r, client_id=3, mean=np.zeros(8),
+                                     W=Wt)))
+        return out
+
+    clean = IterativeServer(cfg, [1, 2], 3, n_classes=2)
+    _one_round(clean, valid(1))
+    _one_round(clean, valid(2))
+
+    server = IterativeServer(cfg, [1, 2], 3, n_classes=2)
+    _one_round(server, valid(1))
+    big = np.full((8, 3), 1e6)
+    nan_W = np.full((8, 3), np.nan)
+    hostile = [
+        encode(TrainReply(round=2, client_id=99, mean=np.zeros(8), W=big)),
+        encode(TrainReply(round=1, client_id=1, mean=np.zeros(8), W=big)),
+        encode(TrainReply(round=3, client_id=2, mean=np.zeros(8), W=big)),
+        encode(TrainRequest(round=2, client_id=1)),
+    ]
+    a, m = encode(TrainReply(round=2, client_id=1, mean=np.zeros(8), W=big))
+    a["W"] = nan_W
+    hostile.append((a, m))
+    a, m = encode(TrainReply(round=2, client_id=2, mean=np.zeros(8), W=big))
+    a["W"] = big.astype(np.float32)
+    hostile.append((a, m))
+    with caplog.at_level(logging.WARNING, logger="shiftlearn.federated"):
+        _one_round(server, valid(2), hostile)
+        # a second (duplicate) copy of a valid reply after the round's own
+        server.receive(*valid(2)[0])
+    counts = server.guard.counts()
+    assert counts == {"unknown_client": 1, "stale_round": 1, "future_round": 1,
+                      "wrong_kind": 1, "non_finite": 1, "bad_dtype": 1, "duplicate": 1}
+    assert "unknown_client" in caplog.text and "non_finite" in caplog.text
+    np.testing.assert_array_equal(server.W, clean.W)
+    np.testing.assert_array_equal(server.C, clean.C)
+
+
+def test_client_ignores_replayed_request():
+    (sources, target) = _blobs(30)
+    from shiftlearn.federated import IterativeClient
+    cfg = FedRFTCAConfig(n_features=10, n_components=3)
+    c = IterativeClient(1, sources[0][0], sources[0][1], cfg, 3)
+    assert c.handle(TrainRequest(round=1, client_id=1, sampled=True)) is not None
+    W = c.params["W"].copy()
+    assert c.handle(TrainRequest(round=1, client_id=1, sampled=True)) is None
+    assert c.handle(TrainRequest(round=2, client_id=2, sampled=True)) is None
+    np.testing.assert_array_equal(c.params["W"], W)
+
+
+# ------------------------------------------------------------------------------ one-shot
+def _pooled(parts):
+    X = np.vstack([p[0] for p in parts])
+    y = np.concatenate([p[1] if p[1] is not None else -np.ones(len(p[0]), int) for p in parts])
+    sd = np.concatenate([np.full(len(p[0]), p[2]) for p in parts])
+    return X, y, sd
+
+
+@pytest.mark.parametrize("penalty", ["features", "coefficients"])
+def test_oneshot_equals_centralized_rftca(penalty):
+    parts = [(p.X, p.y, p.domain_id) for p in make_federated_blobs(4, 80, seed=3)]
+    cfg = OneShotConfig(n_features=40, n_components=4, sigma=2.0, seed=5, mu=0.5,
+                        penalty=penalty)
+    res = run_oneshot(parts, cfg)
+    assert res.rounds == 2 and res.contributors == [1, 2, 3, 4]
+    X, y, sd = _pooled(parts)
+    ref = RFTCA(n_components=4, mu=0.5, n_features=40, bandwidth=2.0, random_state=5,
+                penalty=penalty).fit(X, y, sample_domain=sd)
+    sign = np.sign(np.sum(ref.components_ * res.W, axis=0))
+    assert np.max(np.abs(ref.components_ - res.W * sign)) < 1e-8
+    assert np.max(np.abs(ref.eigenvalues_ - res.eigenvalues)) < 1e-8
+    # every client received W
+    for c in res.clients.values():
+        np.testing.assert_array_equal(c.W, res.W)
+    # only sums crossed: the server's statistics are the sum of the clients' fixed layouts
+    om = cfg.omega(X.shape[1])
+    direct = sum(rf_stats(Xi, yi, np.full(len(Xi), d), om) for Xi, yi, d in parts)
+    np.testing.assert_allclose(res.stats.total_scatter(), direct.total_scatter(), atol=1e-10)
+
+
+def test_stats_layout_roundtrip_and_sum():
+    parts = make_federated_blobs(3, 25, seed=2)
+    om = OneShotConfig(n_features=6).omega(5)
+    ids = [-3, 1, 2]
+    st = [rf_stats(p.X, p.y, np.full(25, p.domain_id), om) for p in parts]
+    arrs = [stats_to_arrays(s, ids, 3) for s in st]
+    total = {k: sum(a[k] for a in arrs) for k in arrs[0]}
+    back = arrays_to_stats(total, ids, 12)
+    ref = sum(st)
+    np.testing.assert_array_equal(back.domains, ref.domains)
+    np.testing.assert_allclose(back.total_moment(), ref.total_moment(), atol=1e-12)
+    np.testing.assert_allclose(back.domain_sums, ref.domain_sums, atol=1e-12)
+    with pytest.raises(ValueError, match="not in the agreed layout"):
+        stats_to_arrays(st[0], [-3, 2], 3)
+
+
+def test_oneshot_survives_loss_by_reasking():
+    parts = [(p.X, p.y, p.domain_id) for p in make_federated_blobs(4, 40, seed=1)]
+    cfg = OneShotConfig(n_features=20, n_components=3, sigma=2.0, max_rounds=30)
+    clean = run_oneshot(parts, cfg)
+    lossy = run_oneshot(parts, cfg, conditions=NetworkConditions(loss=0.4, duplicate=0.3,
+                                                                 reorder=True, seed=2))
+    assert lossy.rounds > 2
+    np.testing.assert_allclose(lossy.W, clean.W, atol=1e-12)
+
+
+def test_oneshot_rejects_foreign_omega_and_negative_counts():
+    from shiftlearn.federated import OneShotServer
+
+    cfg = OneShotConfig(n_features=3, n_components=2)
+    server = OneShotServer(cfg, [1, 2], [-2, 1], 2, n_input=4)
+    server.start_round()
+    shapes = server.guard.stats_shapes
+    zero = {k: np.zeros(s) for k, s in shapes.items()}
+    assert not server.receive(*encode(StatsReply(round=1, client_id=1, fingerprint="x",
+                                                 arrays=zero)))
+    neg = dict(zero, domain_counts=-np.ones(2))
+    assert not server.receive(*encode(StatsReply(round=1, client_id=1,
+                                                 fingerprint=server.fingerprint, arrays=neg)))
+    assert server.guard.counts() == {"wrong_omega": 1, "bad_counts": 1}
+    assert server.collected == {}
+
+
+# ------------------------------------------------------------------------------ iterative
+def test_sampling_distribution():
+    rng = np.random.default_rng(0)
+    sizes = [len(sample_clients(rng, [1, 2, 3], "paper")) for _ in range(4000)]
+    freq = np.bincount(sizes, minlength=4) / 4000
+    assert np.all(np.abs(freq - 0.25) < 0.03)
+    code = [len(sample_clients(rng, [1, 2, 3], "code")) for _ in range(500)]
+    assert max(code) == 2 and min(code) == 0
+
+
+def test_iterative_learns_and_is_deterministic():
+    sources, target = _blobs(90, seed=4)
+    cfg = FedRFTCAConfig(n_features=40, n_components=6, sigma=3.0, n_rounds=30,
+                         local_steps=3, lr=0.05, sampling="paper", seed=2)
+    a = run_iterative(sources, target.X, cfg, eval_every=30, y_target=target.y_true)
+    b = run_iterative(sources, target.X, cfg)
+    np.testing.assert_array_equal(a.W, b.W)
+    assert a.history[-1]["target_accuracy"] > 0.6   # 3 classes: chance is 1/3
+    assert any(h["sampled"] == [] for h in a.history)   # |S_t| = 0 happens and is survived
+
+
+def test_faults_that_must_not_change_the_result():
+    sources, target = _blobs(40)
+    cfg = FedRFTCAConfig(n_features=12, n_components=3, sigma=3.0, n_rounds=6,
+                         sampling="all")
+    clean = run_iterative(sources, target.X, cfg)
+    noisy = run_iterative(sources, target.X, cfg,
+                          conditions=NetworkConditions(duplicate=1.0, reorder=True, seed=1))
+    np.testing.assert_array_equal(clean.W, noisy.W)
+    assert noisy.rejections.get("duplicate", 0) > 0
+
+
+def test_faults_that_cut_communication():
+    sources, target = _blobs(40)
+    cfg = FedRFTCAConfig(n_features=12, n_components=3, sigma=3.0, n_rounds=5,
+                         sampling="all")
+    init = cfg.initial_W()
+    lost = run_iterative(sources, target.X, cfg, conditions=NetworkConditions(loss=1.0))
+    np.testing.assert_array_equal(lost.W, init)
+    late = run_iterative(sources, target.X, cfg,
+                         conditions=NetworkConditions(straggler=1.0, max_delay=1))
+    np.testing.assert_array_equal(late.W, init)       # every reply stale: none aggregated
+    assert late.rejections["stale_round"] > 0
+    gone = run_iterative(sources, target.X, cfg, conditions=NetworkConditions(dropout=1.0))
+    assert all(r["fate"] == "offline" for r in gone.traffic.records)
+    partial = run_iterative(sources, target.X, cfg,
+                            conditions=NetworkConditions(loss=0.3, dropout=0.2, seed=3))
+    assert np.all(np.isfinite(partial.W)) and not np.array_equal(partial.W, init)
+
+
+def test_bytes_per_round_do_not_depend_on_n():
+    cfg = FedRFTCAConfig(n_features=16, n_components=4, sigma=3.0, n_rounds=4, seed=7)
+    per = []
+    for n in (30, 300):
+        sources, target = _blobs(n)
+        res = run_iterative(sources, target.X, cfg)
+        per.append([(r["up_bytes"], r["down_bytes"]) for r in res.traffic.per_round()])
+    assert per[0] == per[1]
+
+
+def test_simulate_job_protocols():
+    one = simulate_job({"protocol": "oneshot", "n-per-client": 40})
+    assert one["W"].shape == (100, 5) and one["rounds"] == 2
+    it = simulate_job({"protocol": "iterative", "n-per-client": 40, "rounds": 2})
+    assert it["C"].shape == (6, 3) and 0 <= it["target_accuracy"] <= 1
+    with pytest.raises(ValueError, match="Unknown job key"):
+        simulate_job({"nope": 1})
