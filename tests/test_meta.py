@@ -1,0 +1,85 @@
+"""DomainAdaptationClassifier, skada's make_da_pipeline, and SourceCVSearch."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier
+
+from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier
+from shiftlearn.datasets import make_sca_toy
+from shiftlearn.model_selection import SourceCVSearch
+
+
+def _toy(n=20, seed=0):
+    X, y, sd, yt = make_sca_toy(n_per_cluster=n, random_state=seed, return_target_labels=True)
+    return X, y, sd, yt
+
+
+def test_meta_estimator_fits_adapter_on_all_rows_classifier_on_sources():
+    X, y, sd, yt = _toy()
+    clf = DomainAdaptationClassifier(TCA(n_components=2, kernel="linear", mu=10.0)).fit(X, y, sd)
+    assert clf.adapter_.X_fit_.shape[0] == X.shape[0]          # targets seen by the adapter
+    assert clf.adapter_.mmd_ > 0
+    assert isinstance(clf.estimator_, KNeighborsClassifier)
+    assert clf.estimator_.n_samples_fit_ == int((sd > 0).sum())  # classifier: sources only
+    pred = clf.predict(X[sd < 0])
+    assert pred.shape == yt.shape and set(np.unique(pred)) <= {0, 1, 2}
+    # aligning the domains helps on this toy (raw 1NN is about 1/3)
+    raw = KNeighborsClassifier(1).fit(X[sd > 0], y[sd > 0]).score(X[sd < 0], yt)
+    assert clf.score(X[sd < 0], yt) > raw + 0.15
+    # any classifier; score skips unlabeled rows
+    clf2 = DomainAdaptationClassifier(SCA(n_components=2), LogisticRegression()).fit(X, y, sd)
+    assert clf2.predict_proba(X[:3]).shape == (3, 3)
+    assert 0 <= clf2.score(X, y) <= 1
+
+
+def test_meta_errors_and_path():
+    X, y, sd, _ = _toy()
+    with pytest.raises(ValueError, match="source rows"):
+        DomainAdaptationClassifier(TCA(n_components=2)).fit(X[sd < 0], y[sd < 0], sd[sd < 0])
+    clf = DomainAdaptationClassifier(SCA(beta=0.3))
+    path = clf.fit_path(X, y, sd, [1, 3])
+    direct = DomainAdaptationClassifier(SCA(n_components=1, beta=0.3)).fit(X, y, sd)
+    np.testing.assert_allclose(np.abs(path[0].transform(X)), np.abs(direct.transform(X)),
+                               atol=1e-8)
+    np.testing.assert_array_equal(path[0].predict(X), direct.predict(X))
+
+
+def test_inside_skada_pipeline():
+    skada = pytest.importorskip("skada")
+    X, y, sd, yt = _toy()
+    pipe = skada.make_da_pipeline(TCA(n_components=2, kernel="linear", mu=10.0),
+                                  KNeighborsClassifier(1)).fit(X, y, sample_domain=sd)
+    ours = DomainAdaptationClassifier(TCA(n_components=2, kernel="linear", mu=10.0)).fit(X, y, sd)
+    np.testing.assert_array_equal(pipe.predict(X[sd < 0]), ours.predict(X[sd < 0]))
+
+
+def test_source_cv_search_uses_source_labels_only():
+    X, y, sd, yt = _toy(n=15)
+    grid = {"adapter__beta": [0.2, 0.8], "adapter__n_components": [1, 2]}
+    search = SourceCVSearch(DomainAdaptationClassifier(SCA(bandwidth=2.0)), grid, cv=5)
+    search.fit(X, y, sd)
+    res = search.cv_results_
+    assert len(res["params"]) == 4 and "split4_test_score" in res
+    assert search.best_params_ == res["params"][int(np.argmin(res["rank_test_score"]))]
+    # the refit saw every row (targets included)
+    assert search.best_estimator_.adapter_.X_fit_.shape[0] == len(X)
+    # the path (one solve per setting) gives the same scores as fitting each k
+    plain = SourceCVSearch(DomainAdaptationClassifier(SCA(bandwidth=2.0)), grid, cv=5,
+                           use_path=False, refit=False).fit(X, y, sd)
+    order = [plain.cv_results_["params"].index(p) for p in res["params"]]
+    np.testing.assert_allclose(res["mean_test_score"],
+                               plain.cv_results_["mean_test_score"][order])
+    assert search.predict(X[sd < 0]).shape == ((sd < 0).sum(),)
+
+
+def test_source_cv_search_errors_and_failed_settings():
+    X, y, sd, _ = _toy(n=10)
+    with pytest.raises(ValueError, match="cv must be"):
+        SourceCVSearch(DomainAdaptationClassifier(TCA()), {}, cv=1).fit(X, y, sd)
+    # k = 5 is impossible at beta = 1 with 3 classes: that setting fails and ranks last
+    grid = {"adapter__beta": [1.0], "adapter__n_components": [2, 5]}
+    search = SourceCVSearch(DomainAdaptationClassifier(SCA()), grid, cv=3, use_path=False)
+    search.fit(X, y, sd)
+    assert search.best_params_["adapter__n_components"] == 2
+    assert np.isnan(search.cv_results_["mean_test_score"][1])
