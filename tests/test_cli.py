@@ -189,3 +189,50 @@ def test_module_entry_point_exit_status(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "shiftlearn.cli", "--data-home", str(tmp_path),
                           "datasets"], capture_output=True, text=True)
     assert bad.returncode == 1 and "Missing data file" in bad.stdout
+
+
+def test_datasets_download_flag(tmp_path, monkeypatch, capsys):
+    # `datasets --download` fetches a missing file (from a local server, never the internet)
+    import hashlib
+    import http.server
+    import threading
+    from functools import partial
+
+    import shiftlearn.datasets as datasets
+    from shiftlearn.datasets import DomainDataset, FileSpec, fetch_file
+
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    root = tmp_path / "served"
+    root.mkdir()
+    data = b"1,2\n3,4\n"
+    (root / "toy.csv").write_bytes(data)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                            partial(Quiet, directory=str(root)))
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
+    try:
+        spec = FileSpec("toy", "toy.csv", hashlib.sha256(data).hexdigest(),
+                        f"http://127.0.0.1:{httpd.server_address[1]}/toy.csv")
+
+        def load_toy(data_home=None, download=True):
+            X = np.loadtxt(fetch_file(spec, data_home, download=download), delimiter=",")
+            return DomainDataset("toy", {"a": (X, np.array([0, 1]))}, description="toy set")
+
+        monkeypatch.setattr(datasets, "FILES", {"toy": [spec]})
+        monkeypatch.setattr(datasets, "LOADERS", {"toy": load_toy})
+        home = tmp_path / "home"
+        assert cli.main(["datasets", "--data-home", str(home)]) == 1
+        assert "Missing data file toy.csv" in capsys.readouterr().out
+        assert cli.main(["datasets", "--data-home", str(home), "--download"]) == 0
+        out = capsys.readouterr().out
+        assert "toy/toy.csv" in out and "ok (sha256 verified)" in out and "a 2" in out
+        assert (home / "toy" / "toy.csv").read_bytes() == data
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
