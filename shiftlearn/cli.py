@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import sys
 import time
@@ -135,8 +136,11 @@ def available_demo_methods() -> dict[str, Callable | str]:
         except (ImportError, AttributeError) as exc:
             out[label] = f"not available ({exc})"
             continue
-        params = cls().get_params() if hasattr(cls, "get_params") else {}
-        kw = {k: v for k, v in kwargs.items() if k in params}
+        try:
+            params = inspect.signature(cls).parameters
+        except (TypeError, ValueError):
+            params = {}
+        kw = {k: v for k, v in kwargs.items() if k in params}  # e.g. random_state if accepted
         out[label] = (lambda cls=cls, kw=kw: cls(**kw))
     return out
 
