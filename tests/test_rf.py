@@ -1,0 +1,306 @@
+"""RF-TCA / RF-SCA: additive statistics, convergence to the exact methods, robustness."""
+
+import numpy as np
+import pytest
+from scipy.linalg import eigh
+from sklearn.base import clone
+from sklearn.decomposition import PCA
+from sklearn.neighbors import KNeighborsClassifier
+from threadpoolctl import threadpool_limits
+
+from shiftlearn.adaptation import (
+    RFSCA,
+    RFTCA,
+    SCA,
+    TCA,
+    RFStats,
+    rf_stats,
+    rfsca_from_stats,
+    rftca_from_stats,
+)
+from shiftlearn.kernels import rbf_kernel, rff_map, rff_weights
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    """Dense 2N x 2N eigensolves are 10-50x slower with oversubscribed BLAS threads on the
+    shared 2-core machine; one thread keeps these tests fast and their timing stable."""
+    with threadpool_limits(1):
+        yield
+
+
+def _da_data(n=120, d=5, seed=0, shift=0.8):
+    rng = np.random.default_rng(seed)
+    Xs = rng.normal(size=(n, d))
+    ys = (Xs[:, 0] + 0.5 * Xs[:, 1] > 0).astype(int) + (Xs[:, 2] > 1).astype(int)
+    Xt = rng.normal(size=(n, d)) * 1.2 + shift
+    yt = (Xt[:, 0] - shift + 0.5 * (Xt[:, 1] - shift) > 0).astype(int) + (Xt[:, 2] > 1 + shift)
+    X = np.vstack([Xs, Xt])
+    y = np.r_[ys, -np.ones(n, int)]
+    sd = np.r_[np.ones(n, int), -2 * np.ones(n, int)]
+    return X, y, sd, ys, yt.astype(int)
+
+
+def _cluster_data(n=50, seed=0):
+    """Three well-separated classes (clear eigen-gaps for TCA), target shifted."""
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0, 0], [4, 0, 0], [0, 4, 0]])
+    ys = np.repeat(np.arange(3), n)
+    Xs = centers[ys] + 0.7 * rng.normal(size=(3 * n, 3))
+    Xt = centers[ys] + 0.7 * rng.normal(size=(3 * n, 3)) + np.array([1.0, 1.0, 1.5])
+    X = np.vstack([Xs, Xt])
+    y = np.r_[ys, -np.ones(3 * n, int)]
+    sd = np.r_[np.ones(3 * n, int), -2 * np.ones(3 * n, int)]
+    return X, y, sd, ys, ys.copy()
+
+
+def _min_cos(A, B):
+    """Smallest principal-angle cosine between the column spans of centred A and B."""
+    Qa, _ = np.linalg.qr(A - A.mean(0))
+    Qb, _ = np.linalg.qr(B - B.mean(0))
+    return float(np.linalg.svd(Qa.T @ Qb, compute_uv=False).min())
+
+
+def _1nn(Z, n, ys, yt):
+    return KNeighborsClassifier(1).fit(Z[:n], ys).score(Z[n:], yt)
+
+
+# ----------------------------------------------------------------------------- statistics
+def test_stats_merge_equals_whole_and_sum_works():
+    X, y, sd, _, _ = _da_data(n=60)
+    sd = sd.copy()
+    sd[:20] = 3                                     # a second source domain
+    om = rff_weights(X.shape[1], 30, 1.5, random_state=1)
+    whole = rf_stats(X, y, sd, om)
+    perm = np.random.default_rng(0).permutation(X.shape[0])
+    parts = [rf_stats(X[idx], y[idx], sd[idx], om) for idx in np.array_split(perm, 3)]
+    merged = sum(parts)
+    assert isinstance(merged, RFStats)
+    np.testing.assert_array_equal(merged.domains, whole.domains)
+    np.testing.assert_array_equal(merged.domain_counts, whole.domain_counts)
+    np.testing.assert_array_equal(merged.classes, whole.classes)
+    np.testing.assert_array_equal(merged.class_counts, whole.class_counts)
+    for f in ("domain_sums", "class_sums", "moment_labeled", "moment_unlabeled"):
+        np.testing.assert_allclose(getattr(merged, f), getattr(whole, f), atol=1e-10)
+    # one part may lack a domain or a class entirely
+    only_target = rf_stats(X[sd < 0], y[sd < 0], sd[sd < 0], om)
+    assert only_target.classes.size == 0
+    both = rf_stats(X[sd > 0], y[sd > 0], sd[sd > 0], om) + only_target
+    np.testing.assert_allclose(both.total_moment(), whole.total_moment(), atol=1e-10)
+
+
+def test_chunked_equals_unchunked_and_scatters_match_explicit_features():
+    X, y, sd, _, _ = _da_data(n=50)
+    om = rff_weights(X.shape[1], 20, 1.3, random_state=2)
+    a = rf_stats(X, y, sd, om, chunk_size=7)
+    b = rf_stats(X, y, sd, om)
+    np.testing.assert_allclose(a.total_moment(), b.total_moment(), atol=1e-11)
+    np.testing.assert_allclose(a.class_sums, b.class_sums, atol=1e-11)
+    # explicit n x 2N features (fine at this size) against the sums
+    Z = rff_map(X, om)
+    Zc = Z - Z.mean(0)
+    np.testing.assert_allclose(a.total_scatter(), Zc.T @ Zc, atol=1e-10)
+    d = Z[sd > 0].mean(0) - Z[sd < 0].mean(0)
+    np.testing.assert_allclose(a.mmd_vector(), d, atol=1e-12)
+    # SCA's domain scatter = Z^T L Z with L = (1/m) E (I - 11^T/m) E^T
+    E = np.stack([(sd == g) / np.sum(sd == g) for g in np.unique(sd)], axis=1)
+    m = E.shape[1]
+    L = E @ (np.eye(m) - 1.0 / m) @ E.T / m
+    np.testing.assert_allclose(a.domain_scatter(), Z.T @ L @ Z, atol=1e-12)
+    # class scatters: between + within = covariance of the labeled rows
+    Sb, Sw = a.class_scatters()
+    Zl = Z[y >= 0]
+    np.testing.assert_allclose(Sb + Sw, np.cov(Zl.T, bias=True), atol=1e-12)
+    assert np.linalg.matrix_rank(Sb, tol=1e-10) <= np.unique(y[y >= 0]).size - 1
+
+
+def test_merging_stats_of_different_frequencies_is_an_error():
+    X, y, sd, _, _ = _da_data(n=20)
+    a = rf_stats(X, y, sd, rff_weights(5, 10, 1.0, random_state=0))
+    b = rf_stats(X, y, sd, rff_weights(5, 10, 1.0, random_state=1))
+    with pytest.raises(ValueError, match="different frequencies"):
+        a + b
+    with pytest.raises(ValueError, match="random-feature columns"):
+        a + rf_stats(X, y, sd, rff_weights(5, 11, 1.0, random_state=0))
+
+
+def test_fit_from_merged_client_stats_equals_fit_on_all_rows():
+    X, y, sd, _, _ = _da_data(n=80)
+    full = RFSCA(n_components=3, n_features=60, random_state=0).fit(X, y, sample_domain=sd)
+    om = full.omega_
+    clients = [rf_stats(X[i::3], y[i::3], sd[i::3], om) for i in range(3)]
+    fed = clone(full).set_params()
+    fed.omega_, fed.sigma_, fed.n_features_in_ = om, full.sigma_, X.shape[1]
+    fed.fit_from_stats(sum(clients))
+    np.testing.assert_allclose(fed.eigenvalues_, full.eigenvalues_, rtol=1e-8)
+    Z1, Z2 = full.transform(X), fed.transform(X)
+    np.testing.assert_allclose(np.abs(Z1), np.abs(Z2), rtol=1e-6, atol=1e-8)
+
+
+# ----------------------------------------------------------------------------- convergence
+def test_rftca_coefficients_penalty_tends_to_exact_tca():
+    X, y, sd, ys, yt = _cluster_data()
+    n = 150
+    exact = TCA(n_components=2, mu=1.0).fit(X, y, sample_domain=sd)
+    Ze = exact.transform(X)
+    cos = {}
+    for N in (20, 400):
+        rf = RFTCA(n_components=2, mu=1.0, n_features=N, penalty="coefficients",
+                   random_state=1).fit(X, y, sample_domain=sd)
+        assert rf.sigma_ == pytest.approx(exact.sigma_)
+        Z = rf.transform(X)
+        cos[N] = _min_cos(Ze, Z)
+        if N == 400:
+            np.testing.assert_allclose(rf.eigenvalues_, exact.eigenvalues_, rtol=0.15)
+            assert abs(_1nn(Z, n, ys, yt) - _1nn(Ze, n, ys, yt)) <= 0.02
+    # (clear eigen-gaps needed: with small gaps TCA's eigenvectors swap under any kernel
+    # perturbation, as the RF-TCA paper's Theorem 1 warns)
+    assert cos[400] > 0.99
+    assert cos[400] > cos[20]
+
+
+def test_rftca_paper_penalty_tends_to_rtca():
+    """The paper's RF-TCA (penalty ||V||^2) solves R-TCA, ``KHK w = lam (K + mu K l l^T K) w``,
+    with the random-feature kernel; compare with R-TCA on the exact kernel."""
+    X, y, sd, _, _ = _cluster_data()
+    rf = RFTCA(n_components=2, mu=2.0, n_features=400, random_state=0).fit(
+        X, y, sample_domain=sd)
+    K = rbf_kernel(X, sigma=rf.sigma_)
+    n = K.shape[0]
+    ell = np.where(sd > 0, 1.0 / np.sum(sd > 0), -1.0 / np.sum(sd < 0))
+    Kc = K - K.mean(0)
+    u = K @ ell
+    B = K + 2.0 * np.outer(u, u) + 1e-8 * np.eye(n)
+    w, W = eigh(Kc.T @ Kc, B, subset_by_index=[n - 2, n - 1])
+    assert _min_cos(K @ W, rf.transform(X)) > 0.99
+    np.testing.assert_allclose(np.sort(rf.eigenvalues_), w, rtol=0.15)
+
+
+@pytest.mark.parametrize("beta,delta,supervised", [(0.5, 1.0, True), (0.0, 1.0, False),
+                                                   (1.0, 0.5, True)])
+def test_rfsca_tends_to_exact_sca(beta, delta, supervised):
+    X, y, sd, ys, yt = _da_data(n=100)
+    k = 2
+    kw = dict(n_components=k, beta=beta, delta=delta, supervised=supervised)
+    exact = SCA(**kw).fit(X, y, sample_domain=sd)
+    Ze = exact.transform(X)
+    cos = {}
+    for N in (15, 400):
+        rf = RFSCA(n_features=N, random_state=0, **kw).fit(X, y, sample_domain=sd)
+        cos[N] = _min_cos(Ze, rf.transform(X))
+        if N == 400:
+            np.testing.assert_allclose(rf.eigenvalues_, exact.eigenvalues_, rtol=0.2)
+    assert cos[400] > 0.95
+    assert cos[400] > cos[15]
+
+
+def test_rfsca_kpca_special_case_is_pca_of_the_features():
+    X, _, sd, _, _ = _da_data(n=60)
+    rf = RFSCA(n_components=3, beta=0.0, delta=0.0, eps=0.0, supervised=False, n_features=40,
+               random_state=0).fit(X)
+    Z = rff_map(X, rf.omega_)
+    pca = PCA(n_components=3).fit(Z)
+    np.testing.assert_allclose(rf.eigenvalues_, pca.explained_variance_ * (119 / 120),
+                               rtol=1e-6)
+    assert _min_cos(rf.transform(X), pca.transform(Z)) > 1 - 1e-8
+
+
+def test_rfsca_domain_term_shrinks_projected_domain_scatter():
+    X, y, sd, _, _ = _da_data(n=100, shift=1.5)
+
+    def dom_gap(delta):
+        Z = RFSCA(n_components=3, beta=0.0, delta=delta, supervised=False, whiten=False,
+                  n_features=200, random_state=0).fit(X, y, sample_domain=sd).transform(X)
+        Z = Z / Z.std()
+        return np.sum((Z[sd > 0].mean(0) - Z[sd < 0].mean(0)) ** 2)
+
+    assert dom_gap(100.0) < 0.5 * dom_gap(0.0)
+
+
+# ----------------------------------------------------------------------------- properties
+def test_random_state_reproducible_and_float32():
+    X, y, sd, _, _ = _da_data(n=60)
+    for Est in (RFTCA, RFSCA):
+        a = Est(n_components=3, n_features=50, random_state=3).fit(X, y, sample_domain=sd)
+        b = Est(n_components=3, n_features=50, random_state=3).fit(X, y, sample_domain=sd)
+        c = Est(n_components=3, n_features=50, random_state=4).fit(X, y, sample_domain=sd)
+        np.testing.assert_array_equal(a.transform(X), b.transform(X))
+        assert not np.allclose(np.abs(a.transform(X)), np.abs(c.transform(X)))
+        f = Est(n_components=3, n_features=50, random_state=3).fit(
+            X.astype(np.float32), y, sample_domain=sd)
+        Zf = f.transform(X.astype(np.float32))
+        assert Zf.dtype == np.float32 and np.all(np.isfinite(Zf))
+        assert _min_cos(Zf.astype(np.float64), a.transform(X)) > 0.999
+
+
+def test_chunked_transform_and_no_training_data_kept():
+    X, y, sd, _, _ = _da_data(n=50)
+    a = RFTCA(n_components=3, n_features=40, random_state=0, chunk_size=9).fit(
+        X, y, sample_domain=sd)
+    b = RFTCA(n_components=3, n_features=40, random_state=0).fit(X, y, sample_domain=sd)
+    np.testing.assert_allclose(a.transform(X), b.transform(X), rtol=1e-9, atol=1e-12)
+    for value in vars(a).values():
+        assert not (isinstance(value, np.ndarray) and value.shape[0] == X.shape[0])
+
+
+def test_duplicated_points_and_constant_features():
+    X, y, sd, _, _ = _da_data(n=60)
+    Xd = np.vstack([X, X])
+    Xd[:, 0] = 3.0                                # a constant feature
+    yd, sdd = np.r_[y, y], np.r_[sd, sd]
+    for Est in (RFTCA, RFSCA):
+        Z = Est(n_components=3, n_features=50, random_state=0).fit(
+            Xd, yd, sample_domain=sdd).transform(Xd)
+        assert np.all(np.isfinite(Z))
+        np.testing.assert_allclose(Z[:120], Z[120:])
+
+
+def test_gamma_is_inverse_mu_and_scaling_constraint():
+    X, y, sd, _, _ = _da_data(n=50)
+    a = RFTCA(n_components=3, mu=4.0, n_features=40, random_state=0).fit(X, y, sample_domain=sd)
+    b = RFTCA(n_components=3, gamma=0.25, n_features=40, random_state=0).fit(
+        X, y, sample_domain=sd)
+    np.testing.assert_allclose(a.transform(X), b.transform(X))
+    c = RFTCA(n_components=3, mu=4.0, n_features=40, random_state=0, scaling="constraint",
+              keep_stats=True).fit(X, y, sample_domain=sd)
+    V = c.components_
+    np.testing.assert_allclose(V.T @ c.stats_.total_scatter() @ V, np.eye(3), atol=1e-8)
+
+
+# ----------------------------------------------------------------------------- errors
+def test_errors():
+    X, y, sd, _, _ = _da_data(n=40)
+    with pytest.raises(ValueError, match="n_components=300 is too large"):
+        RFTCA(n_components=300, n_features=100).fit(X, y, sample_domain=sd)
+    with pytest.raises(ValueError, match="n_classes - 1"):
+        RFSCA(n_components=5, beta=1.0, n_features=30).fit(X, y, sample_domain=sd)
+    one = np.where(y >= 0, 0, -1)
+    with pytest.raises(ValueError, match="one class|2 classes"):
+        RFSCA(n_components=2, beta=0.5, n_features=30).fit(X, one, sample_domain=sd)
+    with pytest.raises(ValueError, match="No target rows"):
+        RFSCA(n_components=2, setting="da", n_features=30).fit(X[:40], y[:40],
+                                                                sample_domain=sd[:40])
+    with pytest.raises(ValueError, match="must not see target"):
+        RFSCA(n_components=2, setting="dg", n_features=30).fit(X, y, sample_domain=sd)
+    with pytest.raises(ValueError, match="n_features"):
+        RFTCA(n_features=0).fit(X, y, sample_domain=sd)
+    with pytest.raises(ValueError, match="beta"):
+        RFSCA(beta=1.5, n_features=10).fit(X, y, sample_domain=sd)
+    with pytest.raises(ValueError, match="penalty"):
+        RFTCA(n_components=2, n_features=10, penalty="nope").fit(X, y, sample_domain=sd)
+    fitted = RFTCA(n_components=2, n_features=10, random_state=0).fit(X, y, sample_domain=sd)
+    with pytest.raises(ValueError, match="features"):
+        fitted.transform(X[:, :3])
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        RFTCA(n_features=10).fit(np.where(X > 2, np.nan, X), y, sample_domain=sd)
+    st = rf_stats(X, y, sd, fitted.omega_)
+    with pytest.raises(ValueError, match="labeled"):
+        rfsca_from_stats(rf_stats(X, None, sd, fitted.omega_), 2, beta=0.5)
+    with pytest.raises(ValueError, match="mu"):
+        rftca_from_stats(st, 2, mu=-1.0)
+
+
+def test_clone_and_params():
+    est = RFSCA(n_components=3, beta=0.2, n_features=77, random_state=5)
+    c = clone(est)
+    assert c.get_params()["n_features"] == 77 and c.get_params()["beta"] == 0.2
