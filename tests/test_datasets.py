@@ -283,6 +283,10 @@ def test_make_rotated_ellipses():
     assert np.array_equal(y_pm, np.where(y == 1, 1, -1))
     with pytest.raises(ValueError):
         make_rotated_ellipses(n_tasks=0)
+    with pytest.raises(ValueError, match="domain id 0"):
+        make_rotated_ellipses(n_tasks=5, first_domain=-2)
+    _, _, sd_t = make_rotated_ellipses(n_tasks=3, n_points=4, first_domain=-3, random_state=0)
+    assert sorted(set(sd_t.tolist())) == [-3, -2, -1]
 
 
 def test_make_monotone_shift():

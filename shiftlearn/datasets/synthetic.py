@@ -60,6 +60,10 @@ def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float
     """
     if n_tasks < 1 or n_points < 2:
         raise ValueError("Need n_tasks >= 1 and n_points >= 2.")
+    if first_domain <= 0 < first_domain + n_tasks:
+        raise ValueError(f"Task ids {first_domain}..{first_domain + n_tasks - 1} would include "
+                         "the invalid domain id 0; use first_domain <= -n_tasks (targets) or "
+                         ">= 1 (sources).")
     rng = _rng(random_state)
     Xs, ys, sds = [], [], []
     for i in range(n_tasks):
