@@ -165,14 +165,21 @@ class _MarginalTransferBase(BaseEstimator):
         c = self.C * self._weights(task, counts)
         rng = _rng(self.random_state)
         self.solver_ = self._choose_solver(M)
-        self.sigma_x_ = (_resolve_sigma(self.sigma_x, lambda: median_heuristic(X), "sigma_x")
+        med = {}
+
+        def median_x() -> float:  # computed once, shared by sigma_x and sigma_emb
+            if "x" not in med:
+                med["x"] = median_heuristic(X)
+            return med["x"]
+
+        self.sigma_x_ = (_resolve_sigma(self.sigma_x, median_x, "sigma_x")
                          if self.kernel_x == "rbf" else None)
         ke = self._param("kernel_emb", "rbf")
         pooling = self._pooling()
         self.sigma_emb_ = None
         if not pooling and ke == "rbf":
-            self.sigma_emb_ = _resolve_sigma(self._param("sigma_emb", "median"),
-                                             lambda: median_heuristic(X), "sigma_emb")
+            self.sigma_emb_ = _resolve_sigma(self._param("sigma_emb", "median"), median_x,
+                                             "sigma_emb")
         if self.solver_ == "exact":
             self._fit_exact(X, Y, task, c, rng, pooling, ke)
         else:
@@ -371,7 +378,7 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
 
     def _linear_model(self, seed):
         return LinearSVC(C=self.C, loss="hinge", fit_intercept=False, dual=True,
-                         tol=self.tol * 0.1, max_iter=self.max_iter, random_state=seed)
+                         tol=self.tol, max_iter=self.max_iter, random_state=seed)
 
     def _linear_target(self, Y):
         return self.classes_[self._y_index]
@@ -461,7 +468,7 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
 
     def _linear_model(self, seed):
         return LinearSVR(C=self.C, epsilon=self.epsilon, loss="epsilon_insensitive",
-                         fit_intercept=False, dual=True, tol=self.tol * 0.1,
+                         fit_intercept=False, dual=True, tol=self.tol,
                          max_iter=self.max_iter, random_state=seed)
 
     def _linear_target(self, Y):
