@@ -21,13 +21,30 @@ from pathlib import Path
 
 from ._jobs import DEFAULTS, job_config
 
-__all__ = ["LoopbackDeployment", "free_port", "write_app"]
+__all__ = ["LoopbackDeployment", "free_port", "live_processes", "write_app"]
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def live_processes(pgids) -> list[int]:
+    """PIDs of non-zombie processes whose process group is in ``pgids`` (Linux ``/proc``)."""
+    pgids = {int(g) for g in pgids}
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) in pgids:
+            out.append(int(entry))
+    return out
 
 
 def _toml_value(v) -> str:
