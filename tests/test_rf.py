@@ -304,3 +304,13 @@ def test_clone_and_params():
     est = RFSCA(n_components=3, beta=0.2, n_features=77, random_state=5)
     c = clone(est)
     assert c.get_params()["n_features"] == 77 and c.get_params()["beta"] == 0.2
+
+
+def test_randomized_solver_matches_dense():
+    X, y, sd, _, _ = _cluster_data(n=80)
+    for Est, kw in ((RFTCA, {}), (RFSCA, {"beta": 0.5})):
+        fits = {s: Est(n_components=5, n_features=400, random_state=0, eigen_solver=s,
+                       **kw).fit(X, y, sample_domain=sd) for s in ("dense", "randomized")}
+        np.testing.assert_allclose(fits["randomized"].eigenvalues_, fits["dense"].eigenvalues_,
+                                   rtol=1e-6)
+        assert _min_cos(fits["randomized"].transform(X), fits["dense"].transform(X)) > 0.9999

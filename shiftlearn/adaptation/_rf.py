@@ -109,6 +109,11 @@ class RFTCA(_RFBase):
         ``"coefficients"``: Pan's ``||W||^2`` on the kernel coefficients, exact TCA with the
         random-feature kernel (tends to exact TCA with the same ``mu``; one extra full
         ``2N x 2N`` eigendecomposition). See :func:`rftca_from_stats`.
+    eigen_solver : {"auto", "dense", "randomized"}, default="auto"
+        ``"dense"``: ``scipy.linalg.eigh(..., subset_by_index)`` on the ``2N x 2N`` pencil;
+        ``"randomized"``: block subspace iteration on the reduced operator, with an exact
+        residual test (falls back to dense); ``"auto"``: randomized for ``2N >= 800`` and
+        ``n_components <= 2N / 10``. See :func:`~shiftlearn.adaptation._rf_stats.solve_pencil`.
     random_state : int, Generator or None
         Seed of the frequencies ``Omega`` (an int makes every result reproducible).
     chunk_size : int or None
@@ -145,8 +150,8 @@ class RFTCA(_RFBase):
     """
 
     def __init__(self, n_components=30, mu=1.0, gamma=None, n_features=1000,
-                 bandwidth="median", scaling="eigh", penalty="features", random_state=None,
-                 chunk_size=None, dtype=None, keep_stats=False):
+                 bandwidth="median", scaling="eigh", penalty="features", eigen_solver="auto",
+                 random_state=None, chunk_size=None, dtype=None, keep_stats=False):
         self.n_components = n_components
         self.mu = mu
         self.gamma = gamma
@@ -154,6 +159,7 @@ class RFTCA(_RFBase):
         self.bandwidth = bandwidth
         self.scaling = scaling
         self.penalty = penalty
+        self.eigen_solver = eigen_solver
         self.random_state = random_state
         self.chunk_size = chunk_size
         self.dtype = dtype
@@ -177,7 +183,8 @@ class RFTCA(_RFBase):
         if self.scaling not in ("constraint", "eigh"):
             raise ValueError(f"scaling must be 'constraint' or 'eigh', got {self.scaling!r}.")
         self.mu_ = self._mu()
-        V, w = rftca_from_stats(stats, self.n_components, self.mu_, penalty=self.penalty)
+        V, w = rftca_from_stats(stats, self.n_components, self.mu_, penalty=self.penalty,
+                                eigen_solver=self.eigen_solver)
         if self.scaling == "constraint":
             V = V * whitening_scale(w)[None, :]
         self._set_solution(stats, V, w)
@@ -229,7 +236,7 @@ class RFSCA(_RFBase):
         ``"da"`` demands target rows, ``"dg"`` forbids them.
     domains : {"ids", "sides"}, default="ids"
         Domains of the domain scatter: each ``sample_domain`` id, or sources vs targets.
-    random_state, chunk_size, dtype, keep_stats
+    eigen_solver, random_state, chunk_size, dtype, keep_stats
         As in :class:`RFTCA`.
 
     Attributes
@@ -252,8 +259,8 @@ class RFSCA(_RFBase):
 
     def __init__(self, n_components=10, beta=0.5, delta=1.0, eps=1e-5, n_features=1000,
                  bandwidth="median", whiten=True, class_scatter_normalization="n_s",
-                 supervised=True, setting="auto", domains="ids", random_state=None,
-                 chunk_size=None, dtype=None, keep_stats=False):
+                 supervised=True, setting="auto", domains="ids", eigen_solver="auto",
+                 random_state=None, chunk_size=None, dtype=None, keep_stats=False):
         self.n_components = n_components
         self.beta = beta
         self.delta = delta
@@ -265,6 +272,7 @@ class RFSCA(_RFBase):
         self.supervised = supervised
         self.setting = setting
         self.domains = domains
+        self.eigen_solver = eigen_solver
         self.random_state = random_state
         self.chunk_size = chunk_size
         self.dtype = dtype
@@ -288,7 +296,8 @@ class RFSCA(_RFBase):
         V, w = rfsca_from_stats(stats, self.n_components, float(self.beta), float(self.delta),
                                 float(self.eps), domains=self.domains,
                                 supervised=self.supervised,
-                                class_scatter_normalization=self.class_scatter_normalization)
+                                class_scatter_normalization=self.class_scatter_normalization,
+                                eigen_solver=self.eigen_solver)
         self.classes_ = stats.classes
         self.mean_ = stats.mean()
         self._set_solution(stats, V, w)

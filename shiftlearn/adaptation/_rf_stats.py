@@ -28,7 +28,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import eigh
+from scipy.linalg import cho_factor, eigh, qr, solve_triangular
 
 from .._validation import check_sample_domain, check_X, infer_sample_domain, unlabeled_mask
 from ..kernels import rff_chunks
@@ -39,6 +39,7 @@ __all__ = [
     "rf_stats",
     "rfsca_from_stats",
     "rftca_from_stats",
+    "solve_pencil",
 ]
 
 
@@ -347,6 +348,75 @@ def top_generalized_eigh(A: np.ndarray, B: np.ndarray, k: int) -> tuple[np.ndarr
     return solve_generalized_eigh(A, B, k)
 
 
+def randomized_top_eigh(apply, D: int, k: int, *, tol: float = 1e-7, max_iter: int = 40,
+                        random_state=0) -> tuple[np.ndarray, np.ndarray] | None:
+    """Leading ``k`` eigenpairs of a symmetric PSD operator by block subspace iteration.
+
+    ``apply(Q)`` returns ``T @ Q`` for a ``(D, p)`` block (BLAS-3). Block size
+    ``p = min(D, max(2k, k + 20))``; after each product a Rayleigh-Ritz step gives Ritz pairs
+    whose residuals ``||T v - lambda v||`` are exact (``T V = (T Q) U``). Stops when every
+    residual is below ``tol * lambda_1``; returns ``None`` if that does not happen within
+    ``max_iter`` products (callers then fall back to the dense solver).
+    """
+    p = min(D, max(2 * k, k + 20))
+    Q, _ = qr(np.random.default_rng(random_state).standard_normal((D, p)), mode="economic")
+    for _ in range(max_iter):
+        Y = apply(Q)
+        w, U = eigh(_sym(Q.T @ Y))
+        w, U = w[::-1][:k], U[:, ::-1][:, :k]
+        res = np.linalg.norm(Y @ U - (Q @ U) * w[None, :], axis=0)
+        if w[0] > 0 and np.all(res <= tol * w[0]):
+            return w.copy(), Q @ U
+        Q, _ = qr(Y, mode="economic")
+    return None
+
+
+def solve_pencil(A: np.ndarray, B: np.ndarray, k: int, eigen_solver: str = "auto", *,
+                 rank_one: tuple[float, np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Leading ``k`` eigenpairs of ``A v = lambda B v`` (``V^T B V = I``), dense or randomized.
+
+    ``"dense"``: :func:`top_generalized_eigh` (``O(D^3)``). ``"randomized"``: reduce to the
+    standard problem ``T = B^{-1/2} A B^{-1/2}`` *as an operator* (closed-form ``B^{-1/2}`` when
+    ``B = I + mu d d^T`` is given as ``rank_one=(mu, d)``; else a Cholesky factor and two
+    triangular solves per block, no inverse formed) and run :func:`randomized_top_eigh`;
+    falls back to dense when it does not converge. ``"auto"``: randomized when
+    ``D >= 800`` and ``k <= D / 10``.
+    """
+    D = A.shape[0]
+    if eigen_solver not in ("auto", "dense", "randomized"):
+        raise ValueError("eigen_solver must be 'auto', 'dense' or 'randomized', "
+                         f"got {eigen_solver!r}.")
+    if eigen_solver == "auto":
+        eigen_solver = "randomized" if (D >= 800 and k <= D / 10) else "dense"
+    if eigen_solver == "randomized":
+        A = _sym(A)
+        if rank_one is not None:
+            mu, d = rank_one
+            dd = float(d @ d)
+            alpha = (1.0 / np.sqrt(1.0 + mu * dd) - 1.0) / dd if dd > 0 else 0.0
+
+            def half(X):                            # B^{-1/2} X = X + alpha d (d^T X)
+                return X + alpha * np.outer(d, d @ X)
+
+            out = randomized_top_eigh(lambda Q: half(A @ half(Q)), D, k)
+            if out is not None:
+                return out[0], half(out[1])
+        else:
+            L, _ = cho_factor(_sym(B), lower=True, check_finite=False)
+            L = np.tril(L)
+
+            def op(Q):
+                X = solve_triangular(L, Q, lower=True, trans="T", check_finite=False)
+                return solve_triangular(L, A @ X, lower=True, check_finite=False)
+
+            out = randomized_top_eigh(op, D, k)
+            if out is not None:
+                V = solve_triangular(L, out[1], lower=True, trans="T", check_finite=False)
+                return out[0], V
+    return top_generalized_eigh(A, B, k)
+
+
 def _check_k(n_components, limit: int, why: str) -> int:
     return check_n_components(n_components, limit, why)
 
@@ -362,8 +432,8 @@ def _check_spectrum(w: np.ndarray, k: int, what: str) -> None:
 
 
 def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
-                     penalty: str = "features", rank_tol: float = 1e-10
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     penalty: str = "features", eigen_solver: str = "auto",
+                     rank_tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
     """RF-TCA projection from sufficient statistics (a ``2N x 2N`` eigenproblem).
 
     Pan et al.'s TCA with the kernel ``K = Z Z^T`` of the random features,
@@ -385,6 +455,8 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
         solved exactly in the eigenbasis of ``S = Z^T Z`` (one extra full ``2N x 2N``
         eigendecomposition); this is exact TCA with the random-feature kernel, so it tends to
         exact TCA with the same ``mu`` as ``N`` grows.
+    eigen_solver : {"auto", "dense", "randomized"}
+        See :func:`solve_pencil`.
     rank_tol : float
         ``"coefficients"``: directions with ``S``-eigenvalue below ``rank_tol * max`` are dropped
         (they carry no kernel mass).
@@ -419,7 +491,8 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
     C = stats.total_scatter()
     d = stats.mmd_vector()
     if penalty == "features":
-        w, V = top_generalized_eigh(C, np.eye(D) + mu * np.outer(d, d), k)
+        w, V = solve_pencil(C, np.eye(D) + mu * np.outer(d, d), k, eigen_solver,
+                            rank_one=(mu, d))
     elif penalty == "coefficients":
         s2, U = eigh(_sym(stats.total_moment()), check_finite=False)
         keep = s2 > rank_tol * max(s2[-1], 1e-300)
@@ -429,7 +502,8 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
         G = U[:, keep] * np.sqrt(s2[keep])          # V = G a  <=>  W = (orthonormal basis) a
         Ch = G.T @ C @ G
         dh = G.T @ d
-        w, A = top_generalized_eigh(Ch, np.eye(G.shape[1]) + mu * np.outer(dh, dh), k)
+        w, A = solve_pencil(Ch, np.eye(G.shape[1]) + mu * np.outer(dh, dh), k, eigen_solver,
+                            rank_one=(mu, dh))
         V = G @ A
     else:
         raise ValueError(f"penalty must be 'features' or 'coefficients', got {penalty!r}.")
@@ -439,8 +513,8 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
 
 def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
                      delta: float = 1.0, eps: float = 1e-5, *, domains: str = "ids",
-                     supervised: bool = True, class_scatter_normalization: str = "n_s"
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     supervised: bool = True, class_scatter_normalization: str = "n_s",
+                     eigen_solver: str = "auto") -> tuple[np.ndarray, np.ndarray]:
     """Random-feature Scatter Component Analysis from sufficient statistics.
 
     The kernel SCA problem (Ghifary et al., eq. 20 with footnote 1) with ``K = Z Z^T`` written
@@ -475,6 +549,8 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         exact :class:`~shiftlearn.adaptation.SCA`.
     class_scatter_normalization : {"n_s", "none"}
         Divide the class scatters by the number of labeled rows (default), or not.
+    eigen_solver : {"auto", "dense", "randomized"}
+        See :func:`solve_pencil`.
 
     Returns
     -------
@@ -532,6 +608,6 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         M = M + norm * Sw
     if delta > 0:
         M = M + delta * stats.domain_scatter(domains)
-    w, V = top_generalized_eigh(A, M, k)
+    w, V = solve_pencil(A, M, k, eigen_solver)
     _check_spectrum(w, k, "the RF-SCA problem")
     return V, w
