@@ -358,3 +358,39 @@ def test_errors_and_warnings():
     # continuous targets work with domain strata (regression)
     (tr, va), = ClusterSplit(stratify="domain", random_state=0).split(X, y + 0.5, dom)
     assert np.array_equal(np.bincount(dom[va])[1:], _expected_counts(dom - 1, 0.2))
+
+
+# ------------------------------------------------------------------ real data (skips without it)
+def test_office_caltech_small_set_random_start_is_sticky_pca_start_is_not(data_home):
+    """dslr + webcam (452 rows, 800-d): each row's own weight in its centroid (2/|V| ~ 0.02)
+    outweighs the spread of the distance differences, so the random start is already a fixed
+    point of the paper's Lloyd step; the PCA start finds a far more shifted split."""
+    from shiftlearn.datasets import load_office_caltech
+
+    ds = load_office_caltech(data_home)
+    X, y, d = ds.pack(sources=["dslr", "webcam"])
+    rnd = ClusterSplit(random_state=0)
+    (tr, va), = rnd.split(X, y, d)
+    (tr_r, va_r), = RandomStratifiedSplit(random_state=0).split(X, y, d)
+    codes = constraint_codes(y, d, "label_domain", X.shape[0])
+    assert np.array_equal(np.bincount(codes[va]), np.bincount(codes[va_r]))
+    assert rnd.n_iter_ == 1 and np.array_equal(va, va_r)       # stuck at the random start
+    pca = ClusterSplit(init="pca", random_state=0)
+    (tr_p, va_p), = pca.split(X, y, d)
+    assert np.array_equal(np.bincount(codes[va_p]), np.bincount(codes[va_r]))
+    assert pca.mmd2_[0] >= pca.mmd2_init_[0]
+    assert split_mmd2(X, tr_p, va_p) > 3 * split_mmd2(X, tr, va)
+    lodo = np.mean([split_mmd2(X, a, b) for a, b in LeaveOneDomainOut().split(X, y, d)])
+    assert split_mmd2(X, tr_p, va_p) > lodo
+
+
+def test_pca_init_synthetic_and_errors():
+    X, y, dom = _data(seed=22)
+    cv = ClusterSplit(init="pca", n_init=3, random_state=0)
+    (tr, va), = cv.split(X, y, dom)
+    codes = constraint_codes(y, dom, "label_domain", X.shape[0])
+    assert np.array_equal(np.bincount(codes[va]), _expected_counts(codes, 0.2))
+    with pytest.raises(ValueError, match="init"):
+        list(ClusterSplit(init="pca", n_splits=3).split(X, y, dom))
+    with pytest.raises(ValueError, match="init"):
+        list(ClusterSplit(init="bogus").split(X, y, dom))

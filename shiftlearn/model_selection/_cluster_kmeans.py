@@ -458,6 +458,23 @@ def _init_labels(codes, k, m, rng):
     return labels
 
 
+def _pca_scores(op: _KernelOperator, rng) -> np.ndarray:
+    """Scores of the rows on the leading kernel principal component (Lanczos, O(n q) a step)."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    n = op.diag.shape[0]
+
+    def mv(v):
+        v = np.asarray(v, dtype=np.float64).reshape(n, -1)
+        v = v - v.mean(axis=0)
+        out = op.matvec(v)
+        return out - out.mean(axis=0)
+
+    A = LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64)
+    _, vec = eigsh(A, k=1, which="LA", v0=rng.standard_normal(n), tol=1e-6)
+    return vec[:, 0]
+
+
 def _lloyd(op, codes, labels, k, bounds, solver, max_iter, tol, ssq):
     need_D = k != 2 or solver == "lp"
     st = _stats(op, labels, k, need_D=need_D)
@@ -510,7 +527,7 @@ def constrained_kernel_kmeans(
     n_init: int = 1,
     random_state=None,
     operator: _KernelOperator | None = None,
-    init: np.ndarray | None = None,
+    init="random",
 ) -> ClusterResult:
     """Constrained kernel k-means (the paper's Algorithm 1; ``K`` clusters for K folds).
 
@@ -540,8 +557,14 @@ def constrained_kernel_kmeans(
         Seeds the initial splits and the Nyström landmarks.
     operator : optional
         A precomputed :func:`kernel_operator` (skips building the kernel).
-    init : ndarray of int, shape (n,), optional
-        Initial labels (overrides the random start; ``n_init`` must be 1).
+    init : {"random", "pca"} or ndarray of int, shape (n,), default="random"
+        ``"random"``: a random feasible stratified split (the paper: "random
+        initialisations"). ``"pca"`` (two clusters; not in the paper): the first start puts
+        the ``m_g`` rows of each group with the lowest score on the leading kernel principal
+        component in validation, further starts are random. Lloyd's step counts each row in
+        its own centroid, which makes small clusters sticky (a random start can be a fixed
+        point when ``h n`` is a few hundred rows in high dimension); a PCA start avoids it.
+        An array gives the initial labels (``n_init`` must be 1).
 
     Returns
     -------
@@ -605,11 +628,21 @@ def constrained_kernel_kmeans(
         raise ValueError(f"tol must be a float >= 0, got {tol!r}.")
     ssq = _ssq_total(operator)
     best = None
-    for _ in range(n_init):
-        if init is not None:
-            if n_init != 1:
-                raise ValueError("init and n_init > 1 are exclusive.")
+    if isinstance(init, str):
+        if init not in ("random", "pca"):
+            raise ValueError(f"init must be 'random', 'pca' or an array of labels, got {init!r}.")
+        if init == "pca" and n_clusters != 2:
+            raise ValueError("init='pca' is for one split (two clusters); use 'random'.")
+    elif n_init != 1:
+        raise ValueError("An init array and n_init > 1 are exclusive.")
+    for start in range(n_init):
+        if not isinstance(init, str):
             labels0 = np.asarray(init, dtype=np.int64)
+            if labels0.shape != (n,) or labels0.min() < 0 or labels0.max() >= n_clusters:
+                raise ValueError(f"init must hold {n} labels in 0..{n_clusters - 1}.")
+        elif init == "pca" and start == 0:
+            labels0 = _select_closed_form(_pca_scores(operator, rng), codes, m, m).astype(
+                np.int64)
         else:
             labels0 = _init_labels(codes, n_clusters, m, rng)
         out = _lloyd(operator, codes, labels0, n_clusters, bounds, solver, max_iter, tol, ssq)

@@ -67,14 +67,19 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         than ``tol`` times its value; 0 runs to a fixed point (the paper). ``1e-4`` is a good
         choice for very large ``n``.
     n_init : int, default=1
-        Random restarts; the lowest k-means objective is kept.
+        Restarts; the lowest k-means objective is kept.
+    init : {"random", "pca"}, default="random"
+        Starting split: random stratified (the paper) or, for one split, the lowest
+        ``round(h n_g)`` rows of each group along the leading kernel principal component (not
+        in the paper; escapes the fixed point a random start can be for small, high-dimensional
+        sets, see ``docs/model_selection.md``).
 
     Attributes (set by ``split``; arrays have one entry per fold)
     -------------------------------------------------------------
     mmd2_ : ndarray of shape (n_splits,)
         Biased ``MMD²`` between each validation fold and its training rows (clustering kernel).
     mmd2_init_ : ndarray of shape (n_splits,)
-        The same for the random feasible starting split.
+        The same for the starting split (random feasible by default).
     n_iter_ : int
     converged_ : bool
     objective_ : float
@@ -104,7 +109,8 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
 
     def __init__(self, n_splits=1, test_size=0.2, kernel="rbf", gamma=None,
                  stratify="label_domain", tolerance=0, n_components=None, featurizer=None,
-                 random_state=None, solver="closed_form", max_iter=100, tol=0.0, n_init=1):
+                 random_state=None, solver="closed_form", max_iter=100, tol=0.0, n_init=1,
+                 init="random"):
         self.n_splits = n_splits
         self.test_size = test_size
         self.kernel = kernel
@@ -118,6 +124,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         self.max_iter = max_iter
         self.tol = tol
         self.n_init = n_init
+        self.init = init
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:
         return int(self.n_splits)
@@ -167,7 +174,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         res = constrained_kernel_kmeans(
             F, codes, n_clusters=k, test_size=self.test_size, tolerance=self._tolerance(codes),
             solver=self.solver, max_iter=self.max_iter, tol=self.tol, n_init=self.n_init,
-            random_state=rng, operator=op)
+            random_state=rng, operator=op, init=self.init)
         self.labels_ = res.labels
         self.mmd2_ = res.mmd2
         self.mmd2_init_ = res.mmd2_init
