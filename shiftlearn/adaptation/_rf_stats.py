@@ -132,7 +132,7 @@ class RFStats:
             if yl.dtype.kind == "f" and np.all(yl == np.round(yl)):
                 yl = yl.astype(np.int64)
             classes, cinv = np.unique(yl, return_inverse=True)
-            Zl = Z if lab.all() else Z[lab]
+            Zl = _rows(Z, lab)
             csums = _group_sums(Zl, cinv, classes.size)
             ccounts = np.bincount(cinv, minlength=classes.size).astype(np.int64)
             Ml = np.asarray(Zl.T @ Zl, dtype=np.float64)
@@ -143,7 +143,7 @@ class RFStats:
         if lab.all():
             Mu = np.zeros((D, D))
         else:
-            Zu = Z if not lab.any() else Z[~lab]
+            Zu = _rows(Z, ~lab)
             Mu = np.asarray(Zu.T @ Zu, dtype=np.float64)
         return cls(D, doms, dcounts, dsums, classes, ccounts, csums, Ml, Mu, fingerprint)
 
@@ -248,10 +248,24 @@ def _sym(A: np.ndarray) -> np.ndarray:
     return (A + A.T) / 2.0
 
 
+def _rows(Z: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``Z[mask]`` without a copy when the selected rows are contiguous (the usual layout:
+    sources then targets), so the big products run on views."""
+    idx = np.flatnonzero(mask)
+    if idx.size == Z.shape[0]:
+        return Z
+    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
+        return Z[idx[0]: idx[-1] + 1]
+    return Z[idx]
+
+
 def _group_sums(Z: np.ndarray, inv: np.ndarray, n_groups: int) -> np.ndarray:
     """Row sums of ``Z`` per group (a one-hot product: one BLAS call), in float64."""
     if n_groups == 1:
         return Z.sum(axis=0, dtype=np.float64)[None, :]
+    if n_groups <= 4:                    # few groups (domains): views where rows are contiguous
+        return np.stack([_rows(Z, inv == g).sum(axis=0, dtype=np.float64)
+                         for g in range(n_groups)])
     onehot = np.zeros((n_groups, Z.shape[0]), dtype=Z.dtype)
     onehot[inv, np.arange(Z.shape[0])] = 1
     return np.asarray(onehot @ Z, dtype=np.float64)
