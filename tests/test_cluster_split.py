@@ -394,3 +394,13 @@ def test_pca_init_synthetic_and_errors():
         list(ClusterSplit(init="pca", n_splits=3).split(X, y, dom))
     with pytest.raises(ValueError, match="init"):
         list(ClusterSplit(init="bogus").split(X, y, dom))
+
+
+def test_docs_examples_run():
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "model_selection.md"
+    result = doctest.testfile(str(page), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
