@@ -1,5 +1,6 @@
 """Protocol, simulator, one-shot exactness and hostile-message handling (no network)."""
 
+import doctest
 import logging
 
 import numpy as np
@@ -17,6 +18,11 @@ from shiftlearn.federated import (
     StatsReply,
     TrainReply,
     TrainRequest,
+    _data,
+    _iterative,
+    _messages,
+    _oneshot,
+    _run,
     arrays_to_stats,
     decode,
     encode,
@@ -297,3 +303,9 @@ def test_simulate_job_protocols():
     assert it["C"].shape == (6, 3) and 0 <= it["target_accuracy"] <= 1
     with pytest.raises(ValueError, match="Unknown job key"):
         simulate_job({"nope": 1})
+
+
+@pytest.mark.parametrize("module", [_messages, _iterative, _oneshot, _run, _data])
+def test_doctests(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0

@@ -1,14 +1,11 @@
 """Flower integration: a real SuperLink and 4 SuperNodes on 127.0.0.1 run the one-shot job;
 the result must equal the simulator's, and every process started here must be gone after."""
 
-import doctest
-
 import numpy as np
 import pytest
 
 pytest.importorskip("flwr")
 
-from shiftlearn.federated import _data, _iterative, _messages, _oneshot, _run  # noqa: E402
 from shiftlearn.federated._deploy import LoopbackDeployment, live_processes  # noqa: E402
 from shiftlearn.federated._jobs import simulate_job  # noqa: E402
 
@@ -43,9 +40,3 @@ def test_deployment_stops_processes_when_the_job_fails(tmp_path):
     with pytest.raises(ValueError, match="Unknown job key"):
         dep.run({"no-such-key": 1})
     assert dep.procs == []
-
-
-@pytest.mark.parametrize("module", [_messages, _iterative, _oneshot, _run, _data])
-def test_doctests(module):
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0
