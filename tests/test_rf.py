@@ -314,3 +314,14 @@ def test_randomized_solver_matches_dense():
         np.testing.assert_allclose(fits["randomized"].eigenvalues_, fits["dense"].eigenvalues_,
                                    rtol=1e-6)
         assert _min_cos(fits["randomized"].transform(X), fits["dense"].transform(X)) > 0.9999
+
+
+def test_truncate_equals_fit_with_fewer_components():
+    X, y, sd, _, _ = _cluster_data(n=40)
+    for Est in (RFTCA, RFSCA):
+        big = Est(n_components=6, n_features=60, random_state=0, eigen_solver="dense").fit(
+            X, y, sample_domain=sd)
+        small = Est(n_components=3, n_features=60, random_state=0, eigen_solver="dense").fit(
+            X, y, sample_domain=sd)
+        np.testing.assert_allclose(np.abs(big.truncate(3).transform(X)),
+                                   np.abs(small.transform(X)), rtol=1e-6, atol=1e-9)

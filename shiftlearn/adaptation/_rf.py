@@ -33,6 +33,8 @@ __all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_f
 class _RFBase(BaseSubspaceTransformer):
     """Shared parts: bandwidth, frequencies, statistics, chunked transform."""
 
+    _component_columns = ("components_",)   # nested eigenvectors: ``truncate(k)`` is exact
+
     def _check_common(self):
         if not isinstance(self.n_features, Integral) or self.n_features < 1:
             raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}.")
