@@ -277,7 +277,7 @@ def _cmd_mmd(args: argparse.Namespace) -> int:
     prep = {"pooled": f"{ds.preprocessing}, statistics of each pooled pair",
             "per-domain": f"{ds.preprocessing}, each domain separately (removes per-feature "
                           "mean/scale differences before testing)",
-            "none": "none"}[args.preprocessing]
+            "none": "none"}[args.preprocessing] if ds.preprocess is not None else "none"
     _say(f"MMD two-sample test on {ds.name}: {ds.description}")
     _say(f"preprocessing: {prep}; kernel: Gaussian exp(-d^2 / (2 sigma^2)), bandwidth "
          f"{bw!r} on each pooled pair; {args.permutations} permutations, seed {args.seed}")
