@@ -404,3 +404,11 @@ def test_docs_examples_run():
     result = doctest.testfile(str(page), module_relative=False,
                               optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_cli_splits(data_home, capsys):
+    from shiftlearn.model_selection._cli import main
+
+    assert main(["--holdout", "amazon", "--data-home", data_home]) == 0
+    out = capsys.readouterr().out
+    assert "cluster (rbf)" in out and "leave-one-domain-out" in out
