@@ -298,3 +298,10 @@ def test_multitask_beats_baselines_on_monotone_shift():
             errs[m].append(np.mean(clf.predict(X[test], sd[test]) != y[test]))
     med = {m: np.median(v) for m, v in errs.items()}
     assert med["multitask"] < med["target_only"] and med["multitask"] < med["pooling"]
+
+
+def test_cli_demo_runs(capsys):
+    from shiftlearn.boosting._cli import main
+
+    assert main(["--n-estimators", "5", "--n-source", "200", "--n-test", "200"]) == 0
+    assert "multitask" in capsys.readouterr().out
