@@ -40,3 +40,17 @@ def test_deployment_stops_processes_when_the_job_fails(tmp_path):
     with pytest.raises(ValueError, match="Unknown job key"):
         dep.run({"no-such-key": 1})
     assert dep.procs == []
+
+
+@pytest.mark.slow
+@pytest.mark.network
+def test_flower_iterative_job_matches_simulator(tmp_path):
+    job = {"protocol": "iterative", "n-per-client": 60, "rounds": 3}
+    with LoopbackDeployment(4, tmp_path) as dep:
+        res = dep.run(job, timeout=600)
+    assert res["status"] == "ok", res.get("traceback")
+    sim = simulate_job(job)
+    np.testing.assert_allclose(res["W"], sim["W"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res["C"], sim["C"], rtol=0, atol=1e-12)
+    assert res["target_accuracy"] == pytest.approx(sim["target_accuracy"])
+    assert res["bytes_up"] == sim["bytes_up"] and res["bytes_down"] == sim["bytes_down"]
