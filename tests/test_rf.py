@@ -325,3 +325,21 @@ def test_truncate_equals_fit_with_fewer_components():
             X, y, sample_domain=sd)
         np.testing.assert_allclose(np.abs(big.truncate(3).transform(X)),
                                    np.abs(small.transform(X)), rtol=1e-6, atol=1e-9)
+
+
+def test_dask_blocks_sum_to_in_memory_stats():
+    pytest.importorskip("dask")
+    import dask
+    import dask.array as da
+
+    from shiftlearn.adaptation._dask import rf_stats_dask
+
+    X, y, sd, _, _ = _da_data(n=70)
+    om = rff_weights(X.shape[1], 20, 1.2, random_state=0)
+    with dask.config.set(scheduler="synchronous"):
+        st = rf_stats_dask(da.from_array(X, chunks=(33, 5)), da.from_array(y, chunks=50), sd,
+                           om, split_every=2)
+    ref = rf_stats(X, y, sd, om)
+    np.testing.assert_allclose(st.total_moment(), ref.total_moment(), atol=1e-10)
+    np.testing.assert_allclose(st.class_sums, ref.class_sums, atol=1e-10)
+    np.testing.assert_array_equal(st.domain_counts, ref.domain_counts)
