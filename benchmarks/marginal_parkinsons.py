@@ -92,6 +92,8 @@ def one(ds, names, rep, N, n):
     return {"rep": rep, "N": N, "n": n,
             "mt_rmse": -task_group_score(mt, Xt, yt, sdt),
             "pool_rmse": -task_group_score(pool, Xt, yt, sdt),
+            "mean_rmse": float(np.sqrt(np.mean([np.mean((yt[sdt == i] - y.mean()) ** 2)
+                                                for i in np.unique(sdt)]))),
             "mt_params": ms.best_params_, "pool_params": ps.best_params_, "seconds": t()}
 
 
@@ -109,14 +111,16 @@ def table(rows, key, paper, Ns, nl):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--N", type=int, nargs="*", default=[10, 20, 25, 35])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--N", type=int, nargs="*", default=[10, 20, 25, 30, 35])
     ap.add_argument("--n", type=int, nargs="*", default=[20, 58, 100])
     ap.add_argument("--target", default="total_UPDRS")
+    ap.add_argument("--features", default="voice", choices=["voice", "all"],
+                    help="'all' adds age, sex and test_time to the 16 voice measures")
     args = ap.parse_args(argv)
     machine = header("Parkinson's telemonitoring: marginal transfer vs pooling "
                      "(paper Tables 3-4)")
-    ds = load_parkinsons(target=args.target)
+    ds = load_parkinsons(target=args.target, features=args.features)
     rows = []
     for rep in range(args.reps):
         names = list(np.random.default_rng(rep).permutation(ds.domain_names))
@@ -128,21 +132,29 @@ def main(argv=None):
     wins = [r for r in rows if r["N"] >= 25 and r["n"] >= 58]
     summary = ""
     if wins:
+        const = np.mean([r["mean_rmse"] for r in wins])
         mt = np.mean([r["mt_rmse"] for r in wins])
         po = np.mean([r["pool_rmse"] for r in wins])
         frac = np.mean([r["mt_rmse"] < r["pool_rmse"] for r in wins])
         summary = (f"\n\nN >= 25 and n >= 58: mean RMSE marginal transfer {mt:.2f}, pooling "
                    f"{po:.2f}; marginal transfer lower in {100 * frac:.0f}% of the "
-                   f"{len(wins)} (setting, repetition) pairs.")
-    body = (f"Target {args.target}; {args.reps} repetitions (7 random test patients each). "
+                   f"{len(wins)} (setting, repetition) pairs. Constant prediction (training "
+                   f"mean of y): {const:.2f}.")
+    body = (f"Target {args.target}, features {args.features}; {args.reps} repetitions (7 random "
+            "test patients each). "
             "RMSE = sqrt(mean per-patient MSE). Paper columns: Tables 3-4 of the note.\n\n"
             "## Marginal transfer (paper Table 3)\n\n"
             + table(rows, "mt_rmse", PAPER_MT, args.N, args.n)
             + "\n\n## Pooling (paper Table 4)\n\n"
-            + table(rows, "pool_rmse", PAPER_POOL, args.N, args.n) + summary
+            + table(rows, "pool_rmse", PAPER_POOL, args.N, args.n)
+            + "\n\n## Reference: constant prediction = training mean of y (no paper value)\n\n"
+            + table(rows, "mean_rmse", {n: (float("nan"),) * 6 for n in NLEVELS}, args.N,
+                    args.n) + summary
             + "\n\nSelected hyper-parameters and times are in the JSON file.")
-    write_results("marginal_parkinsons", "Parkinson's: marginal transfer vs pooling", body,
-                  {"rows": rows, "target": args.target}, machine)
+    name = "marginal_parkinsons" + ("" if args.features == "voice" else "_allfeatures")
+    write_results(name, f"Parkinson's: marginal transfer vs pooling ({args.features} features)",
+                  body, {"rows": rows, "target": args.target, "features": args.features},
+                  machine)
 
 
 if __name__ == "__main__":
