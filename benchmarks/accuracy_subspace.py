@@ -187,8 +187,9 @@ def report():
         if part == "office":   # merge the reverse-order worker's results
             d = {**load("office_rev"), **d}
         data[part] = d
-        tasks = sorted({k.rsplit(":", 1)[0] for k in d}, key=lambda k: list(d).index(k + ":raw")
-                       if k + ":raw" in d else 0)
+        order = [f"office_caltech:{a}->{b}" for a, b in PAPER_OFFICE_SCA]
+        tasks = sorted({k.rsplit(":", 1)[0] for k in d},
+                       key=lambda k: order.index(k) if k in order else list(d).index(k + ":raw"))
         rows = []
         for tk in tasks:
             row = {"task": tk.split(":", 1)[1], "raw": 100 * d[tk + ":raw"]["acc"]}
@@ -205,10 +206,12 @@ def report():
         cols = ["task", "raw", "TCA", "uSCA", "SCA", "TCA (oracle)", "uSCA (oracle)",
                 "SCA (oracle)"] + (["SCA paper"] if part == "office" else [])
         complete = [r for r in rows if all(isinstance(r[c], float) for c in cols[1:5])]
-        if complete and len(complete) == len(rows):
-            mean = {"task": "**mean**"}
+        if complete:
+            label = "**mean**" if len(complete) == len(rows) else \
+                f"**mean over the {len(complete)} completed tasks**"
+            mean = {"task": label}
             for c in cols[1:]:
-                vals = [r[c] for r in rows if isinstance(r[c], float)]
+                vals = [r[c] for r in complete if isinstance(r[c], float)]
                 mean[c] = float(np.mean(vals)) if vals else ""
             rows.append(mean)
         body.append(f"## {title}\n\n1NN target accuracy (%), hyper-parameters by 5-fold CV on "
