@@ -55,7 +55,7 @@ def test_inside_skada_pipeline():
 
 
 def test_source_cv_search_uses_source_labels_only():
-    X, y, sd, yt = _toy(n=15)
+    X, y, sd, yt = _toy(n=8)
     grid = {"adapter__beta": [0.2, 0.8], "adapter__n_components": [1, 2]}
     search = SourceCVSearch(DomainAdaptationClassifier(SCA(bandwidth=2.0)), grid, cv=5)
     search.fit(X, y, sd)
