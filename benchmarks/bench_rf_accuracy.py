@@ -3,11 +3,10 @@ accuracy on MNIST→USPS.
 
 Office+Caltech SURF, 12 tasks, 1NN on the adapted source rows, accuracy on the target rows.
 Both methods use the Gaussian kernel with the median bandwidth and ``mu = 1``; ``n_components``
-in {10, 20, 30, 50} is chosen by 5-fold cross-validation on the SOURCE labels only
-(:class:`~shiftlearn.model_selection.SourceCVSearch`, one fit per fold thanks to the nested
-components). Columns: each method with its own source-CV choice, and RF-TCA refitted with the
-exact TCA's chosen ``k`` ("matched"). The issue's target: RF-TCA within 1 point of exact TCA on
-average. (The exact engineer's headline TCA also searches a linear kernel; random Fourier
+in {10, 20, 30, 50} is chosen for the exact TCA by 5-fold cross-validation on the SOURCE labels
+only (:class:`~shiftlearn.model_selection.SourceCVSearch`, one fit per fold thanks to the nested
+components), and RF-TCA (N = 1,000, seed 0) is fitted with the same ``k``. The issue's target:
+RF-TCA within 1 point of exact TCA on average. (The exact engineer's headline TCA also searches a linear kernel; random Fourier
 features approximate the Gaussian kernel only, so the comparison here is RBF vs RBF.)
 
 MNIST→USPS (3,800 rows, 256 pixels, unit-norm rows): fit time (wall and CPU, one BLAS thread)
@@ -80,15 +79,13 @@ def part_office():
         tca_acc, tca_k = cv_then_score(TCA(mu=1.0), X, y, sd, yt)
         t_tca = time.process_time() - t0
         t0 = time.process_time()
-        rf = RFTCA(mu=1.0, n_features=1000, random_state=0)
-        rf_acc, rf_k = cv_then_score(rf, X, y, sd, yt)
-        t_rf = time.process_time() - t0
         matched = DomainAdaptationClassifier(
             RFTCA(n_components=tca_k, mu=1.0, n_features=1000, random_state=0),
             KNeighborsClassifier(1)).fit(X, y, sd)
         rf_matched = float(matched.score(X[test], yt[test]))
-        r = {"raw": raw, "TCA": tca_acc, "TCA k": tca_k, "RF-TCA": rf_acc, "RF-TCA k": rf_k,
-             "RF-TCA matched k": rf_matched, "cpu TCA search": t_tca, "cpu RF search": t_rf}
+        t_rf = time.process_time() - t0
+        r = {"raw": raw, "TCA": tca_acc, "TCA k": tca_k, "RF-TCA matched k": rf_matched,
+             "cpu TCA search": t_tca, "cpu RF fit": t_rf}
         print(key, json.dumps(r), flush=True)
         _save_part(key, r)
 
@@ -128,21 +125,25 @@ def report(machine):
         rows = []
         for task, v in office:
             rows.append({"task": task, "raw": 100 * v["raw"], "TCA (exact)": 100 * v["TCA"],
-                         "k": v["TCA k"], "RF-TCA N=1000": 100 * v["RF-TCA"],
-                         "k ": v["RF-TCA k"],
-                         "RF-TCA (TCA's k)": 100 * v["RF-TCA matched k"],
-                         "diff": 100 * (v["RF-TCA"] - v["TCA"])})
+                         "k": v["TCA k"], "RF-TCA N=1000 (same k)": 100 * v["RF-TCA matched k"],
+                         "diff": 100 * (v["RF-TCA matched k"] - v["TCA"]),
+                         "CPU s: TCA search": v["cpu TCA search"],
+                         "CPU s: one RF-TCA fit": v.get("cpu RF fit", float("nan"))})
         mean = {c: float(np.mean([r[c] for r in rows])) for c in
-                ("raw", "TCA (exact)", "RF-TCA N=1000", "RF-TCA (TCA's k)", "diff")}
-        rows.append({"task": f"**mean ({len(office)} tasks)**", **mean, "k": "", "k ": ""})
+                ("raw", "TCA (exact)", "RF-TCA N=1000 (same k)", "diff")}
+        rows.append({"task": f"**mean ({len(office)} tasks)**", **mean, "k": ""})
         verdict = ("met" if abs(mean["diff"]) <= 1.0 else "NOT met")
         body.append(
             "## Office+Caltech SURF: RF-TCA (N = 1,000) vs exact TCA, 1NN, source-CV\n\n"
-            + markdown_table(rows, ["task", "raw", "TCA (exact)", "k", "RF-TCA N=1000", "k ",
-                                    "RF-TCA (TCA's k)", "diff"])
+            + markdown_table(rows, ["task", "raw", "TCA (exact)", "k", "RF-TCA N=1000 (same k)",
+                                    "diff", "CPU s: TCA search", "CPU s: one RF-TCA fit"])
             + f"\n\nMean RF-TCA − TCA: {mean['diff']:+.2f} points "
             f"(target: within 1 point: **{verdict}**). Both Gaussian kernel, median bandwidth, "
-            "mu = 1, k by 5-fold source CV over {10, 20, 30, 50}.\n")
+            "mu = 1; k chosen for the exact TCA by 5-fold source CV over {10, 20, 30, 50} and "
+            "reused for RF-TCA (the issue's 'same hyper-parameters as the exact TCA's source-CV "
+            "choice'; RF-TCA's own source CV was dropped for time on the loaded machine). "
+            "At these sizes (n = 450-2,100 < 2N = 2,000) RF-TCA is not faster than exact TCA, "
+            "as the RF-TCA paper also observes for small tasks.\n")
     if "mnist" in d:
         m = d["mnist"]
         body.append(
