@@ -260,3 +260,10 @@ def test_check_estimator(Est):
         warnings.simplefilter("ignore", ConvergenceWarning)
         check_estimator(Est(solver="exact", max_iter=200, random_state=0),
                         expected_failed_checks=expected)
+
+
+def test_cli_runs(capsys):
+    from shiftlearn.generalization._cli import main
+    assert main(["--N", "8", "--n", "8", "--test-points", "50", "--solver", "rf"]) == 0
+    out = capsys.readouterr().out
+    assert "marginal transfer" in out and "pooling" in out
