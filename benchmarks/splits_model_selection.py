@@ -98,8 +98,8 @@ def score(y, pred, regression):
 # ---------------------------------------------------------------------------------------------
 # one task: all split types, all configurations
 # ---------------------------------------------------------------------------------------------
-def make_splits(X, y, d, seeds, regression):
-    strat_c = "domain" if regression else "label"
+def make_splits(X, y, d, seeds, regression, strat_reg="domain"):
+    strat_c = strat_reg if regression else "label"
     strat_r = "domain" if regression else "label_domain"
     out = {}
     for s in seeds:
@@ -112,7 +112,7 @@ def make_splits(X, y, d, seeds, regression):
     return out
 
 
-def run_task(family, X, y, d, Xt, yt, dt, seeds, regression, log):
+def run_task(family, X, y, d, Xt, yt, dt, seeds, regression, log, strat_reg="domain"):
     configs = [(i, j) for i in range(len(family.outer)) for j in range(len(family.inner))]
     cache = {}
 
@@ -130,7 +130,7 @@ def run_task(family, X, y, d, Xt, yt, dt, seeds, regression, log):
         return res
 
     t0 = time.perf_counter()
-    splits = make_splits(X, y, d, seeds, regression)
+    splits = make_splits(X, y, d, seeds, regression, strat_reg)
     # held-out scores of every configuration (refit on all of S)
     test = np.empty(len(configs))
     for i, outer in enumerate(family.outer):
@@ -186,6 +186,8 @@ def main(argv=None):
     ap.add_argument("--skip-parkinsons", action="store_true")
     ap.add_argument("--only-parkinsons", action="store_true")
     ap.add_argument("--name", default="splits_model_selection", help="results file name")
+    ap.add_argument("--parkinsons-strat", default="domain", choices=["domain", "none"],
+                    help="cluster-split constraints for Parkinson's: per patient, or size only")
     args = ap.parse_args(argv)
     machine = header("Model selection with validation splits")
     seeds = list(range(args.seeds))
@@ -230,7 +232,8 @@ def main(argv=None):
             X, Xt = (X - mu) / sd, (Xt - mu) / sd      # development-set statistics only
             log(f"[parkinsons] draw {rep}: {len(dev_p)} dev patients -> 7 test patients")
             results["parkinsons"]["tasks"][f"draw{rep}"] = run_task(
-                fam, X, y, d, Xt, yt, dt, seeds, True, log)
+                fam, X, y, d, Xt, yt, dt, seeds, True, log,
+                None if args.parkinsons_strat == "none" else "domain")
             write_partial(results, machine, args)
     write_partial(results, machine, args, final=True)
 
@@ -281,7 +284,8 @@ def write_partial(results, machine, args, final=False):
     if pk.get("tasks"):
         rows, pooled, mmd_rows = summarize(pk, regression=True)
         parts += [f"## Parkinson's, {pk['model']} (RMSE on 7 held-out patients; lower = better)",
-                  "", "Grid: C in {0.1, 1, 10} x {marginal transfer, pooling}.", "",
+                  "", "Grid: C in {0.1, 1, 10} x {marginal transfer, pooling}. Cluster-split "
+                  f"constraints: {args.parkinsons_strat} (random: per patient).", "",
                   markdown_table(rows, floatfmt=".3f"), "",
                   "Gap closed on the mean RMSEs (pooled): " + ", ".join(
                       f"{k} {v:.2f}" for k, v in pooled.items() if k != "random"), "",
