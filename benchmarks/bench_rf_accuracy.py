@@ -6,8 +6,9 @@ Both methods use the Gaussian kernel with the median bandwidth and ``mu = 1``; `
 in {10, 20, 30, 50} is chosen for the exact TCA by 5-fold cross-validation on the SOURCE labels
 only (:class:`~shiftlearn.model_selection.SourceCVSearch`, one fit per fold thanks to the nested
 components), and RF-TCA (N = 1,000, seed 0) is fitted with the same ``k``. The issue's target:
-RF-TCA within 1 point of exact TCA on average. (The exact engineer's headline TCA also searches a linear kernel; random Fourier
-features approximate the Gaussian kernel only, so the comparison here is RBF vs RBF.)
+RF-TCA within 1 point of exact TCA on average. (The exact engineer's headline TCA also
+searches a linear kernel; random Fourier features approximate the Gaussian kernel only, so the
+comparison here is RBF vs RBF.)
 
 MNIST→USPS (3,800 rows, 256 pixels, unit-norm rows): fit time (wall and CPU, one BLAS thread)
 and 1NN accuracy of RF-TCA / RF-SCA for N = 256, 500, 1000 frequencies, float64 and float32,
@@ -90,6 +91,26 @@ def part_office():
         _save_part(key, r)
 
 
+def part_office_coef():
+    """RF-TCA with Pan's penalty on the kernel coefficients (the exact TCA's problem with the
+    random-feature kernel), same k as the exact TCA's source-CV choice."""
+    ds = load_office_caltech()
+    done = _load_parts()
+    for s, t in ds.tasks:
+        key = f"office:{s}->{t}"
+        if key not in done or "RF-TCA coef" in done[key]:
+            continue
+        X, y, sd, yt = ds.pack(s, t, return_masked_labels=True)
+        test = sd < 0
+        est = DomainAdaptationClassifier(
+            RFTCA(n_components=done[key]["TCA k"], mu=1.0, n_features=1000,
+                  penalty="coefficients", random_state=0),
+            KNeighborsClassifier(1)).fit(X, y, sd)
+        r = dict(done[key], **{"RF-TCA coef": float(est.score(X[test], yt[test]))})
+        print(key, json.dumps(r), flush=True)
+        _save_part(key, r)
+
+
 def part_mnist():
     X, y, sd, yt = load_mnist_usps().pack("mnist", "usps", return_masked_labels=True)
     test = sd < 0
@@ -127,18 +148,27 @@ def report(machine):
             rows.append({"task": task, "raw": 100 * v["raw"], "TCA (exact)": 100 * v["TCA"],
                          "k": v["TCA k"], "RF-TCA N=1000 (same k)": 100 * v["RF-TCA matched k"],
                          "diff": 100 * (v["RF-TCA matched k"] - v["TCA"]),
+                         "RF-TCA coefficients (same k)": 100 * v.get("RF-TCA coef", np.nan),
+                         "diff coef": 100 * (v.get("RF-TCA coef", np.nan) - v["TCA"]),
                          "CPU s: TCA search": v["cpu TCA search"],
                          "CPU s: one RF-TCA fit": v.get("cpu RF fit", float("nan"))})
         mean = {c: float(np.mean([r[c] for r in rows])) for c in
-                ("raw", "TCA (exact)", "RF-TCA N=1000 (same k)", "diff")}
+                ("raw", "TCA (exact)", "RF-TCA N=1000 (same k)", "diff",
+                 "RF-TCA coefficients (same k)", "diff coef")}
         rows.append({"task": f"**mean ({len(office)} tasks)**", **mean, "k": ""})
         verdict = ("met" if abs(mean["diff"]) <= 1.0 else "NOT met")
+        verdict_c = ("met" if abs(mean["diff coef"]) <= 1.0 else "NOT met")
         body.append(
             "## Office+Caltech SURF: RF-TCA (N = 1,000) vs exact TCA, 1NN, source-CV\n\n"
             + markdown_table(rows, ["task", "raw", "TCA (exact)", "k", "RF-TCA N=1000 (same k)",
-                                    "diff", "CPU s: TCA search", "CPU s: one RF-TCA fit"])
-            + f"\n\nMean RF-TCA − TCA: {mean['diff']:+.2f} points "
-            f"(target: within 1 point: **{verdict}**). Both Gaussian kernel, median bandwidth, "
+                                    "diff", "RF-TCA coefficients (same k)", "diff coef",
+                                    "CPU s: TCA search", "CPU s: one RF-TCA fit"])
+            + f"\n\nMean RF-TCA (paper's Algorithm 1, `penalty='features'`) − TCA: "
+            f"{mean['diff']:+.2f} points (within 1 point: **{verdict}**; it solves R-TCA, a "
+            "differently regularised problem, see docs/random_features.md). Mean RF-TCA with "
+            "`penalty='coefficients'` (exact TCA's problem with the random-feature kernel) − "
+            f"TCA: {mean['diff coef']:+.2f} points (within 1 point: **{verdict_c}**). "
+            "Both Gaussian kernel, median bandwidth, "
             "mu = 1; k chosen for the exact TCA by 5-fold source CV over {10, 20, 30, 50} and "
             "reused for RF-TCA (the issue's 'same hyper-parameters as the exact TCA's source-CV "
             "choice'; RF-TCA's own source CV was dropped for time on the loaded machine). "
@@ -159,7 +189,8 @@ def report(machine):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", default="all", choices=["office", "mnist", "all", "report"])
+    ap.add_argument("--part", default="all",
+                    choices=["office", "office-coef", "mnist", "all", "report"])
     args = ap.parse_args(argv)
     machine = header("RF-TCA / RF-SCA vs exact TCA: accuracy and speed")
     if args.part in ("mnist", "all"):
@@ -167,6 +198,9 @@ def main(argv=None):
     if args.part in ("office", "all"):
         with threadpool_limits(1):
             part_office()
+    if args.part in ("office-coef", "all"):
+        with threadpool_limits(1):
+            part_office_coef()
     report(machine)
 
 
