@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,federated]'
 	@touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
@@ -35,7 +35,7 @@ demo: install
 # ruff first, pytest last: the output ends with pytest's summary line
 test: install-test
 	$(VENV)/bin/ruff check shiftlearn tests benchmarks
-	$(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
 
 # paper-scale runs; "no tests collected" (exit 5) is not a failure here
 test-slow: install-test

@@ -23,7 +23,12 @@ import numpy as np
 # registry of subcommands contributed by subpackages (one line each)
 # --------------------------------------------------------------------------------------------
 #: ``name -> ("package.module:function", one-line help)``; ``function(argv) -> exit code``.
-COMMANDS: dict[str, tuple[str, str]] = {}
+COMMANDS: dict[str, tuple[str, str]] = {
+    "boosting": ("shiftlearn.boosting._cli:main",
+                 "multi-task boosting vs its baselines on the synthetic monotone-shift pair"),
+    "federated": ("shiftlearn.federated._cli:main",
+                  "federated RF-TCA: simulate, loopback Flower run, app files"),
+}
 
 #: Methods the demo compares with raw 1NN:
 #: ``label -> ("module:Class", constructor kwargs, in the default run?)``. A method whose class
