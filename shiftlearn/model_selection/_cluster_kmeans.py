@@ -26,6 +26,9 @@ Decisions on the paper's open points (see ``docs/model_selection.md``)
   ``Psi`` is no longer exactly maximising the MMD (the factor ``n/(|T||V|)`` moves).
 * **Initialisation.** A random feasible stratified split (``round(h n_g)`` rows of each group
   drawn uniformly); ``n_init`` restarts keep the lowest ``Psi`` (not in the paper).
+  ``init="pca"`` (not in the paper) starts from the leading kernel principal component: the
+  Lloyd step counts each row in its own centroid, and with a few hundred validation rows in high
+  dimension that bonus can make the random start a fixed point (seen on Office+Caltech).
 * **Stopping.** When the partition stops changing, when ``Psi`` stops strictly decreasing
   (relative ``1e-12``; ``1e-7`` for float32 data; guards against tie cycling), after
   ``max_iter`` assignment steps, or (``tol > 0``, not in the paper) when an iteration adds
