@@ -26,6 +26,10 @@ import numpy as np
 COMMANDS: dict[str, tuple[str, str]] = {
     "boosting": ("shiftlearn.boosting._cli:main",
                  "multi-task boosting vs its baselines on the synthetic monotone-shift pair"),
+    "marginal": ("shiftlearn.generalization._cli:main",
+                 "marginal transfer vs pooling on rotated-ellipse DG tasks"),
+    "splits": ("shiftlearn.model_selection._cli:main",
+               "compare validation splits (random / leave-one-domain-out / cluster MMD)"),
     "federated": ("shiftlearn.federated._cli:main",
                   "federated RF-TCA: simulate, loopback Flower run, app files"),
 }
