@@ -11,12 +11,12 @@ feature columns and ``2000 x 2000`` eigenproblems.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 
 from ..kernels import resolve_bandwidth, rff_chunks, rff_weights
-from ._base import BaseSubspaceTransformer, whitening_scale
+from ._base import BaseSubspaceTransformer, resolve_tca_mu, whitening_scale
 from ._rf_stats import (
     RFStats,
     omega_fingerprint,
@@ -168,13 +168,7 @@ class RFTCA(_RFBase):
         self.keep_stats = keep_stats
 
     def _mu(self) -> float:
-        if self.gamma is not None:
-            if not isinstance(self.gamma, Real) or not self.gamma > 0:
-                raise ValueError(f"gamma must be a positive number, got {self.gamma!r}.")
-            return 1.0 / float(self.gamma)
-        if not isinstance(self.mu, Real) or not self.mu >= 0 or not np.isfinite(self.mu):
-            raise ValueError(f"mu must be a non-negative finite number, got {self.mu!r}.")
-        return float(self.mu)
+        return resolve_tca_mu(self.mu, self.gamma)
 
     def fit_from_stats(self, stats: RFStats):
         """Solve from precomputed statistics (e.g. merged over machines or clients).

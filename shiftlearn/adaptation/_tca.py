@@ -21,14 +21,18 @@ dense reference path (``eigen_solver="dense"``) calls
 
 from __future__ import annotations
 
-from numbers import Real
-
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ..kernels import kernel_matrix, resolve_bandwidth
-from ._base import BaseSubspaceTransformer, check_n_components, mmd_vector, solve_generalized_eigh
+from ._base import (
+    BaseSubspaceTransformer,
+    check_n_components,
+    mmd_vector,
+    resolve_tca_mu,
+    solve_generalized_eigh,
+)
 
 __all__ = ["TCA", "tca_components"]
 
@@ -204,13 +208,7 @@ class TCA(BaseSubspaceTransformer):
         self.eigen_solver = eigen_solver
 
     def _effective_mu(self) -> float:
-        if self.gamma is not None:
-            if not isinstance(self.gamma, Real) or not self.gamma > 0:
-                raise ValueError(f"gamma must be a positive number, got {self.gamma!r}.")
-            return 1.0 / float(self.gamma)
-        if not isinstance(self.mu, Real) or not self.mu >= 0 or not np.isfinite(self.mu):
-            raise ValueError(f"mu must be a non-negative finite number, got {self.mu!r}.")
-        return float(self.mu)
+        return resolve_tca_mu(self.mu, self.gamma)
 
     def _kernel(self, X, Y=None):
         return kernel_matrix(X, Y, kernel=self.kernel, sigma=self.sigma_)
