@@ -287,6 +287,25 @@ def test_make_rotated_ellipses():
         make_rotated_ellipses(n_tasks=5, first_domain=-2)
     _, _, sd_t = make_rotated_ellipses(n_tasks=3, n_points=4, first_domain=-3, random_state=0)
     assert sorted(set(sd_t.tolist())) == [-3, -2, -1]
+    with pytest.raises(ValueError, match="sampling"):
+        make_rotated_ellipses(n_tasks=2, sampling="gaussian")
+
+
+@pytest.mark.parametrize("sampling", ["code", "uniform"])
+def test_make_rotated_ellipses_label_is_right_of_major_axis(sampling):
+    # Algorithm 1: +1 = right of the major axis; the axis is within 45 degrees of vertical
+    X, y, sd = make_rotated_ellipses(n_tasks=40, n_points=200, labels=(-1, 1),
+                                     sampling=sampling, random_state=3)
+    for d in np.unique(sd):
+        m = sd == d
+        w, V = np.linalg.eigh(X[m].T @ X[m])
+        axis = V[:, 1] if V[1, 1] > 0 else -V[:, 1]  # major axis, pointing up
+        assert abs(axis[1]) >= np.sqrt(0.5) - 0.05  # within 45 degrees of vertical
+        right = np.array([axis[1], -axis[0]])  # right-hand normal, x_1 component > 0
+        side = np.where(X[m] @ right > 0, 1, -1)
+        assert np.mean(side == y[m]) > 0.9  # mirrored labels would give < 0.1
+    # hence the task-blind rule x_1 > 0 => +1 beats chance (the pooled baseline's edge)
+    assert 0.25 < np.mean(np.where(X[:, 0] > 0, 1, -1) != y) < 0.40
 
 
 def test_make_monotone_shift():

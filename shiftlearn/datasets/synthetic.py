@@ -39,24 +39,51 @@ def make_sca_toy(n_per_cluster: int = 100, *, shift=(2.4, 1.2), spread: float = 
 
 def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float = 0.2,
                           first_domain: int = 1, labels: tuple[int, int] = (0, 1),
-                          random_state=None):
+                          sampling: str = "code", random_state=None):
     """Rotated-ellipse classification tasks (Blanchard et al., Algorithm 1).
 
     Each task draws an angle ``alpha ~ U[pi/4, 3pi/4]`` and samples ``n_points`` from an ellipse
-    with semi-axes 1 and ``minor`` rotated by ``alpha`` (as the authors' code: ``u ~ U[-1, 1]``,
-    ``v ~ U[-sqrt(1-u^2), sqrt(1-u^2)] * minor``). The label is the side of the major axis
-    (the paper's ``+1`` if ``v > 0`` before rotation, else ``-1``), exactly balanced:
-    ``floor(n/2)`` positive. Every task has mean 0, so only second-order information about
-    ``P_X`` tells the tasks apart.
+    with semi-axes 1 and ``minor`` whose major axis is rotated counter-clockwise by ``alpha``
+    from the horizontal (so every major axis is within 45 degrees of vertical). The label is
+    the side of the major axis, as in Algorithm 1: points to the *right* of the major axis are
+    class ``+1``, points to the left ``-1``. Every task has mean 0, so only second-order
+    information about ``P_X`` tells the tasks apart.
 
-    ``labels = (negative, positive)`` are the returned class values. The default ``(0, 1)``
-    (the paper's -1 -> 0, +1 -> 1) because ``y = -1`` means *unlabeled* in the library's
-    convention; pass ``labels=(-1, 1)`` for the paper's values in plain-array code.
+    Because every major axis is within 45 degrees of vertical, "right of the major axis" and
+    "right of the vertical axis" agree for most points: a classifier that ignores the task (the
+    paper's pooling) can beat chance (``x_1 > 0 => +1`` errs on about 34% of the points, see
+    ``benchmarks/marginal_ellipses.py`` for the pooled Bayes error).
+
+    Parameters
+    ----------
+    n_tasks, n_points : int
+        Number of tasks and points per task.
+    minor : float, default=0.2
+        Minor semi-axis (the authors' code: ``factor = 0.2``).
+    first_domain : int, default=1
+        Task ids are ``first_domain, first_domain + 1, ...``.
+    labels : (int, int), default=(0, 1)
+        ``(negative, positive)`` returned class values. The default maps the paper's -1 -> 0,
+        +1 -> 1 because ``y = -1`` means *unlabeled* in the library's convention; pass
+        ``labels=(-1, 1)`` for the paper's values in plain-array code.
+    sampling : {"code", "uniform"}, default="code"
+        ``"code"``: as the authors' code (``u ~ U[-1, 1]``,
+        ``v ~ U[-sqrt(1-u^2), sqrt(1-u^2)] * minor``, more mass near the tips), with exactly
+        ``floor(n/2)`` points on the positive side. ``"uniform"``: uniform on the ellipse's
+        area, as the paper's text says (class sizes then random).
+    random_state : int, Generator or None
 
     Returns
     -------
     X : (n_tasks * n_points, 2); y : ``labels`` values; sample_domain : task ids
     ``first_domain, first_domain + 1, ...`` (positive: all labeled)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X, y, sd = make_rotated_ellipses(4, 100, labels=(-1, 1), random_state=0)
+    >>> X.shape, np.unique(sd).tolist(), int(y.sum())
+    ((400, 2), [1, 2, 3, 4], 0)
     """
     if n_tasks < 1 or n_points < 2:
         raise ValueError("Need n_tasks >= 1 and n_points >= 2.")
@@ -64,14 +91,24 @@ def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float
         raise ValueError(f"Task ids {first_domain}..{first_domain + n_tasks - 1} would include "
                          "the invalid domain id 0; use first_domain <= -n_tasks (targets) or "
                          ">= 1 (sources).")
+    if sampling not in ("code", "uniform"):
+        raise ValueError(f"sampling must be 'code' or 'uniform', got {sampling!r}.")
     rng = _rng(random_state)
     Xs, ys, sds = [], [], []
     for i in range(n_tasks):
         alpha = rng.uniform(np.pi / 4, 3 * np.pi / 4)
-        u = rng.uniform(-1, 1, n_points)
-        v = np.abs(rng.uniform(-1, 1, n_points) * np.sqrt(1 - u**2)) * minor
-        lab = np.where(np.arange(n_points) < n_points // 2, 1, -1)
-        v *= lab
+        if sampling == "code":
+            u = rng.uniform(-1, 1, n_points)
+            v = np.abs(rng.uniform(-1, 1, n_points) * np.sqrt(1 - u**2)) * minor
+            lab = np.where(np.arange(n_points) < n_points // 2, 1, -1)
+            v *= -lab  # before rotation the right of the axis (+1) is v < 0
+        else:  # uniform in the unit disc, then scaled: uniform on the ellipse's area
+            r = np.sqrt(rng.uniform(0, 1, n_points))
+            phi = rng.uniform(0, 2 * np.pi, n_points)
+            u, v = r * np.cos(phi), r * np.sin(phi) * minor
+            lab = np.where(v < 0, 1, -1)
+        # rotate counter-clockwise by alpha: the axis direction (cos a, sin a) has sin a > 0,
+        # so its right-hand normal (sin a, -cos a), the image of (0, -1), points to x_1 > 0
         R = np.array([[np.cos(alpha), -np.sin(alpha)], [np.sin(alpha), np.cos(alpha)]])
         Xs.append(np.column_stack([u, v]) @ R.T)
         ys.append(lab)
