@@ -8,6 +8,7 @@ import pytest
 
 from shiftlearn.adaptation import RFTCA, rf_stats
 from shiftlearn.federated import (
+    PROTOCOL_VERSION,
     FedRFTCAConfig,
     IterativeServer,
     MessageError,
@@ -53,7 +54,8 @@ def test_encode_decode_roundtrip_all_kinds():
                            eigenvalues=rng.random(3))]
     for m in msgs:
         arrays, meta = encode(m)
-        assert meta["version"] == 1 and all(a.dtype == np.float64 for a in arrays.values())
+        assert meta["version"] == PROTOCOL_VERSION
+        assert all(a.dtype == np.float64 for a in arrays.values())
         back = decode(arrays, meta, SPEC)
         assert type(back) is type(m) and back.round == m.round
         for k, a in arrays.items():
@@ -71,7 +73,8 @@ def _reply(**kw):
 
 
 @pytest.mark.parametrize("mutate, reason", [
-    (lambda a, m: m.update(version=2), "bad_version"),
+    (lambda a, m: m.update(version=PROTOCOL_VERSION + 1), "bad_version"),
+    (lambda a, m: m.update(version=1), "bad_version"),   # v1 requests lack send_C
     (lambda a, m: m.update(protocol="other"), "bad_header"),
     (lambda a, m: m.update(kind="rm -rf"), "unknown_kind"),
     (lambda a, m: m.update(round="1"), "bad_header"),
@@ -284,6 +287,67 @@ def test_faults_that_cut_communication():
     partial = run_iterative(sources, target.X, cfg,
                             conditions=NetworkConditions(loss=0.3, dropout=0.2, seed=3))
     assert np.all(np.isfinite(partial.W)) and not np.array_equal(partial.W, init)
+
+
+def test_classifier_average_stays_due_under_loss():
+    """T_C large + lossy network: the classifier average must still happen (issue #7 bug:
+    when round k*T_C's classifier uploads were lost or S_t was empty, the average was skipped
+    until the next multiple of T_C, leaving the global classifier at zero = one class)."""
+    sources, target = _blobs(60, seed=1)
+    cfg = FedRFTCAConfig(n_features=20, n_components=4, sigma=3.0, n_rounds=30, local_steps=3,
+                         lr=0.05, classifier_every=15, seed=0)
+    for seed in range(6):
+        res = run_iterative(sources, target.X, cfg, y_target=target.y_true, eval_every=30,
+                            conditions=NetworkConditions(loss=0.5, dropout=0.2, seed=seed))
+        averaged = [h["round"] for h in res.history if h["C_from"]]
+        assert averaged and averaged[0] >= 15, averaged   # never before it is due
+        assert np.any(res.C != 0)
+        if seed in (0, 4):
+            # these network seeds lose the round-15 average; it must be retried, not skipped
+            # (before the fix: no average at all, C = 0, accuracy 1/3 = one class)
+            assert 15 < averaged[0] < 30
+            assert res.history[-1]["target_accuracy"] > 0.8
+
+
+def test_classifier_average_due_on_empty_rounds():
+    """With |S_t| ~ Unif{0..K} an empty S_t at a multiple of T_C must postpone, not skip."""
+    sources, target = _blobs(40, seed=2)
+    cfg = FedRFTCAConfig(n_features=12, n_components=3, sigma=3.0, n_rounds=40,
+                         classifier_every=5, seed=0)
+    res = run_iterative(sources, target.X, cfg)
+    hist = res.history
+    due_empty = [h["round"] for h in hist if h["round"] % 5 == 0 and not h["sampled"]]
+    assert due_empty, "pick a seed with an empty S_t at a multiple of T_C"
+    for r in due_empty:
+        nxt = next(h for h in hist if h["round"] > r and h["sampled"])
+        if nxt["round"] < 40:
+            assert nxt["C_from"], (r, nxt)
+
+
+def test_local_objective_gradient_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    n, D, m, k = 7, 6, 3, 4
+    Z = rng.normal(size=(n, D))
+    Y = np.eye(k)[rng.integers(0, k, n)]
+    W, C = rng.normal(size=(D, m)), rng.normal(size=(m + 1, k))
+    for Yc, V, lam in ((Y, rng.normal(size=(1, D)), 3.0), (None, rng.normal(size=(3, D)), 0.7),
+                       (Y, None, 1.0)):
+        loss, dW, dC = _iterative.local_objective(Z, Yc, W, C, V, lam)
+        for P, G in ((W, dW), (C, dC)):
+            num = np.zeros_like(P)
+            for idx in np.ndindex(P.shape):
+                old = P[idx]
+                P[idx] = old + 1e-6
+                up = _iterative.local_objective(Z, Yc, W, C, V, lam)[0]
+                P[idx] = old - 1e-6
+                down = _iterative.local_objective(Z, Yc, W, C, V, lam)[0]
+                P[idx] = old
+                num[idx] = (up - down) / 2e-6
+            np.testing.assert_allclose(G, num, rtol=1e-6, atol=1e-8)
+        if V is not None:   # the MMD part itself: lam/s * sum_j ||W^T v_j||^2
+            base = _iterative.local_objective(Z, Yc, W, C, None, lam)[0]
+            np.testing.assert_allclose(loss - base,
+                                       lam * np.sum((V @ W) ** 2) / V.shape[0], rtol=1e-12)
 
 
 def test_bytes_per_round_do_not_depend_on_n():

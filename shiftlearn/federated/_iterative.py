@@ -20,10 +20,16 @@ Decisions on the paper's open points (see docs/federated.md):
   source trains every round (Alg. 2): those outside ``S_t`` on CE only, uploading nothing but
   their 2N-vector.
 * **Aggregation.** Unweighted mean of the ``W`` of the sampled sources that answered plus the
-  target's (Alg. 4); if ``t % T_C == 0``, the unweighted mean of their classifiers. The averaged
-  models are downloaded by the contributors with their next request (piggy-backed), the
-  classifier also by the target. ``S_t`` empty: ``W`` = the target's, no classifier average.
-  Late, duplicated or malformed replies are rejected (:class:`~shiftlearn.federated.ReplyGuard`).
+  target's (Alg. 4); the unweighted mean of their classifiers when a classifier average is
+  *due*: it becomes due at ``t % T_C == 0`` and stays due (requests carry ``send_C``) until an
+  average actually happens, i.e. until at least one sampled source's classifier arrives (the
+  paper skips the average when ``S_t`` is empty; on a lossy network that would silently drop
+  it, and with large ``T_C`` the global classifier could stay at its zero initialisation).
+  The averaged models are downloaded by the contributors with their next request
+  (piggy-backed), the classifier also by the target; a download stays pending until the
+  client answers a request that carried it (a lost request is repeated, never skipped).
+  ``S_t`` empty: ``W`` = the target's, no classifier average. Late, duplicated or malformed
+  replies are rejected (:class:`~shiftlearn.federated.ReplyGuard`).
 * **Initialisation.** ``W`` from ``default_rng([seed, 1])`` (entries ``N(0, 1/m)``) on every
   client, so no download is needed in round 1; ``C = 0``.
 """
@@ -42,6 +48,7 @@ __all__ = [
     "FedRFTCAConfig",
     "IterativeClient",
     "IterativeServer",
+    "local_objective",
     "predict",
     "sample_clients",
     "train_softmax",
@@ -147,6 +154,43 @@ def _softmax_grad(H, Y, C):
     return loss, dC, G @ C[:-1].T
 
 
+def local_objective(Z: np.ndarray, Y: np.ndarray | None, W: np.ndarray, C: np.ndarray,
+                    V: np.ndarray | None, lam: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """A client's local loss and its gradients (the quantity its Adam steps descend).
+
+    ``loss = CE(softmax((Z W) C[:-1] + C[-1]), Y) + lam / s * sum_j ||W^T v_j||^2``; the
+    cross-entropy term is absent for the target (``Y`` is None), the MMD term when ``V`` is
+    None. ``V`` (s x 2N) holds the mean-embedding differences ``mu_local - mu_counterpart_j``
+    (one row for a source, one per sampled source for the target), treated as constants.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, 2N)
+        Random features of the (mini-)batch.
+    Y : ndarray of shape (n, k) or None
+        One-hot labels.
+    W : ndarray of shape (2N, m)
+    C : ndarray of shape (m + 1, k)
+    V : ndarray of shape (s, 2N) or None
+    lam : float
+
+    Returns
+    -------
+    loss : float
+    dW : ndarray of shape (2N, m)
+    dC : ndarray of shape (m + 1, k)
+    """
+    loss, dW, dC = 0.0, np.zeros_like(W), np.zeros_like(C)
+    if Y is not None:
+        loss, dC, dH = _softmax_grad(Z @ W, Y, C)
+        dW += Z.T @ dH
+    if V is not None and lam > 0:
+        P = V @ W
+        loss += lam * float(np.sum(P * P)) / V.shape[0]
+        dW += (2.0 * lam / V.shape[0]) * (V.T @ P)
+    return loss, dW, dC
+
+
 @dataclass
 class _Adam:
     lr: float
@@ -234,21 +278,19 @@ class IterativeClient:
         n = self.Z.shape[0]
         V = self.mean[None, :] - self.ref_means if use_mmd else None
         for _ in range(cfg.local_steps):
-            W, C = self.params["W"], self.params["C"]
-            grads = {"W": np.zeros_like(W)}
             if self.is_source:
                 idx = (rng.choice(n, cfg.batch_size, replace=False)
                        if cfg.batch_size and cfg.batch_size < n else slice(None))
-                Zb = self.Z[idx]
-                _, dC, dH = _softmax_grad(Zb @ W, self.Y[idx], C)
-                grads["C"] = dC
-                grads["W"] += Zb.T @ dH
-            if use_mmd:
-                P = V @ W
-                grads["W"] += (2.0 * cfg.lam / V.shape[0]) * (V.T @ P)
+                _, dW, dC = local_objective(self.Z[idx], self.Y[idx], self.params["W"],
+                                            self.params["C"], V, cfg.lam)
+                grads = {"W": dW, "C": dC}
+            else:
+                _, dW, _ = local_objective(self.Z, None, self.params["W"], self.params["C"],
+                                           V, cfg.lam)
+                grads = {"W": dW}
             self.opt.step(self.params, grads)
         upload = req.sampled or not self.is_source
-        send_C = self.is_source and req.sampled and req.round % cfg.classifier_every == 0
+        send_C = self.is_source and req.sampled and req.send_C
         return TrainReply(round=req.round, client_id=self.client_id,
                           mean=self.mean, W=self.params["W"] if upload else None,
                           C=self.params["C"] if send_C else None)
@@ -294,6 +336,7 @@ class IterativeServer:
         self.means: dict[int, np.ndarray] = {}
         self.pending_W: set[int] = set()
         self.pending_C: set[int] = set()
+        self.classifier_due = False
         self.rng = np.random.default_rng([config.seed, 3])
         self.sampled: list[int] = []
         self.replies: dict[int, TrainReply] = {}
@@ -301,6 +344,8 @@ class IterativeServer:
 
     def start_round(self) -> dict[int, TrainRequest]:
         self.round += 1
+        if self.round % self.config.classifier_every == 0:
+            self.classifier_due = True
         self.sampled = sample_clients(self.rng, self.source_ids, self.config.sampling)
         self.replies = {}
         reqs = {}
@@ -315,9 +360,9 @@ class IterativeServer:
                 ref = t_mean[None, :] if (sampled and t_mean is not None) else None
             reqs[cid] = TrainRequest(
                 round=self.round, client_id=cid, sampled=sampled,
+                send_C=bool(sampled and cid != self.target_id and self.classifier_due),
                 W=self.W if cid in self.pending_W else None,
                 C=self.C if cid in self.pending_C else None, ref_means=ref)
-        self.pending_W, self.pending_C = set(), set()
         return reqs
 
     def encoded_requests(self) -> dict[int, tuple[dict, dict]]:
@@ -334,17 +379,22 @@ class IterativeServer:
         got = self.replies
         for cid, r in got.items():
             self.means[cid] = r.mean
+        # a reply to this round's request proves that the request (and its download) arrived
+        self.pending_W -= set(got)
+        self.pending_C -= set(got)
         w_from = [cid for cid in self.sampled if cid in got and got[cid].W is not None]
         if self.target_id in got and got[self.target_id].W is not None:
             w_from.append(self.target_id)
         if w_from:
             self.W = np.mean([got[c].W for c in w_from], axis=0)
-            self.pending_W = set(w_from)
+            self.pending_W |= set(w_from)
         c_from = [cid for cid in self.sampled if cid in got and got[cid].C is not None]
-        if c_from and self.round % self.config.classifier_every == 0:
+        averaged_C = bool(c_from and self.classifier_due)
+        if averaged_C:
             self.C = np.mean([got[c].C for c in c_from], axis=0)
-            self.pending_C = set(c_from) | {self.target_id}
+            self.pending_C |= set(c_from) | {self.target_id}
+            self.classifier_due = False
         info = {"round": self.round, "sampled": list(self.sampled), "replies": len(got),
-                "W_from": w_from, "C_from": c_from}
+                "W_from": w_from, "C_from": c_from if averaged_C else []}
         self.history.append(info)
         return info

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 PROTOCOL = "shiftlearn.fedrftca"
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2   # 2: TrainRequest carries ``send_C``
 
 
 class MessageError(ValueError):
@@ -84,14 +84,18 @@ class _Base:
 class TrainRequest(_Base):
     """Server -> client, one FedRF-TCA round.
 
-    ``sampled``: the client is in ``S_t`` (sources then add the MMD term and upload W, C).
-    ``W`` / ``C``: the global adaptive layer / classifier, present when the client is due a
-    download (it contributed to the last average). ``ref_means``: counterpart mean embeddings
-    (the target's for a source, shape ``(1, 2N)``; the sampled sources' for the target,
-    shape ``(s, 2N)``); absent when none is known yet.
+    ``sampled``: the client is in ``S_t`` (sources then add the MMD term and upload W).
+    ``send_C``: a classifier average is due (it stays due from round ``k * T_C`` until one
+    actually happens), so a sampled source uploads its ``C``.
+    ``W`` / ``C``: the global adaptive layer / classifier, present while the client is due a
+    download (it contributed to an average and has not yet answered a request carrying it).
+    ``ref_means``: counterpart mean embeddings (the target's for a source, shape
+    ``(1, 2N)``; the sampled sources' for the target, shape ``(s, 2N)``); absent when none is
+    known yet.
     """
 
     sampled: bool = False
+    send_C: bool = False
     W: np.ndarray | None = None
     C: np.ndarray | None = None
     ref_means: np.ndarray | None = None
@@ -148,7 +152,8 @@ class ModelBroadcast(_Base):
 
 _KINDS = {c.KIND: c for c in (TrainRequest, TrainReply, StatsRequest, StatsReply,
                               ModelBroadcast)}
-_SCALARS = {"round": int, "client_id": int, "sampled": bool, "fingerprint": str}
+_SCALARS = {"round": int, "client_id": int, "sampled": bool, "send_C": bool,
+            "fingerprint": str}
 
 
 def _shape_str(a: np.ndarray) -> str:
