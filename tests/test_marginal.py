@@ -267,3 +267,26 @@ def test_cli_runs(capsys):
     assert main(["--N", "8", "--n", "8", "--test-points", "50", "--solver", "rf"]) == 0
     out = capsys.readouterr().out
     assert "marginal transfer" in out and "pooling" in out
+
+
+def test_float32_random_features_match_float64_and_task_rows():
+    from shiftlearn.generalization._embedding import (
+        rff_embeddings,
+        rff_product_features,
+        task_rows,
+    )
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    task = rng.integers(0, 7, size=300)  # unsorted, as at prediction time
+    rows = task_rows(task, 7)
+    assert all(np.array_equal(r, np.flatnonzero(task == t)) for t, r in enumerate(rows))
+    W = rng.normal(size=(3, 40))
+    V_x, V_p = rng.normal(size=(3, 50)), rng.normal(size=(80, 50))
+    ZP64 = rff_embeddings(X, task, 7, W)
+    ZP32 = rff_embeddings(X, task, 7, W, dtype=np.float32)
+    assert ZP32.dtype == np.float64 and np.max(np.abs(ZP32 - ZP64)) < 1e-5
+    kw = dict(sigma_x=0.7, sigma_p=0.3)
+    Z64 = rff_product_features(X, task, ZP64, V_x, V_p, **kw)
+    Z32 = rff_product_features(X, task, ZP64, V_x, V_p, dtype=np.float32, **kw)
+    assert Z32.dtype == np.float64 and np.max(np.abs(Z32 - Z64)) < 1e-5
+    assert np.max(np.abs(Z32 - Z64)) > 0  # really computed in single precision
