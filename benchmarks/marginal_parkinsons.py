@@ -159,18 +159,18 @@ def embedding_ceiling(ds, log=False):
             "best_params": best[1]}
 
 
-def ceiling_md(c):
+def ceiling_md(c, target="total_UPDRS"):
     return ("## Ceiling diagnostic: how much does a patient's voice distribution tell about "
             "their UPDRS level?\n\n"
-            f"Patient-level total_UPDRS: between-patient std {c['between_patient_std']:.2f}, "
+            f"Patient-level {target}: between-patient std {c['between_patient_std']:.2f}, "
             f"within-patient std {c['within_patient_std']:.2f}. Leave-one-patient-out over "
             f"the 42 patients: predicting the other patients' mean gives RMSE "
             f"{c['loo_constant_rmse']:.2f}; the *best* kernel ridge regression on the "
             f"patients' kernel mean embeddings (grid point chosen after seeing the scores, so "
             f"optimistic) gives {c['best_loo_embedding_krr_rmse']:.2f} "
             f"({c['best_params']}). The paper's marginal-transfer RMSE of 7.0-7.6 would need "
-            "the embedding to explain about half of the between-patient variance; on this "
-            "data it explains almost none.")
+            "the embedding to explain about half of the between-patient variance of "
+            "total_UPDRS; on this data it explains almost none.")
 
 
 def table(rows, key, paper, Ns, nl):
@@ -204,10 +204,11 @@ def main(argv=None):
     ceiling = embedding_ceiling(ds, log=args.log)
     print(ceiling, flush=True)
     name = ("marginal_parkinsons" + ("" if args.features == "voice" else "_allfeatures")
-            + ("_log" if args.log else ""))
+            + ("_log" if args.log else "")
+            + ("" if args.target == "total_UPDRS" else f"_{args.target}"))
     if args.ceiling_only:
         write_results(name + "_ceiling", f"Parkinson's: embedding ceiling ({args.features} "
-                      f"features, target {args.target})", ceiling_md(ceiling),
+                      f"features, target {args.target})", ceiling_md(ceiling, args.target),
                       {"ceiling": ceiling}, machine)
         return
     rows = []
@@ -242,7 +243,7 @@ def main(argv=None):
             + table(rows, "mean_rmse", {n: (float("nan"),) * 6 for n in NLEVELS}, args.N,
                     args.n) + summary
             + "\n\nSelected hyper-parameters and times are in the JSON file.\n\n"
-            + ceiling_md(ceiling))
+            + ceiling_md(ceiling, args.target))
     write_results(name, f"Parkinson's: marginal transfer vs pooling ({args.features} features)",
                   body, {"rows": rows, "target": args.target, "features": args.features,
                          "ceiling": ceiling}, machine)
