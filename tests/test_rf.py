@@ -343,3 +343,50 @@ def test_dask_blocks_sum_to_in_memory_stats():
     np.testing.assert_allclose(st.total_moment(), ref.total_moment(), atol=1e-10)
     np.testing.assert_allclose(st.class_sums, ref.class_sums, atol=1e-10)
     np.testing.assert_array_equal(st.domain_counts, ref.domain_counts)
+
+
+def test_one_pass_stats_interleaved_rows_float_labels_and_float32_chunks():
+    """The one-pass accumulator against explicit features: rows of the groups interleaved
+    (no contiguous views), NaN-marked float labels, several chunks, float32 products."""
+    X, y, sd, _, _ = _da_data(n=40)
+    perm = np.random.default_rng(3).permutation(X.shape[0])
+    X, y, sd = X[perm], y[perm], sd[perm]
+    om = rff_weights(X.shape[1], 16, 1.4, random_state=0)
+    Z = rff_map(X, om)
+    for dtype, tol in ((np.float64, 1e-11), (np.float32, 2e-5)):
+        st = rf_stats(X, np.where(y >= 0, y, -1), sd, om, chunk_size=9, dtype=dtype)
+        lab = y >= 0
+        np.testing.assert_allclose(st.moment_labeled, Z[lab].T @ Z[lab], atol=tol)
+        np.testing.assert_allclose(st.moment_unlabeled, Z[~lab].T @ Z[~lab], atol=tol)
+        assert np.array_equal(st.moment_labeled, st.moment_labeled.T)
+        for c in range(3):
+            np.testing.assert_allclose(st.class_sums[c], Z[y == c].sum(0), atol=tol * 10)
+        np.testing.assert_array_equal(st.domain_counts, [np.sum(sd == -2), np.sum(sd == 1)])
+    # float labels with NaN for the unlabeled rows: same statistics, integer classes
+    st = rf_stats(X, np.where(y >= 0, y, np.nan), sd, om, chunk_size=11)
+    assert st.classes.tolist() == [0, 1, 2] and st.classes.dtype.kind == "i"
+    np.testing.assert_allclose(st.class_sums[1], Z[y == 1].sum(0), atol=1e-11)
+    np.testing.assert_allclose(st.moment_unlabeled, Z[y < 0].T @ Z[y < 0], atol=1e-11)
+
+
+@pytest.mark.parametrize("penalty", ["features", "coefficients"])
+def test_krylov_solver_and_its_fallback_match_dense(penalty, monkeypatch):
+    """Block Krylov (auto at 2N >= 800) matches the dense pencil solve; when Krylov is made to
+    fail, the dense fallback on the Cholesky factor (RF-SCA) gives the same answer too."""
+    from shiftlearn.adaptation import _rf_stats as R
+
+    X, y, sd, _, _ = _cluster_data(n=150)
+    om = rff_weights(3, 450, 1.5, random_state=0)
+    st = rf_stats(X, y, sd, om)
+    Vd, wd = rftca_from_stats(st, 8, 1.0, penalty=penalty, eigen_solver="dense")
+    Vr, wr = rftca_from_stats(st, 8, 1.0, penalty=penalty, eigen_solver="randomized")
+    np.testing.assert_allclose(wr, wd, rtol=1e-6)
+    assert _min_cos(Vr, Vd) > 0.9999
+    Sd, ld = rfsca_from_stats(st, 8, 0.5, 1.0, eigen_solver="dense")
+    Sr, lr = rfsca_from_stats(st, 8, 0.5, 1.0, eigen_solver="randomized")
+    np.testing.assert_allclose(lr, ld, rtol=1e-6)
+    assert _min_cos(Sr, Sd) > 0.9999
+    monkeypatch.setattr(R, "randomized_top_eigh", lambda *a, **k: None)
+    Sf, lf = rfsca_from_stats(st, 8, 0.5, 1.0, eigen_solver="randomized")
+    np.testing.assert_allclose(lf, ld, rtol=1e-8)
+    assert _min_cos(Sf, Sd) > 0.9999

@@ -146,35 +146,6 @@ class RFStats:
             Mu = np.asarray(Zu.T @ Zu, dtype=np.float64)
         return cls(D, doms, dcounts, dsums, classes, ccounts, csums, Ml, Mu, fingerprint)
 
-    @classmethod
-    def _from_cos_sin(cls, C: np.ndarray, S: np.ndarray, y, sample_domain, scale: float,
-                      fingerprint: str) -> RFStats:
-        """As :meth:`from_features` for ``Z = scale * [C, S]`` given as its two blocks."""
-        N = C.shape[1]
-        sd = np.asarray(sample_domain, dtype=np.int64)
-        doms, dinv = np.unique(sd, return_inverse=True)
-        dcounts = np.bincount(dinv, minlength=doms.size).astype(np.int64)
-        dsums = scale * np.hstack([_group_sums(C, dinv, doms.size),
-                                   _group_sums(S, dinv, doms.size)])
-        lab = np.zeros(C.shape[0], dtype=bool) if y is None else ~unlabeled_mask(y)
-        if lab.any():
-            yl = np.asarray(y)[lab]
-            if yl.dtype.kind == "f" and np.all(yl == np.round(yl)):
-                yl = yl.astype(np.int64)
-            classes, cinv = np.unique(yl, return_inverse=True)
-            Cl, Sl = _rows(C, lab), _rows(S, lab)
-            csums = scale * np.hstack([_group_sums(Cl, cinv, classes.size),
-                                       _group_sums(Sl, cinv, classes.size)])
-            ccounts = np.bincount(cinv, minlength=classes.size).astype(np.int64)
-            Ml = _block_moment(Cl, Sl, scale)
-        else:
-            classes = np.zeros(0, np.int64)
-            csums, ccounts = np.zeros((0, 2 * N)), np.zeros(0, np.int64)
-            Ml = np.zeros((2 * N, 2 * N))
-        Mu = (np.zeros((2 * N, 2 * N)) if lab.all()
-              else _block_moment(_rows(C, ~lab), _rows(S, ~lab), scale))
-        return cls(2 * N, doms, dcounts, dsums, classes, ccounts, csums, Ml, Mu, fingerprint)
-
     def __add__(self, other: RFStats) -> RFStats:
         if isinstance(other, int) and other == 0:   # so that sum(list_of_stats) works
             return self
@@ -219,8 +190,8 @@ class RFStats:
     def total_scatter(self) -> np.ndarray:
         """``C = S - n m_bar m_bar^T = Sigma H Sigma^T`` (centred, not divided by n)."""
         n = self.n_samples
-        s = self.domain_sums.sum(axis=0)
-        return _sym(self.total_moment() - np.outer(s, s) / max(n, 1))
+        t = self.domain_sums.sum(axis=0) / np.sqrt(max(n, 1))
+        return _sym_(_add_gram_(self.total_moment(), t[None, :], -1.0))
 
     def side_mean(self, sign: int) -> np.ndarray:
         """Pooled mean of the source (``sign=+1``) or target (``sign=-1``) rows."""
@@ -276,17 +247,30 @@ def _sym(A: np.ndarray) -> np.ndarray:
     return (A + A.T) / 2.0
 
 
-def _block_moment(C: np.ndarray, S: np.ndarray, scale: float) -> np.ndarray:
-    """``Z^T Z`` for ``Z = scale [C, S]`` from its blocks (two SYRK and one GEMM)."""
-    N = C.shape[1]
-    M = np.empty((2 * N, 2 * N))
-    M[:N, :N] = C.T @ C
-    M[N:, N:] = S.T @ S
-    CS = C.T @ S
-    M[:N, N:] = CS
-    M[N:, :N] = CS.T
-    M *= scale * scale
-    return M
+_BLOCK = 256   # row block of the in-place D x D updates (small temporaries, cache friendly)
+
+
+def _sym_(A: np.ndarray) -> np.ndarray:
+    """Symmetrise ``A`` in place, ``A <- (A + A^T) / 2``, block by block (no D x D copy)."""
+    D = A.shape[0]
+    for i in range(0, D, _BLOCK):
+        bi = slice(i, min(i + _BLOCK, D))
+        for j in range(i, D, _BLOCK):
+            bj = slice(j, min(j + _BLOCK, D))
+            avg = (A[bi, bj] + A[bj, bi].T) * 0.5
+            A[bi, bj] = avg
+            A[bj, bi] = avg.T
+    return A
+
+
+def _add_gram_(A: np.ndarray, F: np.ndarray, alpha: float) -> np.ndarray:
+    """``A += alpha F^T F`` in place for a short ``F`` (``r x D``, ``r << D``), by row blocks."""
+    if F.shape[0] == 0 or alpha == 0:
+        return A
+    for i in range(0, A.shape[0], _BLOCK):
+        bi = slice(i, min(i + _BLOCK, A.shape[0]))
+        A[bi] += alpha * (F[:, bi].T @ F)
+    return A
 
 
 def _rows(Z: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -381,23 +365,88 @@ def rf_stats(X, y=None, sample_domain=None, omega: np.ndarray | None = None, *,
     if dtype is None:
         dtype = np.float32 if X.dtype == np.float32 else np.float64
     om = np.asarray(omega, dtype=dtype)
-    fp = omega_fingerprint(omega)
-    total = RFStats.empty(2 * omega.shape[1], fp)
+    N = omega.shape[1]
+    D = 2 * N
     itemsize = np.dtype(dtype).itemsize
     if chunk_size is None:   # ~64 MB of features per chunk, at least 256 rows
-        chunk_size = max(256, (64 * 2**20) // (itemsize * 2 * omega.shape[1]))
-    # z = N^{-1/2} [cos(X Omega), sin(X Omega)] as in kernels.rff_map, kept as two contiguous
-    # unscaled blocks: Z^T Z = [[C^T C, C^T S], [S^T C, S^T S]] / N costs the same flops as one
-    # (2N)-column product but needs no interleaved copy and no scaling pass over the rows.
-    scale = 1.0 / np.sqrt(omega.shape[1])
+        chunk_size = max(256, (64 * 2**20) // (itemsize * D))
+    # One pass over the rows: each chunk's features U = [cos(X Omega), sin(X Omega)] are
+    # computed once into one contiguous (rows, 2N) buffer, *unscaled* (z = U / sqrt(N)), and
+    # feed every statistic before the next chunk: the moments with one BLAS SYRK per row group
+    # (``U.T @ U`` on contiguous row views), added in place into float64 accumulators; the
+    # row sums as float64 reductions. The 1/N and 1/sqrt(N) scalings are applied once to the
+    # D x D / D-vector totals at the end, never to the rows.
+    acc = _StatsAccumulator(D)
+    lab_all = None if y is None else ~unlabeled_mask(y)
+    buf = None
     for start in range(0, n, chunk_size):
-        sl = slice(start, min(start + chunk_size, n))
-        P = np.asarray(X[sl], dtype=dtype) @ om
-        C = np.cos(P)
-        S = np.sin(P, out=P)
-        total = total + RFStats._from_cos_sin(C, S, None if y is None else y[sl], sd[sl],
-                                              scale, fp)
-    return total
+        stop = min(start + chunk_size, n)
+        Xc = np.asarray(X[start:stop], dtype=dtype)
+        if buf is None or buf.shape[0] != stop - start:
+            buf = np.empty((stop - start, D), dtype=dtype)
+        np.matmul(Xc, om, out=buf[:, N:])          # P = X Omega, kept in the sine half
+        np.cos(buf[:, N:], out=buf[:, :N])
+        np.sin(buf[:, N:], out=buf[:, N:])
+        acc.add(buf, None if y is None else y[start:stop],
+                None if lab_all is None else lab_all[start:stop], sd[start:stop])
+    return acc.finish(scale=1.0 / np.sqrt(N), fingerprint=omega_fingerprint(omega))
+
+
+class _StatsAccumulator:
+    """In-place float64 accumulation of :class:`RFStats` sums over chunks of *unscaled*
+    features ``U`` (``z = scale * U``); internal to :func:`rf_stats`."""
+
+    def __init__(self, D: int):
+        self.D = D
+        self.Ml = None          # sum U^T U over labeled rows (float64, exactly symmetric)
+        self.Mu = None          # ... over unlabeled rows
+        self.dom = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, D)))
+        self.cls = None         # (labels, counts, sums of U); label dtype from the data
+
+    @staticmethod
+    def _moment_into(acc, U):
+        if U.shape[0] == 0:
+            return acc
+        P = U.T @ U                                  # numpy dispatches A^T A to SYRK
+        if acc is None:
+            return P if P.dtype == np.float64 else P.astype(np.float64)
+        acc += P
+        return acc
+
+    @staticmethod
+    def _groups(U, labels):
+        ids, inv = np.unique(labels, return_inverse=True)
+        counts = np.bincount(inv, minlength=ids.size).astype(np.int64)
+        return ids, counts, _group_sums(U, inv, ids.size)
+
+    def add(self, U, y, lab, sd):
+        self.dom = _merge_groups(*self.dom, *self._groups(U, np.asarray(sd, dtype=np.int64)))
+        if lab is None or not lab.any():
+            self.Mu = self._moment_into(self.Mu, U)
+            return
+        yl = np.asarray(y)[lab]
+        if yl.dtype.kind == "f" and np.all(yl == np.round(yl)):
+            yl = yl.astype(np.int64)
+        Ul = _rows(U, lab)
+        part = self._groups(Ul, yl)
+        self.cls = part if self.cls is None else _merge_groups(*self.cls, *part)
+        self.Ml = self._moment_into(self.Ml, Ul)
+        if not lab.all():
+            self.Mu = self._moment_into(self.Mu, _rows(U, ~lab))
+
+    def finish(self, scale: float, fingerprint: str) -> RFStats:
+        D, s2 = self.D, scale * scale
+        Ml = np.zeros((D, D)) if self.Ml is None else self.Ml
+        Mu = np.zeros((D, D)) if self.Mu is None else self.Mu
+        Ml *= s2
+        Mu *= s2
+        doms, dcnt, dsums = self.dom
+        if self.cls is None:
+            classes, ccnt, csums = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, D))
+        else:
+            classes, ccnt, csums = self.cls
+        return RFStats(D, doms, dcnt, scale * dsums, classes, ccnt, scale * csums, Ml, Mu,
+                       fingerprint)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -414,38 +463,64 @@ def top_generalized_eigh(A: np.ndarray, B: np.ndarray, k: int) -> tuple[np.ndarr
 
 def randomized_top_eigh(apply, D: int, k: int, *, tol: float = 1e-7, max_iter: int = 40,
                         random_state=0) -> tuple[np.ndarray, np.ndarray] | None:
-    """Leading ``k`` eigenpairs of a symmetric PSD operator by block subspace iteration.
+    """Leading ``k`` eigenpairs of a symmetric PSD operator by randomized block Krylov.
 
-    ``apply(Q)`` returns ``T @ Q`` for a ``(D, p)`` block (BLAS-3). Block size
-    ``p = min(D, max(2k, k + 20))``; after each product a Rayleigh-Ritz step gives Ritz pairs
-    whose residuals ``||T v - lambda v||`` are exact (``T V = (T Q) U``). Stops when every
-    residual is below ``tol * lambda_1``; returns ``None`` if that does not happen within
-    ``max_iter`` products (callers then fall back to the dense solver).
+    ``apply(Q)`` returns ``T @ Q`` for a ``(D, b)`` block (BLAS-3). Block Lanczos with full
+    re-orthogonalisation: the basis ``Q = [Q_0, Q_1, ...]`` spans the block Krylov space of a
+    random start block (``b = min(D, k + 10)`` columns), and after each product a Rayleigh-Ritz
+    step on the whole basis gives Ritz pairs whose residuals ``||T v - lambda v||`` are exact
+    (``T Q`` is kept, ``T V = (T Q) U``). Stops when every residual is below
+    ``tol * lambda_1``; returns ``None`` if that does not happen within ``max_iter`` products
+    or before the basis reaches ``D / 2`` columns (callers then fall back to the dense
+    solver, which is cheaper from there on). Block Krylov needs far fewer products than
+    subspace iteration for the same residual (its error falls with the square root of the
+    eigen-gap ratio per step).
     """
-    p = min(D, max(2 * k, k + 20))
-    Q, _ = qr(np.random.default_rng(random_state).standard_normal((D, p)), mode="economic")
+    b = min(D, k + 10)
+    m_max = max(b, min(D // 2, b * max_iter))
+    Q = np.empty((D, m_max), order="F")     # column blocks are contiguous
+    Y = np.empty((D, m_max), order="F")
+    H = np.zeros((m_max, m_max))
+    Q[:, :b], _ = qr(np.random.default_rng(random_state).standard_normal((D, b)),
+                     mode="economic")
+    m0, m = 0, b                       # the newest block is Q[:, m0:m]
     for _ in range(max_iter):
-        Y = apply(Q)
-        w, U = eigh(_sym(Q.T @ Y))
-        w, U = w[::-1][:k], U[:, ::-1][:, :k]
-        res = np.linalg.norm(Y @ U - (Q @ U) * w[None, :], axis=0)
-        if w[0] > 0 and np.all(res <= tol * w[0]):
-            return w.copy(), Q @ U
-        Q, _ = qr(Y, mode="economic")
+        Y[:, m0:m] = apply(Q[:, m0:m])
+        Hn = Q[:, :m].T @ Y[:, m0:m]                 # new block column of Q^T T Q
+        H[:m, m0:m] = Hn
+        H[m0:m, :m] = Hn.T
+        H[m0:m, m0:m] = _sym(H[m0:m, m0:m])
+        kk = min(k, m)
+        w, U = eigh(H[:m, :m], subset_by_index=[m - kk, m - 1], check_finite=False)
+        w, U = w[::-1], U[:, ::-1]
+        V = Q[:, :m] @ U
+        res = np.linalg.norm(Y[:, :m] @ U - V * w[None, :], axis=0)
+        if kk == k and w[0] > 0 and np.all(res <= tol * w[0]):
+            return w.copy(), V
+        if m + b > m_max:
+            return None
+        # next block: T Q_new orthogonalised against the whole basis (two Gram-Schmidt passes)
+        R = Y[:, m0:m] - Q[:, :m] @ (Q[:, :m].T @ Y[:, m0:m])
+        R, _ = qr(R, mode="economic")
+        R -= Q[:, :m] @ (Q[:, :m].T @ R)
+        Q[:, m:m + b], _ = qr(R, mode="economic")
+        m0, m = m, m + b
     return None
 
 
-def solve_pencil(A: np.ndarray, B: np.ndarray, k: int, eigen_solver: str = "auto", *,
-                 rank_one: tuple[float, np.ndarray] | None = None
+def solve_pencil(A: np.ndarray, B: np.ndarray | None, k: int, eigen_solver: str = "auto", *,
+                 rank_one: tuple[float, np.ndarray] | None = None, overwrite: bool = False
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Leading ``k`` eigenpairs of ``A v = lambda B v`` (``V^T B V = I``), dense or randomized.
 
     ``"dense"``: :func:`top_generalized_eigh` (``O(D^3)``). ``"randomized"``: reduce to the
     standard problem ``T = B^{-1/2} A B^{-1/2}`` *as an operator* (closed-form ``B^{-1/2}`` when
-    ``B = I + mu d d^T`` is given as ``rank_one=(mu, d)``; else a Cholesky factor and two
-    triangular solves per block, no inverse formed) and run :func:`randomized_top_eigh`;
-    falls back to dense when it does not converge. ``"auto"``: randomized when
-    ``D >= 800`` and ``k <= D / 10``.
+    ``B = I + mu d d^T`` is given as ``rank_one=(mu, d)``, then ``B`` may be ``None`` and is
+    never formed; else a Cholesky factor ``B = U^T U`` and two triangular solves per block, no
+    inverse formed) and run :func:`randomized_top_eigh`; falls back to a dense solve when it
+    does not converge. ``"auto"``: randomized when ``D >= 800`` and ``k <= D / 10``.
+    ``overwrite=True`` lets the solver symmetrise ``A`` and factor ``B`` in place (no
+    ``D x D`` copies; the caller's matrices are destroyed). Both matrices are symmetrised first.
     """
     D = A.shape[0]
     if eigen_solver not in ("auto", "dense", "randomized"):
@@ -453,8 +528,17 @@ def solve_pencil(A: np.ndarray, B: np.ndarray, k: int, eigen_solver: str = "auto
                          f"got {eigen_solver!r}.")
     if eigen_solver == "auto":
         eigen_solver = "randomized" if (D >= 800 and k <= D / 10) else "dense"
+    if B is None:
+        if rank_one is None:
+            raise ValueError("solve_pencil needs B or rank_one=(mu, d).")
+        mu, d = rank_one
+        B = np.eye(D)
+        _add_gram_(B, d[None, :], mu)
+        overwrite_b = True
+    else:
+        overwrite_b = overwrite
+    A = _sym_(A) if overwrite else _sym(A)
     if eigen_solver == "randomized":
-        A = _sym(A)
         if rank_one is not None:
             mu, d = rank_one
             dd = float(d @ d)
@@ -467,17 +551,29 @@ def solve_pencil(A: np.ndarray, B: np.ndarray, k: int, eigen_solver: str = "auto
             if out is not None:
                 return out[0], half(out[1])
         else:
-            L, _ = cho_factor(_sym(B), lower=True, check_finite=False)
-            L = np.tril(L)
+            # B = U^T U; with B C-contiguous and symmetric, B.T is the same matrix in Fortran
+            # order, so LAPACK factors it in place.
+            Bs = _sym_(B) if overwrite_b else _sym(B)
+            try:
+                U, _ = cho_factor(Bs.T, lower=False, overwrite_a=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                U = None
+            if U is not None:
+                def op(Q):                          # U^{-T} A U^{-1} Q
+                    X = solve_triangular(U, Q, lower=False, check_finite=False)
+                    return solve_triangular(U, A @ X, lower=False, trans="T",
+                                            check_finite=False)
 
-            def op(Q):
-                X = solve_triangular(L, Q, lower=True, trans="T", check_finite=False)
-                return solve_triangular(L, A @ X, lower=True, check_finite=False)
-
-            out = randomized_top_eigh(op, D, k)
-            if out is not None:
-                V = solve_triangular(L, out[1], lower=True, trans="T", check_finite=False)
+                out = randomized_top_eigh(op, D, k)
+                if out is None:                     # dense on the factor (what sygst does)
+                    X = solve_triangular(U, A, lower=False, trans="T", check_finite=False)
+                    T = solve_triangular(U, X.T, lower=False, trans="T", check_finite=False)
+                    w, Y = eigh(_sym_(T), subset_by_index=[D - k, D - 1], overwrite_a=True,
+                                check_finite=False)
+                    out = w[::-1].copy(), Y[:, ::-1]
+                V = solve_triangular(U, out[1], lower=False, check_finite=False)
                 return out[0], V
+            B = Bs if overwrite_b else B
     return top_generalized_eigh(A, B, k)
 
 
@@ -552,22 +648,23 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
     D, n = stats.n_components, stats.n_samples
     k = _check_k(n_components, min(D, n - 1), f"the centred total scatter of {n} rows in "
                  f"2 * n_features = {D} random features has rank <= {min(D, n - 1)}")
-    C = stats.total_scatter()
     d = stats.mmd_vector()
     if penalty == "features":
-        w, V = solve_pencil(C, np.eye(D) + mu * np.outer(d, d), k, eigen_solver,
-                            rank_one=(mu, d))
+        w, V = solve_pencil(stats.total_scatter(), None, k, eigen_solver, rank_one=(mu, d),
+                            overwrite=True)
     elif penalty == "coefficients":
-        s2, U = eigh(_sym(stats.total_moment()), check_finite=False)
+        s2, U = eigh(_sym_(stats.total_moment()), overwrite_a=True, check_finite=False)
         keep = s2 > rank_tol * max(s2[-1], 1e-300)
         if keep.sum() < k:
             raise ValueError(f"n_components={k} exceeds the numerical rank {int(keep.sum())} "
                              "of the random-feature kernel; lower n_components.")
         G = U[:, keep] * np.sqrt(s2[keep])          # V = G a  <=>  W = (orthonormal basis) a
-        Ch = G.T @ C @ G
+        # G^T C G with C = S - s s^T / n and S = U diag(s2) U^T: diag(s2^2) - g g^T / n, so no
+        # D^3 product is needed (g = G^T s).
+        g = (G.T @ stats.domain_sums.sum(axis=0)) / np.sqrt(max(n, 1))
+        Ch = _add_gram_(np.diag(s2[keep] ** 2), g[None, :], -1.0)
         dh = G.T @ d
-        w, A = solve_pencil(Ch, np.eye(G.shape[1]) + mu * np.outer(dh, dh), k, eigen_solver,
-                            rank_one=(mu, dh))
+        w, A = solve_pencil(Ch, None, k, eigen_solver, rank_one=(mu, dh), overwrite=True)
         V = G @ A
     else:
         raise ValueError(f"penalty must be 'features' or 'coefficients', got {penalty!r}.")
@@ -642,6 +739,8 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         raise ValueError(f"delta must be a non-negative finite number, got {delta}.")
     if not (np.isfinite(eps) and eps >= 0):
         raise ValueError(f"eps must be a non-negative finite number, got {eps}.")
+    if domains not in ("ids", "sides"):
+        raise ValueError(f"domains must be 'ids' or 'sides', got {domains!r}.")
     if class_scatter_normalization not in ("n_s", "none"):
         raise ValueError("class_scatter_normalization must be 'n_s' or 'none', "
                          f"got {class_scatter_normalization!r}.")
@@ -662,16 +761,31 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
             limit = min(limit, C_ - 1)
             why = f"at beta=1 the numerator has rank <= n_classes - 1 = {C_ - 1}"
     k = _check_k(n_components, limit, why)
-    A = (1.0 - beta) * stats.total_scatter() / n
-    M = (1.0 + eps) * np.eye(D)
+    # A = (1 - beta) C / n + beta S_b and M = (1 + eps) I + S_w + delta S_d, each built in
+    # one D x D buffer with low-rank in-place updates (the scatters are moments minus Gram
+    # matrices of a few mean vectors; see class_scatters / domain_scatter).
+    A = stats.total_scatter()
+    A *= (1.0 - beta) / n
     if supervised and stats.n_labeled > 0:
-        Sb, Sw = stats.class_scatters()
-        norm = stats.n_labeled if class_scatter_normalization == "none" else 1.0
+        ns = stats.n_labeled
+        norm = ns if class_scatter_normalization == "none" else 1.0
+        cnt = stats.class_counts[:, None].astype(np.float64)
+        mu_k = stats.class_sums / cnt
         if beta > 0:
-            A = A + (beta * norm) * Sb
-        M = M + norm * Sw
+            mu_s = stats.class_sums.sum(axis=0) / ns
+            _add_gram_(A, (mu_k - mu_s) * np.sqrt(cnt), beta * norm / ns)
+        M = stats.moment_labeled * (norm / ns)
+        _add_gram_(M, mu_k * np.sqrt(cnt), -norm / ns)
+    else:
+        M = np.zeros((D, D))
+    M.flat[:: D + 1] += 1.0 + eps
     if delta > 0:
-        M = M + delta * stats.domain_scatter(domains)
-    w, V = solve_pencil(A, M, k, eigen_solver)
+        if domains == "ids":
+            means = stats.domain_sums / stats.domain_counts[:, None]
+        else:
+            means = np.array([stats.side_mean(sg) for sg in (+1, -1)
+                              if np.any(stats.domains > 0 if sg > 0 else stats.domains < 0)])
+        _add_gram_(M, means - means.mean(axis=0), delta / max(means.shape[0], 1))
+    w, V = solve_pencil(A, M, k, eigen_solver, overwrite=True)
     _check_spectrum(w, k, "the RF-SCA problem")
     return V, w
