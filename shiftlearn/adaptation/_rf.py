@@ -109,8 +109,9 @@ class RFTCA(_RFBase):
     penalty : {"features", "coefficients"}, default="features"
         ``"features"``: the RF-TCA paper's Algorithm 1 (penalty ``||V||^2``; tends to R-TCA).
         ``"coefficients"``: Pan's ``||W||^2`` on the kernel coefficients, exact TCA with the
-        random-feature kernel (tends to exact TCA with the same ``mu``; one extra full
-        ``2N x 2N`` eigendecomposition). See :func:`rftca_from_stats`.
+        random-feature kernel (tends to exact TCA with the same ``mu``; one extra Cholesky
+        factor of ``Z^T Z``, or a full eigendecomposition with the dense solver). See
+        :func:`rftca_from_stats`.
     eigen_solver : {"auto", "dense", "randomized"}, default="auto"
         ``"dense"``: ``scipy.linalg.eigh(..., subset_by_index)`` on the ``2N x 2N`` pencil;
         ``"randomized"``: block subspace iteration on the reduced operator, with an exact

@@ -540,16 +540,9 @@ def solve_pencil(A: np.ndarray, B: np.ndarray | None, k: int, eigen_solver: str 
     A = _sym_(A) if overwrite else _sym(A)
     if eigen_solver == "randomized":
         if rank_one is not None:
-            mu, d = rank_one
-            dd = float(d @ d)
-            alpha = (1.0 / np.sqrt(1.0 + mu * dd) - 1.0) / dd if dd > 0 else 0.0
-
-            def half(X):                            # B^{-1/2} X = X + alpha d (d^T X)
-                return X + alpha * np.outer(d, d @ X)
-
-            out = randomized_top_eigh(lambda Q: half(A @ half(Q)), D, k)
+            out = _rank_one_krylov(A.__matmul__, rank_one, D, k)
             if out is not None:
-                return out[0], half(out[1])
+                return out
         else:
             # B = U^T U; with B C-contiguous and symmetric, B.T is the same matrix in Fortran
             # order, so LAPACK factors it in place.
@@ -575,6 +568,51 @@ def solve_pencil(A: np.ndarray, B: np.ndarray | None, k: int, eigen_solver: str 
                 return out[0], V
             B = Bs if overwrite_b else B
     return top_generalized_eigh(A, B, k)
+
+
+def _rank_one_krylov(apply_A, rank_one, D: int, k: int):
+    """Leading ``k`` pairs of ``A v = lambda (I + mu d d^T) v`` by :func:`randomized_top_eigh`
+    on ``T = B^{-1/2} A B^{-1/2}`` with the closed-form ``B^{-1/2} = I + alpha d d^T``;
+    ``apply_A(X)`` returns ``A X``. ``None`` if Krylov did not converge."""
+    mu, d = rank_one
+    dd = float(d @ d)
+    alpha = (1.0 / np.sqrt(1.0 + mu * dd) - 1.0) / dd if dd > 0 else 0.0
+
+    def half(X):                                    # B^{-1/2} X = X + alpha d (d^T X)
+        return X + alpha * np.outer(d, d @ X)
+
+    out = randomized_top_eigh(lambda Q: half(apply_A(half(Q))), D, k)
+    return None if out is None else (out[0], half(out[1]))
+
+
+def _rftca_coefficients_cholesky(stats: RFStats, k: int, mu: float, d: np.ndarray,
+                                 rank_tol: float):
+    """``penalty="coefficients"`` without the full eigendecomposition of ``S = Z^T Z``.
+
+    Any factor ``G`` with ``G G^T = S`` gives the same problem (``V = G a``, penalty
+    ``||a||^2``); here ``G = U^T`` from the Cholesky factor of ``S + rho I`` with
+    ``rho = rank_tol * max diag(S)`` (directions with ``S``-eigenvalue far below ``rho`` carry
+    no kernel mass and are penalised by ``1 / rho`` instead of being dropped). The reduced
+    scatter ``G^T C G = U S U^T - g g^T / n`` (``g = U s``) is applied as an operator, two
+    triangular products and one product with ``S`` per block, inside block Krylov.
+    Returns ``None`` (callers use the eigendecomposition) if the factor or Krylov fails.
+    """
+    D, n = stats.n_components, stats.n_samples
+    S = _sym_(stats.total_moment())
+    Sr = S.copy()
+    Sr.flat[:: D + 1] += rank_tol * max(float(np.max(np.diag(S))), 1e-300)
+    try:
+        U, _ = cho_factor(Sr.T, lower=False, overwrite_a=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    Ut = np.triu(U)                                  # explicit factor for BLAS products
+    g = Ut @ (stats.domain_sums.sum(axis=0) / np.sqrt(max(n, 1)))
+
+    def apply_A(X):                                  # (U S U^T - g g^T) X
+        return Ut @ (S @ (Ut.T @ X)) - np.outer(g, g @ X)
+
+    out = _rank_one_krylov(apply_A, (mu, Ut @ d), D, k)
+    return None if out is None else (out[0], Ut.T @ out[1])
 
 
 def _check_k(n_components, limit: int, why: str) -> int:
@@ -611,15 +649,18 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
         ``2N x m`` projection; leading eigenvectors of ``C v = lam (I + mu d d^T) v``. As
         ``N`` grows it tends to the paper's R-TCA (penalty ``tr(W^T K W)``), which equals TCA
         up to a rescaling of ``mu`` (the paper's Lemma 2).
-        ``"coefficients"``: Pan's penalty ``tr(W^T W)`` on the ``n`` kernel coefficients,
-        solved exactly in the eigenbasis of ``S = Z^T Z`` (one extra full ``2N x 2N``
-        eigendecomposition); this is exact TCA with the random-feature kernel, so it tends to
-        exact TCA with the same ``mu`` as ``N`` grows.
+        ``"coefficients"``: Pan's penalty ``tr(W^T W)`` on the ``n`` kernel coefficients;
+        this is exact TCA with the random-feature kernel, so it tends to exact TCA with the
+        same ``mu`` as ``N`` grows. With the randomized solver it runs on a Cholesky factor of
+        ``S + rho I`` (``S = Z^T Z``, ``rho = rank_tol * max diag(S)``) and block Krylov,
+        with the dense solver in the eigenbasis of ``S`` (one full ``2N x 2N``
+        eigendecomposition, directions with eigenvalue below ``rank_tol * max`` dropped);
+        the two agree to the solver tolerance (tested).
     eigen_solver : {"auto", "dense", "randomized"}
         See :func:`solve_pencil`.
     rank_tol : float
-        ``"coefficients"``: directions with ``S``-eigenvalue below ``rank_tol * max`` are dropped
-        (they carry no kernel mass).
+        ``"coefficients"``: relative level below which directions of ``S`` carry no kernel
+        mass (dropped by the dense solver, ridge ``rho`` of the randomized one).
 
     Returns
     -------
@@ -653,6 +694,14 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
         w, V = solve_pencil(stats.total_scatter(), None, k, eigen_solver, rank_one=(mu, d),
                             overwrite=True)
     elif penalty == "coefficients":
+        auto_rand = D >= 800 and k <= D / 10
+        out = None
+        if eigen_solver == "randomized" or (eigen_solver == "auto" and auto_rand):
+            out = _rftca_coefficients_cholesky(stats, k, mu, d, rank_tol)
+        if out is not None:
+            w, V = out
+            _check_spectrum(w, k, "the RF-TCA problem")
+            return V, w
         s2, U = eigh(_sym_(stats.total_moment()), overwrite_a=True, check_finite=False)
         keep = s2 > rank_tol * max(s2[-1], 1e-300)
         if keep.sum() < k:
