@@ -290,3 +290,15 @@ def test_float32_random_features_match_float64_and_task_rows():
     Z32 = rff_product_features(X, task, ZP64, V_x, V_p, dtype=np.float32, **kw)
     assert Z32.dtype == np.float64 and np.max(np.abs(Z32 - Z64)) < 1e-5
     assert np.max(np.abs(Z32 - Z64)) > 0  # really computed in single precision
+
+
+def test_default_tolerances_and_invalid_tol(ellipses):
+    X, y, sd, *_ = ellipses
+    clf = MarginalTransferClassifier(random_state=0)
+    assert clf.tol is None
+    assert clf._tol("exact") == 1e-2 and clf._tol("rf") == 0.1
+    rf = MarginalTransferClassifier(solver="rf", C=10.0, sigma_x=0.3, random_state=0)
+    assert rf.fit(X, y, sd).linear_model_.tol == 0.1
+    assert MarginalTransferClassifier(tol=1e-3)._tol("rf") == 1e-3
+    with pytest.raises(ValueError, match="tol"):
+        MarginalTransferClassifier(solver="rf", tol=-1.0).fit(X, y, sd)
