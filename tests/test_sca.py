@@ -1,6 +1,8 @@
 """SCA: the kernelised scatters against an explicit feature map, the special cases (KPCA, KFD,
 uSCA = uDICA), the SCA note's reviewer checklist (§13), errors and robustness."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -215,3 +217,31 @@ def test_sca_toy_far_above_raw():
     Z = SCA(n_components=1, beta=0.5, delta=10.0, kernel="linear").fit_transform(X, y, sd)
     acc = KNeighborsClassifier(1).fit(Z[src], y[src]).score(Z[~src], yt)
     assert raw < 0.45 and acc > raw + 0.3
+
+
+@pytest.mark.parametrize("setting", ["da", "dg"])
+@pytest.mark.parametrize("beta", [0.0, 0.5, 1.0])
+def test_delta_grid_shares_one_factorisation_and_matches_dense(setting, beta):
+    """M = M0 + delta U U^T: every delta reuses the Cholesky of M0 (closed-form S^{-1/2}) and
+    gives the dense generalized eigenpairs, with B^T M B = I."""
+    X, y, sd, _ = _da_data(n=200)
+    if setting == "dg":        # three labeled source domains, no target
+        y = np.r_[y[:200], np.random.default_rng(1).integers(0, 3, 200)]
+        sd = np.r_[np.ones(100, int), 2 * np.ones(100, int), 3 * np.ones(200, int)]
+    K = rbf_kernel(X, sigma=2.0)
+    k = 2 if beta == 1.0 else 5
+    prob = sca_problem(K, y, sd, beta=beta, delta=1.0)
+    assert prob.U.shape[1] == (3 if setting == "dg" else 2)
+    factors = {}
+    for delta in (0.0, 0.1, 1.0, 10.0, 100.0):
+        p = replace(prob, delta=delta)
+        w, B = sca_solve(p, k, eigen_solver="arpack", factors=factors)
+        if delta == 0.0:
+            chol = factors["Lc"]
+        assert factors["Lc"] is chol                      # never refactorised
+        w_d, B_d = sca_solve(p, k, eigen_solver="dense")
+        np.testing.assert_allclose(w, w_d, rtol=1e-7, atol=1e-12)
+        np.testing.assert_allclose(B.T @ p.M @ B, np.eye(k), atol=1e-7)
+        corr = np.abs(np.sum(B * B_d, axis=0)) / (np.linalg.norm(B, axis=0)
+                                                  * np.linalg.norm(B_d, axis=0))
+        np.testing.assert_allclose(corr, 1.0, atol=1e-6)

@@ -32,17 +32,22 @@ Decisions on the paper's ambiguities (``docs/adaptation.md`` has the reasoning)
   enter only ``K~`` and the domain scatter. ``supervised=False`` ignores labels entirely
   (``P = Q = 0``, unsupervised SCA when ``beta = 0``).
 
-Solver: ``M = L L^T`` (Cholesky), ``G = L^{-1} K~`` (one triangular solve), then the leading
-eigenvectors of the symmetric ``C = G ((1-beta)/n I + beta F) G^T`` (``P = K~ F K~``, ``F`` of
-rank ``<= C-1``) by Lanczos with ``O(n^2)`` products (or by an SVD of the low-rank factor at
-``beta = 1``), ``B = L^{-T} V``; so ``B^T M B = I`` exactly as the constraint (18). The dense
-reference path (``eigen_solver="dense"``) calls
+Solver: the denominator splits into ``M = M0 + delta U U^T`` with ``M0 = K~ + Q + eps I`` and
+the domain-scatter factor ``U`` of rank ``<= m - 1``. ``M0 = L L^T`` (Cholesky),
+``G = L^{-1} K~`` (one triangular solve) and ``W = L^{-1} U`` give ``M = L S L^T`` with
+``S = I + delta W W^T``, whose inverse square root is closed form; the leading eigenvectors of
+the symmetric ``C = S^{-1/2} G ((1-beta)/n I + beta F) G^T S^{-1/2}`` (``P = K~ F K~``, ``F`` of
+rank ``<= C-1``) come from Lanczos with ``O(n^2)`` products (or an SVD of the low-rank factor at
+``beta = 1``), ``B = L^{-T} S^{-1/2} V``; so ``B^T M B = I`` exactly as the constraint (18), and
+every ``beta`` and ``delta`` of a grid reuses one factorisation. The dense reference path
+(``eigen_solver="dense"``) calls
 :func:`~shiftlearn.adaptation._base.solve_generalized_eigh`.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from numbers import Real
 
@@ -73,15 +78,28 @@ __all__ = ["SCA", "SCAProblem", "clear_cache", "sca_problem", "sca_solve", "uSCA
 class SCAProblem:
     """The pieces of SCA's pencil, all with rows over the ``n`` training points.
 
-    ``A = a * Kc @ Kc + beta * Pf @ Pf.T`` and ``M = Mmat`` (explicit, with the ridge).
+    ``A = a * Kc @ Kc + beta * Pf @ Pf.T`` and ``M = M0 + delta * U @ U.T``: ``M0`` is the
+    ``delta``-independent part ``K~ + Q + eps I`` and ``U`` (rank ``<= m - 1``) the factor of the
+    domain scatter ``K~ L K~ = U U^T``, so a grid over ``delta`` shares one factorisation of
+    ``M0``.
     """
 
     Kc: np.ndarray          # centred kernel (n, n)
     a: float                # (1 - beta) / n
     beta: float
     Pf: np.ndarray          # factor of P: P = Pf Pf^T, shape (n, r), r <= C - 1 (or 0)
-    M: np.ndarray           # delta K~LK~ + K~ + Q + eps I, (n, n)
+    M0: np.ndarray          # K~ + Q + eps I, (n, n), symmetric positive definite
+    U: np.ndarray           # K~ L K~ = U U^T, shape (n, m) (rank <= m - 1; (n, 0) if m = 1)
+    delta: float
     n_classes: int
+
+    @property
+    def M(self) -> np.ndarray:
+        """The explicit denominator ``M0 + delta U U^T`` (a new array)."""
+        M = self.M0.copy()
+        if self.delta and self.U.shape[1]:
+            M += self.delta * (self.U @ self.U.T)
+        return M
 
     def A(self) -> np.ndarray:
         """The explicit numerator (O(n^3)); for tests and the dense path."""
@@ -122,19 +140,21 @@ def sca_problem(
     >>> y = np.r_[np.zeros(4, int), np.ones(4, int), -np.ones(4, int)]
     >>> sd = np.r_[np.ones(8, int), -2 * np.ones(4, int)]
     >>> prob = sca_problem(rbf_kernel(X, sigma=1.0), y, sd, beta=0.5, delta=1.0)
-    >>> prob.M.shape, prob.Pf.shape
-    ((12, 12), (12, 1))
+    >>> prob.M.shape, prob.Pf.shape, prob.U.shape
+    ((12, 12), (12, 1), (12, 2))
     """
     n = K.shape[0]
     Kc = center_kernel(K)
-    # domain scatter: K~ L K~ = (K~E) C (K~E)^T, C = (I - 11^T/m)/m
+    # domain scatter: K~ L K~ = (K~E) C (K~E)^T = U U^T, C = (I - 11^T/m)/m idempotent up to 1/m
     E, ids = domain_mean_matrix(sample_domain)
     m = ids.shape[0]
+    if m > 1:
+        Ud = Kc @ E
+        Ud -= Ud.mean(axis=1, keepdims=True)        # (K~E)(I - 11^T/m)
+        Ud *= 1.0 / np.sqrt(m)
+    else:
+        Ud = np.zeros((n, 0))
     M = Kc.copy()
-    if delta and m > 1:
-        KE = Kc @ E
-        KE -= KE.mean(axis=1, keepdims=True)        # (K~E)(I - 11^T/m)
-        M += (delta / m) * (KE @ KE.T)
     Pf = np.zeros((n, 0))
     n_classes = 0
     labeled = np.zeros(n, bool) if (y is None or not supervised) else ~unlabeled_mask(y)
@@ -156,16 +176,22 @@ def sca_problem(
         M.flat[:: n + 1] += eps
     M += M.T
     M *= 0.5
-    return SCAProblem(Kc=Kc, a=(1.0 - beta) / n, beta=beta, Pf=Pf, M=M, n_classes=n_classes)
+    return SCAProblem(Kc=Kc, a=(1.0 - beta) / n, beta=beta, Pf=Pf, M0=M, U=Ud,
+                      delta=float(delta), n_classes=n_classes)
 
 
 def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto",
               random_state=0, factors: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Leading eigenpairs ``(Lambda, B)`` of the SCA pencil, ``B^T M B = I``, descending.
 
-    ``factors`` (a dict, filled on first use) keeps the ``beta``-independent factorisation
-    (Cholesky of ``M``, ``L^{-1} K~``, ``L^{-1} P``-factor) so that several ``beta`` values on
-    the same data cost one factorisation.
+    With ``M0 = L L^T`` (Cholesky) and ``W = L^{-1} U`` the denominator is
+    ``M = L S L^T``, ``S = I + delta W W^T``, whose inverse square root is closed form
+    (``W`` has at most ``m`` columns); the pencil becomes the standard symmetric problem
+    ``S^{-1/2} L^{-1} A L^{-T} S^{-1/2} v = lambda v`` and ``B = L^{-T} S^{-1/2} v``.
+
+    ``factors`` (a dict, filled on first use) keeps the ``beta``- and ``delta``-independent
+    factorisation (Cholesky of ``M0``, ``L^{-1} K~``, ``L^{-1}`` times the ``P`` and domain
+    factors), so a grid over ``beta`` and ``delta`` on the same data costs one factorisation.
     """
     n = prob.Kc.shape[0]
     k = n_components
@@ -178,18 +204,29 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
     f = {} if factors is None else factors
     if "Lc" not in f:
         try:
-            f["Lc"] = scipy.linalg.cholesky(prob.M, lower=True, check_finite=False)
+            f["Lc"] = scipy.linalg.cholesky(prob.M0, lower=True, check_finite=False)
         except np.linalg.LinAlgError:
-            jitter = 1e-10 * float(np.trace(prob.M)) / n
-            f["Lc"] = scipy.linalg.cholesky(prob.M + jitter * np.eye(n), lower=True,
+            jitter = 1e-10 * float(np.trace(prob.M0)) / n
+            f["Lc"] = scipy.linalg.cholesky(prob.M0 + jitter * np.eye(n), lower=True,
                                             check_finite=False)
         f["Gp"] = scipy.linalg.solve_triangular(f["Lc"], prob.Pf, lower=True,
                                                 check_finite=False) \
             if prob.Pf.shape[1] else prob.Pf
-    Lc, Gp = f["Lc"], f["Gp"]
+        Wd = scipy.linalg.solve_triangular(f["Lc"], prob.U, lower=True, check_finite=False) \
+            if prob.U.shape[1] else prob.U
+        Wo, ws, _ = np.linalg.svd(Wd, full_matrices=False)
+        keep = ws > 1e-12 * max(float(ws[0]) if ws.size else 0.0, 1e-300)
+        f["Wo"], f["ws"] = Wo[:, keep], ws[keep]
+    Lc, Gp, Wo, ws = f["Lc"], f["Gp"], f["Wo"], f["ws"]
+    # S^{-1/2} = I + Wo diag(c) Wo^T,  c = (1 + delta s^2)^{-1/2} - 1
+    c = 1.0 / np.sqrt(1.0 + prob.delta * ws ** 2) - 1.0
+
+    def s_inv_sqrt(X: np.ndarray) -> np.ndarray:
+        return X + Wo @ (c[:, None] * (Wo.T @ X)) if c.size else X
+
     if prob.a == 0.0:
-        # C = beta Gp Gp^T has rank <= C - 1: an SVD of the (n, r) factor is exact and cheap
-        U, s, _ = np.linalg.svd(Gp, full_matrices=False)
+        # C = beta (S^{-1/2} Gp)(S^{-1/2} Gp)^T has rank <= C - 1: an SVD of the factor is exact
+        U, s, _ = np.linalg.svd(s_inv_sqrt(Gp), full_matrices=False)
         w = prob.beta * s[:k] ** 2
         V = U[:, :k]
     else:
@@ -199,31 +236,34 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
         a, beta = prob.a, prob.beta
 
         def matvec(v):
-            v = np.asarray(v).ravel()
-            out = a * (G @ (G.T @ v))
+            x = s_inv_sqrt(np.asarray(v).reshape(n, 1))
+            out = a * (G @ (G.T @ x))
             if beta and Gp.shape[1]:
-                out += beta * (Gp @ (Gp.T @ v))
-            return out
+                out += beta * (Gp @ (Gp.T @ x))
+            return s_inv_sqrt(out).ravel()
 
         op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
         v0 = np.random.default_rng(random_state).standard_normal(n)
         w, V = eigsh(op, k=k, which="LA", v0=v0, tol=1e-10)
         order = np.argsort(w)[::-1]
         w, V = w[order], V[:, order]
-    B = scipy.linalg.solve_triangular(Lc, V, lower=True, trans="T", check_finite=False)
+    B = scipy.linalg.solve_triangular(Lc, s_inv_sqrt(V), lower=True, trans="T",
+                                      check_finite=False)
     return w, B
 
 
-# One-entry cache of the beta-independent work (kernel, scatters, Cholesky) keyed by a hash of
-# the training data and every parameter it depends on: a grid over beta / n_components on the
-# same fold (SourceCVSearch visits folds in the outer loop) then costs one factorisation.
-# Set CACHE_ENABLED = False (or call clear_cache()) to switch it off / free the memory.
+# A small LRU cache of the beta- and delta-independent work (kernel, scatters, Cholesky of M0),
+# keyed by a hash of the training data and every parameter it depends on: a grid over beta /
+# delta / n_components on the same fold (SourceCVSearch visits folds in the outer loop) then
+# costs one factorisation per kernel. CACHE_SIZE entries (each holds a few n x n arrays) are
+# kept; set CACHE_ENABLED = False (or call clear_cache()) to switch it off / free the memory.
 CACHE_ENABLED = True
-_CACHE: dict = {}
+CACHE_SIZE = 2
+_CACHE: OrderedDict = OrderedDict()
 
 
 def clear_cache() -> None:
-    """Free the factorisation cached by the last :class:`SCA` fit."""
+    """Free the factorisations cached by the last :class:`SCA` fits."""
     _CACHE.clear()
 
 
@@ -365,14 +405,14 @@ class SCA(BaseSubspaceTransformer):
             k = check_n_components(self.n_components, max(n - 1, 1),
                                    f"the centred kernel of {n} rows has rank <= {n - 1}")
         key = _cache_key(X, y, sample_domain, dict(
-            kernel=self.kernel, sigma=self.sigma_, delta=float(self.delta), eps=float(self.eps),
+            kernel=self.kernel, sigma=self.sigma_, eps=float(self.eps),
             norm=self.class_scatter_normalization, centering=self.centering,
             supervised=bool(self.supervised)))
-        if key is not None and _CACHE.get("key") == key:
-            prob, factors, (self._col_mean, self._grand_mean) = _CACHE["value"]
-            prob = replace(prob, a=(1.0 - beta) / n, beta=beta)
+        if key is not None and key in _CACHE:
+            _CACHE.move_to_end(key)
+            prob, factors, (self._col_mean, self._grand_mean) = _CACHE[key]
+            prob = replace(prob, a=(1.0 - beta) / n, beta=beta, delta=float(self.delta))
         else:
-            _CACHE.clear()
             K = kernel_matrix(X, kernel=self.kernel, sigma=self.sigma_)
             self._col_mean, self._grand_mean = kernel_centering_stats(K)
             prob = sca_problem(K, y, sample_domain, beta=beta, delta=float(self.delta),
@@ -382,8 +422,10 @@ class SCA(BaseSubspaceTransformer):
             del K
             factors = {}
             if key is not None:
-                _CACHE.update(key=key, value=(prob, factors, (self._col_mean, self._grand_mean)))
-        eig_key = ("eig", beta, k, self.eigen_solver)
+                _CACHE[key] = (prob, factors, (self._col_mean, self._grand_mean))
+                while len(_CACHE) > max(int(CACHE_SIZE), 1):
+                    _CACHE.popitem(last=False)
+        eig_key = ("eig", beta, float(self.delta), k, self.eigen_solver)
         if eig_key not in factors:      # whiten / n_components prefixes reuse the solve
             factors[eig_key] = sca_solve(prob, k, eigen_solver=self.eigen_solver,
                                          factors=factors)
