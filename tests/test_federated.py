@@ -324,6 +324,21 @@ def test_classifier_average_due_on_empty_rounds():
             assert nxt["C_from"], (r, nxt)
 
 
+def test_frozen_W0_trains_only_the_classifier():
+    """W0 + train_W=False (e.g. the one-shot RF-TCA W): W never moves, C is learned."""
+    sources, target = _blobs(60, seed=3)
+    cfg = FedRFTCAConfig(n_features=20, n_components=4, sigma=3.0, n_rounds=15, lr=0.05,
+                         train_W=False, seed=1)
+    W0 = np.random.default_rng(5).normal(size=(40, 4))
+    res = run_iterative(sources, target.X, cfg, W0=W0, y_target=target.y_true, eval_every=15,
+                        conditions=NetworkConditions(loss=0.2, seed=0))
+    np.testing.assert_allclose(res.W, W0, rtol=0, atol=1e-14)   # averages of equal copies
+    assert np.any(res.C != 0)
+    moving = run_iterative(sources, target.X, FedRFTCAConfig(**{**cfg.__dict__,
+                                                               "train_W": True}), W0=W0)
+    assert np.max(np.abs(moving.W - W0)) > 1e-3
+
+
 def test_local_objective_gradient_matches_finite_differences():
     rng = np.random.default_rng(0)
     n, D, m, k = 7, 6, 3, 4

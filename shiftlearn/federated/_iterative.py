@@ -80,6 +80,9 @@ class FedRFTCAConfig:
     batch_size : int or None
         Mini-batch of the cross-entropy; ``None`` = full local batch.
     sampling : {"paper", "code", "all"}
+    train_W : bool
+        ``False`` freezes the adaptive layer at its initial value (e.g. the one-shot RF-TCA
+        ``W`` passed as ``W0``), so only the classifier is trained and averaged.
     """
 
     n_features: int = 250
@@ -93,6 +96,7 @@ class FedRFTCAConfig:
     classifier_every: int = 1
     batch_size: int | None = None
     sampling: str = "paper"
+    train_W: bool = True
 
     def __post_init__(self):
         for name in ("n_features", "n_components", "n_rounds", "local_steps",
@@ -216,18 +220,33 @@ class _Adam:
 
 
 def train_softmax(H: np.ndarray, y: np.ndarray, n_classes: int, *, steps: int = 500,
-                  lr: float = 0.01, batch_size: int | None = None, seed: int = 0
-                  ) -> np.ndarray:
+                  lr: float = 0.01, batch_size: int | None = None, seed: int = 0,
+                  groups: np.ndarray | None = None) -> np.ndarray:
     """Softmax classifier ``C`` ((m+1) x k) on fixed features ``H`` by the same Adam steps the
-    clients use (the "same classifier" of the centralized baselines)."""
+    clients use (the "same classifier" of the centralized baselines).
+
+    ``groups`` (one id per row, e.g. the source domain): mini-batches are drawn so that every
+    group carries the same total weight (rows of a group of size n_g with probability
+    ``1 / (G n_g)``), as an unweighted average over clients weighs them; None = every row
+    equally likely (pooled).
+    """
     Y = np.eye(n_classes)[y]
     C = np.zeros((H.shape[1] + 1, n_classes))
     params = {"C": C}
     opt = _Adam(lr)
     rng = np.random.default_rng(seed)
+    p = None
+    if groups is not None:
+        _, inv, counts = np.unique(groups, return_inverse=True, return_counts=True)
+        p = 1.0 / (len(counts) * counts[inv])
     for _ in range(steps):
-        idx = (rng.choice(H.shape[0], batch_size, replace=False)
-               if batch_size and batch_size < H.shape[0] else slice(None))
+        if batch_size and batch_size < H.shape[0]:
+            idx = rng.choice(H.shape[0], batch_size, replace=p is not None,
+                             p=p)
+        elif p is not None:
+            idx = rng.choice(H.shape[0], H.shape[0], replace=True, p=p)
+        else:
+            idx = slice(None)
         _, dC, _ = _softmax_grad(H[idx], Y[idx], params["C"])
         opt.step(params, {"C": dC})
     return params["C"]
@@ -242,7 +261,7 @@ class IterativeClient:
     """
 
     def __init__(self, client_id: int, X: np.ndarray, y: np.ndarray | None,
-                 config: FedRFTCAConfig, n_classes: int):
+                 config: FedRFTCAConfig, n_classes: int, W0: np.ndarray | None = None):
         self.client_id = int(client_id)
         self.config = config
         self.is_source = y is not None
@@ -250,7 +269,7 @@ class IterativeClient:
         self.Z = rff_map(X, config.omega(X.shape[1]))
         self.mean = self.Z.mean(axis=0)
         self.Y = np.eye(n_classes)[np.asarray(y, dtype=int)] if self.is_source else None
-        self.params = {"W": config.initial_W(),
+        self.params = {"W": config.initial_W() if W0 is None else np.array(W0, dtype=float),
                        "C": np.zeros((config.n_components + 1, n_classes))}
         self.opt = _Adam(config.lr)
         self.ref_means: np.ndarray | None = None
@@ -283,11 +302,13 @@ class IterativeClient:
                        if cfg.batch_size and cfg.batch_size < n else slice(None))
                 _, dW, dC = local_objective(self.Z[idx], self.Y[idx], self.params["W"],
                                             self.params["C"], V, cfg.lam)
-                grads = {"W": dW, "C": dC}
-            else:
+                grads = {"W": dW, "C": dC} if cfg.train_W else {"C": dC}
+            elif cfg.train_W:
                 _, dW, _ = local_objective(self.Z, None, self.params["W"], self.params["C"],
                                            V, cfg.lam)
                 grads = {"W": dW}
+            else:
+                break
             self.opt.step(self.params, grads)
         upload = req.sampled or not self.is_source
         send_C = self.is_source and req.sampled and req.send_C
@@ -321,7 +342,8 @@ class IterativeServer:
     then ``finish_round()``. The global model is ``W``, ``C``.
     """
 
-    def __init__(self, config: FedRFTCAConfig, source_ids, target_id: int, n_classes: int):
+    def __init__(self, config: FedRFTCAConfig, source_ids, target_id: int, n_classes: int,
+                 W0: np.ndarray | None = None):
         self.config = config
         self.source_ids = [int(i) for i in source_ids]
         self.target_id = int(target_id)
@@ -330,7 +352,7 @@ class IterativeServer:
         self.spec = ProtocolSpec(config.n_features, config.n_components, n_classes,
                                  len(self.source_ids) + 1)
         self.guard = ReplyGuard(self.spec, frozenset(self.source_ids + [self.target_id]))
-        self.W = config.initial_W()
+        self.W = config.initial_W() if W0 is None else np.array(W0, dtype=float)
         self.C = np.zeros((config.n_components + 1, n_classes))
         self.round = 0
         self.means: dict[int, np.ndarray] = {}

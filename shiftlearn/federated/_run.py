@@ -32,7 +32,7 @@ class IterativeResult:
 
 def run_iterative(sources, X_target, config: FedRFTCAConfig, *, n_classes: int | None = None,
                   conditions: NetworkConditions | None = None, eval_every: int = 0,
-                  y_target=None) -> IterativeResult:
+                  y_target=None, W0: np.ndarray | None = None) -> IterativeResult:
     """Run iterative FedRF-TCA with ``K = len(sources)`` source clients and one target.
 
     Parameters
@@ -49,6 +49,9 @@ def run_iterative(sources, X_target, config: FedRFTCAConfig, *, n_classes: int |
     eval_every, y_target
         If both given, the history records the target accuracy every ``eval_every`` rounds
         (evaluation only; never used for training or selection).
+    W0 : ndarray of shape (2N, m) or None
+        Initial adaptive layer on every party (e.g. the one-shot RF-TCA ``W``, broadcast
+        before the run); None = ``config.initial_W()``.
 
     Examples
     --------
@@ -63,10 +66,10 @@ def run_iterative(sources, X_target, config: FedRFTCAConfig, *, n_classes: int |
     if n_classes is None:
         n_classes = int(max(np.max(y) for _, y in sources)) + 1
     K = len(sources)
-    clients = {i + 1: IterativeClient(i + 1, X, y, config, n_classes)
+    clients = {i + 1: IterativeClient(i + 1, X, y, config, n_classes, W0)
                for i, (X, y) in enumerate(sources)}
-    clients[K + 1] = IterativeClient(K + 1, X_target, None, config, n_classes)
-    server = IterativeServer(config, list(range(1, K + 1)), K + 1, n_classes)
+    clients[K + 1] = IterativeClient(K + 1, X_target, None, config, n_classes, W0)
+    server = IterativeServer(config, list(range(1, K + 1)), K + 1, n_classes, W0)
     sim = Simulator(server, clients, conditions)
     history = []
     Zt = clients[K + 1].Z
