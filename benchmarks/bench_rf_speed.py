@@ -156,13 +156,16 @@ def main(argv=None):
                                "ZtZ_s": best["ZtZ"], "fit/ZtZ": best["fit"] / best["ZtZ"],
                                "fit_cpu_s": best["fit_cpu"], "ZtZ_cpu_s": best["ZtZ_cpu"],
                                "fit/ZtZ cpu": best["fit_cpu"] / best["ZtZ_cpu"],
-                               "< 0.5 s": "yes" if best["fit"] < 0.5 else "no",
+                               "< 0.5 s (wall / cpu)":
+                                   ("yes" if best["fit"] < 0.5 else "no") + " / "
+                                   + ("yes" if best["fit_cpu"] < 0.5 else "no"),
                                "1NN_%": 100 * acc, "load": os.getloadavg()[0]}
                         rows.append(row)
                         print(row, flush=True)
     load_end = os.getloadavg()
     cols = ["method", "N (2N cols)", "dtype", "threads", "fit_s", "bandwidth_s", "stats_s",
-            "solve_s", "ZtZ_s", "fit/ZtZ", "< 0.5 s", "fit_cpu_s", "ZtZ_cpu_s", "fit/ZtZ cpu",
+            "solve_s", "ZtZ_s", "fit/ZtZ", "fit_cpu_s", "ZtZ_cpu_s", "fit/ZtZ cpu",
+            "< 0.5 s (wall / cpu)",
             "1NN_%", "load"]
     body = (
         "MNIST->USPS, n = 3,800 rows (2,000 labeled source + 1,800 unlabeled target), d = 256, "

@@ -188,10 +188,16 @@ class RFStats:
         return self.domain_sums.sum(axis=0) / max(self.n_samples, 1)
 
     def total_scatter(self) -> np.ndarray:
-        """``C = S - n m_bar m_bar^T = Sigma H Sigma^T`` (centred, not divided by n)."""
+        """``C = S - n m_bar m_bar^T = Sigma H Sigma^T`` (centred, not divided by n; exactly
+        symmetric when the moments are, as from :func:`rf_stats`; the solvers symmetrise)."""
         n = self.n_samples
         t = self.domain_sums.sum(axis=0) / np.sqrt(max(n, 1))
-        return _sym_(_add_gram_(self.total_moment(), t[None, :], -1.0))
+        C = np.empty((self.n_components,) * 2)
+        for i in range(0, C.shape[0], _BLOCK):      # one fused pass, small temporaries
+            bi = slice(i, min(i + _BLOCK, C.shape[0]))
+            np.add(self.moment_labeled[bi], self.moment_unlabeled[bi], out=C[bi])
+            C[bi] -= t[bi, None] * t[None, :]       # t_i t_j = t_j t_i: symmetry kept
+        return C
 
     def side_mean(self, sign: int) -> np.ndarray:
         """Pooled mean of the source (``sign=+1``) or target (``sign=-1``) rows."""
@@ -493,17 +499,24 @@ def randomized_top_eigh(apply, D: int, k: int, *, tol: float = 1e-7, max_iter: i
         kk = min(k, m)
         w, U = eigh(H[:m, :m], subset_by_index=[m - kk, m - 1], check_finite=False)
         w, U = w[::-1], U[:, ::-1]
-        V = Q[:, :m] @ U
-        res = np.linalg.norm(Y[:, :m] @ U - V * w[None, :], axis=0)
-        if kk == k and w[0] > 0 and np.all(res <= tol * w[0]):
-            return w.copy(), V
+        # The part of T Q outside span(Q) is that of the newest block only (the earlier T Q_j
+        # lie in span(Q)): R = (I - Q Q^T) T Q_new = Q_r R_r, so ||T v - lambda v|| =
+        # ||R_r U_new|| for a Ritz pair (cheap, b x b). Only when that estimate passes are the
+        # Ritz vectors formed and the residuals computed exactly from T Q.
+        R = Y[:, m0:m] - Q[:, :m] @ Hn
+        R -= Q[:, :m] @ (Q[:, :m].T @ R)             # second Gram-Schmidt pass
+        Qr, Rr = qr(R, mode="economic")
+        est = np.linalg.norm(Rr @ U[m0:m], axis=0)
+        if kk == k and w[0] > 0 and np.all(est <= tol * w[0]):
+            V = Q[:, :m] @ U
+            res = np.linalg.norm(Y[:, :m] @ U - V * w[None, :], axis=0)
+            if np.all(res <= tol * w[0]):
+                return w.copy(), V
         if m + b > m_max:
             return None
-        # next block: T Q_new orthogonalised against the whole basis (two Gram-Schmidt passes)
-        R = Y[:, m0:m] - Q[:, :m] @ (Q[:, :m].T @ Y[:, m0:m])
-        R, _ = qr(R, mode="economic")
-        R -= Q[:, :m] @ (Q[:, :m].T @ R)
-        Q[:, m:m + b], _ = qr(R, mode="economic")
+        # next block: the residual directions, re-orthogonalised against the whole basis
+        Qr -= Q[:, :m] @ (Q[:, :m].T @ Qr)
+        Q[:, m:m + b], _ = qr(Qr, mode="economic")
         m0, m = m, m + b
     return None
 
