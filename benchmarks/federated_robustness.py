@@ -112,6 +112,8 @@ def summarize(rows: list[dict], seeds: list[int]) -> tuple[str, dict]:
                    for s in seeds]
             sdv = float(np.std(per, ddof=1)) if len(per) > 1 else 0.0
             d[f"loss {int(100 * x)}% - loss 0%"] = fmt(float(np.mean(per)), sdv)
+            if x == 0.3:
+                d["30% per seed"] = " / ".join(f"{v:+.1f}" for v in per)
             summary[f"diff T_C={tc}, loss={x}"] = (float(np.mean(per)), sdv)
         diffs.append(d)
     tasks = sorted({r["task"] for r in rows})
