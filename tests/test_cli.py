@@ -93,6 +93,27 @@ def test_demo_default_methods_on_one_task(data_home, capsys):
     assert all(float(v) > 0 for v in rows["mean"])
 
 
+def test_demo_tuned_is_the_source_cv_protocol(data_home, capsys):
+    """--tuned reports the target accuracy of SourceCVSearch over DEMO_GRIDS (source labels
+    only), the same number a direct search gives."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from shiftlearn.adaptation import TCA, DomainAdaptationClassifier
+    from shiftlearn.datasets import load_office_caltech
+    from shiftlearn.model_selection import SourceCVSearch
+
+    code = cli.main(["demo", "--tasks", "D:W", "--methods", "raw,TCA", "--tuned"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "5-fold CV on the SOURCE labels" in out
+    X, y, sd, y_true = load_office_caltech().pack("dslr", "webcam", return_masked_labels=True)
+    grid = {f"adapter__{k}": v for k, v in cli.DEMO_GRIDS["TCA"].items()}
+    search = SourceCVSearch(DomainAdaptationClassifier(TCA(), KNeighborsClassifier(1)), grid,
+                            cv=5).fit(X, y, sd)
+    expected = 100 * np.mean(search.predict(X[sd < 0]) == y_true[sd < 0])
+    assert _rows(out)["D -> W"] == ["63.39", f"{expected:.2f}"]
+
+
 def test_demo_plugs_in_methods_and_reports_failures(data_home, fake_module, monkeypatch,
                                                     capsys):
     monkeypatch.setattr(cli, "DEMO_METHODS", {
