@@ -126,6 +126,8 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--n-features", type=int, nargs="+", default=[256, 1000])
     ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
+    ap.add_argument("--out", default="bench_rf_speed",
+                    help="name of the result files in benchmarks/results/")
     ap.add_argument("--baseline", default=None,
                     help="git revision: also time that revision's _rf_stats.py, interleaved "
                          "with the current code (1 BLAS thread, N = 1000), and write "
@@ -181,7 +183,7 @@ def main(argv=None):
         f"Load average {load_start[0]:.1f} at the start and {load_end[0]:.1f} at the end "
         "(2 cores, shared with other jobs; 2-thread figures are the most exposed to it).\n\n"
         + markdown_table(rows, cols, floatfmt=".3f"))
-    write_results("bench_rf_speed", "RF-TCA / RF-SCA fit time at n = 3,800 (MNIST->USPS)",
+    write_results(args.out, "RF-TCA / RF-SCA fit time at n = 3,800 (MNIST->USPS)",
                   body, {"rows": rows, "load_start": load_start, "load_end": load_end},
                   machine)
 
