@@ -1,20 +1,33 @@
 """RF-TCA (1,000 random frequencies) against exact TCA: accuracy on Office+Caltech, speed and
 accuracy on MNIST→USPS.
 
-Office+Caltech SURF, 12 tasks, 1NN on the adapted source rows, accuracy on the target rows.
-Both methods use the Gaussian kernel with the median bandwidth and ``mu = 1``; ``n_components``
-in {10, 20, 30, 50} is chosen for the exact TCA by 5-fold cross-validation on the SOURCE labels
-only (:class:`~shiftlearn.model_selection.SourceCVSearch`, one fit per fold thanks to the nested
-components), and RF-TCA (N = 1,000, seed 0) is fitted with the same ``k``. The issue's target:
-RF-TCA within 1 point of exact TCA on average. (The exact engineer's headline TCA also
-searches a linear kernel; random Fourier features approximate the Gaussian kernel only, so the
-comparison here is RBF vs RBF.)
+Office+Caltech SURF, 12 tasks, 1NN on the adapted source rows, accuracy on the target rows,
+Gaussian kernel with the median bandwidth for every method (random Fourier features
+approximate the Gaussian kernel only, so the comparison is RBF vs RBF).
 
-MNIST→USPS (3,800 rows, 256 pixels, unit-norm rows): fit time (wall and CPU, one BLAS thread)
-and 1NN accuracy of RF-TCA / RF-SCA for N = 256, 500, 1000 frequencies, float64 and float32,
-beside the exact TCA in the same run (30 components, ``mu = 1``; SCA ``beta = 0.5``).
+* ``--part office-cv`` (the headline): exact TCA, RF-TCA ``penalty='coefficients'`` (exact
+  TCA's problem with the random-feature kernel, the variant that tends to exact TCA) and RF-TCA
+  ``penalty='features'`` (the RF-TCA paper's Algorithm 1), each with its OWN 5-fold
+  cross-validation on the SOURCE labels (:class:`~shiftlearn.model_selection.SourceCVSearch`)
+  over k in {10, 20, 30, 50} x mu in {0.1, 1, 10, 100}; ``--seeds`` draws of the frequencies,
+  ``--penalties`` restricts the RF variants. Issue target: RF-TCA within 1 point of exact TCA
+  on average.
+* ``--part office-convergence``: the coefficient variant at the exact TCA's CV choice for
+  N = 250 ... 2,000, and the random-feature error of the centred kernel against its spread.
+* ``--part office`` / ``office-coef`` (earlier protocol): ``mu = 1`` fixed, ``k`` chosen for
+  the exact TCA by source CV and reused for RF-TCA.
 
-    python benchmarks/bench_rf_accuracy.py [--part office|mnist|all]
+MNIST→USPS (3,800 rows, 256 pixels, unit-norm rows), ``--part mnist``: fit time (wall and CPU,
+one BLAS thread) and 1NN accuracy of RF-TCA / RF-SCA for N = 256, 500, 1000 frequencies,
+float64 and float32, beside the exact TCA in the same run (30 components, ``mu = 1``; SCA
+``beta = 0.5``). The stage-by-stage timing is ``benchmarks/bench_rf_speed.py``.
+
+Results accumulate in ``results/_rf_accuracy_parts.json`` (a part resumes where it stopped);
+``--part report`` rewrites ``results/rf_accuracy.md`` / ``.json`` from it.
+
+    python benchmarks/bench_rf_accuracy.py --part office-cv --seeds 0
+    python benchmarks/bench_rf_accuracy.py --part office-cv --seeds 1 --penalties coefficients
+    python benchmarks/bench_rf_accuracy.py --part office-convergence
 """
 
 from __future__ import annotations
