@@ -390,3 +390,34 @@ def test_krylov_solver_and_its_fallback_match_dense(penalty, monkeypatch):
     Sf, lf = rfsca_from_stats(st, 8, 0.5, 1.0, eigen_solver="randomized")
     np.testing.assert_allclose(lf, ld, rtol=1e-8)
     assert _min_cos(Sf, Sd) > 0.9999
+
+
+def test_krylov_single_blas_thread_is_scoped_and_exact():
+    """The block Krylov loop runs on one BLAS thread for small D and restores the caller's
+    thread count afterwards; its eigenpairs match the dense ones either way."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from shiftlearn.adaptation import _rf_stats
+
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((300, 40))
+    T = F @ F.T
+    seen = []
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    def apply(Q):
+        seen.append(blas_threads())
+        return T @ Q
+
+    with threadpool_limits(limits=2, user_api="blas"):    # the caller runs 2 threads
+        before = blas_threads()
+        w, V = _rf_stats.randomized_top_eigh(apply, 300, 5)
+        after = blas_threads()
+    assert before and all(t == 2 for t in before)
+    assert seen and all(all(t == 1 for t in s) for s in seen)
+    assert after == before
+    w_d = np.linalg.eigvalsh(T)[::-1][:5]
+    np.testing.assert_allclose(w, w_d, rtol=1e-8)
+    np.testing.assert_allclose(np.abs(V.T @ V), np.eye(5), atol=1e-8)
