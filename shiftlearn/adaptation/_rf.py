@@ -17,13 +17,13 @@ import numpy as np
 
 from ..kernels import resolve_bandwidth, rff_chunks, rff_weights
 from ._base import BaseSubspaceTransformer, resolve_tca_mu, whitening_scale
+from ._eigen import top_generalized_eigh
 from ._rf_stats import (
     RFStats,
     omega_fingerprint,
     rf_stats,
     rfsca_from_stats,
     rftca_from_stats,
-    top_generalized_eigh,
 )
 
 __all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats",
@@ -116,7 +116,7 @@ class RFTCA(_RFBase):
         ``"dense"``: ``scipy.linalg.eigh(..., subset_by_index)`` on the ``2N x 2N`` pencil;
         ``"randomized"``: block subspace iteration on the reduced operator, with an exact
         residual test (falls back to dense); ``"auto"``: randomized for ``2N >= 800`` and
-        ``n_components <= 2N / 10``. See :func:`~shiftlearn.adaptation._rf_stats.solve_pencil`.
+        ``n_components <= 2N / 10``. See :func:`~shiftlearn.adaptation._eigen.solve_pencil`.
     random_state : int, Generator or None
         Seed of the frequencies ``Omega`` (an int makes every result reproducible).
     chunk_size : int or None
