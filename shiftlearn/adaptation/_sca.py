@@ -255,11 +255,18 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
 # A small LRU cache of the beta- and delta-independent work (kernel, scatters, Cholesky of M0),
 # keyed by a hash of the training data and every parameter it depends on: a grid over beta /
 # delta / n_components on the same fold (SourceCVSearch visits folds in the outer loop) then
-# costs one factorisation per kernel. CACHE_SIZE entries (each holds a few n x n arrays) are
-# kept; set CACHE_ENABLED = False (or call clear_cache()) to switch it off / free the memory.
+# costs one factorisation per kernel. At most CACHE_SIZE entries are kept, each about four
+# n x n float64 arrays (centred kernel, M0, its Cholesky factor, L^{-1} K~), and at most
+# CACHE_MAX_BYTES in all: a fit whose entry alone would exceed it is not cached, so a large fit
+# leaves no memory behind. Set CACHE_ENABLED = False (or call clear_cache()) to switch it off.
 CACHE_ENABLED = True
 CACHE_SIZE = 2
+CACHE_MAX_BYTES = 1 << 30
 _CACHE: OrderedDict = OrderedDict()
+
+
+def _entry_bytes(n: int) -> int:
+    return 4 * n * n * 8
 
 
 def clear_cache() -> None:
@@ -421,9 +428,11 @@ class SCA(BaseSubspaceTransformer):
                                centering=self.centering, supervised=self.supervised)
             del K
             factors = {}
-            if key is not None:
+            if key is not None and _entry_bytes(n) <= CACHE_MAX_BYTES:
                 _CACHE[key] = (prob, factors, (self._col_mean, self._grand_mean))
-                while len(_CACHE) > max(int(CACHE_SIZE), 1):
+                while (len(_CACHE) > max(int(CACHE_SIZE), 1)
+                       or sum(_entry_bytes(v[0].Kc.shape[0]) for v in _CACHE.values())
+                       > CACHE_MAX_BYTES):
                     _CACHE.popitem(last=False)
         eig_key = ("eig", beta, float(self.delta), k, self.eigen_solver)
         if eig_key not in factors:      # whiten / n_components prefixes reuse the solve
