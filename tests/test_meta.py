@@ -83,3 +83,25 @@ def test_source_cv_search_errors_and_failed_settings():
     search.fit(X, y, sd)
     assert search.best_params_["adapter__n_components"] == 2
     assert np.isnan(search.cv_results_["mean_test_score"][1])
+
+
+def test_source_cv_search_verbose_reports_progress_without_changing_results(capsys):
+    X, y, sd = make_sca_toy(n_per_cluster=15, random_state=0)
+    grid = {"adapter__n_components": [1, 2], "adapter__beta": [0.1, 0.9]}
+
+    def search(verbose):
+        return SourceCVSearch(DomainAdaptationClassifier(SCA()), grid, cv=3,
+                              verbose=verbose).fit(X, y, sd)
+
+    quiet = search(0)
+    assert capsys.readouterr().err == ""
+    loud = search(1)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("SourceCVSearch: 4 settings x 3 folds")
+    assert [line.split(" done")[0] for line in err[1:]] == ["fold 1/3", "fold 2/3", "fold 3/3"]
+    assert str(loud.best_params_) in err[-1]
+    search(2)
+    assert sum("fit 1/2" in line for line in capsys.readouterr().err.splitlines()) == 3
+    np.testing.assert_array_equal(loud.cv_results_["mean_test_score"],
+                                  quiet.cv_results_["mean_test_score"])
+    assert loud.best_params_ == quiet.best_params_

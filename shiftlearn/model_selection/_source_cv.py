@@ -9,6 +9,7 @@ on all rows.
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -55,6 +56,9 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         Seed of the fold shuffling.
     error_score : float, default=nan
         Score recorded when a fit fails (e.g. ``n_components`` too large for a fold).
+    verbose : int, default=0
+        ``1``: one line per fold (time so far, best setting so far) on stderr; ``2``: also one
+        line per fitted setting.
 
     Attributes
     ----------
@@ -76,7 +80,7 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, param_grid, *, cv=5, scoring=None, refit=True, use_path=True,
-                 random_state=0, error_score=np.nan):
+                 random_state=0, error_score=np.nan, verbose=0):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
@@ -85,6 +89,7 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         self.use_path = use_path
         self.random_state = random_state
         self.error_score = error_score
+        self.verbose = verbose
 
     def _folds(self, y, lab_idx):
         yl = y[lab_idx]
@@ -94,6 +99,10 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
             return [lab_idx[te] for _, te in split.split(lab_idx, yl)]
         split = KFold(self.cv, shuffle=True, random_state=self.random_state)
         return [lab_idx[te] for _, te in split.split(lab_idx)]
+
+    def _say(self, level: int, msg: str) -> None:
+        if self.verbose >= level:
+            print(msg, file=sys.stderr, flush=True)
 
     def _score(self, est, X, y):
         if self.scoring is None:
@@ -127,6 +136,10 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         # cache data-dependent work (SCA's factorisation) reuse it across the grid
         scores = [np.full((len(plist), len(folds)), np.nan) for _, plist in groups]
         times = [0.0] * len(groups)
+        n_settings = sum(len(plist) for _, plist in groups)
+        self._say(1, f"SourceCVSearch: {n_settings} settings x {len(folds)} folds on "
+                     f"{lab_idx.shape[0]} labeled source rows ({len(groups)} fits per fold)")
+        t_start = time.perf_counter()
         for f, test in enumerate(folds):
             train = np.ones(X.shape[0], bool)
             train[test] = False
@@ -150,6 +163,14 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
                         raise
                     scores[g][:, f] = self.error_score
                 times[g] += time.perf_counter() - t0
+                self._say(2, f"  fold {f + 1}/{len(folds)} fit {g + 1}/{len(groups)}: "
+                             f"{plist[0] if len(plist) == 1 else plist[0] | {key: '*'}} "
+                             f"scores {np.round(scores[g][:, f], 4).tolist()} "
+                             f"({time.perf_counter() - t0:.1f} s)")
+            if self.verbose >= 1:
+                self._say(1, f"fold {f + 1}/{len(folds)} done after "
+                             f"{time.perf_counter() - t_start:.1f} s; "
+                             + _best_so_far(groups, scores, f + 1))
         params = [p for _, plist in groups for p in plist]
         times = [times[g] / (len(folds) * len(plist)) for g, (_, plist) in enumerate(groups)
                  for _ in plist]
@@ -158,7 +179,7 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         mean[np.isnan(mean)] = -np.inf     # a setting that failed on any fold ranks last
         self.cv_results_ = {"params": params,
                             "mean_test_score": np.where(np.isfinite(mean), mean, np.nan),
-                            "std_test_score": np.nanstd(S, axis=1),
+                            "std_test_score": _nanstd_rows(S),
                             "mean_fit_time": np.array(times)}
         for f in range(len(folds)):
             self.cv_results_[f"split{f}_test_score"] = S[:, f]
@@ -197,3 +218,20 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
     def classes_(self):
         return self._best().classes_
 
+
+def _best_so_far(groups, scores, n_folds_done: int) -> str:
+    """``"best so far {params} (mean score)"`` over the first ``n_folds_done`` folds."""
+    mean = np.vstack([sc[:, :n_folds_done] for sc in scores]).mean(axis=1)
+    if not np.isfinite(mean).any():
+        return "every setting has failed so far"
+    best = int(np.argmax(np.where(np.isfinite(mean), mean, -np.inf)))
+    params = [p for _, plist in groups for p in plist]
+    return f"best so far {params[best]} ({mean[best]:.4f})"
+
+
+def _nanstd_rows(S: np.ndarray) -> np.ndarray:
+    """Row-wise ``nanstd``; NaN (without numpy's warning) for a row with no finite score."""
+    out = np.full(S.shape[0], np.nan)
+    ok = np.isfinite(S).any(axis=1)
+    out[ok] = np.nanstd(S[ok], axis=1)
+    return out
