@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PIP) install -q -e '.[test,federated]'
+	$(PIP) install -q -e '.[test,federated,dask]'
 	@touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
