@@ -109,6 +109,14 @@ class SCAProblem:
         return A
 
 
+def _range_svd(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Thin SVD of a tall factor restricted to its numerical range: ``(U, s)`` with
+    ``F F^T = U diag(s^2) U^T``, singular values below ``1e-12 * s_max`` dropped."""
+    U, s, _ = np.linalg.svd(F, full_matrices=False)
+    keep = s > 1e-12 * max(float(s[0]) if s.size else 0.0, 1e-300)
+    return U[:, keep], s[keep]
+
+
 def _class_stats(Kx: np.ndarray, y_lab: np.ndarray):
     """Class means ``m_k`` (columns), counts, and the class-centred columns of ``Kx``."""
     classes, inv, counts = np.unique(y_lab, return_inverse=True, return_counts=True)
@@ -169,9 +177,8 @@ def sca_problem(
         # P = sum_k n_k (m_k - mbar)(m_k - mbar)^T = Pf Pf^T, rank <= C - 1
         mbar = means @ (counts / ns)
         D = (means - mbar[:, None]) * np.sqrt(counts * norm)[None, :]
-        U, s, _ = np.linalg.svd(D, full_matrices=False)
-        keep = s > 1e-12 * max(float(s[0]) if s.size else 0.0, 1e-300)
-        Pf = U[:, keep] * s[keep]
+        U, s = _range_svd(D)
+        Pf = U * s
     if eps:
         M.flat[:: n + 1] += eps
     M += M.T
@@ -214,9 +221,7 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
             if prob.Pf.shape[1] else prob.Pf
         Wd = scipy.linalg.solve_triangular(f["Lc"], prob.U, lower=True, check_finite=False) \
             if prob.U.shape[1] else prob.U
-        Wo, ws, _ = np.linalg.svd(Wd, full_matrices=False)
-        keep = ws > 1e-12 * max(float(ws[0]) if ws.size else 0.0, 1e-300)
-        f["Wo"], f["ws"] = Wo[:, keep], ws[keep]
+        f["Wo"], f["ws"] = _range_svd(Wd)
     Lc, Gp, Wo, ws = f["Lc"], f["Gp"], f["Wo"], f["ws"]
     # S^{-1/2} = I + Wo diag(c) Wo^T,  c = (1 + delta s^2)^{-1/2} - 1
     c = 1.0 / np.sqrt(1.0 + prob.delta * ws ** 2) - 1.0
