@@ -134,10 +134,10 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
                 groups.append((key, [{**p, key: k} for k in grid[key]]))
         # folds in the outer loop: consecutive fits share their training rows, so adapters that
         # cache data-dependent work (SCA's factorisation) reuse it across the grid
+        params = [p for _, plist in groups for p in plist]
         scores = [np.full((len(plist), len(folds)), np.nan) for _, plist in groups]
         times = [0.0] * len(groups)
-        n_settings = sum(len(plist) for _, plist in groups)
-        self._say(1, f"SourceCVSearch: {n_settings} settings x {len(folds)} folds on "
+        self._say(1, f"SourceCVSearch: {len(params)} settings x {len(folds)} folds on "
                      f"{lab_idx.shape[0]} labeled source rows ({len(groups)} fits per fold)")
         t_start = time.perf_counter()
         for f, test in enumerate(folds):
@@ -163,15 +163,15 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
                         raise
                     scores[g][:, f] = self.error_score
                 times[g] += time.perf_counter() - t0
-                self._say(2, f"  fold {f + 1}/{len(folds)} fit {g + 1}/{len(groups)}: "
-                             f"{plist[0] if len(plist) == 1 else plist[0] | {key: '*'}} "
-                             f"scores {np.round(scores[g][:, f], 4).tolist()} "
-                             f"({time.perf_counter() - t0:.1f} s)")
+                if self.verbose >= 2:
+                    self._say(2, f"  fold {f + 1}/{len(folds)} fit {g + 1}/{len(groups)}: "
+                                 f"{plist[0] if len(plist) == 1 else plist[0] | {key: '*'}} "
+                                 f"scores {np.round(scores[g][:, f], 4).tolist()} "
+                                 f"({time.perf_counter() - t0:.1f} s)")
             if self.verbose >= 1:
                 self._say(1, f"fold {f + 1}/{len(folds)} done after "
                              f"{time.perf_counter() - t_start:.1f} s; "
-                             + _best_so_far(groups, scores, f + 1))
-        params = [p for _, plist in groups for p in plist]
+                             + _best_so_far(params, scores, f + 1))
         times = [times[g] / (len(folds) * len(plist)) for g, (_, plist) in enumerate(groups)
                  for _ in plist]
         S = np.vstack(scores)
@@ -219,13 +219,12 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         return self._best().classes_
 
 
-def _best_so_far(groups, scores, n_folds_done: int) -> str:
+def _best_so_far(params: list, scores: list, n_folds_done: int) -> str:
     """``"best so far {params} (mean score)"`` over the first ``n_folds_done`` folds."""
     mean = np.vstack([sc[:, :n_folds_done] for sc in scores]).mean(axis=1)
     if not np.isfinite(mean).any():
         return "every setting has failed so far"
     best = int(np.argmax(np.where(np.isfinite(mean), mean, -np.inf)))
-    params = [p for _, plist in groups for p in plist]
     return f"best so far {params[best]} ({mean[best]:.4f})"
 
 
