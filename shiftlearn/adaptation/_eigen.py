@@ -20,8 +20,8 @@ from threadpoolctl import ThreadpoolController
 
 from ._base import solve_generalized_eigh
 
-__all__ = ["KRYLOV_SINGLE_THREAD_MAX_D", "randomized_top_eigh", "solve_pencil",
-           "top_generalized_eigh"]
+__all__ = ["KRYLOV_SINGLE_THREAD_MAX_D", "randomized_top_eigh", "resolve_eigen_solver",
+           "solve_pencil", "top_generalized_eigh"]
 
 
 def _sym(A: np.ndarray) -> np.ndarray:
@@ -141,6 +141,17 @@ def _block_krylov(apply, D: int, k: int, *, tol: float, max_iter: int, random_st
     return None
 
 
+def resolve_eigen_solver(eigen_solver: str, D: int, k: int) -> str:
+    """Validate ``eigen_solver``; ``"auto"`` means ``"randomized"`` when ``D >= 800`` and
+    ``k <= D / 10`` (few leading pairs of a large pencil), else ``"dense"``."""
+    if eigen_solver not in ("auto", "dense", "randomized"):
+        raise ValueError("eigen_solver must be 'auto', 'dense' or 'randomized', "
+                         f"got {eigen_solver!r}.")
+    if eigen_solver == "auto":
+        return "randomized" if (D >= 800 and k <= D / 10) else "dense"
+    return eigen_solver
+
+
 def solve_pencil(A: np.ndarray, B: np.ndarray | None, k: int, eigen_solver: str = "auto", *,
                  rank_one: tuple[float, np.ndarray] | None = None, overwrite: bool = False
                  ) -> tuple[np.ndarray, np.ndarray]:
@@ -156,11 +167,7 @@ def solve_pencil(A: np.ndarray, B: np.ndarray | None, k: int, eigen_solver: str 
     ``D x D`` copies; the caller's matrices are destroyed). Both matrices are symmetrised first.
     """
     D = A.shape[0]
-    if eigen_solver not in ("auto", "dense", "randomized"):
-        raise ValueError("eigen_solver must be 'auto', 'dense' or 'randomized', "
-                         f"got {eigen_solver!r}.")
-    if eigen_solver == "auto":
-        eigen_solver = "randomized" if (D >= 800 and k <= D / 10) else "dense"
+    eigen_solver = resolve_eigen_solver(eigen_solver, D, k)
     if B is None:
         if rank_one is None:
             raise ValueError("solve_pencil needs B or rank_one=(mu, d).")

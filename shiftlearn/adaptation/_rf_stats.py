@@ -40,6 +40,7 @@ from ._eigen import (  # noqa: F401 - re-exported: the solvers lived here before
     _sym,
     _sym_,
     randomized_top_eigh,
+    resolve_eigen_solver,
     solve_pencil,
     top_generalized_eigh,
 )
@@ -548,9 +549,8 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
         w, V = solve_pencil(stats.total_scatter(), None, k, eigen_solver, rank_one=(mu, d),
                             overwrite=True)
     elif penalty == "coefficients":
-        auto_rand = D >= 800 and k <= D / 10
         out = None
-        if eigen_solver == "randomized" or (eigen_solver == "auto" and auto_rand):
+        if resolve_eigen_solver(eigen_solver, D, k) == "randomized":
             out = _rftca_coefficients_cholesky(stats, k, mu, d, rank_tol)
         if out is not None:
             w, V = out
