@@ -231,33 +231,44 @@ class RFStats:
             return np.zeros(self.n_components)
         return self.side_mean(+1) - self.side_mean(-1)
 
-    def domain_scatter(self, domains: str = "ids") -> np.ndarray:
-        """SCA's domain scatter ``(1/m) sum_d (mu_d - mu_bar)(mu_d - mu_bar)^T``.
+    def domain_means(self, domains: str = "ids") -> np.ndarray:
+        """The means whose scatter is SCA's domain scatter, one row per domain.
 
         ``domains="ids"``: one domain per ``sample_domain`` id; ``"sides"``: pooled sources vs
-        pooled targets (two domains).
+        pooled targets (two domains, or one when a side is absent).
         """
         if domains == "sides":
-            means = [self.side_mean(s) for s in (+1, -1)
-                     if np.any(self.domains > 0 if s > 0 else self.domains < 0)]
-            means = np.array(means)
-        elif domains == "ids":
-            means = self.domain_sums / self.domain_counts[:, None]
-        else:
-            raise ValueError(f"domains must be 'ids' or 'sides', got {domains!r}.")
+            return np.array([self.side_mean(s) for s in (+1, -1)
+                             if np.any(self.domains > 0 if s > 0 else self.domains < 0)])
+        if domains == "ids":
+            return self.domain_sums / self.domain_counts[:, None]
+        raise ValueError(f"domains must be 'ids' or 'sides', got {domains!r}.")
+
+    def domain_scatter(self, domains: str = "ids") -> np.ndarray:
+        """SCA's domain scatter ``(1/m) sum_d (mu_d - mu_bar)(mu_d - mu_bar)^T`` over the
+        :meth:`domain_means`."""
+        means = self.domain_means(domains)
         dev = means - means.mean(axis=0)
         return _sym(dev.T @ dev / max(means.shape[0], 1))
+
+    def class_factors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Low-rank factors ``(F_b, F_w)`` of the class scatters of the labeled rows:
+        between ``= F_b^T F_b / n_s``, within ``= (S_labeled - F_w^T F_w) / n_s``, with rows
+        ``F_b[k] = sqrt(n_k) (mu_k - mu_s)`` and ``F_w[k] = sqrt(n_k) mu_k``."""
+        ns = self.n_labeled
+        if ns == 0:
+            raise ValueError("No labeled rows: the class scatters need labels (y != -1).")
+        root = np.sqrt(self.class_counts.astype(np.float64))[:, None]
+        mu_k = self.class_sums / self.class_counts[:, None]
+        mu_s = self.class_sums.sum(axis=0) / ns
+        return (mu_k - mu_s) * root, mu_k * root
 
     def class_scatters(self) -> tuple[np.ndarray, np.ndarray]:
         """Between- and within-class scatters of the labeled rows, each divided by ``n_s``."""
         ns = self.n_labeled
-        if ns == 0:
-            raise ValueError("No labeled rows: the class scatters need labels (y != -1).")
-        mu_k = self.class_sums / self.class_counts[:, None]
-        mu_s = self.class_sums.sum(axis=0) / ns
-        dev = (mu_k - mu_s) * np.sqrt(self.class_counts)[:, None]
-        Sb = dev.T @ dev / ns
-        Sw = (self.moment_labeled - (mu_k * self.class_counts[:, None]).T @ mu_k) / ns
+        Fb, Fw = self.class_factors()
+        Sb = Fb.T @ Fb / ns
+        Sw = (self.moment_labeled - Fw.T @ Fw) / ns
         return _sym(Sb), _sym(Sw)
 
 
@@ -665,29 +676,23 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
             why = f"at beta=1 the numerator has rank <= n_classes - 1 = {C_ - 1}"
     k = _check_k(n_components, limit, why)
     # A = (1 - beta) C / n + beta S_b and M = (1 + eps) I + S_w + delta S_d, each built in
-    # one D x D buffer with low-rank in-place updates (the scatters are moments minus Gram
-    # matrices of a few mean vectors; see class_scatters / domain_scatter).
+    # one D x D buffer with low-rank in-place updates by the factors of the scatters
+    # (RFStats.class_factors / domain_means), never forming the scatters themselves.
     A = stats.total_scatter()
     A *= (1.0 - beta) / n
     if supervised and stats.n_labeled > 0:
         ns = stats.n_labeled
         norm = ns if class_scatter_normalization == "none" else 1.0
-        cnt = stats.class_counts[:, None].astype(np.float64)
-        mu_k = stats.class_sums / cnt
+        Fb, Fw = stats.class_factors()
         if beta > 0:
-            mu_s = stats.class_sums.sum(axis=0) / ns
-            _add_gram_(A, (mu_k - mu_s) * np.sqrt(cnt), beta * norm / ns)
+            _add_gram_(A, Fb, beta * norm / ns)
         M = stats.moment_labeled * (norm / ns)
-        _add_gram_(M, mu_k * np.sqrt(cnt), -norm / ns)
+        _add_gram_(M, Fw, -norm / ns)
     else:
         M = np.zeros((D, D))
     M.flat[:: D + 1] += 1.0 + eps
     if delta > 0:
-        if domains == "ids":
-            means = stats.domain_sums / stats.domain_counts[:, None]
-        else:
-            means = np.array([stats.side_mean(sg) for sg in (+1, -1)
-                              if np.any(stats.domains > 0 if sg > 0 else stats.domains < 0)])
+        means = stats.domain_means(domains)
         _add_gram_(M, means - means.mean(axis=0), delta / max(means.shape[0], 1))
     w, V = solve_pencil(A, M, k, eigen_solver, overwrite=True)
     _check_spectrum(w, k, "the RF-SCA problem")
