@@ -280,10 +280,14 @@ def rff_chunks(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None
 
 
 def rff_mean(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None) -> np.ndarray:
-    """Random-feature mean embedding ``(1/n) sum_i z(x_i)``, shape ``(2N,)``, chunked."""
+    """Random-feature mean embedding ``(1/n) sum_i z(x_i)``, shape ``(2N,)``, chunked.
+
+    The features are computed in ``Omega``'s dtype (float32 ``Omega``: single-precision
+    cos/sin) and always summed in float64.
+    """
     total = np.zeros(2 * Omega.shape[1], dtype=np.float64)
     for _, Z in rff_chunks(X, Omega, chunk_size):
-        total += Z.sum(axis=0)
+        total += Z.sum(axis=0, dtype=np.float64)
     return total / max(X.shape[0], 1)
 
 

@@ -154,15 +154,8 @@ def rff_embeddings(X: np.ndarray, task: np.ndarray, n_tasks: int, W: np.ndarray 
     rows = task_rows(task, n_tasks)
     if W is None:
         return np.vstack([X[r].mean(axis=0) for r in rows])
-    if np.dtype(dtype) == np.float64:
-        return np.vstack([rff_mean(X[r], W) for r in rows])
-    W = np.asarray(W, dtype=dtype)
-    out = np.zeros((n_tasks, 2 * W.shape[1]))
-    for t, r in enumerate(rows):  # float32 features, float64 sums (row-order invariant)
-        for _, Z in rff_chunks(np.asarray(X[r], dtype=dtype), W):
-            out[t] += Z.sum(axis=0, dtype=np.float64)
-        out[t] /= max(r.shape[0], 1)
-    return out
+    W = np.asarray(W, dtype=dtype)            # rff_mean: features in W's dtype, float64 sums
+    return np.vstack([rff_mean(X[r], W) for r in rows])
 
 
 def rff_product_features(X: np.ndarray, task: np.ndarray, ZP: np.ndarray | None, V_x: np.ndarray,
