@@ -198,11 +198,9 @@ def rff_product_features(X: np.ndarray, task: np.ndarray, ZP: np.ndarray | None,
         contiguous = idx[-1] - idx[0] + 1 == idx.shape[0]  # training rows are grouped by task
         for start in range(0, idx.shape[0], step):
             rows = idx[start:start + step]
+            sel = slice(rows[0], rows[-1] + 1) if contiguous else rows  # views, no gather
             Xa = np.empty((rows.shape[0], Xs.shape[1] + 1), dtype=dtype)
-            Xa[:, :-1] = Xs[rows[0]:rows[-1] + 1] if contiguous else Xs[rows]
+            Xa[:, :-1] = Xs[sel]
             Xa[:, -1] = 1.0
-            if contiguous:
-                out[rows[0]:rows[-1] + 1] = rff_map(Xa, Omega)
-            else:
-                out[rows] = rff_map(Xa, Omega)
+            out[sel] = rff_map(Xa, Omega)
     return out
