@@ -32,17 +32,14 @@ from scipy.linalg import cho_factor, eigh
 
 from .._validation import check_sample_domain, check_X, infer_sample_domain, unlabeled_mask
 from ._base import check_n_components
-from ._eigen import (  # noqa: F401 - re-exported: the solvers lived here before
+from ._eigen import (
     _BLOCK,
-    KRYLOV_SINGLE_THREAD_MAX_D,
     _add_gram_,
     _rank_one_krylov,
     _sym,
     _sym_,
-    randomized_top_eigh,
     resolve_eigen_solver,
     solve_pencil,
-    top_generalized_eigh,
 )
 
 __all__ = [
