@@ -22,7 +22,11 @@ from shiftlearn.generalization._embedding import (
     rff_embeddings,
     rff_product_features,
 )
-from shiftlearn.generalization._solvers import kernel_svm_dual, kernel_svr_dual
+from shiftlearn.generalization._solvers import (
+    kernel_svm_dual,
+    kernel_svr_dual,
+    linear_squared_hinge_newton,
+)
 from shiftlearn.kernels import rbf_kernel, rff_weights
 
 
@@ -302,3 +306,60 @@ def test_default_tolerances_and_invalid_tol(ellipses):
     assert MarginalTransferClassifier(tol=1e-3)._tol("rf") == 1e-3
     with pytest.raises(ValueError, match="tol"):
         MarginalTransferClassifier(solver="rf", tol=-1.0).fit(X, y, sd)
+
+
+# ----------------------------------------------------------------------- squared-hinge loss
+def _squared_hinge_reference(X, y, c):
+    """``argmin 1/2 ||w||^2 + sum c max(0, 1 - y Xw)^2`` by scipy (independent of our code)."""
+    from scipy.optimize import minimize
+
+    def fg(w):
+        r = np.maximum(0.0, 1.0 - y * (X @ w))
+        return 0.5 * w @ w + c @ r**2, w - 2.0 * X.T @ (c * r * y)
+
+    return minimize(fg, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B",
+                    options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 10_000}).x
+
+
+def test_squared_hinge_dual_and_newton_match_primal():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(80, 3))
+    y = np.where(X @ [1.0, -0.5, 0.2] + 0.5 * rng.normal(size=80) > 0, 1.0, -1.0)
+    c = rng.uniform(0.2, 3.0, size=80)  # unequal per-point costs, as with task weights
+    w_ref = _squared_hinge_reference(X, y, c)
+    beta = kernel_svm_dual(X @ X.T, y, c, loss="squared_hinge", tol=1e-9, max_iter=20_000,
+                           random_state=0)
+    w_dual = X.T @ beta
+    w_newton = linear_squared_hinge_newton(X, y, c, tol=1e-10)
+    scale = np.linalg.norm(w_ref)
+    assert np.linalg.norm(w_dual - w_ref) < 1e-5 * scale
+    assert np.linalg.norm(w_newton - w_ref) < 1e-6 * scale
+    assert np.all(beta * y >= 0)  # alpha >= 0, and above the hinge's box c_a somewhere:
+    assert np.any(beta * y > c)
+    w_hinge = X.T @ kernel_svm_dual(X @ X.T, y, c, tol=1e-9, max_iter=20_000, random_state=0)
+    assert np.linalg.norm(w_hinge - w_ref) > 1e-2 * scale  # a different objective
+
+
+def test_squared_hinge_exact_and_rf_agree_on_ellipses(ellipses):
+    X, y, sd, Xt, yt, sdt = ellipses
+    kw = dict(C=10.0, sigma_x=0.3, loss="squared_hinge", random_state=0)
+    ex = MarginalTransferClassifier(solver="exact", **kw).fit(X, y, sd)
+    rf = MarginalTransferClassifier(solver="rf", **kw).fit(X, y, sd)
+    assert rf.linear_model_.coef_.shape == (1, 2 * rf.n_components)
+    p_ex, p_rf = ex.predict(Xt, sdt), rf.predict(Xt, sdt)
+    assert np.mean(p_ex == p_rf) > 0.95
+    assert np.mean(p_ex == yt) > 0.9 and np.mean(p_rf == yt) > 0.9
+    # the same objective as the hinge path's weights: squared hinge has fewer zero coefficients
+    hinge = MarginalTransferClassifier(solver="exact", C=10.0, sigma_x=0.3, random_state=0)
+    assert ex.dual_coef_.shape[0] > hinge.fit(X, y, sd).dual_coef_.shape[0]
+
+
+def test_invalid_loss_raises():
+    X, y, sd = make_rotated_ellipses(4, 8, random_state=0)
+    for Est in (MarginalTransferClassifier, PoolingClassifier):
+        with pytest.raises(ValueError, match="loss must be 'hinge' or 'squared_hinge'"):
+            Est(loss="log").fit(X, y, sd)
+    with pytest.raises(ValueError, match="loss"):
+        kernel_svm_dual(np.eye(2), np.array([1.0, -1.0]), np.ones(2), loss="squared")
+    assert MarginalTransferClassifier(loss="squared_hinge")._tol("rf") == 1e-4
+    assert MarginalTransferClassifier()._tol("rf") == 0.1

@@ -14,9 +14,15 @@ Decisions on the paper's ambiguities (see ``docs/marginal_transfer.md``)
   sizes it is scikit-learn's/liblinear's ``C`` (the authors' code grid ``C in [0.1, 10]``).
   ``weighting="point"`` drops the ``1/n_t`` weights (the paper's unweighted pooling (b)).
 * **No intercept**, as in the paper: the exact solver is our own box-constrained dual
-  coordinate descent; the random-feature solver is liblinear with ``fit_intercept=False``.
-* **Losses:** true hinge / epsilon-insensitive (the paper's text), not the squared versions of
-  the authors' code. Multiclass: one-vs-rest (the paper is binary).
+  coordinate descent; the random-feature solver is liblinear with ``fit_intercept=False``
+  (hinge) or our primal finite Newton method (squared hinge).
+* **Losses:** by default the true hinge / epsilon-insensitive losses (the paper's text).
+  The classifier's ``loss="squared_hinge"`` is the authors' code (liblinear ``-s 1``), with the
+  same weights ``c_a``: the exact solver runs the squared-hinge dual (no upper bound,
+  ``1/(2 c_a)`` on the diagonal), the RF solver a primal Newton method on the float32 features
+  (rows >> features), which is much faster than liblinear's dual coordinate descent for the
+  hinge (``benchmarks/marginal_speed.py``). The regressor keeps the epsilon-insensitive loss.
+  Multiclass: one-vs-rest (the paper is binary).
 * **Regression target:** with ``normalize_y=True`` (default) ``y`` is standardised with the
   training mean/std before fitting and predictions are mapped back, so ``epsilon`` is in units
   of the target's standard deviation. The mean acts as a fixed, unpenalised offset: a small
@@ -52,7 +58,7 @@ from ._embedding import (
     rff_embeddings,
     rff_product_features,
 )
-from ._solvers import kernel_svm_dual, kernel_svr_dual
+from ._solvers import kernel_svm_dual, kernel_svr_dual, linear_squared_hinge_newton
 
 __all__ = [
     "AUTO_RF_MIN_SAMPLES",
@@ -70,8 +76,36 @@ AUTO_RF_MIN_SAMPLES = 1000
 #: precision of the random-feature projections and cos/sin (RF solver). float32 cos/sin are
 #: ~10x faster than float64 (SIMD); the absolute error per feature (~1e-6) is far below the
 #: Monte-Carlo error of the features (~1/sqrt(Q)). Frequencies, task offsets, embeddings'
-#: means and the liblinear problem stay in float64.
+#: means and the liblinear problem stay in float64 (the squared-hinge Newton solver keeps the
+#: design in float32: its matrix products are the cost, see ``linear_squared_hinge_newton``).
 _RF_DTYPE = np.float32
+
+_LOSSES = ("hinge", "squared_hinge")
+
+
+class _SquaredHingeNewtonSVC:
+    """Linear squared-hinge SVM without intercept (one-vs-rest), liblinear-like interface:
+    ``fit(Z, labels, sample_weight)`` with costs ``C * sample_weight``, ``decision_function``,
+    ``coef_``, ``classes_``, ``n_iter_``. Solved in the primal by
+    :func:`~shiftlearn.generalization._solvers.linear_squared_hinge_newton`."""
+
+    def __init__(self, C, tol, max_iter):
+        self.C, self.tol, self.max_iter = C, tol, max_iter
+
+    def fit(self, Z, labels, sample_weight):
+        self.classes_ = np.unique(labels)
+        pos = self.classes_[1:] if self.classes_.shape[0] == 2 else self.classes_
+        c = self.C * np.asarray(sample_weight, dtype=np.float64)
+        sols = [linear_squared_hinge_newton(Z, np.where(labels == k, 1.0, -1.0), c,
+                                            tol=self.tol, max_iter=self.max_iter,
+                                            return_n_iter=True) for k in pos]
+        self.coef_ = np.vstack([w for w, _ in sols])
+        self.n_iter_ = np.array([it for _, it in sols])
+        return self
+
+    def decision_function(self, Z):
+        out = Z @ self.coef_.T.astype(Z.dtype)
+        return out[:, 0] if out.shape[1] == 1 else out
 
 
 def _resolve_sigma(spec, data_rule, name: str) -> float:
@@ -106,9 +140,17 @@ class _MarginalTransferBase(BaseEstimator):
     def _param(self, name, default):
         return getattr(self, name, default)
 
+    def _loss(self) -> str:
+        loss = self._param("loss", "hinge")
+        if not (isinstance(loss, str) and loss in _LOSSES):
+            raise ValueError(f"loss must be 'hinge' or 'squared_hinge', got {loss!r}.")
+        return loss
+
     def _tol(self, solver: str) -> float:
         if self.tol is None:
-            return 1e-2 if solver == "exact" else 0.1
+            if solver == "exact":
+                return 1e-2
+            return 1e-4 if self._param("loss", "hinge") == "squared_hinge" else 0.1
         if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
             raise ValueError(f"tol must be a positive number or None, got {self.tol!r}.")
         return float(self.tol)
@@ -239,9 +281,12 @@ class _MarginalTransferBase(BaseEstimator):
             self.sigma_p_ = _resolve_sigma(
                 self._param("sigma_p", "median"),
                 lambda: median_heuristic(self.ZP_) if N >= 2 else 1.0, "sigma_p")
-        Z = rff_product_features(X, task, self.ZP_, self.V_x_, self.V_p_, sigma_x=self.sigma_x_,
-                                 sigma_p=self.sigma_p_ or 1.0, dtype=_RF_DTYPE)
         self.linear_model_ = self._linear_model(int(seeds[2]))
+        # liblinear converts its input to float64; the Newton solver works on float32
+        out = (np.empty((X.shape[0], 2 * Q), dtype=_RF_DTYPE)
+               if isinstance(self.linear_model_, _SquaredHingeNewtonSVC) else None)
+        Z = rff_product_features(X, task, self.ZP_, self.V_x_, self.V_p_, sigma_x=self.sigma_x_,
+                                 sigma_p=self.sigma_p_ or 1.0, out=out, dtype=_RF_DTYPE)
         self.linear_model_.fit(Z, self._linear_target(Y), sample_weight=c / self.C)
         self.n_iter_ = int(np.max(self.linear_model_.n_iter_))
 
@@ -327,21 +372,32 @@ _COMMON_DOC = """
         Stopping tolerance of the dual solvers. ``None``: ``1e-2`` for the exact solver and
         ``0.1`` for liblinear (RF solver; liblinear's own default for its dual solvers and the
         authors' setting; at N n = 10^4 it needs ~5x fewer epochs than ``1e-2`` for the same
-        test error, see ``benchmarks/marginal_speed.py``).
+        test error, see ``benchmarks/marginal_speed.py``); for the classifier's
+        ``loss="squared_hinge"`` the RF solver's default is ``1e-4`` (relative gradient norm of
+        the primal Newton method).
     max_iter : int, default=1000
-        Epochs of the exact solver / iterations of liblinear.
+        Epochs of the exact solver / iterations of liblinear (Newton steps, squared hinge).
     random_state : int, Generator or None
         Seeds the random features and the coordinate order.
 """
 
+_LOSS_DOC = """    loss : {"hinge", "squared_hinge"}, default="hinge"
+        ``"hinge"``: ``c_a max(0, 1 - y f)``, the paper's text. ``"squared_hinge"``:
+        ``c_a max(0, 1 - y f)^2``, the authors' code (liblinear ``-s 1``); same costs ``c_a``.
+        Exact solver: the squared-hinge dual (``alpha_a >= 0``, ``1/(2 c_a)`` added to the
+        diagonal). RF solver: a primal finite Newton method on float32 features, stopped at
+        ``||gradient|| <= tol ||gradient at 0||`` (``tol=None``: ``1e-4``); much faster than
+        liblinear's dual for the hinge when rows >> ``2Q`` features.
+"""
+
 
 class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
-    __doc__ = """Marginal transfer learning classifier (hinge loss, no intercept).
+    __doc__ = """Marginal transfer learning classifier (hinge or squared hinge, no intercept).
 
     ``fit(X, y, sample_domain)`` on labeled training tasks (one id per task);
     ``predict(X, sample_domain)`` embeds each test task from its own rows. Plain
     ``fit(X, y)`` is one task. Multiclass is one-vs-rest.
-    """ + _COMMON_DOC + """
+    """ + _COMMON_DOC + _LOSS_DOC + """
     Attributes
     ----------
     classes_, domains_ (training task ids), n_tasks_, solver_, sigma_x_, sigma_emb_,
@@ -361,7 +417,7 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     def __init__(self, *, C=1.0, sigma_x="median", sigma_emb="median", sigma_p="median",
                  kernel_x="rbf", kernel_emb="rbf", pooling=False, solver="auto",
                  n_components_emb=100, n_components=300, weighting="task", min_task_size=2,
-                 tol=None, max_iter=1000, random_state=None):
+                 tol=None, max_iter=1000, loss="hinge", random_state=None):
         self.C = C
         self.sigma_x = sigma_x
         self.sigma_emb = sigma_emb
@@ -376,6 +432,7 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
         self.min_task_size = min_task_size
         self.tol = tol
         self.max_iter = max_iter
+        self.loss = loss
         self.random_state = random_state
 
     def _encode_targets(self, y):
@@ -390,10 +447,12 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
         return np.where(self._y_index[:, None] == np.arange(self.classes_.shape[0]), 1.0, -1.0)
 
     def _solve_kernel(self, K, yk, c, seed):
-        return kernel_svm_dual(K, yk, c, tol=self._tol("exact"), max_iter=self.max_iter,
-                               random_state=seed, return_n_iter=True)
+        return kernel_svm_dual(K, yk, c, loss=self._loss(), tol=self._tol("exact"),
+                               max_iter=self.max_iter, random_state=seed, return_n_iter=True)
 
     def _linear_model(self, seed):
+        if self._loss() == "squared_hinge":
+            return _SquaredHingeNewtonSVC(C=self.C, tol=self._tol("rf"), max_iter=self.max_iter)
         return LinearSVC(C=self.C, loss="hinge", fit_intercept=False, dual=True,
                          tol=self._tol("rf"), max_iter=self.max_iter, random_state=seed)
 
@@ -402,6 +461,7 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
 
     def fit(self, X, y, sample_domain=None):
         """Fit on labeled tasks; ``sample_domain`` gives one id per task (default: one task)."""
+        self._loss()  # validate before any work
         return self._fit(X, y, sample_domain)
 
     def decision_function(self, X, sample_domain=None):
@@ -522,7 +582,7 @@ class PoolingClassifier(MarginalTransferClassifier):
 
     def __init__(self, *, C=1.0, sigma_x="median", kernel_x="rbf", solver="auto",
                  n_components=300, weighting="task", min_task_size=2, tol=None,
-                 max_iter=1000, random_state=None):
+                 max_iter=1000, loss="hinge", random_state=None):
         self.C = C
         self.sigma_x = sigma_x
         self.kernel_x = kernel_x
@@ -532,6 +592,7 @@ class PoolingClassifier(MarginalTransferClassifier):
         self.min_task_size = min_task_size
         self.tol = tol
         self.max_iter = max_iter
+        self.loss = loss
         self.random_state = random_state
 
 
