@@ -203,8 +203,8 @@ def linear_squared_hinge_newton(Z: np.ndarray, y: np.ndarray, c: np.ndarray, *,
         if gnorm <= tol * g0:
             break
         n_iter += 1
-        H = (Za * (2.0 * c[act]).astype(Z.dtype)[:, None]).T @ Za
-        H = H.astype(np.float64)
+        Zs = Za * np.sqrt(2.0 * c[act]).astype(Z.dtype)[:, None]
+        H = (Zs.T @ Zs).astype(np.float64)  # A^T A: numpy calls BLAS syrk (half the flops)
         H[np.diag_indices(D)] += 1.0
         d = -np.linalg.solve(H, g)
         delta = y * (Z @ d.astype(Z.dtype)).astype(np.float64)
