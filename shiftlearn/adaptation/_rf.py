@@ -18,13 +18,8 @@ import numpy as np
 from ..kernels import resolve_bandwidth, rff_chunks, rff_weights
 from ._base import BaseSubspaceTransformer, resolve_tca_mu, whitening_scale
 from ._eigen import top_generalized_eigh
-from ._rf_stats import (
-    RFStats,
-    omega_fingerprint,
-    rf_stats,
-    rfsca_from_stats,
-    rftca_from_stats,
-)
+from ._rf_solvers import rfsca_from_stats, rftca_from_stats
+from ._rf_stats import RFStats, omega_fingerprint, rf_stats
 
 __all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats",
            "top_generalized_eigh"]

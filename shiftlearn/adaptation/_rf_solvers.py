@@ -1,0 +1,265 @@
+"""RF-TCA and RF-SCA solvers on random-feature sufficient statistics (:class:`RFStats`).
+
+Each solver reads only ``2N x 2N`` matrices and short factors from the statistics (see
+:mod:`shiftlearn.adaptation._rf_stats` for the scatter formulas) and solves for the leading
+eigenvectors only (:func:`~shiftlearn.adaptation._eigen.solve_pencil`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import cho_factor, eigh
+
+from ._base import check_n_components
+from ._eigen import _add_gram_, _rank_one_krylov, _sym_, resolve_eigen_solver, solve_pencil
+from ._rf_stats import RFStats, rf_stats  # noqa: F401  (rf_stats: used by the doctests)
+
+__all__ = ["rfsca_from_stats", "rftca_from_stats"]
+
+
+def _rftca_coefficients_cholesky(stats: RFStats, k: int, mu: float, d: np.ndarray,
+                                 rank_tol: float):
+    """``penalty="coefficients"`` without the full eigendecomposition of ``S = Z^T Z``.
+
+    Any factor ``G`` with ``G G^T = S`` gives the same problem (``V = G a``, penalty
+    ``||a||^2``); here ``G = U^T`` from the Cholesky factor of ``S + rho I`` with
+    ``rho = rank_tol * max diag(S)`` (directions with ``S``-eigenvalue far below ``rho`` carry
+    no kernel mass and are penalised by ``1 / rho`` instead of being dropped). The reduced
+    scatter ``G^T C G = U S U^T - g g^T / n`` (``g = U s``) is applied as an operator, two
+    triangular products and one product with ``S`` per block, inside block Krylov.
+    Returns ``None`` (callers use the eigendecomposition) if the factor or Krylov fails.
+    """
+    D, n = stats.n_components, stats.n_samples
+    S = _sym_(stats.total_moment())
+    Sr = S.copy()
+    Sr.flat[:: D + 1] += rank_tol * max(float(np.max(np.diag(S))), 1e-300)
+    try:
+        U, _ = cho_factor(Sr.T, lower=False, overwrite_a=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    Ut = np.triu(U)                                  # explicit factor for BLAS products
+    g = Ut @ (stats.domain_sums.sum(axis=0) / np.sqrt(max(n, 1)))
+
+    def apply_A(X):                                  # (U S U^T - g g^T) X
+        return Ut @ (S @ (Ut.T @ X)) - np.outer(g, g @ X)
+
+    out = _rank_one_krylov(apply_A, (mu, Ut @ d), D, k)
+    return None if out is None else (out[0], Ut.T @ out[1])
+
+
+def _check_k(n_components, limit: int, why: str) -> int:
+    return check_n_components(n_components, limit, why)
+
+
+def _check_spectrum(w: np.ndarray, k: int, what: str) -> None:
+    top = max(float(w[0]), 0.0)
+    bad = np.nonzero(w <= 1e-10 * max(top, 1e-300))[0]
+    if top <= 0 or bad.size:
+        first = int(bad[0]) if bad.size else 0
+        raise ValueError(f"Only {first} of the n_components={k} leading eigenvalues of {what} "
+                         "are numerically non-zero (rank-deficient problem: duplicated or too "
+                         "few points, or too many components); lower n_components.")
+
+
+def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
+                     penalty: str = "features", eigen_solver: str = "auto",
+                     rank_tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+    """RF-TCA projection from sufficient statistics (a ``2N x 2N`` eigenproblem).
+
+    Pan et al.'s TCA with the kernel ``K = Z Z^T`` of the random features,
+    ``min tr(pen) + mu ||V^T d||^2  s.t.  V^T C V = I``, with ``C = Sigma H Sigma^T`` and
+    ``d = Sigma l`` (source mean minus target mean of the features).
+
+    Parameters
+    ----------
+    stats : RFStats
+    n_components : int
+    mu : float
+        Weight of the MMD term (Pan et al.); the RF-TCA paper's ``gamma`` is ``1 / mu``.
+    penalty : {"features", "coefficients"}
+        ``"features"`` (default): the RF-TCA paper's Algorithm 1, penalty ``tr(V^T V)`` on the
+        ``2N x m`` projection; leading eigenvectors of ``C v = lam (I + mu d d^T) v``. As
+        ``N`` grows it tends to the paper's R-TCA (penalty ``tr(W^T K W)``), which equals TCA
+        up to a rescaling of ``mu`` (the paper's Lemma 2).
+        ``"coefficients"``: Pan's penalty ``tr(W^T W)`` on the ``n`` kernel coefficients;
+        this is exact TCA with the random-feature kernel, so it tends to exact TCA with the
+        same ``mu`` as ``N`` grows. With the randomized solver it runs on a Cholesky factor of
+        ``S + rho I`` (``S = Z^T Z``, ``rho = rank_tol * max diag(S)``) and block Krylov,
+        with the dense solver in the eigenbasis of ``S`` (one full ``2N x 2N``
+        eigendecomposition, directions with eigenvalue below ``rank_tol * max`` dropped);
+        the two agree to the solver tolerance (tested).
+    eigen_solver : {"auto", "dense", "randomized"}
+        See :func:`solve_pencil`.
+    rank_tol : float
+        ``"coefficients"``: relative level below which directions of ``S`` carry no kernel
+        mass (dropped by the dense solver, ridge ``rho`` of the randomized one).
+
+    Returns
+    -------
+    V : ndarray of shape (2N, n_components)
+        Projection; a point maps to ``V^T z(x)``. Normalised as the solver returns it,
+        ``V^T B V = I`` with ``B`` the right-hand side (the exact TCA's default ``"eigh"``
+        scaling); multiply column ``j`` by ``eigenvalues[j] ** -0.5`` for the TCA constraint
+        ``V^T C V = I``.
+    eigenvalues : ndarray of shape (n_components,)
+        Generalised eigenvalues (decreasing), Pan's form.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shiftlearn.kernels import rff_weights
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(size=(50, 3)), rng.normal(size=(50, 3)) + 1]
+    >>> dom = np.r_[np.ones(50), -np.ones(50)].astype(int)
+    >>> st = rf_stats(X, sample_domain=dom, omega=rff_weights(3, 40, 1.5, random_state=0))
+    >>> V, lam = rftca_from_stats(st, n_components=5, mu=1.0)
+    >>> V.shape, bool(np.all(np.diff(lam) <= 0))
+    ((80, 5), True)
+    """
+    if not (np.isfinite(mu) and mu >= 0):
+        raise ValueError(f"mu must be a non-negative finite number, got {mu}.")
+    D, n = stats.n_components, stats.n_samples
+    k = _check_k(n_components, min(D, n - 1), f"the centred total scatter of {n} rows in "
+                 f"2 * n_features = {D} random features has rank <= {min(D, n - 1)}")
+    d = stats.mmd_vector()
+    if penalty == "features":
+        w, V = solve_pencil(stats.total_scatter(), None, k, eigen_solver, rank_one=(mu, d),
+                            overwrite=True)
+    elif penalty == "coefficients":
+        out = None
+        if resolve_eigen_solver(eigen_solver, D, k) == "randomized":
+            out = _rftca_coefficients_cholesky(stats, k, mu, d, rank_tol)
+        if out is not None:
+            w, V = out
+            _check_spectrum(w, k, "the RF-TCA problem")
+            return V, w
+        s2, U = eigh(_sym_(stats.total_moment()), overwrite_a=True, check_finite=False)
+        keep = s2 > rank_tol * max(s2[-1], 1e-300)
+        if keep.sum() < k:
+            raise ValueError(f"n_components={k} exceeds the numerical rank {int(keep.sum())} "
+                             "of the random-feature kernel; lower n_components.")
+        G = U[:, keep] * np.sqrt(s2[keep])          # V = G a  <=>  W = (orthonormal basis) a
+        # G^T C G with C = S - s s^T / n and S = U diag(s2) U^T: diag(s2^2) - g g^T / n, so no
+        # D^3 product is needed (g = G^T s).
+        g = (G.T @ stats.domain_sums.sum(axis=0)) / np.sqrt(max(n, 1))
+        Ch = _add_gram_(np.diag(s2[keep] ** 2), g[None, :], -1.0)
+        dh = G.T @ d
+        w, A = solve_pencil(Ch, None, k, eigen_solver, rank_one=(mu, dh), overwrite=True)
+        V = G @ A
+    else:
+        raise ValueError(f"penalty must be 'features' or 'coefficients', got {penalty!r}.")
+    _check_spectrum(w, k, "the RF-TCA problem")
+    return V, w
+
+
+def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
+                     delta: float = 1.0, eps: float = 1e-5, *, domains: str = "ids",
+                     supervised: bool = True, class_scatter_normalization: str = "n_s",
+                     eigen_solver: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """Random-feature Scatter Component Analysis from sufficient statistics.
+
+    The kernel SCA problem (Ghifary et al., eq. 20 with footnote 1) with ``K = Z Z^T`` written
+    in the feature space: for a projection ``V`` (``2N x k``, ``V = Z_c^T B``),
+
+    ``max tr(V^T ((1 - beta) C/n + beta S_b) V)  s.t.  V^T (delta S_d + S_w + (1 + eps) I) V = I``
+
+    with ``C/n`` the total covariance, ``S_b``/``S_w`` the between/within-class scatters of the
+    labeled rows divided by ``n_s`` (the exact-scatter normalisation of ``P``, ``Q``), and
+    ``S_d`` the domain scatter. The ``I`` term is the kernel SCA's ``B^T K B`` scale control.
+    ``eps``: the kernel version's ``eps ||B||^2`` (``= eps V^T C^+ V``) has no cheap
+    feature-space form; it is applied as ``eps ||V||^2`` instead. Both vanish as ``eps -> 0``
+    and the problem is already definite thanks to ``I``, so the two agree for small ``eps``.
+
+    Parameters
+    ----------
+    stats : RFStats
+    n_components : int
+    beta : float in [0, 1]
+        Between-class vs total scatter trade-off (``beta = 0``: unsupervised SCA;
+        ``beta = delta = 0`` without labels: kernel PCA; ``beta = 1, delta = 0``: kernel Fisher
+        discriminant).
+    delta : float >= 0
+        Weight of the domain scatter.
+    eps : float >= 0
+    domains : {"ids", "sides"}
+        Domains of the domain scatter: one per ``sample_domain`` id (as the exact SCA), or
+        sources vs targets.
+    supervised : bool
+        ``False`` ignores the labels (``S_b = S_w = 0``; with ``beta = 0`` the paper's uSCA).
+        With labels and ``beta = 0`` the within-class term stays in the denominator, as in the
+        exact :class:`~shiftlearn.adaptation.SCA`.
+    class_scatter_normalization : {"n_s", "none"}
+        Divide the class scatters by the number of labeled rows (default), or not.
+    eigen_solver : {"auto", "dense", "randomized"}
+        See :func:`solve_pencil`.
+
+    Returns
+    -------
+    V : ndarray of shape (2N, n_components)
+        Normalised to ``V^T M V = I`` (``M`` the denominator). A point maps to
+        ``(z(x) - m_bar)^T V Lambda^{-1/2}`` (see :class:`RFSCA`).
+    eigenvalues : ndarray of shape (n_components,)
+        Leading generalised eigenvalues, decreasing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shiftlearn.kernels import rff_weights
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 3)); y = np.r_[np.arange(30) % 3, -np.ones(30, int)]
+    >>> dom = np.r_[np.ones(30), -np.ones(30)].astype(int)
+    >>> st = rf_stats(X, y, dom, omega=rff_weights(3, 30, 1.5, random_state=0))
+    >>> V, lam = rfsca_from_stats(st, n_components=2, beta=0.5)
+    >>> V.shape
+    (60, 2)
+    """
+    if not (0.0 <= beta <= 1.0):
+        raise ValueError(f"beta must lie in [0, 1], got {beta}.")
+    if not (np.isfinite(delta) and delta >= 0):
+        raise ValueError(f"delta must be a non-negative finite number, got {delta}.")
+    if not (np.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be a non-negative finite number, got {eps}.")
+    if domains not in ("ids", "sides"):
+        raise ValueError(f"domains must be 'ids' or 'sides', got {domains!r}.")
+    if class_scatter_normalization not in ("n_s", "none"):
+        raise ValueError("class_scatter_normalization must be 'n_s' or 'none', "
+                         f"got {class_scatter_normalization!r}.")
+    if not supervised:
+        beta = 0.0
+    D, n = stats.n_components, stats.n_samples
+    limit = min(D, n - 1)
+    why = f"the total scatter of {n} rows in 2 * n_features = {D} features has rank <= {limit}"
+    if beta > 0:
+        C_ = stats.classes.size
+        if stats.n_labeled == 0:
+            raise ValueError("beta > 0 needs labeled rows (y != -1); use beta=0 for "
+                             "unsupervised SCA.")
+        if C_ < 2:
+            raise ValueError(f"Only one class ({stats.classes.tolist()}) among the labeled "
+                             "rows: the between-class scatter needs at least 2 classes.")
+        if beta == 1.0:
+            limit = min(limit, C_ - 1)
+            why = f"at beta=1 the numerator has rank <= n_classes - 1 = {C_ - 1}"
+    k = _check_k(n_components, limit, why)
+    # A = (1 - beta) C / n + beta S_b and M = (1 + eps) I + S_w + delta S_d, each built in
+    # one D x D buffer with low-rank in-place updates by the factors of the scatters
+    # (RFStats.class_factors / domain_means), never forming the scatters themselves.
+    A = stats.total_scatter()
+    A *= (1.0 - beta) / n
+    if supervised and stats.n_labeled > 0:
+        ns = stats.n_labeled
+        norm = ns if class_scatter_normalization == "none" else 1.0
+        Fb, Fw = stats.class_factors()
+        if beta > 0:
+            _add_gram_(A, Fb, beta * norm / ns)
+        M = stats.moment_labeled * (norm / ns)
+        _add_gram_(M, Fw, -norm / ns)
+    else:
+        M = np.zeros((D, D))
+    M.flat[:: D + 1] += 1.0 + eps
+    if delta > 0:
+        means = stats.domain_means(domains)
+        _add_gram_(M, means - means.mean(axis=0), delta / max(means.shape[0], 1))
+    w, V = solve_pencil(A, M, k, eigen_solver, overwrite=True)
+    _check_spectrum(w, k, "the RF-SCA problem")
+    return V, w
