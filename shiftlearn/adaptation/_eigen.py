@@ -1,5 +1,5 @@
 """Dense and randomized leading eigenpairs of symmetric(-definite) problems, for the
-random-feature solvers (``2N x 2N`` pencils) in :mod:`shiftlearn.adaptation._rf_stats`.
+random-feature solvers (``2N x 2N`` pencils) in :mod:`shiftlearn.adaptation._rf_solvers`.
 
 * :func:`solve_pencil`: ``A v = lambda B v``, dense (``subset_by_index``) or by randomized block
   Krylov on ``B^{-1/2} A B^{-1/2}`` as an operator (Cholesky factor of ``B``, or the closed form
