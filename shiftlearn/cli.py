@@ -24,6 +24,8 @@ import numpy as np
 # --------------------------------------------------------------------------------------------
 #: ``name -> ("package.module:function", one-line help)``; ``function(argv) -> exit code``.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "adapt": ("shiftlearn.adaptation._cli:main",
+              "adapt your own labeled source file(s) to an unlabeled target file; report"),
     "boosting": ("shiftlearn.boosting._cli:main",
                  "multi-task boosting vs its baselines on the synthetic monotone-shift pair"),
     "marginal": ("shiftlearn.generalization._cli:main",
@@ -44,12 +46,15 @@ DEMO_METHODS: dict[str, tuple[str, dict, bool]] = {
     "RF-SCA": ("shiftlearn.adaptation:RFSCA", {"random_state": 0}, False),
 }
 
-#: ``demo --tuned``: the grid each method's 5-fold source CV searches (keys the estimator lacks
-#: are dropped); small enough for 12 Office+Caltech tasks in a few minutes on 2 cores.
+#: ``demo --tuned`` and ``adapt --tune``: the grid each method's 5-fold source CV searches
+#: (keys the estimator lacks are dropped); small enough for 12 Office+Caltech tasks in a few
+#: minutes on 2 cores.
 DEMO_GRIDS: dict[str, dict[str, list]] = {
     "TCA": {"kernel": ["linear", "rbf"], "n_components": [10, 20, 30, 50]},
     "SCA": {"kernel": ["linear", "rbf"], "beta": [0.1, 0.5, 0.9], "whiten": [False],
             "n_components": [10, 20, 30, 50]},
+    "uSCA": {"kernel": ["linear", "rbf"], "delta": [0.1, 1.0, 10.0], "whiten": [False],
+             "n_components": [10, 20, 30, 50]},
     "RF-TCA": {"n_components": [10, 20, 30, 50]},
     "RF-SCA": {"beta": [0.1, 0.5, 0.9], "whiten": [False], "n_components": [10, 20, 30, 50]},
 }
@@ -188,8 +193,11 @@ def _task_label(s: str, t: str) -> str:
     return f"{_SHORT.get(s, s)} -> {_SHORT.get(t, t)}"
 
 
-def _source_cv_accuracy(adapter, grid: dict, X, y, sd, y_true) -> float:
-    """Target 1NN accuracy of ``adapter`` with its hyper-parameters picked by 5-fold source CV."""
+def source_cv_estimator(adapter, grid: dict, classifier=None, *, cv: int = 5,
+                        verbose: int = 0):
+    """``DomainAdaptationClassifier(adapter, classifier)`` (1NN when ``classifier`` is None),
+    wrapped in a ``cv``-fold :class:`~shiftlearn.model_selection.SourceCVSearch` over the keys
+    of ``grid`` the adapter has; unwrapped when none of them applies. Not fitted."""
     from sklearn.neighbors import KNeighborsClassifier
 
     from .adaptation import DomainAdaptationClassifier
@@ -197,11 +205,13 @@ def _source_cv_accuracy(adapter, grid: dict, X, y, sd, y_true) -> float:
 
     names = adapter.get_params()
     param_grid = {f"adapter__{k}": v for k, v in grid.items() if k in names}
-    est = DomainAdaptationClassifier(adapter, KNeighborsClassifier(n_neighbors=1))
-    if not param_grid:
-        est.fit(X, y, sd)
-    else:
-        est = SourceCVSearch(est, param_grid, cv=5).fit(X, y, sd)
+    est = DomainAdaptationClassifier(adapter, classifier or KNeighborsClassifier(n_neighbors=1))
+    return SourceCVSearch(est, param_grid, cv=cv, verbose=verbose) if param_grid else est
+
+
+def _source_cv_accuracy(adapter, grid: dict, X, y, sd, y_true) -> float:
+    """Target 1NN accuracy of ``adapter`` with its hyper-parameters picked by 5-fold source CV."""
+    est = source_cv_estimator(adapter, grid).fit(X, y, sd)
     tgt = sd < 0
     return float(np.mean(est.predict(X[tgt]) == y_true[tgt]))
 
