@@ -49,6 +49,7 @@ __all__ = [
     "RandomFourierFeatures",
     "center_kernel",
     "center_test_kernel",
+    "cos_sin_into",
     "domain_mean_matrix",
     "gamma_from_sigma",
     "kernel_centering_stats",
@@ -248,16 +249,46 @@ def rff_weights(n_input: int, n_features: int, sigma: float, random_state=None,
     return W.astype(dtype, copy=False)
 
 
-def rff_map(X: np.ndarray, Omega: np.ndarray) -> np.ndarray:
+def cos_sin_into(P: np.ndarray, out: np.ndarray, *, fast: bool = False) -> np.ndarray:
+    """``out[:, :N] = cos(P)``, ``out[:, N:] = sin(P)`` for ``P`` of shape ``(n, N)``.
+
+    ``fast=True`` evaluates cos/sin in float32 whatever the dtype of ``P`` and ``out`` (numpy's
+    SIMD float32 cos/sin are ~10x faster than float64 on x86). The phases are rounded to float32
+    first, so the absolute error is about ``6e-8 * |P| + 1e-7`` (below ``1e-5`` for phases up to
+    100): far below the Monte-Carlo error ``~ 1 / sqrt(N)`` of random features. ``P`` may alias
+    ``out[:, N:]`` (it is read before the sine half is written). Returns ``out``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> P = np.linspace(-20, 20, 12).reshape(3, 4)
+    >>> exact = cos_sin_into(P, np.empty((3, 8)))
+    >>> bool(np.abs(cos_sin_into(P, np.empty((3, 8)), fast=True) - exact).max() < 1e-5)
+    True
+    """
+    N = P.shape[1]
+    if fast and P.dtype != np.float32:
+        P32 = P.astype(np.float32)
+        out[:, :N] = np.cos(P32)
+        np.sin(P32, out=P32)
+        out[:, N:] = P32
+    else:
+        np.cos(P, out=out[:, :N])
+        np.sin(P, out=out[:, N:])
+    return out
+
+
+def rff_map(X: np.ndarray, Omega: np.ndarray, *, fast_trig: bool = False) -> np.ndarray:
     """Random features ``N^{-1/2} [cos(X Omega), sin(X Omega)]``, shape ``(n, 2N)``.
 
     Forms the whole ``(n, 2N)`` block; for large ``n`` iterate :func:`rff_chunks` instead.
+    ``fast_trig``: cos/sin in float32 (see :func:`cos_sin_into`); the output keeps the dtype of
+    ``X @ Omega``.
     """
     N = Omega.shape[1]
     P = X @ Omega
     Z = np.empty((X.shape[0], 2 * N), dtype=P.dtype)
-    np.cos(P, out=Z[:, :N])
-    np.sin(P, out=Z[:, N:])
+    cos_sin_into(P, Z, fast=fast_trig)
     Z *= 1.0 / np.sqrt(N)
     return Z
 
@@ -270,13 +301,13 @@ def _chunk_rows(n_columns: int, chunk_size: int | None, itemsize: int = 8) -> in
     return max(1, DEFAULT_CHUNK_BYTES // (itemsize * max(1, n_columns)))
 
 
-def rff_chunks(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None
-               ) -> Iterator[tuple[slice, np.ndarray]]:
+def rff_chunks(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None, *,
+               fast_trig: bool = False) -> Iterator[tuple[slice, np.ndarray]]:
     """Yield ``(rows, Z_rows)`` blocks of random features; memory O(chunk × 2N)."""
     rows = _chunk_rows(2 * Omega.shape[1], chunk_size)
     for start in range(0, X.shape[0], rows):
         sl = slice(start, min(start + rows, X.shape[0]))
-        yield sl, rff_map(np.asarray(X[sl], dtype=Omega.dtype), Omega)
+        yield sl, rff_map(np.asarray(X[sl], dtype=Omega.dtype), Omega, fast_trig=fast_trig)
 
 
 def rff_mean(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None) -> np.ndarray:

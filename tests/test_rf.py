@@ -96,8 +96,14 @@ def test_chunked_equals_unchunked_and_scatters_match_explicit_features():
     b = rf_stats(X, y, sd, om)
     np.testing.assert_allclose(a.total_moment(), b.total_moment(), atol=1e-11)
     np.testing.assert_allclose(a.class_sums, b.class_sums, atol=1e-11)
-    # explicit n x 2N features (fine at this size) against the sums
-    Z = rff_map(X, om)
+    # explicit n x 2N features (fine at this size) against the sums; rf_stats evaluates cos/sin
+    # in float32 (fast_trig) and those features are within 1e-5 of the float64 ones
+    Z = rff_map(X, om, fast_trig=True)
+    assert np.abs(Z - rff_map(X, om)).max() < 1e-5 / np.sqrt(om.shape[1])
+    exact = rf_stats(X, y, sd, om, fast_trig=False)
+    np.testing.assert_allclose(exact.total_scatter(), (lambda Ze: (Ze - Ze.mean(0)).T
+                                                       @ (Ze - Ze.mean(0)))(rff_map(X, om)),
+                               atol=1e-10)
     Zc = Z - Z.mean(0)
     np.testing.assert_allclose(a.total_scatter(), Zc.T @ Zc, atol=1e-10)
     d = Z[sd > 0].mean(0) - Z[sd < 0].mean(0)
@@ -352,7 +358,7 @@ def test_one_pass_stats_interleaved_rows_float_labels_and_float32_chunks():
     perm = np.random.default_rng(3).permutation(X.shape[0])
     X, y, sd = X[perm], y[perm], sd[perm]
     om = rff_weights(X.shape[1], 16, 1.4, random_state=0)
-    Z = rff_map(X, om)
+    Z = rff_map(X, om, fast_trig=True)           # rf_stats' default: float32 cos/sin
     for dtype, tol in ((np.float64, 1e-11), (np.float32, 2e-5)):
         st = rf_stats(X, np.where(y >= 0, y, -1), sd, om, chunk_size=9, dtype=dtype)
         lab = y >= 0

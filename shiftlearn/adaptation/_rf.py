@@ -62,7 +62,7 @@ class _RFBase(BaseSubspaceTransformer):
         om = self.omega_.astype(dt, copy=False)
         P = (self.components_ * scale[None, :]).astype(dt, copy=False)
         out = np.empty((X.shape[0], P.shape[1]), dtype=X.dtype)
-        for sl, Z in rff_chunks(X, om, self.chunk_size):
+        for sl, Z in rff_chunks(X, om, self.chunk_size, fast_trig=True):   # as rf_stats
             out[sl] = Z @ P
         if center is not None:
             out -= (center @ self.components_ * scale).astype(out.dtype)
