@@ -44,13 +44,17 @@ def _sym_(A: np.ndarray) -> np.ndarray:
     return A
 
 
-def _add_gram_(A: np.ndarray, F: np.ndarray, alpha: float) -> np.ndarray:
-    """``A += alpha F^T F`` in place for a short ``F`` (``r x D``, ``r << D``), by row blocks."""
-    if F.shape[0] == 0 or alpha == 0:
+def _add_gram_(A: np.ndarray, F: np.ndarray, alpha) -> np.ndarray:
+    """``A += F^T diag(alpha) F`` in place for a short ``F`` (``r x D``, ``r << D``), by row
+    blocks: one pass over ``A``. ``alpha`` is a scalar or one weight per row of ``F`` (several
+    low-rank terms, stacked, cost one pass)."""
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (F.shape[0],))
+    if F.shape[0] == 0 or not np.any(alpha):
         return A
+    Fw = F * alpha[:, None]
     for i in range(0, A.shape[0], _BLOCK):
         bi = slice(i, min(i + _BLOCK, A.shape[0]))
-        A[bi] += alpha * (F[:, bi].T @ F)
+        A[bi] += Fw[:, bi].T @ F
     return A
 
 

@@ -253,13 +253,17 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         if beta > 0:
             _add_gram_(A, Fb, beta * norm / ns)
         M = stats.moment_labeled * (norm / ns)
-        _add_gram_(M, Fw, -norm / ns)
+        terms = [(Fw, -norm / ns)]
     else:
         M = np.zeros((D, D))
+        terms = []
     M.flat[:: D + 1] += 1.0 + eps
     if delta > 0:
         means = stats.domain_means(domains)
-        _add_gram_(M, means - means.mean(axis=0), delta / max(means.shape[0], 1))
+        terms.append((means - means.mean(axis=0), delta / max(means.shape[0], 1)))
+    if terms:          # both low-rank terms of M in one pass over it
+        _add_gram_(M, np.vstack([F for F, _ in terms]),
+                   np.concatenate([np.full(F.shape[0], a) for F, a in terms]))
     w, V = solve_pencil(A, M, k, eigen_solver, overwrite=True)
     _check_spectrum(w, k, "the RF-SCA problem")
     return V, w
