@@ -81,6 +81,7 @@ def test_adapt_tune_multi_source_npz(tmp_path, capsys):
     ("label", "no column named 'klass'"),
     ("one_class", "single class"),
     ("param", "has no parameter(s) ['gamma_x']"),
+    ("missing_label", "2 row(s) without a label (data rows 2, 5)"),
 ])
 def test_adapt_bad_input_names_the_problem(tmp_path, capsys, case, message):
     Xs, ys, Xt, _ = _shifted_blobs(n=10)
@@ -103,6 +104,10 @@ def test_adapt_bad_input_names_the_problem(tmp_path, capsys, case, message):
         _write_csv(src, Xs, np.zeros(len(Xs), int))
     elif case == "param":
         args += ["--method", "TCA", "--param", "gamma_x=1"]
+    elif case == "missing_label":
+        lab = ys.astype(str).astype(object)
+        lab[[1, 4]] = ""
+        _write_csv(src, Xs, lab)
     assert cli.main(args) == 2
     assert message in capsys.readouterr().err
 

@@ -173,6 +173,12 @@ def _run(args, command: str) -> int:
     srcs = [read_table(p, label_column=label_column) for p in args.sources]
     tgt = read_table(args.target, label_column=label_column,
                      with_labels=args.target_has_labels)
+    for t in srcs:
+        missing = np.flatnonzero(np.isin(np.char.lower(t.y.astype(str)), ["", "nan", "na"]))
+        if missing.size:
+            raise ValueError(f"{t.path}: {missing.size} row(s) without a label (data rows "
+                             f"{', '.join(str(i + 1) for i in missing[:5])}"
+                             f"{', ...' if missing.size > 5 else ''}); label or drop them.")
     d = srcs[0].X.shape[1]
     for t in [*srcs[1:], tgt]:
         if t.X.shape[1] != d:
