@@ -163,15 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _run(args, command: str) -> int:
-    from .. import __version__
-    from ..cli import DEMO_GRIDS, source_cv_estimator
+def _load(args):
+    """Read and check every file; return the sources, the target, the classes and the packed
+    ``X``, ``y`` (class codes, -1 on the target) and ``sample_domain``."""
     from ._table import read_table
 
-    t_start = time.perf_counter()
-    label_column = args.label_column
-    srcs = [read_table(p, label_column=label_column) for p in args.sources]
-    tgt = read_table(args.target, label_column=label_column,
+    srcs = [read_table(p, label_column=args.label_column) for p in args.sources]
+    tgt = read_table(args.target, label_column=args.label_column,
                      with_labels=args.target_has_labels)
     for t in srcs:
         missing = np.flatnonzero(np.isin(np.char.lower(t.y.astype(str)), ["", "nan", "na"]))
@@ -188,8 +186,8 @@ def _run(args, command: str) -> int:
             raise ValueError(f"{t.path}: feature columns {t.feature_names} differ from "
                              f"{srcs[0].path}'s {srcs[0].feature_names}.")
     ints = all(np.issubdtype(t.y.dtype, np.integer) for t in srcs)
-    labels = np.concatenate([t.y if ints else t.y.astype(str) for t in srcs])
-    classes, codes = np.unique(labels, return_inverse=True)
+    classes, codes = np.unique(np.concatenate([t.y if ints else t.y.astype(str) for t in srcs]),
+                               return_inverse=True)
     if classes.size < 2:
         raise ValueError(f"The source rows have a single class ({classes[0]!r}); adaptation "
                          "for classification needs at least two.")
@@ -198,36 +196,49 @@ def _run(args, command: str) -> int:
     y = np.r_[codes, -np.ones(len(tgt.X), dtype=np.int64)]
     sd = np.r_[np.concatenate([np.full(len(t.X), i + 1) for i, t in enumerate(srcs)]),
                np.full(len(tgt.X), -(K + 1))]
-    n_src = len(codes)
+    return srcs, tgt, classes, codes, X, y, sd
+
+
+def _fit(args, X, y, sd, codes):
+    """Fit the classifier (``raw``) or adapter + classifier (tuned by source CV with --tune).
+    Returns the model, the fitted adapter's ``transform`` (None for raw), its parameters,
+    where they came from and the CV summary."""
+    from ..cli import DEMO_GRIDS, source_cv_estimator
+
     params = _parse_params(args.param)
-    _say(f"shiftlearn adapt: {K} source file(s), {n_src} labeled rows, {len(tgt.X)} target rows, "
-         f"{d} features, {classes.size} classes; method {args.method}"
-         + (" (tuned by 5-fold source CV)" if args.tune else ""))
     clf = _classifier(args.classifier)
-    cv_info, params_from = None, "library defaults" + (" + --param" if params else "")
-    t0 = time.perf_counter()
     if args.method == "raw":
         if params or args.tune:
             raise ValueError("--param and --tune need an adapter (not --method raw).")
-        model = clf.fit(X[:n_src], codes)
-        embed = None
-        final = {}
-    else:
-        adapter = _adapter(args.method, args.seed, params)
-        grid = {k: v for k, v in DEMO_GRIDS.get(args.method, {}).items() if k not in params}
-        est = source_cv_estimator(adapter, grid if args.tune else {}, clf,
-                                  verbose=1 if args.tune else 0)
-        model = est.fit(X, y, sd)
-        if args.tune and hasattr(model, "best_params_"):
-            params_from = "5-fold CV on the source labels"
-            i = model.best_index_
-            cv_info = {"mean": float(model.best_score_),
-                       "std": float(model.cv_results_["std_test_score"][i]),
-                       "n_settings": len(model.cv_results_["params"])}
-            model = model.best_estimator_
-        final = {k: (v if isinstance(v, int | float | str | bool) or v is None else str(v))
-                 for k, v in model.adapter_.get_params().items()}
-        embed = model.adapter_.transform
+        return clf.fit(X[:len(codes)], codes), None, {}, "no adapter", None
+    adapter = _adapter(args.method, args.seed, params)
+    grid = {k: v for k, v in DEMO_GRIDS.get(args.method, {}).items() if k not in params}
+    model = source_cv_estimator(adapter, grid if args.tune else {}, clf,
+                                verbose=1 if args.tune else 0).fit(X, y, sd)
+    params_from, cv_info = "library defaults" + (" + --param" if params else ""), None
+    if args.tune and hasattr(model, "best_params_"):
+        params_from = "5-fold CV on the source labels"
+        i = model.best_index_
+        cv_info = {"mean": float(model.best_score_),
+                   "std": float(model.cv_results_["std_test_score"][i]),
+                   "n_settings": len(model.cv_results_["params"])}
+        model = model.best_estimator_
+    final = {k: (v if isinstance(v, int | float | str | bool) or v is None else str(v))
+             for k, v in model.adapter_.get_params().items()}
+    return model, model.adapter_.transform, final, params_from, cv_info
+
+
+def _run(args, command: str) -> int:
+    from .. import __version__
+
+    t_start = time.perf_counter()
+    srcs, tgt, classes, codes, X, y, sd = _load(args)
+    K, d, n_src = len(srcs), X.shape[1], len(codes)
+    _say(f"shiftlearn adapt: {K} source file(s), {n_src} labeled rows, {len(tgt.X)} target rows, "
+         f"{d} features, {classes.size} classes; method {args.method}"
+         + (" (tuned by 5-fold source CV)" if args.tune else ""))
+    t0 = time.perf_counter()
+    model, embed, final, params_from, cv_info = _fit(args, X, y, sd, codes)
     t_fit = time.perf_counter() - t0
     t0 = time.perf_counter()
     pred_codes = model.predict(tgt.X)
@@ -240,11 +251,8 @@ def _run(args, command: str) -> int:
     if perms:
         _say("MMD tests (raw and adapted features) ...")
         shift_raw = _shift([t.X for t in srcs], tgt.X, args.seed, perms)
-        if embed is not None:
-            Zt = embed(tgt.X)
-            shift_ad = _shift([embed(t.X) for t in srcs], Zt, args.seed, perms)
-        else:
-            shift_ad = [None] * K
+        shift_ad = ([None] * K if embed is None else
+                    _shift([embed(t.X) for t in srcs], embed(tgt.X), args.seed, perms))
     else:
         shift_raw, shift_ad = [], []
     src_share = np.bincount(codes, minlength=classes.size) / n_src
@@ -263,14 +271,11 @@ def _run(args, command: str) -> int:
            "class_mix": [[str(c), float(s), float(p)]
                          for c, s, p in zip(classes, src_share, tgt_share, strict=True)]}
     if tgt.y is not None:
-        truth = tgt.y if ints and np.issubdtype(tgt.y.dtype, np.integer) else tgt.y.astype(str)
-        pred_cmp = pred if truth.dtype.kind == pred.dtype.kind else pred.astype(str)
+        truth = tgt.y.astype(str)                   # labels compared as text
         raw_clf = _classifier(args.classifier).fit(X[:n_src], codes)
         raw_pred = classes[raw_clf.predict(tgt.X)]
-        if raw_pred.dtype.kind != truth.dtype.kind:
-            raw_pred = raw_pred.astype(str)
-        rep["target_accuracy"] = {"adapted": float(np.mean(pred_cmp == truth)),
-                                  "raw": float(np.mean(raw_pred == truth))}
+        rep["target_accuracy"] = {"adapted": float(np.mean(pred.astype(str) == truth)),
+                                  "raw": float(np.mean(raw_pred.astype(str) == truth))}
     rep["seconds"] = {"fit": t_fit, "report": time.perf_counter() - t0,
                       "total": time.perf_counter() - t_start}
     md = _markdown(rep)
