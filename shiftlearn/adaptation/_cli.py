@@ -64,17 +64,14 @@ def _parse_params(items: list[str]) -> dict:
 
 def _shift(Xs_list, Xt, seed: int, permutations: int, max_rows: int = 1000) -> list[dict]:
     """MMD permutation test of each source against the target (seeded subsamples)."""
+    from ..cli import _subsample
     from ..kernels import mmd_permutation_test
 
     rng = np.random.default_rng(seed)
-
-    def sub(A):
-        return A if len(A) <= max_rows else A[np.sort(rng.choice(len(A), max_rows, False))]
-
     out = []
     for Xs in Xs_list:
-        r = mmd_permutation_test(sub(Xs), sub(Xt), n_permutations=permutations,
-                                 random_state=seed)
+        r = mmd_permutation_test(_subsample(Xs, max_rows, rng), _subsample(Xt, max_rows, rng),
+                                 n_permutations=permutations, random_state=seed)
         out.append({"mmd2_unbiased": float(r.statistic), "p_value": float(r.p_value)})
     return out
 
