@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_X, check_X_y_domain
 
 __all__ = [
+    "lowrank_inv_sqrt_weights",
     "BaseSubspaceTransformer",
     "check_n_components",
     "mmd_vector",
@@ -107,6 +108,27 @@ def solve_generalized_eigh(
             raise ValueError("The constraint matrix M is not positive definite even with a "
                              "ridge; increase eps.") from exc
     return w[::-1].copy(), B[:, ::-1].copy()
+
+
+def lowrank_inv_sqrt_weights(sq_norms, weight: float) -> np.ndarray:
+    """Closed-form inverse square root of an identity plus a low-rank term.
+
+    For ``F`` with mutually orthogonal columns of squared norms ``sq_norms``,
+    ``(I + weight F F^T)^{-1/2} = I + F diag(a) F^T`` with
+    ``a = ((1 + weight sq)^{-1/2} - 1) / sq`` (``a = 0`` where ``sq = 0``). TCA's rank-one
+    denominator ``I + mu u u^T`` and SCA's ``I + delta W W^T`` (after an SVD of ``W``) use it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> u = np.array([[3.0], [4.0]])
+    >>> S = np.eye(2) + u @ np.diag(lowrank_inv_sqrt_weights([25.0], 2.0)) @ u.T
+    >>> bool(np.allclose(S @ S @ (np.eye(2) + 2.0 * u @ u.T), np.eye(2)))
+    True
+    """
+    sq = np.atleast_1d(np.asarray(sq_norms, dtype=np.float64))
+    safe = np.where(sq > 0, sq, 1.0)
+    return np.where(sq > 0, (1.0 / np.sqrt(1.0 + weight * sq) - 1.0) / safe, 0.0)
 
 
 def whitening_scale(eigenvalues: np.ndarray, *, rtol: float = 1e-10) -> np.ndarray:

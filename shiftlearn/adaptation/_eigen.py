@@ -18,7 +18,7 @@ import numpy as np
 from scipy.linalg import cho_factor, eigh, qr, solve_triangular
 from threadpoolctl import ThreadpoolController
 
-from ._base import solve_generalized_eigh
+from ._base import lowrank_inv_sqrt_weights, solve_generalized_eigh
 
 __all__ = ["KRYLOV_SINGLE_THREAD_MAX_D", "randomized_top_eigh", "resolve_eigen_solver",
            "solve_pencil", "top_generalized_eigh"]
@@ -220,7 +220,7 @@ def _rank_one_krylov(apply_A, rank_one, D: int, k: int):
     ``apply_A(X)`` returns ``A X``. ``None`` if Krylov did not converge."""
     mu, d = rank_one
     dd = float(d @ d)
-    alpha = (1.0 / np.sqrt(1.0 + mu * dd) - 1.0) / dd if dd > 0 else 0.0
+    alpha = float(lowrank_inv_sqrt_weights(dd, mu)[0])
 
     def half(X):                                    # B^{-1/2} X = X + alpha d (d^T X)
         return X + alpha * np.outer(d, d @ X)

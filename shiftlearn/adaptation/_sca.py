@@ -67,6 +67,7 @@ from ..kernels import (
 from ._base import (
     BaseSubspaceTransformer,
     check_n_components,
+    lowrank_inv_sqrt_weights,
     solve_generalized_eigh,
     whitening_scale,
 )
@@ -223,8 +224,8 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
             if prob.U.shape[1] else prob.U
         f["Wo"], f["ws"] = _range_svd(Wd)
     Lc, Gp, Wo, ws = f["Lc"], f["Gp"], f["Wo"], f["ws"]
-    # S^{-1/2} = I + Wo diag(c) Wo^T,  c = (1 + delta s^2)^{-1/2} - 1
-    c = 1.0 / np.sqrt(1.0 + prob.delta * ws ** 2) - 1.0
+    # S^{-1/2} = I + Wo diag(c) Wo^T with Wo orthonormal: c = s^2 a, a from the shared formula
+    c = ws ** 2 * lowrank_inv_sqrt_weights(ws ** 2, prob.delta) if ws.size else ws
 
     def s_inv_sqrt(X: np.ndarray) -> np.ndarray:
         return X + Wo @ (c[:, None] * (Wo.T @ X)) if c.size else X

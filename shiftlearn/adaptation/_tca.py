@@ -29,6 +29,7 @@ from ..kernels import kernel_matrix, resolve_bandwidth
 from ._base import (
     BaseSubspaceTransformer,
     check_n_components,
+    lowrank_inv_sqrt_weights,
     mmd_vector,
     resolve_tca_mu,
     solve_generalized_eigh,
@@ -105,7 +106,7 @@ def tca_components(
         return w, W, HK @ W + (col_mean @ W)[None, :]
     # M^{-1/2} = I + alpha u u^T  for  M = I + mu u u^T
     uu = float(u @ u)
-    alpha = (1.0 / np.sqrt(1.0 + mu * uu) - 1.0) / uu if uu > 0 else 0.0
+    alpha = float(lowrank_inv_sqrt_weights(uu, mu)[0])
     G = K if overwrite_K else K.copy()
     G -= col_mean[None, :]             # H K
     Gu = G @ u                         # G = H K M^{-1/2} = H K + alpha (H K u) u^T
