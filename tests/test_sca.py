@@ -125,6 +125,29 @@ def test_usca_is_udica():
                                     eigen_solver="dense").fit(X, y2, sd).eigenvalues_)
 
 
+def test_linear_usca_equals_tca_up_to_component_scale_when_domain_means_agree():
+    """With two domains whose means coincide (each domain z-scored, as Office+Caltech's recipe
+    does), the linear kernel's domain term ``K l = X (mean_s - mean_t)`` vanishes: TCA and uSCA
+    both become kernel PCA, whatever mu and delta, and differ only in the scale of component i
+    (TCA ``lambda_i u_i``, uSCA with ``whiten=False`` ``sqrt(lambda_i) u_i``).
+    ``benchmarks/subspace_usca_vs_tca.py`` shows the same on the 12 Office tasks."""
+    from shiftlearn.adaptation import TCA
+
+    X, y, sd, _ = _da_data(n=50, d=6)
+    for dom in (sd > 0, sd < 0):
+        X[dom] -= X[dom].mean(axis=0)
+    Zt = TCA(n_components=3, kernel="linear", mu=5.0).fit(X, y, sd).transform(X)
+    u = uSCA(n_components=3, kernel="linear", delta=0.3, whiten=False).fit(X, y, sd)
+    Zu = u.transform(X) * np.sqrt(len(X) * u.eigenvalues_)
+    np.testing.assert_allclose(np.abs(Zt), np.abs(Zu), rtol=1e-5, atol=1e-6)
+    # a mean shift between the domains breaks it: the domain term is no longer zero
+    X[sd < 0] += 3.0
+    Zt = TCA(n_components=3, kernel="linear", mu=5.0).fit(X, y, sd).transform(X)
+    u = uSCA(n_components=3, kernel="linear", delta=0.3, whiten=False).fit(X, y, sd)
+    Zu = u.transform(X) * np.sqrt(len(X) * u.eigenvalues_)
+    assert not np.allclose(np.abs(Zt), np.abs(Zu), rtol=1e-3)
+
+
 def test_constraint_centering_and_test_translation():
     """Checklist 8, 9: B^T M B = I; center-first gives B^T 1 = 0 so uncentred test kernels only
     translate the embedding; the literal order does not."""
