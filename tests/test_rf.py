@@ -239,6 +239,22 @@ def test_random_state_reproducible_and_float32():
         assert _min_cos(Zf.astype(np.float64), a.transform(X)) > 0.999
 
 
+def test_orthogonal_sampling_is_reproducible_and_tends_to_exact_tca():
+    X, y, sd, ys, yt = _cluster_data()
+    Ze = TCA(n_components=2, mu=1.0).fit(X, y, sample_domain=sd).transform(X)
+    for Est in (RFTCA, RFSCA):
+        a = Est(n_components=2, n_features=60, sampling="orthogonal", random_state=2)
+        b = clone(a)
+        np.testing.assert_array_equal(a.fit(X, y, sample_domain=sd).transform(X),
+                                      b.fit(X, y, sample_domain=sd).transform(X))
+        assert not np.array_equal(a.omega_, rff_weights(X.shape[1], 60, a.sigma_, 2))
+    rf = RFTCA(n_components=2, mu=1.0, n_features=400, penalty="coefficients",
+               sampling="orthogonal", random_state=1).fit(X, y, sample_domain=sd)
+    assert _min_cos(Ze, rf.transform(X)) > 0.99
+    with pytest.raises(ValueError, match="sampling"):
+        RFTCA(sampling="halton").fit(X, y, sample_domain=sd)
+
+
 def test_chunked_transform_and_no_training_data_kept():
     X, y, sd, _, _ = _da_data(n=50)
     a = RFTCA(n_components=3, n_features=40, random_state=0, chunk_size=9).fit(
