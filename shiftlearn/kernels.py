@@ -27,6 +27,8 @@ Conventions (decided once, here, for the whole library)
   ``2 N`` output columns, and ``z(a) . z(b)`` is an unbiased estimate of the Gaussian kernel.
   ``Omega`` is drawn as ``numpy.random.default_rng(seed).standard_normal((d, N)) / sigma``, so the
   same seed gives the same features on every machine (federated clients rely on this).
+  ``rff_weights(..., sampling="orthogonal")`` offers orthogonal random features (Yu et al.
+  2016), a lower-variance estimate of the same kernel; the default stays the paper's.
 """
 
 from __future__ import annotations
