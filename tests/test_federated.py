@@ -174,16 +174,19 @@ def _pooled(parts):
     return X, y, sd
 
 
-@pytest.mark.parametrize("penalty", ["features", "coefficients"])
-def test_oneshot_equals_centralized_rftca(penalty):
+@pytest.mark.parametrize("penalty,frequencies", [("features", "gaussian"),
+                                                 ("coefficients", "gaussian"),
+                                                 ("features", "orthogonal")])
+def test_oneshot_equals_centralized_rftca(penalty, frequencies):
     parts = [(p.X, p.y, p.domain_id) for p in make_federated_blobs(4, 80, seed=3)]
     cfg = OneShotConfig(n_features=40, n_components=4, sigma=2.0, seed=5, mu=0.5,
-                        penalty=penalty)
+                        penalty=penalty, frequencies=frequencies)
     res = run_oneshot(parts, cfg)
     assert res.rounds == 2 and res.contributors == [1, 2, 3, 4]
     X, y, sd = _pooled(parts)
     ref = RFTCA(n_components=4, mu=0.5, n_features=40, bandwidth=2.0, random_state=5,
-                penalty=penalty).fit(X, y, sample_domain=sd)
+                penalty=penalty, sampling=frequencies).fit(X, y, sample_domain=sd)
+    np.testing.assert_array_equal(ref.omega_, cfg.omega(X.shape[1]))
     sign = np.sign(np.sum(ref.components_ * res.W, axis=0))
     assert np.max(np.abs(ref.components_ - res.W * sign)) < 1e-8
     assert np.max(np.abs(ref.eigenvalues_ - res.eigenvalues)) < 1e-8
@@ -382,6 +385,14 @@ def test_simulate_job_protocols():
     assert it["C"].shape == (6, 3) and 0 <= it["target_accuracy"] <= 1
     with pytest.raises(ValueError, match="Unknown job key"):
         simulate_job({"nope": 1})
+    # the run config chooses the frequencies for every party; a bad value is an error
+    orth = simulate_job({"protocol": "oneshot", "n-per-client": 40,
+                         "frequencies": "orthogonal"})
+    assert not np.allclose(np.abs(orth["W"]), np.abs(one["W"]))
+    for make in (lambda: OneShotConfig(frequencies="sobol"),
+                 lambda: FedRFTCAConfig(frequencies="sobol")):
+        with pytest.raises(ValueError, match="frequencies"):
+            make()
 
 
 @pytest.mark.parametrize("module", [_messages, _iterative, _oneshot, _run, _data])

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels import rff_map, rff_weights
+from ..kernels import RFF_SAMPLINGS, rff_map, rff_weights
 from ._guard import ReplyGuard, logger
 from ._messages import ProtocolSpec, TrainReply, TrainRequest, encode
 
@@ -83,6 +83,8 @@ class FedRFTCAConfig:
     train_W : bool
         ``False`` freezes the adaptive layer at its initial value (e.g. the one-shot RF-TCA
         ``W`` passed as ``W0``), so only the classifier is trained and averaged.
+    frequencies : {"gaussian", "orthogonal"}
+        How ``Omega`` is drawn from the seed (:func:`~shiftlearn.kernels.rff_weights`).
     """
 
     n_features: int = 250
@@ -97,6 +99,7 @@ class FedRFTCAConfig:
     batch_size: int | None = None
     sampling: str = "paper"
     train_W: bool = True
+    frequencies: str = "gaussian"
 
     def __post_init__(self):
         for name in ("n_features", "n_components", "n_rounds", "local_steps",
@@ -112,10 +115,14 @@ class FedRFTCAConfig:
             raise ValueError(f"sampling must be one of {SAMPLING}, got {self.sampling!r}.")
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch_size must be None or >= 1, got {self.batch_size}.")
+        if self.frequencies not in RFF_SAMPLINGS:
+            raise ValueError(f"frequencies must be one of {RFF_SAMPLINGS}, "
+                             f"got {self.frequencies!r}.")
 
     def omega(self, n_input: int) -> np.ndarray:
         """The shared frequencies, identical on every machine for the same seed."""
-        return rff_weights(n_input, self.n_features, self.sigma, random_state=self.seed)
+        return rff_weights(n_input, self.n_features, self.sigma, random_state=self.seed,
+                           sampling=self.frequencies)
 
     def initial_W(self) -> np.ndarray:
         rng = np.random.default_rng([self.seed, 1])

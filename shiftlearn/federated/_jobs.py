@@ -29,6 +29,7 @@ DEFAULTS: dict = {
     "n-components": 5,
     "sigma": 0.0,                  # 0: median of the clients' local median heuristics
     "seed": 0,
+    "frequencies": "gaussian",     # "gaussian" (the paper's) | "orthogonal"
     "mu": 1.0,
     "rounds": 5,
     "local-steps": 5,
@@ -59,13 +60,15 @@ def iterative_config(cfg: dict, sigma: float) -> FedRFTCAConfig:
         sigma=float(sigma), seed=int(cfg["seed"]), n_rounds=int(cfg["rounds"]),
         local_steps=int(cfg["local-steps"]), lr=float(cfg["lr"]), lam=float(cfg["lam"]),
         classifier_every=int(cfg["classifier-every"]),
-        batch_size=int(cfg["batch-size"]) or None, sampling=str(cfg["sampling"]))
+        batch_size=int(cfg["batch-size"]) or None, sampling=str(cfg["sampling"]),
+        frequencies=str(cfg["frequencies"]))
 
 
 def oneshot_config(cfg: dict, sigma: float) -> OneShotConfig:
     return OneShotConfig(n_features=int(cfg["n-features"]),
                          n_components=int(cfg["n-components"]), sigma=float(sigma),
-                         seed=int(cfg["seed"]), mu=float(cfg["mu"]))
+                         seed=int(cfg["seed"]), mu=float(cfg["mu"]),
+                         frequencies=str(cfg["frequencies"]))
 
 
 def simulate_job(overrides: dict | None = None,

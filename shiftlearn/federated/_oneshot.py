@@ -24,7 +24,7 @@ import numpy as np
 
 from ..adaptation import RFStats, rf_stats, rftca_from_stats
 from ..adaptation._rf_stats import omega_fingerprint
-from ..kernels import rff_weights
+from ..kernels import RFF_SAMPLINGS, rff_weights
 from ._guard import ReplyGuard, logger
 from ._messages import ModelBroadcast, ProtocolSpec, StatsReply, StatsRequest
 
@@ -42,7 +42,9 @@ __all__ = [
 class OneShotConfig:
     """Shared settings: RF-TCA's ``n_components``, ``mu`` (MMD weight, Pan et al.; the paper's
     ``gamma = 1/mu``) and ``penalty`` (see :func:`~shiftlearn.adaptation.rftca_from_stats`),
-    the random features ``n_features``, ``sigma``, ``seed``."""
+    the random features ``n_features``, ``sigma``, ``seed`` and ``frequencies`` (``"gaussian"``,
+    the paper's, or ``"orthogonal"``: :func:`~shiftlearn.kernels.rff_weights`; the same choice
+    as ``RFTCA(sampling=...)`` gives the same answer as the centralized fit)."""
 
     n_features: int = 250
     n_components: int = 30
@@ -52,9 +54,16 @@ class OneShotConfig:
     penalty: str = "features"
     max_rounds: int = 3
     allow_partial: bool = False
+    frequencies: str = "gaussian"
+
+    def __post_init__(self):
+        if self.frequencies not in RFF_SAMPLINGS:
+            raise ValueError(f"frequencies must be one of {RFF_SAMPLINGS}, "
+                             f"got {self.frequencies!r}.")
 
     def omega(self, n_input: int) -> np.ndarray:
-        return rff_weights(n_input, self.n_features, self.sigma, random_state=self.seed)
+        return rff_weights(n_input, self.n_features, self.sigma, random_state=self.seed,
+                           sampling=self.frequencies)
 
 
 def stats_layout(domain_ids, n_classes: int, dim: int) -> dict[str, tuple]:
