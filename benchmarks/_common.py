@@ -100,3 +100,28 @@ def write_results(name: str, title: str, body_md: str, data: dict, machine: dict
         default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
     print(f"wrote {md}")
     return md
+
+
+class PartsFile:
+    """A resumable store of partial results: one JSON object, one key per finished unit.
+
+    ``save`` rewrites the file atomically (write a temporary file, then rename), so two runs
+    that write parts of the same file at once cannot leave it half-written.
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def load(self) -> dict:
+        return json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.load()
+
+    def save(self, key: str, value) -> None:
+        data = self.load()
+        data[key] = value
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data, indent=1, default=float))
+        os.replace(tmp, self.path)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, header, markdown_table, write_results  # noqa: E402
+from _common import RESULTS, PartsFile, header, markdown_table, write_results  # noqa: E402
 from bench_rf_accuracy import PART_FILE as GAUSS_PARTS  # noqa: E402
 from bench_rf_accuracy import cv_search  # noqa: E402
 
@@ -43,28 +42,16 @@ from shiftlearn.adaptation import RFTCA, TCA, DomainAdaptationClassifier  # noqa
 from shiftlearn.datasets import load_office_caltech  # noqa: E402
 from shiftlearn.kernels import center_kernel, rbf_kernel, rff_map, rff_weights  # noqa: E402
 
-PARTS = RESULTS / "_rf_orthogonal_parts.json"
+PARTS = PartsFile(RESULTS / "_rf_orthogonal_parts.json")
 NS = (250, 500, 1000, 2000)
 SAMPLINGS = ("gaussian", "orthogonal")
-
-
-def _load(path=PARTS):
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
-def _save(key, value):
-    d = _load()
-    d[key] = value
-    tmp = PARTS.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(d, indent=1, default=float))
-    os.replace(tmp, PARTS)
 
 
 def part_error(seeds=(0, 1, 2)):
     ds = load_office_caltech()
     for s, t in ds.tasks:
         key = f"error:{s}->{t}"
-        if key in _load():
+        if key in PARTS.load():
             continue
         X, y, sd = ds.pack(s, t)
         sigma = TCA().fit(X, y, sd).sigma_
@@ -79,16 +66,16 @@ def part_error(seeds=(0, 1, 2)):
                     errs.append(float(np.sqrt(np.mean((Z @ Z.T - Kc) ** 2))))
                 r[f"{sampling} N={N}"] = float(np.mean(errs))
         print(key, json.dumps(r), flush=True)
-        _save(key, r)
+        PARTS.save(key, r)
 
 
 def part_cv(seeds):
     ds = load_office_caltech()
-    gauss = _load(GAUSS_PARTS)
+    gauss = PartsFile(GAUSS_PARTS).load()
     for seed in seeds:
         for s, t in ds.tasks:
             key = f"cv:{s}->{t}:seed{seed}"
-            if key in _load():
+            if key in PARTS.load():
                 continue
             if f"cv:{s}->{t}" not in gauss:
                 raise SystemExit(f"run bench_rf_accuracy.py --part office-cv first ({s}->{t})")
@@ -104,11 +91,11 @@ def part_cv(seeds):
                 KNeighborsClassifier(1)).fit(X, y, sd)
             r["at TCA's (k, mu)"] = float(matched.score(X[sd < 0], yt[sd < 0]))
             print(key, json.dumps(r), flush=True)
-            _save(key, r)
+            PARTS.save(key, r)
 
 
 def report(machine):
-    d, g = _load(), _load(GAUSS_PARTS)
+    d, g = PARTS.load(), PartsFile(GAUSS_PARTS).load()
     body, data = [], {"orthogonal": d}
     err = [(k.split(":", 1)[1], v) for k, v in d.items() if k.startswith("error:")]
     if err:
