@@ -148,6 +148,21 @@ def test_linear_usca_equals_tca_up_to_component_scale_when_domain_means_agree():
     assert not np.allclose(np.abs(Zt), np.abs(Zu), rtol=1e-3)
 
 
+def test_singular_denominator_warns_instead_of_returning_a_spurious_component():
+    """A linear kernel of rank 6 on 100 rows with eps = 1e-12: the denominator is singular to
+    working precision and the solver returns a component with lambda > 0 but a zero embedding;
+    the Rayleigh-quotient check names it. The default eps gives the KPCA components, silently."""
+    X, y, sd, _ = _da_data(n=50, d=6)
+    with pytest.warns(RuntimeWarning, match="numerically unreliable.*Increase eps"):
+        uSCA(n_components=3, kernel="linear", whiten=False, eps=1e-12).fit(X, y, sd)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        Z = uSCA(n_components=3, kernel="linear", whiten=False).fit(X, y, sd).transform(X)
+    assert np.all(np.linalg.norm(Z, axis=0) > 1.0)
+
+
 def test_constraint_centering_and_test_translation():
     """Checklist 8, 9: B^T M B = I; center-first gives B^T 1 = 0 so uncentred test kernels only
     translate the embedding; the literal order does not."""

@@ -47,6 +47,7 @@ every ``beta`` and ``delta`` of a grid reuses one factorisation. The dense refer
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from numbers import Real
@@ -258,6 +259,29 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
     return w, B
 
 
+def _check_rayleigh(prob: SCAProblem, B: np.ndarray, KB: np.ndarray, w: np.ndarray,
+                    eps: float, rtol: float = 1e-3) -> None:
+    """Warn when a returned eigenpair is numerically wrong.
+
+    With ``B^T M B = I`` each eigenvalue must equal its Rayleigh quotient ``b^T A b``
+    (``a ||K~ b||^2 + beta ||Pf^T b||^2``, from the ``K~ B`` the fit computes anyway). A
+    denominator that is singular to working precision (``eps`` far below the scale of a
+    rank-deficient kernel, e.g. a linear kernel with fewer features than rows) yields spurious
+    components with ``lambda > 0`` but a zero embedding; this catches them.
+    """
+    rq = prob.a * np.einsum("ij,ij->j", KB, KB)
+    if prob.beta and prob.Pf.shape[1]:
+        PB = prob.Pf.T @ B
+        rq += prob.beta * np.einsum("ij,ij->j", PB, PB)
+    bad = np.abs(rq - w) > rtol * max(float(np.max(np.abs(w))), 1e-300)
+    if np.any(bad):
+        warnings.warn(
+            f"SCA: {int(bad.sum())} of {w.size} components are numerically unreliable (their "
+            f"eigenvalue disagrees with b^T A b by more than {rtol:g} relative): the denominator "
+            f"K~ + Q + eps I is singular to working precision. Increase eps (now {eps:g}), or "
+            "ask for fewer components than the kernel's rank.", RuntimeWarning, stacklevel=4)
+
+
 # A small LRU cache of the beta- and delta-independent work (kernel, scatters, Cholesky of M0),
 # keyed by a hash of the training data and every parameter it depends on: a grid over beta /
 # delta / n_components on the same fold (SourceCVSearch visits folds in the outer loop) then
@@ -447,10 +471,13 @@ class SCA(BaseSubspaceTransformer):
         w, B = (a.copy() for a in factors[eig_key])
         self.eigenvalues_ = w
         self.dual_coef_ = B
-        self._proj = B * whitening_scale(w)[None, :] if self.whiten else B
+        scale = whitening_scale(w) if self.whiten else np.ones_like(w)
+        self._proj = B * scale[None, :]
         self.X_fit_ = X
         self.n_components_ = k
-        return prob.Kc @ self._proj
+        KB = prob.Kc @ B
+        _check_rayleigh(prob, B, KB, w, float(self.eps))
+        return KB * scale[None, :]
 
     def _transform(self, X):
         Kt = kernel_matrix(np.asarray(X, dtype=np.float64), self.X_fit_, kernel=self.kernel,
