@@ -368,3 +368,31 @@ def test_invalid_loss_raises():
         kernel_svm_dual(np.eye(2), np.array([1.0, -1.0]), np.ones(2), loss="squared")
     assert MarginalTransferClassifier(loss="squared_hinge")._tol("rf") == 1e-4
     assert MarginalTransferClassifier()._tol("rf") == 0.1
+
+
+def test_orthogonal_sampling_draws_orthogonal_blocks_and_still_transfers(ellipses):
+    X, y, sd, Xt, yt, sdt = ellipses
+    kw = dict(C=10.0, sigma_x=0.3, solver="rf", random_state=0)
+    clf = MarginalTransferClassifier(sampling="orthogonal", **kw).fit(X, y, sd)
+    V = np.vstack([clf.V_x_, clf.V_p_])                 # (d + 2L) x Q frequencies, unit sigma
+    b = min(V.shape)
+    G = V[:, :b].T @ V[:, :b]
+    assert np.allclose(G - np.diag(np.diag(G)), 0, atol=1e-9)
+    G = clf.W_[:, :2].T @ clf.W_[:, :2]                 # d = 2: embedding blocks of 2 columns
+    assert abs(G[0, 1]) < 1e-9
+    gauss = MarginalTransferClassifier(**kw).fit(X, y, sd)
+    assert abs((gauss.V_x_.T @ gauss.V_x_)[0, 1]) > 1e-6     # i.i.d. columns are not
+    assert 1 - task_group_score(clf, Xt, yt, sdt) < 0.15
+    again = MarginalTransferClassifier(sampling="orthogonal", **kw).fit(X, y, sd)
+    assert np.array_equal(again.V_x_, clf.V_x_) and np.array_equal(again.W_, clf.W_)
+    pool = PoolingClassifier(sampling="orthogonal", **kw).fit(X, y, sd)
+    assert abs((pool.V_x_[:, :2].T @ pool.V_x_[:, :2])[0, 1]) < 1e-9
+
+
+@pytest.mark.parametrize("Est", [MarginalTransferClassifier, MarginalTransferRegressor,
+                                 PoolingClassifier, PoolingRegressor])
+def test_invalid_sampling_raises_for_every_solver(Est):
+    X, y, sd = make_rotated_ellipses(4, 8, random_state=0)
+    for solver in ("exact", "rf"):
+        with pytest.raises(ValueError, match="sampling must be one of"):
+            Est(sampling="sobol", solver=solver).fit(X, y.astype(float), sd)

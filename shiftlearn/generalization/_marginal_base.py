@@ -11,7 +11,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_sample_domain, check_X, check_X_y_domain
-from ..kernels import _rng, median_heuristic, rff_weights
+from ..kernels import RFF_SAMPLINGS, _rng, median_heuristic, rff_weights
 from ._embedding import (
     embedding_sq_distances,
     exact_embedding_gram,
@@ -169,6 +169,8 @@ class _MarginalTransferBase(BaseEstimator):
     def _fit(self, X, y, sample_domain):
         if not (isinstance(self.C, (int, float, np.number)) and self.C > 0):
             raise ValueError(f"C must be a positive number, got {self.C!r}.")
+        if self.sampling not in RFF_SAMPLINGS:
+            raise ValueError(f"sampling must be one of {RFF_SAMPLINGS}, got {self.sampling!r}.")
         X, y, task, ids, counts = self._check_fit_input(X, y, sample_domain)
         self.n_features_in_ = X.shape[1]
         self.domains_ = ids
@@ -226,14 +228,16 @@ class _MarginalTransferBase(BaseEstimator):
         N, d = self.n_tasks_, X.shape[1]
         L, Q = self._param("n_components_emb", 100), self.n_components
         seeds = rng.integers(2**31 - 1, size=3)
+        sampling = self.sampling
         self.W_ = None
         if pooling:
-            self.V_x_, self.V_p_, self.ZP_, self.sigma_p_ = rff_weights(d, Q, 1.0, seeds[0]), \
-                None, None, None
+            self.V_x_ = rff_weights(d, Q, 1.0, seeds[0], sampling=sampling)
+            self.V_p_, self.ZP_, self.sigma_p_ = None, None, None
         else:
-            self.W_ = rff_weights(d, L, self.sigma_emb_, seeds[1]) if ke == "rbf" else None
+            self.W_ = (rff_weights(d, L, self.sigma_emb_, seeds[1], sampling=sampling)
+                       if ke == "rbf" else None)
             self.ZP_ = rff_embeddings(X, task, N, self.W_, dtype=_RF_DTYPE)
-            V = rff_weights(d + self.ZP_.shape[1], Q, 1.0, seeds[0])
+            V = rff_weights(d + self.ZP_.shape[1], Q, 1.0, seeds[0], sampling=sampling)
             self.V_x_, self.V_p_ = V[:d], V[d:]
             self.sigma_p_ = _resolve_sigma(
                 self._param("sigma_p", "median"),
