@@ -15,9 +15,13 @@ seed draws ``Omega``, the initial ``W``, the client sampling and the mini-batche
 * ``rftca_closed_form``: closed-form RF-TCA (``W`` of the eigenproblem) + the same softmax.
 
 No hyper-parameter is chosen here (all fixed a priori, as in ``federated_office.py``); the target
-labels only score. ::
+labels only score. ``--preprocessing l2`` replaces the data set's per-domain z-scoring (which
+already removes every feature's mean shift between domains) by row normalisation only, to test
+whether the MMD term helps once that shift is left in; results go to
+``federated_office_seeds_l2.md``. ::
 
     OMP_NUM_THREADS=1 python benchmarks/federated_office_seeds.py [--seeds 0 1 2 3 4]
+    OMP_NUM_THREADS=1 python benchmarks/federated_office_seeds.py --preprocessing l2
 """
 
 from __future__ import annotations
@@ -54,8 +58,9 @@ COLUMNS = ("source_only", "rftca_closed_form", "central_lam0", "central_same_obj
            "fedavg_lam0", "fedrftca")
 
 
-def run(target: str, seed: int) -> dict:
-    parts = load_all({"dataset": "office_caltech", "target": target})
+def run(target: str, seed: int, preprocessing: str = "sum_zscore") -> dict:
+    parts = load_all({"dataset": "office_caltech", "target": target,
+                      "preprocessing": preprocessing})
     sigma = agree_bandwidth([local_bandwidth(p.X) for p in parts])
     src, tgt = parts[:-1], parts[-1]
     cfg = FedRFTCAConfig(n_features=N, n_components=M, sigma=sigma, seed=seed,
@@ -112,12 +117,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", nargs="+", default=["amazon", "caltech", "dslr", "webcam"])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    ap.add_argument("--preprocessing", default="sum_zscore", choices=["sum_zscore", "l2"])
     args = ap.parse_args(argv)
     logging.getLogger("shiftlearn.federated").setLevel(logging.ERROR)
     machine = header("FedRF-TCA vs centralized, several seeds (Office+Caltech SURF)")
-    rows = [run(t, s) for s in args.seeds for t in args.tasks]
+    rows = [run(t, s, args.preprocessing) for s in args.seeds for t in args.tasks]
     table, gaps = summarize(rows)
-    body = (f"Settings as `federated_office.py` (N = {N}, m = {M}, lambda = {LAM:g}, RF-TCA "
+    body = (f"Office+Caltech preprocessing: `{args.preprocessing}` (each client on its own "
+            "rows). "
+            f"Settings as `federated_office.py` (N = {N}, m = {M}, lambda = {LAM:g}, RF-TCA "
             f"mu = {MU:g}, {ROUNDS} rounds x {STEPS} Adam steps, lr {LR}, batch {BATCH}; "
             "centralized softmax classifiers get as many steps). Seeds "
             f"{args.seeds}; accuracy (%) on the whole target domain, mean ± std over seeds "
@@ -127,7 +135,8 @@ def main(argv=None):
             + markdown_table(table) +
             "\n\nMean over tasks of FedRF-TCA minus the centralized same objective, per seed "
             "(points): " + ", ".join(f"seed {s}: {g:+.1f}" for s, g in gaps.items()) + "\n")
-    write_results("federated_office_seeds", "FedRF-TCA vs centralized over seeds (Office+Caltech)",
+    name = "federated_office_seeds" + ("" if args.preprocessing == "sum_zscore" else "_l2")
+    write_results(name, "FedRF-TCA vs centralized over seeds (Office+Caltech)",
                   body, rows, machine)
 
 

@@ -399,3 +399,20 @@ def test_simulate_job_protocols():
 def test_doctests(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_office_clients_preprocess_their_own_rows_as_configured():
+    from shiftlearn.federated._data import load_all
+    from shiftlearn.federated._jobs import job_config
+
+    cfg = job_config({"dataset": "office_caltech", "target": "dslr"})
+    assert cfg["preprocessing"] == "sum_zscore"
+    z = load_all(cfg)
+    l2 = load_all({**cfg, "preprocessing": "l2"})
+    assert [p.name for p in z] == [p.name for p in l2] == ["amazon", "caltech", "webcam", "dslr"]
+    for a, b in zip(z, l2, strict=True):
+        assert np.allclose(a.X.mean(axis=0), 0, atol=1e-9)       # z-scored within the client
+        assert np.allclose(np.linalg.norm(b.X, axis=1), 1.0)     # rows normalised only
+        assert not np.allclose(b.X.mean(axis=0), 0, atol=1e-3)
+    with pytest.raises(ValueError, match="Unknown preprocessing"):
+        load_all({**cfg, "preprocessing": "whiten"})

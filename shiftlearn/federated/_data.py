@@ -3,7 +3,10 @@ simulator runs, the benchmarks and the tests, so that all of them see the same p
 
 Run-config keys: ``dataset`` (``"synthetic"`` or ``"office_caltech"``), ``num-clients``
 (K sources + 1 target; synthetic only, Office+Caltech always has 4), ``target`` (Office+Caltech
-domain name), ``data-seed`` and ``n-per-client`` (synthetic). Client ids are ``1..K`` for the
+domain name), ``preprocessing`` (Office+Caltech, applied by each client to its own rows:
+``"sum_zscore"``, the data set's recipe and the default, z-scores every feature within the
+client's domain; ``"l2"`` only normalises rows, which leaves the domains' mean shift in place),
+``data-seed`` and ``n-per-client`` (synthetic). Client ids are ``1..K`` for the
 sources and ``K + 1`` for the target; a SuperNode's ``partition-id`` ``p`` is client ``p + 1``.
 """
 
@@ -65,7 +68,7 @@ def _office(cfg: dict) -> list[ClientData]:
     target = str(cfg.get("target", "amazon"))
     if target not in OFFICE_DOMAINS:
         raise ValueError(f"target must be one of {OFFICE_DOMAINS}, got {target!r}.")
-    ds = load_office_caltech()
+    ds = load_office_caltech(preprocessing=str(cfg.get("preprocessing", "sum_zscore")))
     names = [d for d in OFFICE_DOMAINS if d != target] + [target]
     out = []
     for i, name in enumerate(names, start=1):

@@ -22,6 +22,7 @@ DEFAULTS: dict = {
     "protocol": "oneshot",         # "oneshot" | "iterative"
     "dataset": "synthetic",        # "synthetic" | "office_caltech"
     "target": "amazon",
+    "preprocessing": "sum_zscore",  # office_caltech, per client: "sum_zscore" | "l2"
     "num-clients": 4,
     "n-per-client": 120,
     "data-seed": 0,
