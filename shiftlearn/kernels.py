@@ -144,7 +144,7 @@ def median_heuristic(
     >>> round(median_heuristic(X), 6)   # median of distances 1, 2, 3
     2.0
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = np.asarray(X)
     if rule not in BANDWIDTH_RULES:
         raise ValueError(f"Unknown bandwidth rule {rule!r}; use one of {BANDWIDTH_RULES} "
                          "or a positive float.")
@@ -153,6 +153,7 @@ def median_heuristic(
     if X.shape[0] > max_samples:
         idx = _rng(random_state).choice(X.shape[0], max_samples, replace=False)
         X = X[idx]
+    X = np.asarray(X, dtype=np.float64)   # after subsampling: no float64 copy of a large X
     if X.shape[0] < 2:
         raise ValueError("The median heuristic needs at least 2 rows.")
     D = sq_distances(X)[np.triu_indices(X.shape[0], k=1)]

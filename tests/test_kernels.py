@@ -398,3 +398,10 @@ def test_mmd_matrix_sca_many_groups_is_distributional_variance():
     E, ids = domain_mean_matrix(groups)
     assert ids.tolist() == [1, 2, 3]
     np.testing.assert_allclose(E.T @ X, mus)
+
+
+def test_median_heuristic_subsamples_before_converting_float32():
+    X = np.random.default_rng(0).normal(size=(5000, 7)).astype(np.float32)
+    # same rows drawn, converted after subsampling: the value is that of the float64 copy
+    assert median_heuristic(X) == median_heuristic(X.astype(np.float64))
+    assert median_heuristic(X.tolist()) == median_heuristic(X.astype(np.float64))
