@@ -443,3 +443,17 @@ def test_krylov_single_blas_thread_is_scoped_and_exact():
     w_d = np.linalg.eigvalsh(T)[::-1][:5]
     np.testing.assert_allclose(w, w_d, rtol=1e-8)
     np.testing.assert_allclose(np.abs(V.T @ V), np.eye(5), atol=1e-8)
+
+
+def test_row_sums_of_float32_features_agree_with_float64_sums():
+    from shiftlearn.adaptation._rf_stats import _group_sums
+
+    rng = np.random.default_rng(0)
+    U = (np.cos(rng.uniform(0, 6.3, (20000, 64))) + 0.3).astype(np.float32)
+    inv = rng.integers(0, 3, 20000)
+    ref = np.stack([U[inv == g].sum(axis=0, dtype=np.float64) for g in range(3)])
+    for groups, sums in ((3, _group_sums(U, inv, 3)),
+                         (1, _group_sums(U, np.zeros(20000, int), 1))):
+        want = ref if groups == 3 else ref.sum(axis=0, keepdims=True)
+        assert sums.dtype == np.float64
+        assert np.max(np.abs(sums - want) / np.abs(want)) < 1e-5

@@ -265,13 +265,23 @@ def _rows(Z: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return Z[idx]
 
 
+def _column_sums(Z: np.ndarray) -> np.ndarray:
+    """``1^T Z`` by one BLAS product in ``Z``'s dtype, returned in float64.
+
+    For float32 features this accumulates in float32, as the moments' SYRK does: relative error
+    ~4e-6 on a 65,536-row chunk (measured against a float64 sum), below the float32 cos/sin's
+    ~1e-5 and far below the Monte-Carlo error ~1/sqrt(N); about 4x faster than a float64
+    reduction of float32 rows (2 vs 8.7 ms per 65,536 x 256 chunk).
+    """
+    return np.asarray(np.ones(Z.shape[0], dtype=Z.dtype) @ Z, dtype=np.float64)
+
+
 def _group_sums(Z: np.ndarray, inv: np.ndarray, n_groups: int) -> np.ndarray:
-    """Row sums of ``Z`` per group (a one-hot product: one BLAS call), in float64."""
+    """Row sums of ``Z`` per group (BLAS products in ``Z``'s dtype), in float64."""
     if n_groups == 1:
-        return Z.sum(axis=0, dtype=np.float64)[None, :]
+        return _column_sums(Z)[None, :]
     if n_groups <= 4:                    # few groups (domains): views where rows are contiguous
-        return np.stack([_rows(Z, inv == g).sum(axis=0, dtype=np.float64)
-                         for g in range(n_groups)])
+        return np.stack([_column_sums(_rows(Z, inv == g)) for g in range(n_groups)])
     onehot = np.zeros((n_groups, Z.shape[0]), dtype=Z.dtype)
     onehot[inv, np.arange(Z.shape[0])] = 1
     return np.asarray(onehot @ Z, dtype=np.float64)
@@ -361,8 +371,9 @@ def rf_stats(X, y=None, sample_domain=None, omega: np.ndarray | None = None, *,
     # computed once into one contiguous (rows, 2N) buffer, *unscaled* (z = U / sqrt(N)), and
     # feed every statistic before the next chunk: the moments with one BLAS SYRK per row group
     # (``U.T @ U`` on contiguous row views), added in place into float64 accumulators; the
-    # row sums as float64 reductions. The 1/N and 1/sqrt(N) scalings are applied once to the
-    # D x D / D-vector totals at the end, never to the rows.
+    # row sums as BLAS products in the same dtype as the SYRK, accumulated in float64. The
+    # 1/N and 1/sqrt(N) scalings are applied once to the D x D / D-vector totals at the end,
+    # never to the rows.
     acc = _StatsAccumulator(D)
     lab_all = None if y is None else ~unlabeled_mask(y)
     buf = None
