@@ -274,8 +274,13 @@ def test_cli_runs(capsys):
     assert main(["--N", "8", "--n", "8", "--test-points", "50", "--solver", "rf",
                  "--loss", "squared_hinge"]) == 0
     assert "marginal transfer" in capsys.readouterr().out
+    assert main(["--N", "8", "--n", "8", "--test-points", "50", "--solver", "rf",
+                 "--sampling", "orthogonal"]) == 0
+    assert "marginal transfer" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--loss", "hinge2"])
+    with pytest.raises(SystemExit):
+        main(["--sampling", "sobol"])
 
 
 def test_float32_random_features_match_float64_and_task_rows():
