@@ -52,6 +52,7 @@ __all__ = [
     "RandomFourierFeatures",
     "center_kernel",
     "center_test_kernel",
+    "check_rff_sampling",
     "cos_sin_into",
     "domain_mean_matrix",
     "gamma_from_sigma",
@@ -240,6 +241,14 @@ def center_test_kernel(K_test: np.ndarray, col_mean: np.ndarray, grand_mean: flo
 RFF_SAMPLINGS = ("gaussian", "orthogonal")
 
 
+def check_rff_sampling(sampling, name: str = "sampling") -> str:
+    """``sampling`` if it is one of :data:`RFF_SAMPLINGS`, else a ``ValueError`` naming
+    ``name`` (the parameter as the caller calls it, e.g. ``"frequencies"``)."""
+    if sampling not in RFF_SAMPLINGS:
+        raise ValueError(f"{name} must be one of {RFF_SAMPLINGS}, got {sampling!r}.")
+    return sampling
+
+
 def rff_weights(n_input: int, n_features: int, sigma: float, random_state=None,
                 dtype=np.float64, *, sampling: str = "gaussian") -> np.ndarray:
     """Frequencies ``Omega`` of shape ``(n_input, n_features)`` for the Gaussian kernel.
@@ -271,8 +280,7 @@ def rff_weights(n_input: int, n_features: int, sigma: float, random_state=None,
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}.")
     if sigma <= 0:
         raise ValueError(f"sigma must be positive, got {sigma}.")
-    if sampling not in RFF_SAMPLINGS:
-        raise ValueError(f"sampling must be one of {RFF_SAMPLINGS}, got {sampling!r}.")
+    check_rff_sampling(sampling)
     rng = _rng(random_state)
     if sampling == "gaussian":
         W = rng.standard_normal((n_input, n_features))

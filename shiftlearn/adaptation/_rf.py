@@ -15,7 +15,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ..kernels import RFF_SAMPLINGS, resolve_bandwidth, rff_chunks, rff_weights
+from ..kernels import check_rff_sampling, resolve_bandwidth, rff_chunks, rff_weights
 from ._base import BaseSubspaceTransformer, resolve_tca_mu, whitening_scale
 from ._eigen import top_generalized_eigh
 from ._rf_solvers import rfsca_from_stats, rftca_from_stats
@@ -39,8 +39,7 @@ class _RFBase(BaseSubspaceTransformer):
                              f"got {self.chunk_size!r}.")
         if self.dtype not in (None, "float32", "float64", np.float32, np.float64):
             raise ValueError(f"dtype must be None, 'float32' or 'float64', got {self.dtype!r}.")
-        if self.sampling not in RFF_SAMPLINGS:
-            raise ValueError(f"sampling must be one of {RFF_SAMPLINGS}, got {self.sampling!r}.")
+        check_rff_sampling(self.sampling)
 
     def _compute_dtype(self, X):
         if self.dtype is None:

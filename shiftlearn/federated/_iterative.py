@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels import RFF_SAMPLINGS, rff_map, rff_weights
+from ..kernels import check_rff_sampling, rff_map, rff_weights
 from ._guard import ReplyGuard, logger
 from ._messages import ProtocolSpec, TrainReply, TrainRequest, encode
 
@@ -115,9 +115,7 @@ class FedRFTCAConfig:
             raise ValueError(f"sampling must be one of {SAMPLING}, got {self.sampling!r}.")
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch_size must be None or >= 1, got {self.batch_size}.")
-        if self.frequencies not in RFF_SAMPLINGS:
-            raise ValueError(f"frequencies must be one of {RFF_SAMPLINGS}, "
-                             f"got {self.frequencies!r}.")
+        check_rff_sampling(self.frequencies, "frequencies")
 
     def omega(self, n_input: int) -> np.ndarray:
         """The shared frequencies, identical on every machine for the same seed."""

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..adaptation import RFStats, rf_stats, rftca_from_stats
 from ..adaptation._rf_stats import omega_fingerprint
-from ..kernels import RFF_SAMPLINGS, rff_weights
+from ..kernels import check_rff_sampling, rff_weights
 from ._guard import ReplyGuard, logger
 from ._messages import ModelBroadcast, ProtocolSpec, StatsReply, StatsRequest
 
@@ -57,9 +57,7 @@ class OneShotConfig:
     frequencies: str = "gaussian"
 
     def __post_init__(self):
-        if self.frequencies not in RFF_SAMPLINGS:
-            raise ValueError(f"frequencies must be one of {RFF_SAMPLINGS}, "
-                             f"got {self.frequencies!r}.")
+        check_rff_sampling(self.frequencies, "frequencies")
 
     def omega(self, n_input: int) -> np.ndarray:
         return rff_weights(n_input, self.n_features, self.sigma, random_state=self.seed,

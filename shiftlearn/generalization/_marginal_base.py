@@ -11,7 +11,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_sample_domain, check_X, check_X_y_domain
-from ..kernels import RFF_SAMPLINGS, _rng, median_heuristic, rff_weights
+from ..kernels import _rng, check_rff_sampling, median_heuristic, rff_weights
 from ._embedding import (
     embedding_sq_distances,
     exact_embedding_gram,
@@ -169,8 +169,7 @@ class _MarginalTransferBase(BaseEstimator):
     def _fit(self, X, y, sample_domain):
         if not (isinstance(self.C, (int, float, np.number)) and self.C > 0):
             raise ValueError(f"C must be a positive number, got {self.C!r}.")
-        if self.sampling not in RFF_SAMPLINGS:
-            raise ValueError(f"sampling must be one of {RFF_SAMPLINGS}, got {self.sampling!r}.")
+        check_rff_sampling(self.sampling)
         X, y, task, ids, counts = self._check_fit_input(X, y, sample_domain)
         self.n_features_in_ = X.shape[1]
         self.domains_ = ids
