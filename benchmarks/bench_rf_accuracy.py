@@ -130,14 +130,19 @@ MUS = [0.1, 1.0, 10.0, 100.0]
 CV_GRID = {"adapter__n_components": KS, "adapter__mu": MUS}
 
 
-def cv_search(adapter, X, y, sd, yt):
-    """5-fold source-label CV over CV_GRID (k as a path), refit on all rows, target accuracy."""
+_SHORT_NAMES = {"adapter__n_components": "k", "adapter__mu": "mu", "adapter__beta": "beta"}
+
+
+def cv_search(adapter, X, y, sd, yt, grid=None):
+    """5-fold source-label CV over ``grid`` (default CV_GRID; k as a path), refit on all rows:
+    target accuracy, the chosen parameters by short name (k, mu, beta) and the CV score."""
     test = sd < 0
     est = DomainAdaptationClassifier(adapter, KNeighborsClassifier(1))
-    search = SourceCVSearch(est, CV_GRID, cv=5, refit=True).fit(X, y, sd)
-    return {"acc": float(search.best_estimator_.score(X[test], yt[test])),
-            "k": int(search.best_params_["adapter__n_components"]),
-            "mu": float(search.best_params_["adapter__mu"]),
+    search = SourceCVSearch(est, CV_GRID if grid is None else grid, cv=5, refit=True)
+    search.fit(X, y, sd)
+    best = {_SHORT_NAMES[name]: (int(v) if name == "adapter__n_components" else float(v))
+            for name, v in search.best_params_.items()}
+    return {"acc": float(search.best_estimator_.score(X[test], yt[test])), **best,
             "cv": float(search.best_score_)}
 
 
