@@ -30,8 +30,8 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _marginal_common  # noqa: E402,F401  (sets the data home)
 from _common import header, markdown_table, write_results  # noqa: E402
+from _marginal_common import tuning_subsample  # noqa: E402  (also sets the data home)
 
 from shiftlearn.datasets import (  # noqa: E402
     load_office_caltech,
@@ -46,27 +46,19 @@ SAMPLINGS = ("gaussian", "orthogonal")
 SEEDS = range(10)
 
 
-def _subsample(X, sd, per_task, rng):
-    keep = []
-    for i in np.unique(sd):
-        rows = np.flatnonzero(sd == i)
-        keep.append(np.sort(rng.choice(rows, min(per_task, rows.size), replace=False)))
-    idx = np.concatenate(keep)
-    return X[idx], sd[idx]
-
-
 def datasets():
-    rng = np.random.default_rng(0)
     X, _, sd = make_rotated_ellipses(64, 32, random_state=0)
     yield "ellipses (d = 2)", X, sd
     ds = load_parkinsons()
     names = ds.domain_names[:35]
     X, _, sd = ds.pack(names)
     X = (X - X.mean(axis=0)) / X.std(axis=0)
-    yield "Parkinson's voice (d = 16)", *_subsample(X, sd, 40, rng)
+    idx = tuning_subsample(sd, max_per_task=40, random_state=0)
+    yield "Parkinson's voice (d = 16)", X[idx], sd[idx]
     ds = load_office_caltech()
     X, _, sd = ds.pack(ds.domain_names)
-    yield "Office+Caltech SURF (d = 800)", *_subsample(X, sd, 150, rng)
+    idx = tuning_subsample(sd, max_per_task=150, random_state=0)
+    yield "Office+Caltech SURF (d = 800)", X[idx], sd[idx]
 
 
 def part_error(L=100, Qs=(100, 300)):
