@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, PartsFile, header, markdown_table, write_results  # noqa: E402
-from bench_rf_accuracy import cv_search  # noqa: E402
+from bench_rf_accuracy import timed_cv_search  # noqa: E402
 
 from shiftlearn.adaptation import RFSCA, SCA  # noqa: E402
 from shiftlearn.adaptation._sca import clear_cache  # noqa: E402
@@ -40,14 +39,6 @@ SEEDS = (0, 1, 2)
 SAMPLINGS = ("gaussian", "orthogonal")
 
 
-def timed_cv_search(adapter, X, y, sd, yt):
-    """``bench_rf_accuracy.cv_search`` over GRID, plus its CPU seconds."""
-    t0 = time.process_time()
-    r = cv_search(adapter, X, y, sd, yt, GRID)
-    r["cpu search"] = time.process_time() - t0
-    return r
-
-
 def run(reverse=False):
     ds = load_office_caltech()
     for s, t in (ds.tasks[::-1] if reverse else ds.tasks):
@@ -55,7 +46,7 @@ def run(reverse=False):
         key = f"{s}->{t}"
         if f"{key}:SCA" not in PARTS.load():
             r = timed_cv_search(SCA(kernel="rbf", delta=1.0, whiten=False, setting="da"),
-                                X, y, sd, yt)
+                                X, y, sd, yt, GRID)
             clear_cache()
             src = (sd > 0) & (y >= 0)
             r["raw"] = float(KNeighborsClassifier(1).fit(X[src], y[src]).score(X[sd < 0],
@@ -69,7 +60,7 @@ def run(reverse=False):
                     continue
                 rf = RFSCA(n_features=1000, delta=1.0, whiten=False, setting="da",
                            sampling=sampling, random_state=seed)
-                r = timed_cv_search(rf, X, y, sd, yt)
+                r = timed_cv_search(rf, X, y, sd, yt, GRID)
                 print(rkey, json.dumps(r), flush=True)
                 PARTS.save(rkey, r)
 
