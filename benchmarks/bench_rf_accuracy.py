@@ -44,7 +44,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, header, markdown_table, write_results  # noqa: E402
+from _common import RESULTS, PartsFile, header, markdown_table, write_results  # noqa: E402
 
 from shiftlearn.adaptation import (  # noqa: E402
     RFSCA,
@@ -58,19 +58,7 @@ from shiftlearn.model_selection import SourceCVSearch  # noqa: E402
 
 KS = [10, 20, 30, 50]
 PART_FILE = RESULTS / "_rf_accuracy_parts.json"
-
-
-def _load_parts():
-    return json.loads(PART_FILE.read_text()) if PART_FILE.exists() else {}
-
-
-def _save_part(key, value):
-    d = _load_parts()
-    d[key] = value
-    PART_FILE.parent.mkdir(parents=True, exist_ok=True)
-    tmp = PART_FILE.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(d, indent=1, default=float))
-    os.replace(tmp, PART_FILE)          # atomic: parts may be written by two runs at once
+PARTS = PartsFile(PART_FILE)
 
 
 def cv_then_score(adapter, X, y, sd, yt):
@@ -83,7 +71,7 @@ def cv_then_score(adapter, X, y, sd, yt):
 
 def part_office():
     ds = load_office_caltech()
-    done = _load_parts()
+    done = PARTS.load()
     for s, t in ds.tasks:
         key = f"office:{s}->{t}"
         if key in done:
@@ -104,14 +92,14 @@ def part_office():
         r = {"raw": raw, "TCA": tca_acc, "TCA k": tca_k, "RF-TCA matched k": rf_matched,
              "cpu TCA search": t_tca, "cpu RF fit": t_rf}
         print(key, json.dumps(r), flush=True)
-        _save_part(key, r)
+        PARTS.save(key, r)
 
 
 def part_office_coef():
     """RF-TCA with Pan's penalty on the kernel coefficients (the exact TCA's problem with the
     random-feature kernel), same k as the exact TCA's source-CV choice."""
     ds = load_office_caltech()
-    done = _load_parts()
+    done = PARTS.load()
     for s, t in ds.tasks:
         key = f"office:{s}->{t}"
         if key not in done or "RF-TCA coef" in done[key]:
@@ -124,7 +112,7 @@ def part_office_coef():
             KNeighborsClassifier(1)).fit(X, y, sd)
         r = dict(done[key], **{"RF-TCA coef": float(est.score(X[test], yt[test]))})
         print(key, json.dumps(r), flush=True)
-        _save_part(key, r)
+        PARTS.save(key, r)
 
 
 MUS = [0.1, 1.0, 10.0, 100.0]
@@ -158,7 +146,7 @@ def part_office_cv(seeds, penalties=("coefficients", "features")):
         for s, t in ds.tasks:
             X, y, sd, yt = ds.pack(s, t, return_masked_labels=True)
             test = sd < 0
-            done = _load_parts()
+            done = PARTS.load()
             key = f"cv:{s}->{t}"
             if key not in done:
                 src = (sd > 0) & (y >= 0)
@@ -168,8 +156,8 @@ def part_office_cv(seeds, penalties=("coefficients", "features")):
                 r = {"raw": raw, "TCA": cv_search(TCA(), X, y, sd, yt),
                      "cpu TCA search": time.process_time() - t0}
                 print(key, json.dumps(r), flush=True)
-                _save_part(key, r)
-                done = _load_parts()
+                PARTS.save(key, r)
+                done = PARTS.load()
             tca = done[key]["TCA"]
             rkey = f"{key}:seed{seed}"
             if rkey in done:
@@ -186,7 +174,7 @@ def part_office_cv(seeds, penalties=("coefficients", "features")):
                 KNeighborsClassifier(1)).fit(X, y, sd)
             r["coefficients at TCA's (k, mu)"] = float(matched.score(X[test], yt[test]))
             print(rkey, json.dumps(r), flush=True)
-            _save_part(rkey, r)
+            PARTS.save(rkey, r)
 
 
 def timed_cv_search(adapter, X, y, sd, yt, grid=None):
@@ -223,7 +211,7 @@ def part_office_convergence(ns_features=(250, 500, 1000, 2000)):
     ds = load_office_caltech()
     for s, t in ds.tasks:
         key = f"conv:{s}->{t}"
-        done = _load_parts()
+        done = PARTS.load()
         if key in done or f"cv:{s}->{t}" not in done:
             continue
         tca = done[f"cv:{s}->{t}"]["TCA"]
@@ -240,7 +228,7 @@ def part_office_convergence(ns_features=(250, 500, 1000, 2000)):
             if N <= 2000:
                 r[f"kernel_err_rms N={N}"] = centred_rf_error(X, est.adapter_.omega_, Kc)
         print(key, json.dumps(r), flush=True)
-        _save_part(key, r)
+        PARTS.save(key, r)
 
 
 def report_office_convergence(d):
@@ -359,11 +347,11 @@ def part_mnist():
                                                 random_state=0), Xin)
                 run(f"RF-SCA N={N} {dt}", RFSCA(n_components=30, beta=0.5, n_features=N,
                                                 random_state=0), Xin)
-    _save_part("mnist", {"rows": rows, "load": os.getloadavg()[0]})
+    PARTS.save("mnist", {"rows": rows, "load": os.getloadavg()[0]})
 
 
 def report(machine):
-    d = _load_parts()
+    d = PARTS.load()
     body = []
     office = [(k.split(":", 1)[1], v) for k, v in d.items() if k.startswith("office:")]
     if office:

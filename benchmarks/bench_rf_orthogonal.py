@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, PartsFile, header, markdown_table, write_results  # noqa: E402
-from bench_rf_accuracy import PART_FILE as GAUSS_PARTS  # noqa: E402
+from bench_rf_accuracy import PARTS as GAUSS_PARTS  # noqa: E402
 from bench_rf_accuracy import (  # noqa: E402
     centred_kernel_reference,
     centred_rf_error,
@@ -72,7 +72,7 @@ def part_error(seeds=(0, 1, 2)):
 
 def part_cv(seeds):
     ds = load_office_caltech()
-    gauss = PartsFile(GAUSS_PARTS).load()
+    gauss = GAUSS_PARTS.load()
     for seed in seeds:
         for s, t in ds.tasks:
             key = f"cv:{s}->{t}:seed{seed}"
@@ -94,7 +94,7 @@ def part_cv(seeds):
 
 
 def report(machine):
-    d, g = PARTS.load(), PartsFile(GAUSS_PARTS).load()
+    d, g = PARTS.load(), GAUSS_PARTS.load()
     body, data = [], {"orthogonal": d}
     err = [(k.split(":", 1)[1], v) for k, v in d.items() if k.startswith("error:")]
     if err:
