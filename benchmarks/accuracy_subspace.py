@@ -29,7 +29,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.neighbors import KNeighborsClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, header, machine_info, markdown_table, write_results  # noqa: E402
+from _common import RESULTS, PartsFile, header, machine_info, markdown_table, write_results  # noqa: E402
 
 from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier, uSCA  # noqa: E402
 from shiftlearn.adaptation._sca import clear_cache  # noqa: E402
@@ -115,17 +115,16 @@ def run_method(name, grid, make_adapter, X, y, sd, yt, test, *, fit_rows=None):
             "target_acc_by_setting": table, "cv_score_by_setting": cv}
 
 
+def _parts(part) -> PartsFile:
+    return PartsFile(PARTS / f"{part}.json")
+
+
 def _save(part, key, value):
-    PARTS.mkdir(parents=True, exist_ok=True)
-    f = PARTS / f"{part}.json"
-    data = json.loads(f.read_text()) if f.exists() else {}
-    data[key] = value
-    f.write_text(json.dumps(data, indent=1, default=float))
+    _parts(part).save(key, value)
 
 
 def _done(part, key):
-    f = PARTS / f"{part}.json"
-    return f.exists() and key in json.loads(f.read_text())
+    return key in _parts(part)
 
 
 def part_da(part, datasets, methods=("TCA", "uSCA", "SCA"), grids=None, reverse=False,
@@ -188,8 +187,7 @@ def part_toy(seeds=(0, 1, 2, 3, 4)):
 
 def report():
     def load(p):
-        f = PARTS / f"{p}.json"
-        return json.loads(f.read_text()) if f.exists() else {}
+        return _parts(p).load()
 
     body, data = [], {}
     # DA tables
