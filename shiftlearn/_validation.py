@@ -1,13 +1,23 @@
 """Input checks shared by every estimator: ``X``, ``y`` and ``sample_domain``.
 
 Domain convention (skada's): ``sample_domain`` holds one integer per row, positive for
-source domains, negative for target domains, never 0. Unlabeled rows carry ``y = -1``
-(classification) or ``NaN`` (regression). When ``sample_domain`` is omitted it is inferred
-as skada does: labeled rows form source domain ``1``, unlabeled rows target domain ``-2``.
+source domains, negative for target domains, never 0. When it is omitted it is inferred as
+skada does: labeled rows form source domain ``1``, unlabeled rows target domain ``-2``.
+
+Unlabeled rows (the one convention, applied by every estimator, splitter and command; see
+``docs/conventions.md``): ``y = -1`` or ``NaN`` for classification (string labels: ``"-1"``,
+``""`` or a missing value), ``NaN`` for regression. Because ``-1`` is also a common class label
+(binary labels ``-1/+1``), the marker is made impossible to hit by accident:
+:func:`check_unlabeled_convention` refuses ``y`` whose ``-1`` rows would leave a single
+labeled class in the rows they share a domain with (labels exactly ``{-1, +1}`` without
+``sample_domain``, or a source domain holding ``-1`` rows beside one other class), with a
+message that says what ``-1`` means and how to re-encode the labels or pass
+``sample_domain``.
 """
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
@@ -24,6 +34,7 @@ __all__ = [
     "check_X",
     "check_X_y_domain",
     "check_sample_domain",
+    "check_unlabeled_convention",
     "infer_sample_domain",
     "unlabeled_mask",
 ]
@@ -36,13 +47,41 @@ def check_X(X, *, dtype=(np.float64, np.float32), ensure_min_samples: int = 1,
                        ensure_all_finite=True, input_name=name)
 
 
-def unlabeled_mask(y: np.ndarray) -> np.ndarray:
+#: string labels read as "unlabeled" (after stripping blanks); ``None``/NaN are too
+UNLABELED_STRINGS = frozenset({"", "-1"})
+
+
+def _is_missing(v) -> bool:
+    if v is None:
+        return True
+    try:
+        return bool(v != v)          # NaN, pandas.NA raises TypeError in bool()
+    except TypeError:
+        return True
+
+
+def _object_unlabeled(v) -> bool:
+    if _is_missing(v):
+        return True
+    if isinstance(v, str | bytes):
+        s = v.decode() if isinstance(v, bytes) else v
+        return s.strip() in UNLABELED_STRINGS
+    if isinstance(v, bool | np.bool_):
+        return False
+    return bool(np.isscalar(v) and v == UNLABELED_CLASS)
+
+
+def unlabeled_mask(y: np.ndarray, task: Literal["classification", "regression", "auto"] = "auto"
+                   ) -> np.ndarray:
     """Boolean mask of unlabeled rows: ``NaN`` or the class marker ``-1``.
 
-    As skada decides it: integer labels are unlabeled where ``-1``; float labels containing
-    ``NaN`` are regression targets, unlabeled exactly where ``NaN`` (a real target value of
-    ``-1.0`` stays labeled); float labels without ``NaN`` that are all integral are class
-    labels (``-1.0`` = unlabeled); other float labels are all labeled.
+    As skada decides it, with string labels added: integer labels are unlabeled where ``-1``;
+    float labels containing ``NaN`` are regression targets, unlabeled exactly where ``NaN`` (a
+    real target value of ``-1.0`` stays labeled); float labels without ``NaN`` that are all
+    integral are class labels (``-1.0`` = unlabeled); other float labels are all labeled.
+    String labels are unlabeled where ``"-1"`` or empty (blanks stripped); object labels where
+    ``None``, NaN, ``-1``, ``"-1"`` or ``""``. Booleans are never unlabeled. With
+    ``task="regression"`` only NaN marks an unlabeled row.
 
     Examples
     --------
@@ -51,26 +90,112 @@ def unlabeled_mask(y: np.ndarray) -> np.ndarray:
     [False, False, True]
     >>> unlabeled_mask(np.array([0.5, -1.0, np.nan])).tolist()
     [False, False, True]
+    >>> unlabeled_mask(np.array(["cat", "-1", "", "dog"])).tolist()
+    [False, True, True, False]
+    >>> unlabeled_mask(np.array([3.0, -1.0]), task="regression").tolist()
+    [False, False]
     """
     y = np.asarray(y)
-    if y.dtype.kind == "f":
+    if y.ndim == 0:
+        y = y.reshape(1)
+    kind = y.dtype.kind
+    if task == "regression":
+        if kind == "f":
+            return np.isnan(y)
+        if kind == "O":
+            return np.array([_is_missing(v) for v in y.ravel()], dtype=bool).reshape(y.shape)
+        return np.zeros(y.shape, dtype=bool)
+    if kind == "f":
         nan = np.isnan(y)
         if np.any(nan):
             return nan
         if np.all(y == np.round(y)):
             return y == UNLABELED_CLASS
         return np.zeros(y.shape, dtype=bool)
-    if y.dtype.kind in "iu":
+    if kind in "iu":
         return y == UNLABELED_CLASS
-    if y.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and np.isnan(v)) or
-                         (np.isscalar(v) and v == UNLABELED_CLASS) for v in y], dtype=bool)
+    if kind in "US":
+        stripped = np.char.strip(y.astype(str))
+        return np.isin(stripped, list(UNLABELED_STRINGS))
+    if kind == "O":
+        return np.array([_object_unlabeled(v) for v in y.ravel()],
+                        dtype=bool).reshape(y.shape)
+    return np.zeros(y.shape, dtype=bool)
+
+
+def _marker_rows(y: np.ndarray, unl: np.ndarray) -> np.ndarray:
+    """The unlabeled rows marked by the ambiguous ``-1`` (not by NaN, None or ``""``)."""
+    kind = y.dtype.kind
+    if kind in "iuf":
+        return unl & (y == UNLABELED_CLASS)
+    if kind in "USO":
+        return unl & np.array([str(v).strip() == "-1" or (np.isscalar(v) and not
+                               isinstance(v, str | bytes) and v == UNLABELED_CLASS)
+                               for v in y], dtype=bool)
     return np.zeros(y.shape[0], dtype=bool)
 
 
-def infer_sample_domain(y: np.ndarray) -> np.ndarray:
+def check_unlabeled_convention(y: np.ndarray, sample_domain: np.ndarray | None = None, *,
+                               task: Literal["classification", "regression", "auto"] = "auto"
+                               ) -> np.ndarray:
+    """Refuse a ``y`` in which the unlabeled marker ``-1`` is most likely a class.
+
+    ``-1`` means *unlabeled* (skada's convention). Read that way, labels ``{-1, +1}`` give a
+    single labeled class, which no classifier can learn from: the ``-1`` rows are almost
+    certainly a class. The rule: if some rows are marked by ``-1`` (not NaN/None/``""``) and the
+    labeled rows hold exactly one class, raise, unless ``sample_domain`` is given and every
+    ``-1`` row is in a target (negative) domain (then ``-1`` plainly means an unlabeled target).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    sample_domain : ndarray of shape (n_samples,) or None
+        As given by the user (``None`` when it is to be inferred from ``y``).
+    task : {"classification", "regression", "auto"}
+        Regression targets use NaN only, so the rule does not apply to them.
+
+    Returns
+    -------
+    unlabeled : ndarray of bool, the :func:`unlabeled_mask` of ``y``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_unlabeled_convention(np.array([0, 1, -1])).tolist()
+    [False, False, True]
+    >>> try:
+    ...     check_unlabeled_convention(np.array([1, -1, 1, -1]))
+    ... except ValueError as exc:
+    ...     print(str(exc)[:60])
+    y holds the value -1 beside a single other class (1): shiftl
+    """
+    y = np.asarray(y)
+    unl = unlabeled_mask(y, task=task)
+    if task == "regression" or not unl.any():
+        return unl
+    marker = _marker_rows(y, unl)
+    if not marker.any():
+        return unl
+    if sample_domain is not None and not np.any(marker & (np.asarray(sample_domain) > 0)):
+        return unl
+    classes = np.unique(y[~unl].astype(str) if y.dtype.kind == "O" else y[~unl])
+    if classes.size == 1:
+        where = ("" if sample_domain is None else " (in source domains, which must be labeled)")
+        raise ValueError(
+            f"y holds the value -1 beside a single other class ({classes.tolist()[0]!r}): "
+            "shiftlearn "
+            f"reads y = -1 as 'unlabeled' (skada's convention){where}, which would leave one "
+            "class to learn. If -1 is a class (labels -1/+1), re-encode the labels, e.g. "
+            "y = (y > 0).astype(int) or sklearn.preprocessing.LabelEncoder; if the -1 rows "
+            "really are unlabeled target rows, pass sample_domain (positive ids for the labeled "
+            "source rows, negative ids for the target rows).")
+    return unl
+
+
+def infer_sample_domain(y: np.ndarray, task: Literal["classification", "regression", "auto"]
+                        = "auto") -> np.ndarray:
     """skada's rule: labeled rows are source domain ``1``, unlabeled rows target domain ``-2``."""
-    mask = unlabeled_mask(y)
+    mask = unlabeled_mask(y, task=task)
     return np.where(mask, DEFAULT_TARGET_DOMAIN, DEFAULT_SOURCE_DOMAIN).astype(np.int64)
 
 
@@ -100,6 +225,31 @@ def check_sample_domain(sample_domain, n_samples: int) -> np.ndarray:
         raise ValueError("sample_domain contains 0: ids must be positive (source) "
                          "or negative (target), never 0.")
     return sd
+
+
+def _normalize_class_labels(y: np.ndarray) -> np.ndarray:
+    """Class labels compared as values: integral floats (NaN = unlabeled) become int64 with
+    ``-1`` for unlabeled rows; an object array of integral numbers does too, an object array of
+    strings becomes a string array (missing values become ``""``, i.e. unlabeled). Anything
+    else is returned unchanged."""
+    kind = y.dtype.kind
+    if kind == "f":
+        lab = ~np.isnan(y)
+        if np.all(y[lab] == np.round(y[lab])):
+            return np.where(lab, y, UNLABELED_CLASS).astype(np.int64)
+        return y
+    if kind != "O":
+        return y
+    unl = unlabeled_mask(y)
+    vals = y[~unl]
+    if all(isinstance(v, Integral | Real) and not isinstance(v, bool | np.bool_)
+           and float(v) == round(float(v)) for v in vals):
+        out = np.full(y.shape[0], UNLABELED_CLASS, dtype=np.int64)
+        out[~unl] = [int(v) for v in vals]
+        return out
+    if all(isinstance(v, str) for v in vals):
+        return np.where(unl, "", y).astype(str)
+    return y
 
 
 def check_X_y_domain(
@@ -165,16 +315,17 @@ def check_X_y_domain(
             raise ValueError(f"X has {n} rows but y has {y.shape[0]} entries.")
         if y.dtype.kind == "f" and np.any(np.isinf(y)):
             raise ValueError("y contains inf.")
-        if task == "classification" and y.dtype.kind == "f":
-            lab = ~np.isnan(y)
-            if np.all(y[lab] == np.round(y[lab])):
-                y = np.where(lab, y, UNLABELED_CLASS).astype(np.int64)
+        if task == "classification":
+            y = _normalize_class_labels(y)
     if sample_domain is None:
         if y is None:
             raise ValueError("Without y, sample_domain is required to tell sources from targets.")
-        sd = infer_sample_domain(y)
+        check_unlabeled_convention(y, None, task=task)
+        sd = infer_sample_domain(y, task=task)
     else:
         sd = check_sample_domain(sample_domain, n)
+        if y is not None:
+            check_unlabeled_convention(y, sd, task=task)
 
     ids, counts = np.unique(sd, return_counts=True)
     small = ids[counts < min_samples_per_domain]
@@ -188,11 +339,13 @@ def check_X_y_domain(
         raise ValueError("No target rows: domain adaptation needs rows with a negative "
                          "sample_domain (unlabeled target data).")
     if y is not None:
-        unl = unlabeled_mask(y)
+        unl = unlabeled_mask(y, task=task)
         if not allow_unlabeled_source and np.any(unl & is_source):
             bad = np.unique(sd[unl & is_source]).tolist()
-            raise ValueError(f"Source domain(s) {bad} contain unlabeled rows (y = -1 or NaN); "
-                             "source rows must be labeled.")
+            raise ValueError(f"Source domain(s) {bad} contain unlabeled rows (y = -1, NaN or "
+                             "empty): source rows must be labeled. y = -1 means 'unlabeled'; if "
+                             "-1 is one of your classes, re-encode the labels (e.g. "
+                             "sklearn.preprocessing.LabelEncoder).")
         if not allow_target_labels and np.any(~unl & ~is_source):
             bad = np.unique(sd[~unl & ~is_source]).tolist()
             raise ValueError(f"Target domain(s) {bad} are declared unlabeled but contain "

@@ -244,3 +244,85 @@ def test_check_sample_domain_direct():
     assert check_sample_domain([2, -1, 2], 3).dtype == np.int64
     with pytest.raises(ValueError, match="one domain id per row"):
         check_sample_domain([1, -1], 3)
+
+
+# ------------------------------------------------------- the unlabeled convention (#14) -------
+PM1 = np.array([1, -1, 1, -1, 1, -1, 1, -1])
+
+
+def _pm1_data():
+    X = np.random.default_rng(0).normal(size=(PM1.size, 3))
+    return X, PM1.copy()
+
+
+@pytest.mark.parametrize("labels", [PM1, PM1.astype(float), PM1.astype(str), PM1.astype(object)])
+def test_labels_minus_one_plus_one_refused_without_sample_domain(labels):
+    X, _ = _pm1_data()
+    with pytest.raises(ValueError, match=r"-1 beside a single other class.*re-encode"):
+        check_X_y_domain(X, labels, task="classification")
+
+
+def test_labels_minus_one_plus_one_refused_when_in_source_domains():
+    X, y = _pm1_data()
+    with pytest.raises(ValueError, match=r"in source domains"):
+        check_X_y_domain(X, y, np.ones(y.size, int), task="classification",
+                         allow_unlabeled_source=True)
+
+
+def test_minus_one_only_on_targets_with_sample_domain_is_accepted():
+    # the same values, but sample_domain says the -1 rows are an unlabeled target: unambiguous
+    X, y = _pm1_data()
+    sd = np.where(y == -1, -2, 1)
+    _, y2, sd2 = check_X_y_domain(X, y, sd, task="classification")
+    assert sd2.tolist() == sd.tolist() and unlabeled_mask(y2).sum() == 4
+
+
+def test_minus_one_beside_two_classes_is_the_marker():
+    X = np.zeros((6, 2))
+    y = np.array([0, 1, 0, -1, -1, -1])
+    _, _, sd = check_X_y_domain(X, y)
+    assert sd.tolist() == [1, 1, 1, -2, -2, -2]
+
+
+def test_other_negative_class_stays_labeled():
+    X = np.zeros((6, 2))
+    y = np.array([0, -2, 0, -2, -1, -1])
+    _, y2, sd = check_X_y_domain(X, y, task="classification")
+    assert sd.tolist() == [1, 1, 1, 1, -2, -2] and sorted(set(y2[:4].tolist())) == [-2, 0]
+
+
+def test_string_masks_are_unlabeled():
+    y = np.array(["cat", "dog", "-1", "", " -1 ", "cat"])
+    assert unlabeled_mask(y).tolist() == [False, False, True, True, True, False]
+    obj = np.array(["cat", None, np.nan, "", "dog", -1], dtype=object)
+    assert unlabeled_mask(obj).tolist() == [False, True, True, True, False, True]
+    _, y2, sd = check_X_y_domain(np.zeros((6, 2)), obj, task="classification")
+    assert sd.tolist() == [1, -2, -2, -2, 1, -2] and y2.dtype.kind == "U"
+
+
+def test_object_integer_labels_compared_as_values():
+    obj = np.array([1, 1.0, 2, None], dtype=object)
+    _, y2, sd = check_X_y_domain(np.zeros((4, 2)), obj, task="classification")
+    assert y2.tolist() == [1, 1, 2, -1] and sd.tolist() == [1, 1, 1, -2]
+
+
+def test_regression_minus_one_is_a_value():
+    y = np.array([3.0, -1.0, 2.0, -1.0])
+    assert not unlabeled_mask(y, task="regression").any()
+    _, _, sd = check_X_y_domain(np.zeros((4, 2)), y, task="regression")
+    assert (sd > 0).all()
+    y[0] = np.nan
+    assert unlabeled_mask(y, task="regression").tolist() == [True, False, False, False]
+
+
+def test_booleans_are_classes():
+    y = np.array([True, False, True])
+    assert not unlabeled_mask(y).any()
+
+
+def test_unlabeled_source_message_explains_the_marker(Xy):
+    X, y, sd = Xy
+    y = y.copy()
+    y[0] = -1
+    with pytest.raises(ValueError, match=r"-1 means 'unlabeled'.*LabelEncoder"):
+        check_X_y_domain(X, y, sd)

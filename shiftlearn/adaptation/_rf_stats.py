@@ -29,7 +29,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_sample_domain, check_X, infer_sample_domain, unlabeled_mask
+from .._validation import (
+    check_sample_domain,
+    check_unlabeled_convention,
+    check_X,
+    infer_sample_domain,
+    unlabeled_mask,
+)
 from ..kernels import cos_sin_into
 from ._eigen import _BLOCK, _sym
 
@@ -356,9 +362,13 @@ def rf_stats(X, y=None, sample_domain=None, omega: np.ndarray | None = None, *,
         if y.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {y.shape[0]} entries.")
     if sample_domain is None:
+        if y is not None:
+            check_unlabeled_convention(y, None)
         sd = infer_sample_domain(y) if y is not None else np.ones(n, np.int64)
     else:
         sd = check_sample_domain(sample_domain, n)
+        if y is not None:
+            check_unlabeled_convention(y, sd)
     if dtype is None:
         dtype = np.float32 if X.dtype == np.float32 else np.float64
     om = np.asarray(omega, dtype=dtype)
