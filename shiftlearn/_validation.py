@@ -21,7 +21,7 @@ from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
-from sklearn.utils.validation import check_array
+from sklearn.utils.validation import check_array, validate_data
 
 DEFAULT_SOURCE_DOMAIN = 1
 DEFAULT_TARGET_DOMAIN = -2
@@ -41,8 +41,17 @@ __all__ = [
 
 
 def check_X(X, *, dtype=(np.float64, np.float32), ensure_min_samples: int = 1,
-            name: str = "X") -> np.ndarray:
-    """Validate a 2-D finite numeric feature array (float32 is kept, other types become float64)."""
+            name: str = "X", estimator=None, reset: bool = False) -> np.ndarray:
+    """Validate a 2-D finite numeric feature array (float32 is kept, other types become float64).
+
+    With ``estimator``, scikit-learn's ``validate_data`` does it and also records
+    (``reset=True``, in ``fit``) or checks (``reset=False``, in ``transform``/``predict``) the
+    number of features and the feature names (``n_features_in_``, ``feature_names_in_``): a
+    DataFrame whose columns are reordered or renamed after ``fit`` is refused.
+    """
+    if estimator is not None:
+        return validate_data(estimator, X, reset=reset, dtype=dtype,
+                             ensure_min_samples=ensure_min_samples, ensure_all_finite=True)
     return check_array(X, dtype=dtype, ensure_min_samples=ensure_min_samples,
                        ensure_all_finite=True, input_name=name)
 
@@ -264,6 +273,7 @@ def check_X_y_domain(
     allow_target_labels: bool = True,
     min_samples_per_domain: int = 1,
     dtype=(np.float64, np.float32),
+    estimator=None,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """Validate ``(X, y, sample_domain)`` together and return clean arrays.
 
@@ -288,6 +298,9 @@ def check_X_y_domain(
         If False, a labeled row in a target (negative id) domain is an error.
     min_samples_per_domain : int
         Each domain present must have at least this many rows.
+    estimator : estimator or None
+        When given (in ``fit``), ``X`` goes through scikit-learn's ``validate_data(estimator,
+        X, reset=True)``, which records ``n_features_in_`` and ``feature_names_in_``.
 
     Returns
     -------
@@ -303,7 +316,7 @@ def check_X_y_domain(
     >>> sd.tolist()
     [1, 1, -2, -2]
     """
-    X = check_X(X, dtype=dtype)
+    X = check_X(X, dtype=dtype, estimator=estimator, reset=True)
     n = X.shape[0]
     if y is not None:
         y = np.asarray(y)
