@@ -8,6 +8,7 @@ from ._base import (
     whitening_scale,
 )
 from ._meta import DomainAdaptationClassifier
+from ._pipeline import DomainAwarePipeline, LabeledOnly, make_da_pipeline
 from ._sca import SCA, SCAProblem, sca_problem, sca_solve, uSCA
 from ._tca import TCA, tca_components
 
@@ -17,7 +18,10 @@ __all__ = [
     "TCA",
     "BaseSubspaceTransformer",
     "DomainAdaptationClassifier",
+    "DomainAwarePipeline",
+    "LabeledOnly",
     "check_n_components",
+    "make_da_pipeline",
     "mmd_vector",
     "sca_problem",
     "sca_solve",

@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_X, check_X_y_domain
+from ._pipeline import warn_if_plain_pipeline
 
 __all__ = [
     "lowrank_inv_sqrt_weights",
@@ -243,6 +244,7 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         -------
         self
         """
+        warn_if_plain_pipeline(self, y)
         X, y, sd = self._validate_fit(X, y, sample_domain)
         self.n_features_in_ = X.shape[1]
         self._fit(X, y, sd)
@@ -251,6 +253,7 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def fit_transform(self, X, y=None, sample_domain=None):
         """``fit(X, y, sample_domain)`` then ``transform(X)`` (reusing the training kernel when
         ``_fit`` returns the training embedding)."""
+        warn_if_plain_pipeline(self, y)
         X, y, sd = self._validate_fit(X, y, sample_domain)
         self.n_features_in_ = X.shape[1]
         Z = self._fit(X, y, sd)

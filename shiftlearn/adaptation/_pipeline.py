@@ -1,0 +1,279 @@
+"""Domain-aware pipelines: adapters see every row, the final estimator only the labeled ones.
+
+A plain scikit-learn ``Pipeline`` hands the same ``y`` to every step. With target rows marked
+``y = -1`` (the unlabeled convention), ``make_pipeline(TCA(), KNeighborsClassifier(1))`` trains
+the classifier on the target rows as a class ``-1`` and predicts it for them: 0% accuracy and
+no error. :func:`make_da_pipeline` builds the pipeline the way skada's ``make_da_pipeline``
+does, without needing skada:
+
+* ``sample_domain`` (given to ``fit``, or inferred from ``y`` with the library's rule) reaches
+  every step whose ``fit`` accepts it (the domain-aware ones: TCA, SCA, RF-TCA, ...); the other
+  transformers (``StandardScaler``, ...) are fitted on all rows, as skada's ``Shared``.
+* the final step, if it is a predictor that does not take ``sample_domain``, is wrapped in
+  :class:`LabeledOnly`, which fits it on the labeled rows only (``y`` not ``-1``/NaN/``""``).
+
+:func:`warn_if_plain_pipeline` is the other half: a library transformer fitted inside a
+*plain* ``Pipeline`` on unlabeled rows, where a later step would learn them as a class, warns
+and names the fix.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import warnings
+
+import numpy as np
+from sklearn import config_context
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.utils import _safe_indexing
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_unlabeled_convention, infer_sample_domain, unlabeled_mask
+
+__all__ = ["DomainAwarePipeline", "LabeledOnly", "make_da_pipeline", "warn_if_plain_pipeline"]
+
+
+def _takes_sample_domain(est, method: str = "fit") -> bool:
+    fn = getattr(est, method, None)
+    if fn is None:
+        return False
+    try:
+        return "sample_domain" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _learns_labels(est) -> bool:
+    """A step that would learn ``y`` as given: a predictor that is not domain-aware."""
+    if est is None or isinstance(est, str) or isinstance(est, LabeledOnly):
+        return False
+    if type(est).__module__.split(".")[0] == "skada":   # skada's selectors route domains
+        return False
+    if isinstance(est, Pipeline):
+        return _learns_labels(est.steps[-1][1])
+    return hasattr(est, "predict") and not _takes_sample_domain(est)
+
+
+def _estimator_has(attr: str):
+    return lambda self: hasattr(self.estimator_ if hasattr(self, "estimator_")
+                                else self.estimator, attr)
+
+
+class LabeledOnly(MetaEstimatorMixin, BaseEstimator):
+    """Fit ``estimator`` on the labeled rows only; predict on every row.
+
+    Rows whose label is the unlabeled marker (``-1``, NaN, ``"-1"``, ``""``; see
+    ``docs/conventions.md``) are dropped before ``estimator.fit``; so are the matching entries
+    of array-valued fit parameters such as ``sample_weight``. ``predict``, ``predict_proba``,
+    ``decision_function``, ``transform`` and ``classes_`` are the fitted estimator's. ``score``
+    skips unlabeled rows. :func:`make_da_pipeline` wraps a pipeline's final predictor in it.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Cloned in ``fit``.
+
+    Attributes
+    ----------
+    estimator_ : the fitted clone.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> X = np.array([[0.0], [1.0], [0.1], [0.9]]); y = np.array([0, 1, -1, -1])
+    >>> LabeledOnly(KNeighborsClassifier(1)).fit(X, y).predict(X).tolist()
+    [0, 1, 0, 1]
+    """
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def fit(self, X, y, sample_domain=None, **fit_params):
+        """Fit a clone of ``estimator`` on the rows of ``X`` that carry a label.
+
+        ``sample_domain`` is accepted (so that domain-aware pipelines may pass it) and not
+        used: a labeled target row (semi-supervised adaptation) is a training row too.
+        """
+        y = np.asarray(y)
+        check_unlabeled_convention(y, sample_domain)
+        keep = ~unlabeled_mask(y)
+        if not keep.any():
+            raise ValueError(f"No labeled row to fit {type(self.estimator).__name__} on: every "
+                             "y is the unlabeled marker (-1, NaN or empty).")
+        n = y.shape[0]
+        sub = {k: (_safe_indexing(v, keep) if hasattr(v, "__len__") and len(v) == n else v)
+               for k, v in fit_params.items()}
+        yk = y[keep]
+        if yk.dtype.kind == "f" and np.all(yk == np.round(yk)):
+            yk = yk.astype(np.int64)
+        self.estimator_ = clone(self.estimator).fit(_safe_indexing(X, keep), yk, **sub)
+        if hasattr(self.estimator_, "n_features_in_"):
+            self.n_features_in_ = self.estimator_.n_features_in_
+        return self
+
+    @property
+    def classes_(self):
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.classes_
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X, **params):
+        """The fitted estimator's predictions."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict(X, **params)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X, **params):
+        """The fitted estimator's class probabilities."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict_proba(X, **params)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """The fitted estimator's decision function."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.decision_function(X)
+
+    @available_if(_estimator_has("transform"))
+    def transform(self, X):
+        """The fitted estimator's transform."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.transform(X)
+
+    @available_if(_estimator_has("score"))
+    def score(self, X, y, sample_weight=None):
+        """The fitted estimator's score on the labeled rows of ``X``."""
+        check_is_fitted(self, "estimator_")
+        y = np.asarray(y)
+        keep = ~unlabeled_mask(y)
+        sw = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        return self.estimator_.score(_safe_indexing(X, keep), y[keep], sample_weight=sw)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = self.estimator.__sklearn_tags__()
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        tags.transformer_tags = inner.transformer_tags
+        tags.input_tags = inner.input_tags
+        return tags
+
+
+class DomainAwarePipeline(Pipeline):
+    """A ``Pipeline`` whose ``fit`` takes ``sample_domain`` and gives it to every step that
+    accepts it. Build it with :func:`make_da_pipeline` (which also wraps the final predictor in
+    :class:`LabeledOnly`). Everything else is scikit-learn's ``Pipeline``.
+
+    ``sample_domain`` omitted: inferred from ``y`` by the library's rule (labeled rows source
+    ``1``, unlabeled rows target ``-2``), after the unlabeled-convention check.
+    """
+
+    def _domain_params(self, y, sample_domain, params: dict) -> dict:
+        if sample_domain is None and y is not None:
+            y = np.asarray(y)
+            check_unlabeled_convention(y, None)
+            sample_domain = infer_sample_domain(y)
+        if sample_domain is None:
+            return params
+        out = dict(params)
+        for name, step in self.steps:
+            if step is not None and not isinstance(step, str) and _takes_sample_domain(step):
+                out.setdefault(f"{name}__sample_domain", sample_domain)
+        return out
+
+    # The pipeline routes ``sample_domain`` itself, as ``step__sample_domain`` parameters; with
+    # scikit-learn's metadata routing switched on (skada switches it on globally when imported)
+    # that form is refused, so routing is switched off for the duration of the call.
+    def fit(self, X, y=None, sample_domain=None, **params):
+        """Fit every step (``sample_domain`` to those that take it); returns ``self``."""
+        with config_context(enable_metadata_routing=False):
+            return super().fit(X, y, **self._domain_params(y, sample_domain, params))
+
+    def fit_transform(self, X, y=None, sample_domain=None, **params):
+        """``fit`` then the last step's transform of the training rows."""
+        with config_context(enable_metadata_routing=False):
+            return super().fit_transform(X, y, **self._domain_params(y, sample_domain, params))
+
+    def fit_predict(self, X, y=None, sample_domain=None, **params):
+        """``fit`` then the last step's ``fit_predict``."""
+        with config_context(enable_metadata_routing=False):
+            return super().fit_predict(X, y, **self._domain_params(y, sample_domain, params))
+
+    def predict(self, X, **params):
+        """The final step's predictions (``params``, e.g. ``sample_domain``, go to it)."""
+        with config_context(enable_metadata_routing=False):
+            return super().predict(X, **params)
+
+
+def make_da_pipeline(*steps, memory=None, verbose: bool = False) -> DomainAwarePipeline:
+    """A domain-aware pipeline: adapters fitted on all rows, the final predictor on the labeled.
+
+    Steps are named as by ``sklearn.pipeline.make_pipeline``. The final step is wrapped in
+    :class:`LabeledOnly` when it predicts and does not take ``sample_domain`` itself (a plain
+    scikit-learn classifier or regressor); a domain-aware final step (e.g.
+    :class:`~shiftlearn.boosting.MultiTaskBoostingClassifier`) receives ``sample_domain``
+    instead. skada's ``make_da_pipeline`` gives the same result with skada's adapters.
+
+    Examples
+    --------
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from shiftlearn.adaptation import SCA
+    >>> from shiftlearn.datasets import make_sca_toy
+    >>> X, y, sd = make_sca_toy(n_per_cluster=20, random_state=0)
+    >>> pipe = make_da_pipeline(StandardScaler(), SCA(n_components=2), KNeighborsClassifier(1))
+    >>> pipe.fit(X, y, sample_domain=sd).predict(X[sd < 0]).shape
+    (60,)
+    >>> bool(set(pipe.predict(X[sd < 0]).tolist()) <= {0, 1, 2})   # never the marker -1
+    True
+    """
+    pipe = make_pipeline(*steps, memory=memory, verbose=verbose)
+    name, last = pipe.steps[-1]
+    if _learns_labels(last) and not isinstance(last, Pipeline):
+        pipe.steps[-1] = (name, LabeledOnly(last))
+    return DomainAwarePipeline(pipe.steps, memory=memory, verbose=verbose)
+
+
+def warn_if_plain_pipeline(transformer, y) -> None:
+    """Warn when ``transformer`` is being fitted by a plain scikit-learn ``Pipeline`` on rows
+    marked unlabeled, and a later step of that pipeline would learn ``y`` as it is.
+
+    Called by the library's adapters at ``fit``. Looks up the call stack for the ``Pipeline``
+    that is fitting (scikit-learn's ``Pipeline._fit``); a :class:`DomainAwarePipeline`, or a
+    later step that is domain-aware or :class:`LabeledOnly`, does not warn.
+    """
+    if y is None:
+        return
+    unl = unlabeled_mask(np.asarray(y))
+    if not unl.any():
+        return
+    frame = sys._getframe(1)
+    for _ in range(12):
+        frame = frame.f_back
+        if frame is None:
+            return
+        owner = frame.f_locals.get("self")
+        if frame.f_code.co_name == "_fit" and isinstance(owner, Pipeline):
+            break
+    else:
+        return
+    if isinstance(owner, DomainAwarePipeline):
+        return
+    idx = frame.f_locals.get("step_idx")
+    if not isinstance(idx, int):
+        return
+    later = [(n, s) for n, s in owner.steps[idx + 1:] if _learns_labels(s)]
+    if later:
+        name, step = later[0]
+        warnings.warn(
+            f"{type(transformer).__name__} was fitted inside a scikit-learn Pipeline on "
+            f"{int(unl.sum())} unlabeled row(s) (y = -1, NaN or empty); the pipeline's step "
+            f"{name!r} ({type(step).__name__}) will be fitted on the same rows and learn the "
+            "marker as a class. Build the pipeline with shiftlearn.make_da_pipeline (or "
+            "skada.make_da_pipeline), which fits the final estimator on the labeled rows only, "
+            "or use shiftlearn.DomainAdaptationClassifier.", UserWarning, stacklevel=3)
