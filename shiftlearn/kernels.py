@@ -554,6 +554,11 @@ class MMDTestResult:
         return self.p_value <= alpha
 
 
+#: relative tolerance of :func:`mmd_permutation_test` for ties between the observed and a null
+#: statistic (times the largest kernel entry)
+TIE_RTOL = 1e-9
+
+
 def mmd_permutation_test(
     X: np.ndarray,
     Y: np.ndarray,
@@ -570,6 +575,13 @@ def mmd_permutation_test(
     (done in batches). ``p = (1 + #{null >= observed}) / (1 + n_permutations)``, which is a
     valid level-alpha test.
 
+    Ties: a null statistic counts as ``>= observed`` when it is at least
+    ``observed - 1e-9 * max|K_ij|`` (``TIE_RTOL = 1e-9`` times the largest pooled kernel
+    entry, the scale of the statistic). Equal statistics computed through different sums differ
+    by rounding (``~N eps max|K|``); without the tolerance identical or constant samples gave
+    ``p = 1 / (1 + n_permutations)``. With it, identical samples give ``p = 1``, and so do
+    samples whose permutations tie with the observed split (discrete data).
+
     Examples
     --------
     >>> import numpy as np
@@ -578,6 +590,9 @@ def mmd_permutation_test(
     ...                            n_permutations=200, random_state=0)
     >>> res.reject(0.05)
     True
+    >>> same = rng.normal(size=(30, 2))
+    >>> mmd_permutation_test(same, same.copy(), n_permutations=50, random_state=0).p_value
+    1.0
     """
     X = check_X(X, name="X")
     Y = check_X(Y, name="Y")
@@ -589,6 +604,7 @@ def mmd_permutation_test(
     Z = np.vstack([X, Y])
     sigma = resolve_bandwidth(bandwidth, Z) if kernel == "rbf" else None
     K = kernel_matrix(Z, kernel=kernel, sigma=sigma)
+    tie_tol = TIE_RTOL * float(np.max(np.abs(K)))
     if unbiased:
         np.fill_diagonal(K, 0.0)
     rng = _rng(random_state)
@@ -617,6 +633,6 @@ def mmd_permutation_test(
         P = min(batch, n_permutations - start)
         null.append(stats(np.argsort(rng.random((P, N)), axis=1)))
     null = np.concatenate(null) if null else np.empty(0)
-    p_value = (1.0 + np.sum(null >= observed)) / (1.0 + n_permutations)
+    p_value = (1.0 + np.sum(null >= observed - tie_tol)) / (1.0 + n_permutations)
     return MMDTestResult(statistic=observed, p_value=float(p_value), null_distribution=null,
                          sigma=sigma)
