@@ -1,0 +1,130 @@
+"""Edges of shiftlearn._validation (issue #23, rows 3 and 8): another negative class beside the
+unlabeled marker, and "valid input is accepted" beside every "invalid input is refused".
+
+The data are unambiguous under the unlabeled convention: integer classes {0, 1, -2} with -1
+rows, never labels {-1, +1} (which the convention refuses on purpose).
+"""
+
+import numpy as np
+import pytest
+
+from shiftlearn._validation import check_X_y_domain, infer_sample_domain, unlabeled_mask
+
+
+def _three_classes_and_unlabeled():
+    # classes 0, 1 and -2 (a negative class that is NOT the marker), then three -1 rows
+    y = np.array([0, 1, -2, -2, 1, 0, -2, -1, -1, -1])
+    X = np.arange(2 * y.size, dtype=float).reshape(y.size, 2)
+    return X, y
+
+
+# ------------------------------------------------------------------ row 3: only -1 is the marker
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
+def test_another_negative_class_is_labeled(dtype):
+    _, y = _three_classes_and_unlabeled()
+    y = y.astype(dtype)
+    assert unlabeled_mask(y).tolist() == [False] * 7 + [True] * 3
+    assert infer_sample_domain(y).tolist() == [1] * 7 + [-2] * 3
+
+
+def test_class_minus_two_survives_validation_with_and_without_sample_domain():
+    X, y = _three_classes_and_unlabeled()
+    _, y2, sd = check_X_y_domain(X, y, task="classification")
+    assert sd.tolist() == [1] * 7 + [-2] * 3
+    assert sorted(set(y2[sd > 0].tolist())) == [-2, 0, 1]
+    # the same rows with an explicit sample_domain (labeled rows in two sources)
+    sd_in = np.array([1, 1, 1, 2, 2, 2, 2, -3, -3, -3])
+    _, y3, sd3 = check_X_y_domain(X, y, sd_in, task="classification")
+    assert sd3.tolist() == sd_in.tolist() and (y3 == -2).sum() == 3
+
+
+def test_class_minus_two_in_a_source_is_not_an_unlabeled_source_row():
+    """If -2 were read as unlabeled, this would raise 'Source domain(s) ... unlabeled rows'."""
+    X, y = _three_classes_and_unlabeled()
+    sd = np.array([1, 1, 1, 1, 1, 1, 1, -2, -2, -2])
+    check_X_y_domain(X, y, sd, task="classification", allow_unlabeled_source=False)
+    y_bad = y.copy()
+    y_bad[0] = -1                       # a real unlabeled row in source 1 is still refused
+    with pytest.raises(ValueError, match=r"Source domain\(s\) \[1\] contain unlabeled rows"):
+        check_X_y_domain(X, y_bad, sd, allow_unlabeled_source=False)
+
+
+def test_sca_keeps_the_negative_class():
+    from shiftlearn.adaptation import SCA
+
+    rng = np.random.default_rng(0)
+    y = np.r_[np.repeat([0, 1, -2], 8), np.full(10, -1)]
+    X = rng.normal(size=(y.size, 3)) + np.r_[np.repeat([0, 2, 4], 8), np.zeros(10)][:, None]
+    sd = np.r_[np.ones(24, int), np.full(10, -2)]
+    sca = SCA(n_components=2, beta=0.5, eigen_solver="dense").fit(X, y, sd)
+    assert sca.classes_.tolist() == [-2, 0, 1]
+
+
+# --------------------------------------------------- row 8: allow_target_labels, both sides
+def _da(sd_target=-3):
+    y = np.array([0, 1, 0, 1, 0, -1, -1, -1])
+    sd = np.array([1, 1, 2, 2, 2, sd_target, sd_target, sd_target])
+    return np.zeros((8, 2)), y, sd
+
+
+def test_allow_target_labels_false_accepts_valid_input():
+    """Labeled sources and unlabeled targets: exactly what the flag is for, accepted."""
+    X, y, sd = _da()
+    X2, y2, sd2 = check_X_y_domain(X, y, sd, allow_target_labels=False)
+    assert y2.tolist() == y.tolist() and sd2.tolist() == sd.tolist()
+    # several target domains, all unlabeled, also accepted
+    sd_multi = sd.copy()
+    sd_multi[-1] = -4
+    check_X_y_domain(X, y, sd_multi, allow_target_labels=False)
+
+
+def test_allow_target_labels_false_refuses_a_labeled_target_row_naming_the_target():
+    X, y, sd = _da()
+    y = y.copy()
+    y[6] = 1                            # one labeled row in target domain -3
+    with pytest.raises(ValueError, match=r"Target domain\(s\) \[-3\] are declared unlabeled") as e:
+        check_X_y_domain(X, y, sd, allow_target_labels=False)
+    msg = str(e.value)
+    assert "[1]" not in msg and "[2]" not in msg and "[1, 2]" not in msg
+    # two target domains, only one labeled: the message names only that one
+    sd2 = sd.copy()
+    sd2[5] = -4
+    with pytest.raises(ValueError, match=r"Target domain\(s\) \[-3\] are"):
+        check_X_y_domain(X, y, sd2, allow_target_labels=False)
+    # the default accepts it (semi-supervised DA) and keeps the label
+    _, y3, _ = check_X_y_domain(X, y, sd)
+    assert y3[6] == 1
+
+
+# --------------------------------------------------- boundaries of the other switches
+def test_min_samples_per_domain_boundary():
+    X, y, sd = _da()                    # domain sizes: 1 -> 2, 2 -> 3, -3 -> 3
+    check_X_y_domain(X, y, sd, min_samples_per_domain=2)
+    with pytest.raises(ValueError, match=r"Domain\(s\) \[1\] have fewer than 3 rows"):
+        check_X_y_domain(X, y, sd, min_samples_per_domain=3)
+
+
+def test_require_target_both_sides():
+    X, y, sd = _da()
+    check_X_y_domain(X, y, sd, require_target=True)
+    with pytest.raises(ValueError, match="No target rows"):
+        check_X_y_domain(X[:5], y[:5], sd[:5], require_target=True)
+    check_X_y_domain(X[:5], y[:5], sd[:5])
+
+
+def test_require_source_both_sides():
+    X, y, sd = _da()
+    with pytest.raises(ValueError, match="No source rows"):
+        check_X_y_domain(X[5:], y[5:], sd[5:])
+    _, _, sd2 = check_X_y_domain(X[5:], y[5:], sd[5:], require_source=False)
+    assert sd2.tolist() == [-3, -3, -3]
+
+
+def test_no_labeled_row_both_sides():
+    X, y, sd = _da()
+    with pytest.raises(ValueError, match="no labeled row"):
+        check_X_y_domain(X, np.full(8, -1), sd, allow_unlabeled_source=True)
+    # two labeled rows (two classes, so -1 is plainly the marker) are enough
+    y1 = np.full(8, -1)
+    y1[:2] = [0, 1]
+    check_X_y_domain(X, y1, sd, allow_unlabeled_source=True)
