@@ -13,7 +13,7 @@ from sklearn.model_selection._split import GroupsConsumerMixin
 from .._validation import check_X
 from ..kernels import _rng
 from ._cluster_kmeans import constrained_kernel_kmeans, kernel_operator
-from ._splitters import constraint_codes
+from ._splitters import DomainAwareSplit, LeaveOneDomainOut, constraint_codes
 
 __all__ = ["ClusterSplit"]
 
@@ -148,7 +148,9 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
             return tau
         return self.tolerance
 
-    def split(self, X, y=None, groups=None):
+    __metadata_request__split = {"groups": True, "sample_domain": True}
+
+    def split(self, X, y=None, groups=None, sample_domain=None):
         """Yield ``(train_idx, validation_idx)`` for each fold and set the diagnostics.
 
         Parameters
@@ -159,7 +161,16 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
             Class labels (stratification).
         groups : array-like of shape (n_samples,), optional
             **Domain** of each row (stratification, not GroupKFold's meaning).
+        sample_domain : array-like of shape (n_samples,), optional
+            Domain adaptation (also when ``groups`` holds negative target ids or ``y`` has
+            unlabeled rows): only the labeled source rows are clustered (stratified by source
+            domain); every target row joins every training fold and every validation fold (see
+            :class:`~shiftlearn.model_selection.DomainAwareSplit`). The diagnostics
+            (``labels_``, ``mmd2_``, ...) then refer to the labeled source rows.
         """
+        if LeaveOneDomainOut._da_mode(y, groups, sample_domain):
+            yield from self._split_da(X, y, groups, sample_domain)
+            return
         if not isinstance(self.n_splits, (int, np.integer)) or self.n_splits < 1:
             raise ValueError(f"n_splits must be a positive integer, got {self.n_splits!r}.")
         F = self._features(X)
@@ -186,3 +197,12 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         folds = [1] if k == 2 else range(k)
         for j in folds:
             yield np.flatnonzero(res.labels != j), np.flatnonzero(res.labels == j)
+
+    def _split_da(self, X, y, groups, sample_domain):
+        import copy
+
+        inner = copy.copy(self)
+        yield from DomainAwareSplit(inner).split(X, y, groups, sample_domain)
+        for name in ("labels_", "mmd2_", "mmd2_init_", "n_iter_", "converged_", "objective_",
+                     "objective_trace_", "mmd2_trace_", "gamma_"):
+            setattr(self, name, getattr(inner, name))
