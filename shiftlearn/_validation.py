@@ -21,7 +21,7 @@ from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
-from sklearn.utils.validation import check_array, validate_data
+from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 DEFAULT_SOURCE_DOMAIN = 1
 DEFAULT_TARGET_DOMAIN = -2
@@ -321,7 +321,7 @@ def check_X_y_domain(
     if y is not None:
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
+            y = column_or_1d(y, warn=True)      # scikit-learn's DataConversionWarning
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D, got an array of shape {y.shape}.")
         if y.shape[0] != n:
