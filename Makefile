@@ -30,7 +30,7 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
 demo: install
-	$(VENV)/bin/shiftlearn demo
+	$(VENV)/bin/shiftlearn demo subspace
 
 # ruff first, pytest last: the output ends with pytest's summary line
 test: install-test

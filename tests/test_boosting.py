@@ -301,7 +301,10 @@ def test_multitask_beats_baselines_on_monotone_shift():
 
 
 def test_cli_demo_runs(capsys):
-    from shiftlearn.boosting._cli import main
+    from shiftlearn.cli import main as shiftlearn_main
+
+    def main(argv):  # `shiftlearn demo boosting ...`
+        return shiftlearn_main(["demo", "boosting", *argv])
 
     assert main(["--n-estimators", "5", "--n-source", "200", "--n-test", "200"]) == 0
     assert "multitask" in capsys.readouterr().out

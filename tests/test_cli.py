@@ -1,15 +1,20 @@
-"""The ``shiftlearn`` command line (called through ``cli.main([...])``)."""
+"""The ``shiftlearn`` command line: its shape, ``datasets``, ``demo subspace`` and ``mmd``
+(called in-process through ``cli.main([...])``)."""
 
-import os
+import argparse
+import importlib
 import re
+import shutil
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from shiftlearn import cli
+from shiftlearn.cli.demo import subspace
 
 
 def _rows(out: str) -> dict[str, list[str]]:
@@ -24,7 +29,7 @@ def _rows(out: str) -> dict[str, list[str]]:
 
 @pytest.fixture
 def fake_module(monkeypatch):
-    """A module ``fake_shiftlearn_ext`` with adapters and a subcommand, for the registries."""
+    """A module ``fake_shiftlearn_ext`` with adapters, for the demo's method table."""
     mod = types.ModuleType("fake_shiftlearn_ext")
 
     class Center:
@@ -44,13 +49,7 @@ def fake_module(monkeypatch):
         def fit_transform(self, X, y, sample_domain):
             raise RuntimeError("boom")
 
-    calls = []
-
-    def main(argv):
-        calls.append((list(argv), os.environ.get("SHIFTLEARN_DATA")))
-        return 3
-
-    mod.Center, mod.Broken, mod.main, mod.calls = Center, Broken, main, calls
+    mod.Center, mod.Broken = Center, Broken
     monkeypatch.setitem(sys.modules, "fake_shiftlearn_ext", mod)
     return mod
 
@@ -74,7 +73,7 @@ def test_datasets_reports_missing_files(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------------- demo ------
 def test_demo_raw_prints_the_literature_baseline(data_home, capsys):
-    assert cli.main(["demo", "--methods", "raw"]) == 0
+    assert cli.main(["demo", "subspace", "--methods", "raw"]) == 0
     out = capsys.readouterr().out
     rows = _rows(out)
     assert len([k for k in rows if "->" in k]) == 12
@@ -85,7 +84,7 @@ def test_demo_raw_prints_the_literature_baseline(data_home, capsys):
 
 def test_demo_default_methods_on_one_task(data_home, capsys):
     # whatever adapters exist now: the table must come out and nothing may fail
-    code = cli.main(["demo", "--tasks", "D:W"])
+    code = cli.main(["demo", "subspace", "--tasks", "D:W"])
     out = capsys.readouterr().out
     assert code == 0, out
     rows = _rows(out)
@@ -94,20 +93,20 @@ def test_demo_default_methods_on_one_task(data_home, capsys):
 
 
 def test_demo_tuned_is_the_source_cv_protocol(data_home, capsys):
-    """--tuned reports the target accuracy of SourceCVSearch over DEMO_GRIDS (source labels
+    """--tuned reports the target accuracy of SourceCVSearch over DEFAULT_GRIDS (source labels
     only), the same number a direct search gives."""
     from sklearn.neighbors import KNeighborsClassifier
 
     from shiftlearn.adaptation import TCA, DomainAdaptationClassifier
     from shiftlearn.datasets import load_office_caltech
-    from shiftlearn.model_selection import SourceCVSearch
+    from shiftlearn.model_selection import DEFAULT_GRIDS, SourceCVSearch
 
-    code = cli.main(["demo", "--tasks", "D:W", "--methods", "raw,TCA", "--tuned"])
+    code = cli.main(["demo", "subspace", "--tasks", "D:W", "--methods", "raw,TCA", "--tuned"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "5-fold CV on the SOURCE labels" in out
     X, y, sd, y_true = load_office_caltech().pack("dslr", "webcam", return_masked_labels=True)
-    grid = {f"adapter__{k}": v for k, v in cli.DEMO_GRIDS["TCA"].items()}
+    grid = {f"adapter__{k}": v for k, v in DEFAULT_GRIDS["TCA"].items()}
     search = SourceCVSearch(DomainAdaptationClassifier(TCA(), KNeighborsClassifier(1)), grid,
                             cv=5).fit(X, y, sd)
     expected = 100 * np.mean(search.predict(X[sd < 0]) == y_true[sd < 0])
@@ -116,39 +115,39 @@ def test_demo_tuned_is_the_source_cv_protocol(data_home, capsys):
 
 def test_demo_plugs_in_methods_and_reports_failures(data_home, fake_module, monkeypatch,
                                                     capsys):
-    monkeypatch.setattr(cli, "DEMO_METHODS", {
+    monkeypatch.setattr(subspace, "DEMO_METHODS", {
         "Center": ("fake_shiftlearn_ext:Center", {"shift": 1.0, "unknown": 5}, True),
         "Missing": ("fake_shiftlearn_ext:NoSuchClass", {}, True),
         "Broken": ("fake_shiftlearn_ext:Broken", {}, False),
     })
-    assert cli.main(["demo", "--tasks", "A:W,W:D"]) == 0
+    assert cli.main(["demo", "subspace", "--tasks", "A:W,W:D"]) == 0
     out = capsys.readouterr().out
     assert "Missing: not available" in out
     rows = _rows(out)
     assert list(rows) == ["A -> W", "W -> D", "mean", "time (s)"]
     raw, centered = (float(v) for v in rows["A -> W"])
     assert raw == 29.83 and 0 < centered <= 100
-    assert cli.main(["demo", "--tasks", "A:W", "--methods", "raw,Broken"]) == 1
+    assert cli.main(["demo", "subspace", "--tasks", "A:W", "--methods", "raw,Broken"]) == 1
     out = capsys.readouterr().out
     assert "error" in out and "FAILED: Broken on A -> W: RuntimeError: boom" in out
 
 
 def test_demo_other_dataset_and_bad_input(data_home, capsys):
-    assert cli.main(["demo", "--dataset", "mnist_usps", "--methods", "raw"]) == 0
+    assert cli.main(["demo", "subspace", "--dataset", "mnist_usps", "--methods", "raw"]) == 0
     rows = _rows(capsys.readouterr().out)
     assert rows["MNIST -> USPS"] == ["65.94"] and rows["USPS -> MNIST"] == ["44.70"]
-    assert cli.main(["demo", "--tasks", "A:Q"]) == 2
+    assert cli.main(["demo", "subspace", "--tasks", "A:Q"]) == 2
     assert "Unknown domain 'q'" in capsys.readouterr().err
-    assert cli.main(["demo", "--tasks", "A-W"]) == 2
+    assert cli.main(["demo", "subspace", "--tasks", "A-W"]) == 2
     assert "source:target" in capsys.readouterr().err
-    assert cli.main(["demo", "--methods", "raw,XYZ"]) == 2
+    assert cli.main(["demo", "subspace", "--methods", "raw,XYZ"]) == 2
     assert "Unknown method(s) ['XYZ']" in capsys.readouterr().err
 
 
 def test_demo_quick_tasks_are_the_smallest(data_home):
     from shiftlearn.datasets import load_office_caltech
 
-    tasks = cli._parse_tasks("quick", load_office_caltech(data_home))
+    tasks = subspace.parse_tasks("quick", load_office_caltech(data_home))
     assert sorted(tasks) == sorted([("dslr", "webcam"), ("webcam", "dslr"),
                                     ("amazon", "dslr"), ("dslr", "amazon")])
 
@@ -176,39 +175,98 @@ def test_mmd_report_options_and_errors(data_home, capsys):
     assert "Unknown domain 'imagenet'" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------------------------- registry ------
-def test_registered_subcommand_gets_its_argv(fake_module, monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(cli, "COMMANDS", {})
-    monkeypatch.setenv("SHIFTLEARN_DATA", "unchanged")
-    cli.register_command("hello", "fake_shiftlearn_ext:main", "say hello")
-    assert "say hello" in cli.build_parser().format_help()
-    assert cli.main(["hello", "--flag", "x", "-v"]) == 3
-    assert cli.main(["--data-home", str(tmp_path), "hello", "--help"]) == 3
-    assert fake_module.calls == [(["--flag", "x", "-v"], "unchanged"), (["--help"], str(tmp_path))]
-    cli.register_command("broken", "no_such_module_xyz:main")
-    assert cli.main(["broken"]) == 2
-    assert "cannot load no_such_module_xyz:main" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="built-in"):
-        cli.register_command("demo", "fake_shiftlearn_ext:main")
-    with pytest.raises(ValueError, match="module:function"):
-        cli.register_command("x", "fake_shiftlearn_ext.main")
+# -------------------------------------------------------------------------------- shape ------
+def _subparsers(parser):
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
 
-def test_help_and_missing_command(capsys):
+def test_tools_at_top_and_demos_under_demo(capsys):
+    p = cli.build_parser()
+    top = _subparsers(p).choices
+    assert list(top) == ["datasets", "adapt", "mmd", "federated", "demo"]
+    assert list(_subparsers(top["demo"]).choices) == ["subspace", "boosting", "marginal",
+                                                      "splits"]
     with pytest.raises(SystemExit) as exc:
         cli.main(["--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert all(c in out for c in ("datasets", "demo", "mmd"))
+    assert all(c in out for c in ("datasets", "adapt", "mmd", "federated", "demo"))
     with pytest.raises(SystemExit) as exc:
         cli.main([])
     assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:  # a demo needs its name
+        cli.main(["demo"])
+    assert exc.value.code == 2
+    assert "subspace" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["datasets", "adapt", "mmd", "federated", "demo.subspace",
+                                  "demo.boosting", "demo.marginal", "demo.splits"])
+def test_every_command_module_has_add_parser_and_run(name, capsys):
+    module = importlib.import_module(f"shiftlearn.cli.{name}")
+    assert callable(module.add_parser) and callable(module.run)
+    # help texts are written for people: no docstring markup or doctest leaks
+    with pytest.raises(SystemExit) as exc:
+        cli.main([*name.split("."), "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert "usage: shiftlearn " + name.replace(".", " ") in text
+    for leak in ("``", ">>>", "Examples", "Parameters", "----", ":func:", "argv"):
+        assert leak not in text, (name, leak)
+    assert "--data-home" in text and "--quiet" in text and "--seed" in text
+
+
+def test_help_imports_no_estimator():
+    # heavy imports happen inside run(): --help and --version must not load the estimators
+    code = ("import sys; from shiftlearn import cli; cli.build_parser(); "
+            "print(sorted(m for m in sys.modules if m.startswith(('sklearn', "
+            "'shiftlearn.adaptation', 'shiftlearn.federated', 'flwr'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_common_options_before_or_after_the_command(monkeypatch):
+    seen = []
+    monkeypatch.setattr(importlib.import_module("shiftlearn.cli.datasets"), "run",
+                        lambda args: seen.append((args.data_home, args.seed, args.quiet)) or 0)
+    assert cli.main(["datasets"]) == 0
+    assert cli.main(["--data-home", "A", "--seed", "3", "datasets"]) == 0
+    assert cli.main(["datasets", "--data-home", "B", "-q", "--seed", "4"]) == 0
+    assert cli.main(["--data-home", "A", "datasets", "--seed", "5"]) == 0  # kept across levels
+    assert seen == [(None, 0, False), ("A", 3, False), ("B", 4, True), ("A", 5, False)]
+
+
+def test_version(capsys):
+    import shiftlearn
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"shiftlearn {shiftlearn.__version__}"
 
 
 def test_module_entry_point_exit_status(tmp_path):
     # sys.exit(main()) carries the exit code out of the process (1: files missing)
     bad = subprocess.run([sys.executable, "-m", "shiftlearn.cli", "--data-home", str(tmp_path),
                           "datasets"], capture_output=True, text=True)
+    assert bad.returncode == 1 and "Missing data file" in bad.stdout
+
+
+def _entry_point() -> str:
+    exe = shutil.which("shiftlearn", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("the shiftlearn entry point is not installed beside this Python")
+    return exe
+
+
+def test_installed_entry_point_version_and_exit_status(tmp_path):
+    import shiftlearn
+
+    out = subprocess.run([_entry_point(), "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == f"shiftlearn {shiftlearn.__version__}"
+    bad = subprocess.run([_entry_point(), "datasets", "--data-home", str(tmp_path)],
+                         capture_output=True, text=True)
     assert bad.returncode == 1 and "Missing data file" in bad.stdout
 
 
@@ -257,3 +315,22 @@ def test_datasets_download_flag(tmp_path, monkeypatch, capsys):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@pytest.mark.parametrize("name", ["shiftlearn.cli", "shiftlearn.cli._common",
+                                  "shiftlearn.model_selection._grids"])
+def test_doctests(name):
+    import doctest
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+
+
+def test_default_grids_and_source_cv_estimator_are_exported():
+    from shiftlearn.adaptation import SCA
+    from shiftlearn.model_selection import DEFAULT_GRIDS, SourceCVSearch, source_cv_estimator
+
+    assert set(DEFAULT_GRIDS) == {"TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA"}
+    est = source_cv_estimator(SCA(), DEFAULT_GRIDS["SCA"], cv=3)
+    assert isinstance(est, SourceCVSearch) and est.cv == 3
+    assert len(est.param_grid) == 4 and est.param_grid["adapter__whiten"] == [False]

@@ -1,6 +1,12 @@
-"""``shiftlearn adapt``: your own files in, predictions and a report out."""
+"""``shiftlearn adapt``: your own files in, predictions and a report out; outputs checked
+before any work, labels compared as values."""
 
+import csv
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -124,3 +130,152 @@ def test_read_table_headerless_whitespace_and_index(tmp_path):
         read_table(tmp_path / "bad.csv", with_labels=False)
     with pytest.raises(ValueError, match="no such file"):
         read_table(tmp_path / "missing.csv")
+
+
+# ------------------------------------------------------------------- labels as values ------
+def test_labels_compared_as_values_across_files(tmp_path, capsys):
+    """Source labels 1/2, a second source and the target with 1.0/2.0: two classes, and the
+    reported accuracy is the one the predictions file gives when compared as values."""
+    Xs, ys, Xt, yt = _shifted_blobs(seed=2, n=20)
+    src = _write_csv(tmp_path / "src.csv", Xs, ys + 1)
+    src2 = _write_csv(tmp_path / "src2.csv", Xs[::2], [f"{v}.0" for v in ys[::2] + 1])
+    tgt = _write_csv(tmp_path / "tgt.csv", Xt, [f"{v}.0" for v in yt + 1])
+    out, rep = tmp_path / "pred.csv", tmp_path / "r.json"
+    assert cli.main(["adapt", str(src), str(src2), "--target", str(tgt), "--target-has-labels",
+                     "--label-column", "label", "--method", "TCA", "--param",
+                     "kernel=linear", "--permutations", "0", "--out", str(out),
+                     "--report", str(rep)]) == 0
+    data = json.loads(rep.read_text())
+    assert [c for c, _, _ in data["class_mix"]] == ["1", "2", "3"]
+    assert [d["classes"] for d in data["domains"][:2]] == [3, 3]
+    with open(out) as f:
+        pred = np.array([float(r["prediction"]) for r in csv.DictReader(f)])
+    expected = float(np.mean(pred == yt + 1))
+    assert data["target_accuracy"]["adapted"] == pytest.approx(expected)
+    assert expected > 0.5  # the blobs are separable: a text comparison would give 0
+
+
+# ----------------------------------------------------------- outputs checked up front ------
+def _args(tmp_path, *extra, n=10):
+    Xs, ys, Xt, _ = _shifted_blobs(n=n)
+    src = _write_csv(tmp_path / "src.csv", Xs, ys)
+    tgt = _write_csv(tmp_path / "tgt.csv", Xt)
+    return ["adapt", str(src), "--target", str(tgt), "--label-column", "label",
+            "--permutations", "0", *extra]
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shiftlearn adapt: error: "), err
+    return lines[0]
+
+
+def test_out_into_a_missing_folder_is_refused_before_reading(tmp_path, capsys, monkeypatch):
+    from shiftlearn.cli import adapt
+
+    monkeypatch.setattr(adapt, "_load", lambda args: pytest.fail("read before checking"))
+    assert cli.main(_args(tmp_path, "--out", str(tmp_path / "no" / "pred.csv"))) == 2
+    line = _one_error_line(capsys)
+    assert "--out" in line and f"the folder {tmp_path / 'no'} does not exist" in line
+    assert cli.main(_args(tmp_path, "--report", str(tmp_path / "no" / "r.md"))) == 2
+    assert "--report" in _one_error_line(capsys)
+    assert cli.main(_args(tmp_path, "--out", str(tmp_path))) == 2
+    assert "that is a folder" in _one_error_line(capsys)
+    assert cli.main(_args(tmp_path, "--out", str(tmp_path / "src.csv"))) == 2
+    assert "is one of the input files" in _one_error_line(capsys)
+    assert cli.main(_args(tmp_path, "--report", str(tmp_path / "r.html"))) == 2
+    assert "unknown extension '.html'" in _one_error_line(capsys)
+    assert cli.main(_args(tmp_path, "--out", str(tmp_path / "x.json"), "--report",
+                          str(tmp_path / "x.json"))) == 2
+    assert "are the same file" in _one_error_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.csv", "tgt.csv"]
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="needs /sys (Linux), unwritable even "
+                    "for root")
+def test_out_unwritable_is_one_line(tmp_path, capsys):
+    assert cli.main(_args(tmp_path, "--out", "/sys/shiftlearn_pred.csv")) == 2
+    line = _one_error_line(capsys)
+    assert "/sys/shiftlearn_pred.csv" in line and "cannot write there" in line
+
+
+def test_report_json_writes_json_only_and_never_the_markdown(tmp_path, capsys):
+    md = tmp_path / "r.md"
+    md.write_text("mine\n")
+    assert cli.main(_args(tmp_path, "--report", str(tmp_path / "r.json"))) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["method"] == "SCA"
+    assert md.read_text() == "mine\n"                        # untouched
+    assert cli.main(_args(tmp_path, "--report", str(md))) == 0
+    assert md.read_text().startswith("# shiftlearn adapt")
+    assert json.loads((tmp_path / "r.json").read_text())["method"] == "SCA"
+
+
+def test_report_md_does_not_overwrite_a_named_file(tmp_path, capsys):
+    out = tmp_path / "r.json"                               # predictions named r.json
+    assert cli.main(_args(tmp_path, "--out", str(out), "--report", str(tmp_path / "r.md"))) == 0
+    assert out.read_text().startswith("row,prediction")     # still the predictions
+    assert (tmp_path / "r.md").read_text().startswith("# shiftlearn adapt")
+    assert "JSON report was not written" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rows", [0, 1])
+def test_tiny_target_fails_before_predictions_are_written(tmp_path, capsys, rows):
+    args = _args(tmp_path, "--out", str(tmp_path / "pred.csv"))
+    tgt = Path(args[3])
+    tgt.write_text("\n".join(tgt.read_text().splitlines()[:1 + rows]) + "\n")
+    assert cli.main(args) == 2
+    line = _one_error_line(capsys)
+    assert "tgt.csv" in line
+    assert not (tmp_path / "pred.csv").exists()
+
+
+def test_one_row_target_with_raw_and_no_tests_is_predicted(tmp_path, capsys):
+    args = _args(tmp_path, "--out", str(tmp_path / "pred.csv"), "--method", "raw")
+    tgt = Path(args[3])
+    tgt.write_text("\n".join(tgt.read_text().splitlines()[:2]) + "\n")
+    assert cli.main(args) == 0
+    assert len((tmp_path / "pred.csv").read_text().splitlines()) == 2
+
+
+def test_target_with_labels_but_no_flag_names_the_flag(tmp_path, capsys):
+    Xs, ys, Xt, yt = _shifted_blobs(n=10)
+    src = _write_csv(tmp_path / "src.csv", Xs, ys)
+    tgt = _write_csv(tmp_path / "tgt.csv", Xt, yt)
+    assert cli.main(["adapt", str(src), "--target", str(tgt), "--permutations", "0"]) == 2
+    assert "--target-has-labels" in _one_error_line(capsys)
+
+
+def test_quiet_prints_no_notes(tmp_path, capsys):
+    assert cli.main(_args(tmp_path, "-q", "--report", str(tmp_path / "r.md"))) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
+    assert cli.main(_args(tmp_path, "--report", str(tmp_path / "r.md"))) == 0
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_seed_reaches_random_feature_adapters(tmp_path, capsys):
+    for seed in ("0", "1"):
+        assert cli.main(_args(tmp_path, "--method", "RF-TCA", "--seed", seed, "--report",
+                              str(tmp_path / f"r{seed}.json"))) == 0
+    params = [json.loads((tmp_path / f"r{s}.json").read_text())["params"] for s in "01"]
+    assert [p["random_state"] for p in params] == [0, 1]
+
+
+# ----------------------------------------------------------------------- end to end ------
+def test_installed_entry_point_adapts_tiny_csvs(tmp_path):
+    exe = shutil.which("shiftlearn", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("the shiftlearn entry point is not installed beside this Python")
+    args = _args(tmp_path, "--method", "TCA", "--out", "pred.csv", "--report", "r.md")[1:]
+    run = subprocess.run([exe, "adapt", *args], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "pred.csv").read_text().count("\n") == 31
+    assert json.loads((tmp_path / "r.json").read_text())["command"].startswith(
+        "shiftlearn adapt ")
+    bad = subprocess.run([exe, "adapt", *args[:-2], "--report", "no/r.md"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == [
+        "shiftlearn adapt: error: --report no/r.md: the folder no does not exist; create it "
+        "first (mkdir -p no) or choose another path."]

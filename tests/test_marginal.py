@@ -267,7 +267,11 @@ def test_check_estimator(Est):
 
 
 def test_cli_runs(capsys):
-    from shiftlearn.generalization._cli import main
+    from shiftlearn.cli import main as shiftlearn_main
+
+    def main(argv):  # `shiftlearn demo marginal ...`
+        return shiftlearn_main(["demo", "marginal", *argv])
+
     assert main(["--N", "8", "--n", "8", "--test-points", "50", "--solver", "rf"]) == 0
     out = capsys.readouterr().out
     assert "marginal transfer" in out and "pooling" in out

@@ -1,0 +1,151 @@
+"""Helpers shared by the subcommands: messages, argument types, output checks.
+
+Design decisions
+----------------
+* Results go to stdout; progress and notes go to stderr and are silenced by ``--quiet``. A
+  transient progress line is only drawn when stderr is a terminal.
+* Numbers a person types are checked by argparse (``count``, ``fraction``, ...), so a bad
+  value is refused before anything runs, with argparse's usual exit status 2.
+* Output files are checked before any long computation (:func:`check_output`): the folder must
+  exist and the file must be writable (probed by opening it for appending, which works for
+  every user including root, and removing it again if it did not exist).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["check_output", "count", "fraction", "info", "nonnegative", "positive", "progress",
+           "report_paths", "subsample"]
+
+
+def info(args: argparse.Namespace, msg: str) -> None:
+    """A note for the person running the command (stderr; nothing with ``--quiet``)."""
+    if not getattr(args, "quiet", False):
+        print(msg, file=sys.stderr, flush=True)
+
+
+def progress(args: argparse.Namespace, msg: str) -> None:
+    """A transient progress line on stderr, only on a terminal and without ``--quiet``."""
+    if not getattr(args, "quiet", False) and sys.stderr.isatty():
+        sys.stderr.write("\r\033[K" + msg)
+        sys.stderr.flush()
+
+
+# ------------------------------------------------------------------------ argument types ------
+def count(minimum: int = 1):
+    """argparse type: an integer ``>= minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not np.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def positive(text: str) -> float:
+    """argparse type: a finite number ``> 0``."""
+    value = _float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value:g}")
+    return value
+
+
+def nonnegative(text: str) -> float:
+    """argparse type: a finite number ``>= 0``."""
+    value = _float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value:g}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """argparse type: a fraction strictly between 0 and 1."""
+    value = _float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1 (e.g. 0.2), "
+                                         f"got {value:g}")
+    return value
+
+
+# ---------------------------------------------------------------------------- outputs ------
+def check_output(path: str | os.PathLike, option: str, *,
+                 inputs: tuple[str | os.PathLike, ...] = ()) -> Path:
+    """Refuse, before any work, an output path that cannot be written.
+
+    Raises ``ValueError`` (a folder, a missing folder, one of the command's input files) or
+    the ``OSError`` of the probe (permission denied, read-only file system), each naming the
+    option and the path.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{option} {path}: that is a folder; give a file name inside it, "
+                         f"e.g. {p / ('report.md' if option == '--report' else 'out.csv')}.")
+    folder = p.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ValueError(f"{option} {path}: the folder {folder} {what}; create it first "
+                         f"(mkdir -p {folder}) or choose another path.")
+    for src in inputs:
+        if Path(src).resolve() == p.resolve():
+            raise ValueError(f"{option} {path} is one of the input files; writing there would "
+                             "overwrite it. Choose another name.")
+    existed = p.exists()
+    try:
+        with open(p, "a"):
+            pass
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"{option} {path}: cannot write there ({exc.strerror}); "
+                                   "choose another path or fix its permissions.") from None
+    if not existed:
+        p.unlink()
+    return p
+
+
+def report_paths(report: str, *, named: tuple[str | os.PathLike, ...] = ()
+                 ) -> tuple[Path | None, Path | None, str | None]:
+    """``(markdown path, json path, note)`` for ``--report``.
+
+    ``x.json`` writes the JSON only; ``x.md`` writes the Markdown and the JSON beside it as
+    ``x.json``, unless that is a file the person named on the command line (then only the
+    Markdown, and ``note`` says why). Any other extension is refused.
+    """
+    p = Path(report)
+    suffix = p.suffix.lower()
+    if suffix == ".json":
+        return None, p, None
+    if suffix != ".md":
+        raise ValueError(f"--report {report}: unknown extension {p.suffix or '(none)'!r}; "
+                         "end the name in .md (Markdown, with the JSON beside it) or .json "
+                         "(JSON only).")
+    beside = p.with_suffix(".json")
+    if any(Path(n).resolve() == beside.resolve() for n in named):
+        return p, None, (f"the JSON report was not written beside the Markdown: {beside} is a "
+                         "file named on the command line")
+    return p, beside, None
+
+
+def subsample(X: np.ndarray, max_rows: int | None, rng: np.random.Generator) -> np.ndarray:
+    """At most ``max_rows`` rows of ``X`` (a seeded sample, in their original order)."""
+    if max_rows is None or X.shape[0] <= max_rows:
+        return X
+    return X[np.sort(rng.choice(X.shape[0], max_rows, replace=False))]
