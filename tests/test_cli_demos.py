@@ -121,11 +121,19 @@ def test_federated_simulate_prints_json_and_a_headline(capsys):
 
 
 def test_federated_headline_prints_baselines():
-    res = {"target_accuracy": 0.484, "baseline_source_only": 0.471,
-           "baselines": {"centralized": 0.454, "note": "x"}}
-    assert federated._headline(res) == ("target accuracy 48.4% (baseline: baseline_source_only "
-                                        "47.1%, centralized 45.4%)")
+    res = {"target_accuracy": 0.19, "baseline": {"source_only": 0.33, "chance": 1 / 3}}
+    assert federated._headline(res) == ("target accuracy 19.0% (baseline: source_only 33.0%, "
+                                        "chance 33.3%)")
+    assert federated._headline({"target_accuracy": 0.5, "baseline_x": 0.25}) == (
+        "target accuracy 50.0% (baseline: baseline_x 25.0%)")
     assert federated._headline({"eigenvalues": 1}) is None
+
+
+def test_federated_prints_the_warning(capsys):
+    args = type("Args", (), {"quiet": False})()
+    federated._print(args, {"target_accuracy": 0.19, "warning": "below source only"})
+    assert capsys.readouterr().err.splitlines() == ["target accuracy 19.0%",
+                                                    "warning: below source only"]
 
 
 def test_federated_loopback_without_flower_names_the_extra(monkeypatch, tmp_path, capsys):

@@ -16,7 +16,8 @@ Design decisions
 * ``--seed`` sets the job's ``seed`` key (the random features); giving both ``--seed`` and
   ``--set seed=...`` with different values is an error.
 * The result is printed as JSON on stdout (arrays summarised by shape and norm); a one-line
-  summary with the target accuracy and any baseline goes to stderr.
+  summary with the target accuracy and its baselines (``baseline`` in the result: source only,
+  chance), and the result's ``warning`` if any, go to stderr.
 * ``loopback`` needs the Flower executables of the ``federated`` extra; their absence is
   reported with the install command before anything starts.
 """
@@ -201,6 +202,8 @@ def _print(args: argparse.Namespace, res: dict) -> None:
     line = _headline(res)
     if line:
         info(args, line)
+    if isinstance(res.get("warning"), str):
+        info(args, f"warning: {res['warning']}")
 
 
 def run(args: argparse.Namespace) -> int:
