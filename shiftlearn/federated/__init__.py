@@ -33,7 +33,13 @@ from ._oneshot import (
     stats_layout,
     stats_to_arrays,
 )
-from ._run import IterativeResult, OneShotResult, run_iterative, run_oneshot
+from ._run import (
+    IterativeResult,
+    OneShotResult,
+    run_iterative,
+    run_oneshot,
+    train_source_only,
+)
 from ._simulator import NetworkConditions, Simulator, Traffic
 
 __all__ = [
@@ -70,4 +76,5 @@ __all__ = [
     "stats_to_arrays",
     "sample_clients",
     "train_softmax",
+    "train_source_only",
 ]

@@ -5,10 +5,19 @@ gets its own session (``start_new_session=True``); :meth:`LoopbackDeployment.sto
 exactly those process groups (TERM, then KILL), also when the job failed. ``flwr run`` exits 0
 even if the ServerApp crashed, so :meth:`run` trusts only the result file it asks the
 ServerApp to write.
+
+Design decisions (issue #14): :meth:`LoopbackDeployment.start` checks that the ``federated``
+extra is installed (the ``flwr`` package and its ``flower-superlink``, ``flower-supernode``
+and ``flwr`` executables in ``bin_dir``) before it starts anything, and raises an
+``ImportError`` that names ``pip install "shiftlearn[federated]"``. A loopback run holds every
+client's data on this machine, so :meth:`LoopbackDeployment.run` adds to an iterative job's
+result the same ``baseline`` (and ``warning``) as the simulator
+(:func:`~shiftlearn.federated._jobs.baseline`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
@@ -19,9 +28,26 @@ import sys
 import time
 from pathlib import Path
 
-from ._jobs import DEFAULTS, job_config
+from ._jobs import DEFAULTS, baseline, baseline_warning, job_config
 
-__all__ = ["LoopbackDeployment", "free_port", "live_processes", "write_app"]
+__all__ = ["FLOWER_EXECUTABLES", "LoopbackDeployment", "check_flower", "free_port",
+           "live_processes", "write_app"]
+
+#: The executables of the ``federated`` extra that a loopback deployment starts.
+FLOWER_EXECUTABLES = ("flower-superlink", "flower-supernode", "flwr")
+
+
+def check_flower(bin_dir) -> None:
+    """Raise ``ImportError`` (naming the install command) unless ``flwr`` is importable and
+    its executables are in ``bin_dir``."""
+    missing = [] if importlib.util.find_spec("flwr") is not None else ["the flwr package"]
+    missing += [exe for exe in FLOWER_EXECUTABLES if not (Path(bin_dir) / exe).is_file()]
+    if missing:
+        raise ImportError(
+            "a Flower loopback deployment needs the federated extra, but "
+            + ", ".join(missing) + f" {'is' if len(missing) == 1 else 'are'} missing (looked "
+            f"for the executables in {bin_dir}); install it with: "
+            'pip install "shiftlearn[federated]"')
 
 
 def free_port() -> int:
@@ -111,6 +137,7 @@ class LoopbackDeployment:
         return p
 
     def start(self, ready_timeout: float = 30.0) -> LoopbackDeployment:
+        check_flower(self.bin)
         home = self.workdir / "flwr_home"
         home.mkdir(parents=True, exist_ok=True)
         (home / "config.toml").write_text(
@@ -137,7 +164,9 @@ class LoopbackDeployment:
         return self
 
     def run(self, overrides: dict | None = None, timeout: float = 300.0) -> dict:
-        """Run one job; returns the ServerApp's result dict (+ ``"W"`` etc. from the npz)."""
+        """Run one job; returns the ServerApp's result dict (+ ``"W"`` etc. from the npz;
+        an iterative job with a target accuracy also gets ``baseline`` and, when the model is
+        below it, ``warning``, computed here from the same job)."""
         import numpy as np
 
         cfg = job_config(overrides)
@@ -162,6 +191,11 @@ class LoopbackDeployment:
         if npz.exists():
             with np.load(npz) as z:
                 result.update({k: z[k] for k in z.files})
+        if isinstance(result.get("target_accuracy"), float) and "sigma" in result:
+            result["baseline"] = baseline(cfg, float(result["sigma"]))
+            warning = baseline_warning(result["target_accuracy"], result["baseline"])
+            if warning:
+                result["warning"] = warning
         return result
 
     def stop(self) -> None:

@@ -3,6 +3,14 @@
 :data:`DEFAULTS` lists every key (Flower's ``[tool.flwr.app.config]`` / ``--run-config`` use
 the same names). :func:`simulate_job` runs a job in-process and returns the same result
 dictionary the Flower ServerApp writes, so the two can be compared number for number.
+
+Design decision (issue #14): an iterative job's ``target_accuracy`` is never reported alone.
+:func:`baseline` adds, computed in the same run from the same job, the accuracy of the same
+model trained by one party on the pooled sources without the MMD term (``source_only``,
+:func:`~shiftlearn.federated.train_source_only`) and ``chance`` (``1 / n_classes``);
+:func:`baseline_warning` states in words when the federated model is below either of them.
+The baseline needs every source's rows in one place, so it is computed where the job's data
+are all at hand (the simulator, a loopback deployment), not by a ServerApp across machines.
 """
 
 from __future__ import annotations
@@ -13,10 +21,11 @@ from ..kernels import rff_map
 from ._data import agree_bandwidth, load_all, local_bandwidth
 from ._iterative import FedRFTCAConfig, predict
 from ._oneshot import OneShotConfig
-from ._run import run_iterative, run_oneshot
+from ._run import run_iterative, run_oneshot, train_source_only
 from ._simulator import NetworkConditions
 
-__all__ = ["DEFAULTS", "iterative_config", "job_config", "oneshot_config", "simulate_job"]
+__all__ = ["DEFAULTS", "baseline", "baseline_warning", "iterative_config", "job_config",
+           "oneshot_config", "simulate_job"]
 
 DEFAULTS: dict = {
     "protocol": "oneshot",         # "oneshot" | "iterative"
@@ -26,6 +35,7 @@ DEFAULTS: dict = {
     "num-clients": 4,
     "n-per-client": 120,
     "data-seed": 0,
+    "target-shift": 0.4,           # synthetic: target shift / class separation
     "n-features": 50,
     "n-components": 5,
     "sigma": 0.0,                  # 0: median of the clients' local median heuristics
@@ -72,10 +82,65 @@ def oneshot_config(cfg: dict, sigma: float) -> OneShotConfig:
                          frequencies=str(cfg["frequencies"]))
 
 
+def baseline(cfg: dict, sigma: float, parts=None) -> dict:
+    """``{"source_only": accuracy, "chance": 1 / n_classes}`` for iterative job ``cfg``.
+
+    ``source_only``: the job's model (same ``Omega``, initial ``W``, Adam steps) trained on
+    the pooled sources with ``lam = 0``, scored on the target's labels (evaluation only).
+    ``parts``: the job's :func:`~shiftlearn.federated._data.load_all` output, if loaded.
+    """
+    cfg = job_config(cfg)
+    parts = load_all(cfg) if parts is None else parts
+    target, k = parts[-1], parts[0].n_classes
+    if target.y_true is None:
+        raise ValueError("baseline needs the target's labels (y_true) to score the models.")
+    ic = iterative_config(cfg, sigma)
+    W, C = train_source_only([(p.X, p.y) for p in parts[:-1]], ic, n_classes=k)
+    Zt = rff_map(target.X, ic.omega(target.X.shape[1]))
+    return {"source_only": float(np.mean(predict(Zt, W, C) == target.y_true)),
+            "chance": 1.0 / k}
+
+
+def baseline_warning(accuracy: float, base: dict) -> str | None:
+    """A sentence when ``accuracy`` is below the source-only baseline or not above chance.
+
+    Examples
+    --------
+    >>> baseline_warning(0.80, {"source_only": 0.75, "chance": 1 / 3}) is None
+    True
+    >>> print(baseline_warning(0.19, {"source_only": 0.33, "chance": 1 / 3}).split(":")[0])
+    FedRF-TCA (19.0%) is below the source-only model trained centrally on the pooled sources (33.0%)
+    """
+    so, chance = base["source_only"], base["chance"]
+    msgs = []
+    if accuracy < so:
+        msgs.append(f"FedRF-TCA ({accuracy:.1%}) is below the source-only model trained "
+                    f"centrally on the pooled sources ({so:.1%}): adaptation hurt on this run; "
+                    "compare lam=0 and other lam, rounds or sigma values")
+    if accuracy <= chance:
+        msgs.append(f"FedRF-TCA ({accuracy:.1%}) is not above chance ({chance:.1%})")
+    if so <= chance:
+        msgs.append(f"the source-only model is not above chance ({so:.1%}): the target is not "
+                    "predictable from the sources with these features (a domain shift as "
+                    "large as the class separation?)")
+    return "; ".join(msgs) + "." if msgs else None
+
+
 def simulate_job(overrides: dict | None = None,
                  conditions: NetworkConditions | None = None) -> dict:
     """Run a job in the simulator; returns ``{"W", "C" (iterative), "eigenvalues" (one-shot),
-    "sigma", "target_accuracy", "bytes_up", "bytes_down", "rounds"}``."""
+    "sigma", "target_accuracy", "baseline", "warning", "bytes_up", "bytes_down", "rounds"}``.
+
+    Iterative jobs: ``target_accuracy`` (the federated model on the target's labels, for
+    evaluation only), ``baseline`` (:func:`baseline`: ``source_only`` and ``chance``) and,
+    when the federated model is below either, ``warning`` (:func:`baseline_warning`).
+
+    Examples
+    --------
+    >>> res = simulate_job({"protocol": "iterative", "rounds": 3, "n-per-client": 30})
+    >>> sorted(res["baseline"]), round(res["baseline"]["chance"], 3)
+    (['chance', 'source_only'], 0.333)
+    """
     cfg = job_config(overrides)
     parts = load_all(cfg)
     sigma = float(cfg["sigma"]) or agree_bandwidth([local_bandwidth(p.X) for p in parts])
@@ -92,8 +157,12 @@ def simulate_job(overrides: dict | None = None,
         res = run_iterative([(p.X, p.y) for p in parts[:-1]], target.X, ic,
                             n_classes=parts[0].n_classes, conditions=conditions)
         Zt = rff_map(target.X, ic.omega(target.X.shape[1]))
-        out.update(W=res.W, C=res.C, rounds=ic.n_rounds,
-                   target_accuracy=float(np.mean(predict(Zt, res.W, res.C) == target.y_true)))
+        acc = float(np.mean(predict(Zt, res.W, res.C) == target.y_true))
+        base = baseline(cfg, sigma, parts)
+        out.update(W=res.W, C=res.C, rounds=ic.n_rounds, target_accuracy=acc, baseline=base)
+        warning = baseline_warning(acc, base)
+        if warning:
+            out["warning"] = warning
         traffic = res.traffic
     else:
         raise ValueError(f"protocol must be 'oneshot' or 'iterative', got {cfg['protocol']!r}.")

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..kernels import rff_map
 from ._iterative import FedRFTCAConfig, IterativeClient, IterativeServer, predict
+from ._messages import TrainRequest
 from ._simulator import NetworkConditions, Simulator, Traffic
 
-__all__ = ["IterativeResult", "OneShotResult", "run_iterative", "run_oneshot"]
+__all__ = ["IterativeResult", "OneShotResult", "run_iterative", "run_oneshot",
+           "train_source_only"]
 
 
 @dataclass
@@ -82,6 +84,54 @@ def run_iterative(sources, X_target, config: FedRFTCAConfig, *, n_classes: int |
         history.append(info)
     traffic = sim.run(0)
     return IterativeResult(server.W, server.C, traffic, history, server.guard.counts(), server)
+
+
+def train_source_only(sources, config: FedRFTCAConfig, *, n_classes: int | None = None,
+                      W0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The source-only baseline: FedRF-TCA's model trained by one party on the pooled sources.
+
+    The same random features (``Omega`` from ``config.seed``), the same initial ``W``, the
+    same Adam steps (``n_rounds * local_steps``, ``lr``, ``batch_size``) and the same code
+    (one :class:`~shiftlearn.federated.IterativeClient` holding every source row), with
+    ``lam = 0`` and no network: what the federated run would be without adaptation and
+    without federation. Issue #14: a federated result is reported beside this baseline.
+
+    Parameters
+    ----------
+    sources : list of (X, y)
+        The labeled source clients (``y`` in ``0..k-1``).
+    config : FedRFTCAConfig
+        The federated run's configuration (``lam`` and ``sampling`` are ignored).
+    n_classes : int or None
+        Defaults to ``1 + max(y)`` over the sources.
+    W0 : ndarray of shape (2N, m) or None
+        As in :func:`run_iterative`.
+
+    Returns
+    -------
+    W : ndarray of shape (2N, m)
+    C : ndarray of shape (m + 1, k)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> src = [(rng.normal(size=(40, 3)) + c, np.arange(40) % 2) for c in range(2)]
+    >>> W, C = train_source_only(src, FedRFTCAConfig(n_features=20, n_components=4,
+    ...                                               n_rounds=3))
+    >>> W.shape, C.shape
+    ((40, 4), (5, 2))
+    """
+    if not sources:
+        raise ValueError("train_source_only needs at least one labeled source (X, y).")
+    if n_classes is None:
+        n_classes = int(max(np.max(y) for _, y in sources)) + 1
+    X = np.vstack([np.asarray(X, dtype=np.float64) for X, _ in sources])
+    y = np.concatenate([np.asarray(y, dtype=int) for _, y in sources])
+    pooled = IterativeClient(1, X, y, replace(config, lam=0.0), n_classes, W0)
+    for t in range(1, config.n_rounds + 1):
+        pooled.handle(TrainRequest(round=t, client_id=1, sampled=True))
+    return pooled.params["W"], pooled.params["C"]
 
 
 @dataclass
