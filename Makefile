@@ -50,3 +50,12 @@ baselines: install
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
+
+# mutation testing of the core modules (mutmut, one worker; outside `make test`): each module
+# group runs in its own snapshot of HEAD under .mutation/ in minutes; pick groups with
+# MUTATION_GROUPS="kernels sca". Scores: benchmarks/results/mutation.md (docs/testing.md)
+MUTATION_GROUPS ?=
+.PHONY: mutation
+mutation: install-test
+	$(PY) -c "import mutmut" 2>/dev/null || $(PIP) install -q -e '.[mutation]'
+	$(PY) benchmarks/mutation.py $(MUTATION_GROUPS)

@@ -1,0 +1,323 @@
+"""Mutation testing of the core modules with mutmut 3 (``make mutation``; issue #23).
+
+mutmut seeds small bugs (a flipped comparison, a changed constant, a dropped argument) into a
+copy of the code, one at a time, and reruns the tests that call the mutated function. A mutant
+the tests do not notice "survives". The score of a module is the share of *behaviour-changing*
+mutants killed: ``(killed + timeout) / (total - equivalent - skipped)``, where ``equivalent``
+are survivors judged by hand to change no behaviour (listed, with the reason, in
+``benchmarks/mutation_equivalent.toml`` and in the results file).
+
+Design decisions
+----------------
+* **Module group by module group.** Each group (``GROUPS``) runs in its own work folder
+  ``.mutation/<group>/`` holding a snapshot of ``shiftlearn/`` and only the group's test files,
+  with a ``pyproject.toml`` whose ``[tool.mutmut]`` is the repository's (shared settings) plus
+  the group's ``only_mutate`` and test selection. So a group takes minutes, not hours, the
+  repository's own ``mutants/`` is never touched, and the snapshot records the commit measured
+  (the results name it, with any uncommitted change to the group's files).
+* **The commit is measured**, not the working tree: the snapshot is ``git archive HEAD``
+  (another engineer's half-done edit cannot fail the baseline run); ``--worktree`` snapshots
+  the working tree instead and the results then list the group's uncommitted files.
+* **One worker** (``--max-children 1``) and one BLAS thread: the machine is shared.
+* **Results** are kept per group in ``benchmarks/results/_mutation_parts.json`` (so groups can
+  be rerun one at a time), then ``benchmarks/results/mutation.md`` and ``.json`` are written
+  from all groups.
+* **Equivalent mutants** are matched by mutant name *and* mutated line: when the code moves
+  and mutmut renumbers, a stale judgement is not applied silently; it is reported as stale.
+
+Usage::
+
+    python benchmarks/mutation.py                 # every group
+    python benchmarks/mutation.py kernels sca     # some groups
+    python benchmarks/mutation.py --report        # rewrite the results from the stored parts
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:     # Python 3.10
+    import tomli as tomllib
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS, PartsFile, header, markdown_table, write_results  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".mutation"
+PARTS = PartsFile(RESULTS / "_mutation_parts.json")
+EQUIVALENT = Path(__file__).resolve().parent / "mutation_equivalent.toml"
+TARGET = 0.95
+
+#: group -> (modules to mutate, test files run against them); missing test files are skipped
+GROUPS: dict[str, tuple[list[str], list[str]]] = {
+    "kernels": (["shiftlearn/kernels.py"],
+                ["tests/test_kernels.py", "tests/test_edges_kernels.py"]),
+    "tca": (["shiftlearn/adaptation/_tca.py"],
+            ["tests/test_tca.py", "tests/test_edges_tca.py"]),
+    "sca": (["shiftlearn/adaptation/_sca.py"],
+            ["tests/test_sca.py", "tests/test_edges_sca.py"]),
+    "rf": (["shiftlearn/adaptation/_rf_stats.py", "shiftlearn/adaptation/_rf_solvers.py"],
+           ["tests/test_rf.py", "tests/test_edges_rf.py"]),
+    "validation": (["shiftlearn/_validation.py"],
+                   ["tests/test_validation.py", "tests/test_edges_validation.py"]),
+    "cluster": (["shiftlearn/model_selection/_cluster_kmeans.py",
+                 "shiftlearn/model_selection/_cluster_split.py"],
+                ["tests/test_cluster_split.py", "tests/test_edges_cluster.py"]),
+    "marginal": (["shiftlearn/generalization/_embedding.py",
+                  "shiftlearn/generalization/_marginal_base.py"],
+                 ["tests/test_marginal.py", "tests/test_edges_marginal.py"]),
+    "boosting": (["shiftlearn/boosting/_core.py", "shiftlearn/boosting/_splits.py"],
+                 ["tests/test_boosting.py", "tests/test_edges_boosting.py"]),
+}
+
+KILLED = ("killed", "timeout", "caught by type check", "segfault")
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {v!r} as TOML")
+
+
+def _toml_table(name: str, table: dict) -> str:
+    return f"[{name}]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in table.items())
+
+
+def _git(*args) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+def check_config() -> dict:
+    """The repository's ``[tool.mutmut]``; its ``only_mutate`` must be the union of GROUPS."""
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
+    union = sorted(m for mods, _ in GROUPS.values() for m in mods)
+    if sorted(cfg.get("only_mutate", [])) != union:
+        raise SystemExit(f"[tool.mutmut] only_mutate in pyproject.toml {cfg.get('only_mutate')} "
+                         f"differs from the modules of GROUPS in {__file__}: {union}")
+    return cfg
+
+
+def prepare(group: str, worktree: bool = False) -> tuple[Path, list[str]]:
+    """A fresh work folder: a snapshot of the package (``HEAD``, or the working tree with
+    ``worktree=True``), the group's tests and its config."""
+    modules, tests = GROUPS[group]
+    wd = WORK / group
+    if wd.exists():
+        shutil.rmtree(wd)
+    wd.mkdir(parents=True)
+    if worktree:
+        tests = [t for t in tests if (ROOT / t).exists()]
+        (wd / "tests").mkdir()
+        shutil.copytree(ROOT / "shiftlearn", wd / "shiftlearn",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        for t in ["tests/conftest.py", *tests]:
+            shutil.copy2(ROOT / t, wd / t)
+    else:
+        tracked = set(_git("ls-files", "--", "tests").splitlines())
+        tests = [t for t in tests if t in tracked]
+        archive = subprocess.run(["git", "archive", "HEAD", "shiftlearn", "tests/conftest.py",
+                                  *tests], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
+    py = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    mut = dict(py["tool"]["mutmut"])
+    mut["only_mutate"] = modules
+    mut["pytest_add_cli_args_test_selection"] = tests
+    text = (_toml_table("tool.pytest.ini_options", py["tool"]["pytest"]["ini_options"]) + "\n"
+            + _toml_table("tool.mutmut", mut))
+    (wd / "pyproject.toml").write_text(text)
+    return wd, tests
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[k] = "1"
+    env.setdefault("SHIFTLEARN_DATA", str(ROOT.parent / "shared" / "data"))
+    return env
+
+
+def _mutated_line(diff: str) -> str:
+    """The first added line of a mutant's diff, stripped (what the mutant changed)."""
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            return line[1:].strip()
+    return ""
+
+
+def _diff(wd: Path, name: str, mod: str) -> str:
+    """mutmut's diff of one mutant (in this process: ``mutmut show`` costs a start-up each)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    cwd = os.getcwd()
+    os.chdir(wd)
+    try:
+        return get_diff_for_mutant(name, path=Path(mod))
+    finally:
+        os.chdir(cwd)
+
+
+def collect(wd: Path, modules: list[str]) -> dict:
+    """Status counts and the survivors (with diffs) of each module from mutmut's meta files."""
+    from mutmut.stats import status_by_exit_code
+
+    out = {}
+    for mod in modules:
+        meta = json.loads((wd / "mutants" / (mod + ".meta")).read_text())
+        codes = meta["exit_code_by_key"]
+        counts: dict[str, int] = {}
+        lost: dict[str, dict] = {}
+        for name, code in sorted(codes.items()):
+            status = status_by_exit_code[code]
+            counts[status] = counts.get(status, 0) + 1
+            if status not in KILLED:
+                diff = _diff(wd, name, mod)
+                lost[name] = {"status": status, "line": _mutated_line(diff),
+                              "diff": diff.strip()}
+        out[mod] = {"counts": counts, "total": len(codes), "not_killed": lost}
+    return out
+
+
+def run_group(group: str, worktree: bool = False) -> dict:
+    modules, _ = GROUPS[group]
+    wd, tests = prepare(group, worktree)
+    dirty = ([m for m in modules + tests if _git("status", "--porcelain", "--", m)]
+             if worktree else [])
+    print(f"\n## {group}: mutating {modules} against {tests}", flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1"],
+                          cwd=wd, env=_env(), capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    (wd / "mutmut-run.log").write_text(proc.stdout + "\n" + proc.stderr)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+        raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
+                         f"log in {wd / 'mutmut-run.log'}:\n{tail}")
+    res = {"modules": collect(wd, modules), "tests": tests, "seconds": round(seconds, 1),
+           "commit": _git("rev-parse", "--short", "HEAD"), "uncommitted": dirty,
+           "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    PARTS.save(group, res)
+    return res
+
+
+def load_equivalent() -> dict:
+    if not EQUIVALENT.exists():
+        return {}
+    return tomllib.loads(EQUIVALENT.read_text())
+
+
+def score(mod_res: dict, equivalent: dict) -> dict:
+    """Counts, the survivors judged equivalent and the score of one module."""
+    c = mod_res["counts"]
+    killed = sum(c.get(s, 0) for s in KILLED)
+    equiv, stale, open_ = {}, [], {}
+    for name, m in mod_res["not_killed"].items():
+        judged = equivalent.get(name)
+        if judged is not None and judged["line"] == m["line"] and m["status"] == "survived":
+            equiv[name] = judged["reason"]
+        else:
+            if judged is not None:
+                stale.append(name)
+            open_[name] = m
+    skipped = c.get("skipped", 0) + c.get("not checked", 0)
+    changing = mod_res["total"] - len(equiv) - skipped
+    return {"killed": killed, "survived": c.get("survived", 0), "timeout": c.get("timeout", 0),
+            "no_tests": c.get("no tests", 0), "suspicious": c.get("suspicious", 0),
+            "skipped": skipped, "equivalent": equiv, "stale": stale, "open": open_,
+            "changing": changing, "score": killed / changing if changing else 1.0}
+
+
+def report(machine: dict) -> None:
+    parts = PARTS.load()
+    equivalent = load_equivalent()
+    rows, data, lists = [], {}, []
+    for group in GROUPS:
+        if group not in parts:
+            continue
+        g = parts[group]
+        for mod, mres in g["modules"].items():
+            s = score(mres, equivalent)
+            rows.append({"group": group, "module": mod, "total": mres["total"],
+                         "killed": s["killed"] - s["timeout"], "timeout": s["timeout"],
+                         "survived": s["survived"], "no tests": s["no_tests"],
+                         "equivalent": len(s["equivalent"]),
+                         "killed / behaviour-changing": f"{100 * s['score']:.1f}%",
+                         "target 95%": "met" if s["score"] >= TARGET else "NOT met",
+                         "commit": g["commit"] + (" + uncommitted" if g["uncommitted"] else ""),
+                         "run (s)": g["seconds"]})
+            data[mod] = {"group": group, "total": mres["total"], **{
+                k: s[k] for k in ("killed", "survived", "timeout", "no_tests", "suspicious",
+                                  "skipped", "changing", "score")},
+                "equivalent": s["equivalent"], "stale_equivalent": s["stale"],
+                "not_killed": {n: {"status": m["status"], "line": m["line"]}
+                               for n, m in s["open"].items()},
+                "commit": g["commit"], "uncommitted": g["uncommitted"], "tests": g["tests"],
+                "date_utc": g["date_utc"]}
+            if s["equivalent"]:
+                lists.append(f"\n### {mod}: survivors judged equivalent\n")
+                lists += [f"* `{n}` (`{mres['not_killed'][n]['line']}`): {r}"
+                          for n, r in s["equivalent"].items()]
+            if s["open"]:
+                lists.append(f"\n### {mod}: mutants not killed (behaviour-changing or not yet "
+                             "judged)\n")
+                for n, m in s["open"].items():
+                    lists.append(f"* `{n}` ({m['status']}): `{m['line']}`")
+            if s["stale"]:
+                lists.append(f"\n{mod}: stale equivalence judgements (the mutated line "
+                             f"changed; judge again): {', '.join(s['stale'])}\n")
+    body = (
+        "Score = (killed + timeout) / (mutants - equivalent - skipped): the share of "
+        "behaviour-changing mutants the tests kill. Equivalent = survivors judged by hand to "
+        "change no behaviour (reasons below; `benchmarks/mutation_equivalent.toml`). Each "
+        "group ran in its own snapshot (`.mutation/<group>/`) against only its test files, "
+        "one worker; `commit` is the commit measured.\n\n"
+        + markdown_table(rows) + "\n" + "\n".join(lists))
+    write_results("mutation", "Mutation testing of the core modules (mutmut)", body, data,
+                  machine)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("groups", nargs="*", help=f"groups to run (default: all): {list(GROUPS)}")
+    ap.add_argument("--report", action="store_true", help="only rewrite the results files")
+    ap.add_argument("--worktree", action="store_true",
+                    help="mutate the working tree (uncommitted changes) instead of HEAD")
+    args = ap.parse_args(argv)
+    bad = [g for g in args.groups if g not in GROUPS]
+    if bad:
+        raise SystemExit(f"unknown group(s) {bad}; choose from {list(GROUPS)}")
+    check_config()
+    machine = header("Mutation testing of the core modules (mutmut)")
+    import mutmut
+    machine["mutmut"] = getattr(mutmut, "__version__", None) or re.sub(
+        r".*Version: (\S+).*", r"\1", _pip_show("mutmut"), flags=re.S)
+    if not args.report:
+        for group in args.groups or list(GROUPS):
+            res = run_group(group, args.worktree)
+            for mod, m in res["modules"].items():
+                print(f"{mod}: {m['counts']} ({res['seconds']} s)", flush=True)
+    report(machine)
+
+
+def _pip_show(name: str) -> str:
+    return subprocess.run([sys.executable, "-m", "pip", "show", name], capture_output=True,
+                          text=True).stdout
+
+
+if __name__ == "__main__":
+    main()
