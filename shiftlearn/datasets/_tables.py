@@ -1,0 +1,781 @@
+"""Read a user's table (CSV/TSV/text, compressed or not, Parquet, ``.npy``/``.npz``).
+
+:func:`read_table` returns the features ``X`` (float64, finite), the labels (as *values*) and,
+optionally, a per-row domain column; :func:`encode_labels` pools the labels of several files
+into one set of classes. Both either return a right answer or raise :class:`TableError` (a
+``ValueError``) with a one-line message naming the file, the line (1-based, counting the header
+and blank lines as in an editor) or row, the column, and the fix.
+
+Design decisions
+----------------
+* **Formats** are recognised by their content: gzip/bz2/xz/zip compression by magic bytes
+  (whatever the extension), Parquet (``PAR1``, read with pyarrow), ``.npy`` (``\\x93NUMPY``),
+  ``.npz`` (a zip of ``.npy`` arrays ``X``, ``y`` and optionally the domain column), else text.
+* **Text** is parsed by pandas' C engine with a delimiter sniffed from the first 100 non-blank
+  lines (``,``, tab, ``;``, ``|``, else whitespace: the one that splits most lines into the same
+  number of cells, then the one giving most numbers; ``.tsv`` prefers tab). A ``;`` file whose
+  numbers use a decimal comma (``1,5``) is read with ``decimal=","``. Blank lines are ignored.
+  **Encodings**: UTF-8 with or without BOM, UTF-16 with a BOM; a file that is not valid UTF-8 is
+  decoded as cp1252 (Windows Western, a superset of latin-1's printable characters), or latin-1
+  when cp1252 fails; a note says so.
+* **Header**: the first non-blank line is a header when one of its cells is text in a column
+  whose values below are numbers, or when all of its cells are text. A pandas ``to_csv()``
+  export of integer column names (``,0,1,2,...`` with the index, or ``0,1,2,...`` with at least
+  three columns) is a header too (with a note). A first line that mixes numbers with text
+  only in text columns (``400,410,label`` above ``0.1,0.2,cat``, or a headerless ``1,2,cat``)
+  is ambiguous: it is data when one of its text cells recurs below (``cat`` is a class), else a
+  header, with a note saying how to force either (``header=True/False``).
+* **Index column**: a first column whose header cell is empty or ``Unnamed: <k>`` (what pandas
+  writes and re-reads as the row index) is dropped, with a note. A headerless first feature
+  column that counts ``0..n-1`` or ``1..n`` only gets a note (it may be a row index).
+* **Labels are values**: labels that are all numbers are parsed (``1``, ``1.0`` and ``01`` are
+  one class; integral numbers become int64); other labels stay strings, blanks stripped; the
+  cells ``""``, ``nan``, ``NaN``, ``NA``, ``N/A``, ``n/a``, ``null``, ``NULL``, ``None`` and
+  ``<NA>`` are missing; booleans become the strings ``"False"``/``"True"``.
+* **Classification only**: non-integral numeric labels, or more than
+  :data:`MAX_DISTINCT_CLASSES` distinct labels that are also more than half of the rows (a
+  regression target or an identifier column), are refused with the fix.
+* **Booleans in features** (``True``/``False``, e.g. ``pd.get_dummies`` columns) read as 1/0,
+  with a note.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import difflib
+import gzip
+import io
+import lzma
+import re
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["MAX_DISTINCT_CLASSES", "MISSING_TOKENS", "Table", "TableError", "encode_labels",
+           "read_table"]
+
+#: label cells read as missing (after stripping blanks)
+MISSING_TOKENS = frozenset({"", "nan", "NaN", "NAN", "NA", "N/A", "n/a", "null", "NULL", "None",
+                            "<NA>"})
+#: a label column with more distinct values than this, that are also more than half of the
+#: rows, is refused as a regression target or an identifier
+MAX_DISTINCT_CLASSES = 50
+_SAMPLE_LINES = 100
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_NON_BLANK = re.compile(rb"[^\s\x00]")
+
+
+class TableError(ValueError):
+    """A file that cannot be read as a table; the message names the file and the fix."""
+
+
+@dataclass
+class Table:
+    """One file read by :func:`read_table`.
+
+    ``y`` holds the labels as values: int64 for integral numbers, strings otherwise, ``None``
+    without labels (with ``allow_missing_labels=True`` and some missing, an object array with
+    ``None`` in the missing rows). ``domains`` (with ``domain_column``) is normalised the same
+    way. ``notes`` are one-line remarks worth showing a user (a dropped index column, an
+    encoding fallback, a header guess).
+    """
+
+    path: str
+    X: np.ndarray
+    y: np.ndarray | None
+    feature_names: list[str] | None
+    label_name: str | None
+    domains: np.ndarray | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- bytes, formats, encodings
+
+
+def _read_bytes(path: Path) -> bytes:
+    if not path.exists():
+        raise TableError(f"{path}: no such file; check the path.")
+    if path.is_dir():
+        raise TableError(f"{path}: is a folder, not a file; give the table file inside it.")
+    try:
+        return path.read_bytes()
+    except PermissionError:
+        raise TableError(f"{path}: permission denied; make the file readable "
+                         f"(chmod +r) or copy it.") from None
+    except OSError as exc:
+        raise TableError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+
+
+def _decompress(raw: bytes, path: Path, notes: list[str]) -> tuple[bytes, str]:
+    """Undo gzip/bz2/xz (by magic bytes) or a one-member zip; return the bytes and the name
+    of the content (the zip member's, else the file's without the compression suffix)."""
+    name = path.name
+    opener = {b"\x1f\x8b": gzip.decompress, b"BZh": bz2.decompress,
+              b"\xfd7zXZ\x00": lzma.decompress}
+    for magic, fn in opener.items():
+        if raw.startswith(magic):
+            try:
+                raw = fn(raw)
+            except Exception as exc:  # truncated or corrupt archives raise many types
+                raise TableError(f"{path}: corrupt or truncated compressed file "
+                                 f"({type(exc).__name__}: {exc}).") from None
+            return raw, re.sub(r"\.(gz|bz2|xz)$", "", name)
+    if raw.startswith(b"PK\x03\x04") and not name.endswith(".npz"):
+        try:
+            with zipfile.ZipFile(io.BytesIO(raw)) as z:
+                members = [m for m in z.namelist() if not m.endswith("/")]
+                if members and all(m.endswith(".npy") for m in members):
+                    return raw, name + ".npz"
+                if name.endswith((".xlsx", ".xlsm", ".ods")) or "[Content_Types].xml" in members:
+                    raise TableError(f"{path}: a spreadsheet, not a table file; save it as "
+                                     "CSV (or Parquet) and read that.")
+                if len(members) != 1:
+                    raise TableError(f"{path}: a zip archive with {len(members)} files; it "
+                                     "must hold exactly one table.")
+                notes.append(f"{path}: read {members[0]!r} from the zip archive.")
+                return z.read(members[0]), members[0]
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as exc:
+            raise TableError(f"{path}: corrupt zip archive ({exc}).") from None
+    return raw, name
+
+
+def _decode_setup(raw: bytes, path: Path, notes: list[str]) -> tuple[bytes, str]:
+    """Bytes without BOM, in an encoding pandas reads byte-wise (utf-8, cp1252, latin-1)."""
+    for bom, codec in ((b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
+        if raw.startswith(bom):
+            try:
+                return raw[2:].decode(codec).encode("utf-8"), "utf-8"
+            except UnicodeDecodeError:
+                raise TableError(f"{path}: invalid UTF-16 text; save it as UTF-8.") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if b"\x00" in raw[:8192]:
+        raise TableError(f"{path}: binary content (NUL bytes), not a text table; give a "
+                         "CSV/TSV/text, Parquet, .npy or .npz file.")
+    try:
+        raw.decode("utf-8")
+        return raw, "utf-8"
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+    for codec in ("cp1252", "latin-1"):
+        try:
+            raw.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        notes.append(f"{path}: not valid UTF-8 (byte {bad}); decoded as {codec}.")
+        return raw, codec
+    raise AssertionError("latin-1 decodes any bytes")  # pragma: no cover
+
+
+# ---------------------------------------------------------------- text: sniffing, header
+
+
+def _is_num(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _split(line: str, sep: str) -> list[str]:
+    if sep == r"\s+":
+        return line.split()
+    return next(csv.reader([line], delimiter=sep, skipinitialspace=True), [])
+
+
+def _blank(line: str, sep: str) -> bool:
+    """Blank as pandas' C engine skips it: only whitespace that is not the delimiter."""
+    return not line.strip() and not (sep == "\t" and "\t" in line)
+
+
+def _sniff(lines: list[str], suffix: str) -> tuple[str, str]:
+    """Delimiter and decimal mark from sample lines."""
+    order = [",", "\t", ";", "|"]
+    if suffix in (".tsv", ".tab"):
+        order.insert(0, order.pop(1))
+    best, best_score = None, None
+    for pri, sep in enumerate([*order, r"\s+"]):
+        rows = [_split(ln, sep) for ln in lines]
+        count, freq = Counter(len(r) for r in rows).most_common(1)[0]
+        if count < 2:
+            continue
+        body = rows[1:] or rows
+        cells = [c.strip() for r in body for c in r]
+        num = sum(_is_num(c) or (sep == ";" and _is_num(c.replace(",", ".", 1)))
+                  for c in cells) / max(len(cells), 1)
+        score = (freq / len(rows), num, -pri)
+        if best_score is None or score > best_score:
+            best, best_score = sep, score
+    sep = best or ","
+    decimal = "."
+    if sep == ";":
+        cells = [c.strip() for ln in lines for c in _split(ln, ";")]
+        if any(re.fullmatch(r"[+-]?\d*,\d+", c) for c in cells) and \
+                not any(re.fullmatch(r"[+-]?\d*\.\d+", c) for c in cells):
+            decimal = ","
+    return sep, decimal
+
+
+def _int_header(cells: list[str]) -> str | None:
+    if len(cells) >= 2 and cells[0] == "" and cells[1:] == [str(i) for i in range(len(cells) - 1)]:
+        return "index"
+    if len(cells) >= 3 and cells == [str(i) for i in range(len(cells))]:
+        return "plain"
+    return None
+
+
+def _is_header(cells: list[str], below: list[list[str]], line: int, path: Path,
+               notes: list[str], num: Callable[[str], bool]) -> bool:
+    """Decide whether the first line is a header (see the module docstring)."""
+    kind = _int_header(cells)
+    if kind:
+        notes.append(f"{path}: line {line} ({','.join(cells[:4])},...) read as a header of integer "
+                     "column names, as pandas to_csv() writes them; pass header=False if it is "
+                     "data.")
+        return True
+    text = [j for j, c in enumerate(cells) if c != "" and not num(c)]
+    if not text:
+        return False
+    if not below or len(text) + sum(c == "" for c in cells) == len(cells):
+        return True
+
+    def numeric_below(j):
+        col = [r[j].strip() for r in below if j < len(r)]
+        return sum(num(c) for c in col) > len(col) / 2
+
+    if any(numeric_below(j) for j in text):
+        return True
+    if any(cells[j] in {r[j].strip() for r in below if j < len(r)} for j in text):
+        return False
+    shown = ", ".join(repr(cells[j]) for j in text[:3])
+    notes.append(f"{path}: line {line} read as a header (its text cells {shown} do not recur "
+                 "below, though its other cells are numbers); pass header=False if it is data.")
+    return True
+
+
+class _Rows:
+    """Words row references: file lines for text (blank lines and the header counted, as an
+    editor shows them), 1-based rows for Parquet/NumPy. For text it also gives a line's raw
+    cells, computed only when an error needs them."""
+
+    def __init__(self, raw: bytes | None = None, encoding: str = "utf-8", sep: str = ",",
+                 first_line: int = 0, n_cols: int = 0):
+        self.raw, self.encoding, self.sep = raw, encoding, sep
+        self.first_line, self.n_cols = first_line, n_cols
+        self.unit = "row" if raw is None else "line"
+        self._lines: list[tuple[int, str]] | None = None
+
+    def _data_lines(self) -> list[tuple[int, str]]:
+        if self._lines is None:
+            lines = _LINE_END.split(self.raw.decode(self.encoding))
+            self._lines = [(k + 1, ln) for k, ln in enumerate(lines)
+                           if k >= self.first_line and not _blank(ln, self.sep)]
+        return self._lines
+
+    def number(self, i: int) -> int:
+        if self.raw is None:
+            return i + 1
+        lines = self._data_lines()
+        return lines[i][0] if i < len(lines) else i + 1 + self.first_line
+
+    def where(self, i: int) -> str:
+        return f"{self.unit} {self.number(i)}"
+
+    def cells(self, i: int) -> list[str] | None:
+        if self.raw is None:
+            return None
+        lines = self._data_lines()
+        return _split(lines[i][1], self.sep) if i < len(lines) else None
+
+    def check_width(self, i: int, path: Path) -> None:
+        """Raise the 'wrong number of cells' error if data row ``i`` has one."""
+        cells = self.cells(i)
+        if cells is not None and len(cells) != self.n_cols:
+            raise TableError(f"{path}: {self.where(i)} has {len(cells)} cells, expected "
+                             f"{self.n_cols} (as the first line); make every line the same "
+                             "width.")
+
+    def check_all_widths(self, path: Path) -> None:
+        if self.raw is not None:
+            for i in range(len(self._data_lines())):
+                self.check_width(i, path)
+
+
+@dataclass
+class _Layout:
+    """Which columns are the dropped index, the labels, the domains and the features."""
+
+    names: list[str] | None
+    index: int | None
+    label: int | None
+    domain: int | None
+    features: list[int]
+
+    def name(self, j: int) -> str:
+        return repr(self.names[j]) if self.names else str(j + 1 - (self.index is not None))
+
+
+def _resolve(spec, names: list[str] | None, usable: list[int], what: str, path: Path) -> int:
+    """A header name (exact, blanks stripped), else an integer index among ``usable``."""
+    digits = isinstance(spec, str) and re.fullmatch(r"[+-]?\d+", spec.strip())
+    if digits and names and sum(names[j] == spec.strip() for j in usable) == 1:
+        return next(j for j in usable if names[j] == spec.strip())
+    if isinstance(spec, str) and not digits:
+        if names is None:
+            raise TableError(f"{path}: {what} {spec!r} is a name but the file has no header "
+                             "line; give a column index (e.g. -1 for the last) or add a header.")
+        hits = [j for j in usable if names[j] == spec.strip()]
+        if len(hits) > 1:
+            raise TableError(f"{path}: {len(hits)} columns are named {spec!r}; rename them or "
+                             "give the column by index.")
+        if not hits:
+            cols = [names[j] for j in usable]
+            close = difflib.get_close_matches(spec, cols, n=1)
+            shown = ", ".join(cols[:20]) + (", ..." if len(cols) > 20 else "")
+            raise TableError(f"{path}: no column named {spec!r} (columns: {shown})"
+                             + (f"; did you mean {close[0]!r}?" if close else "."))
+        return hits[0]
+    if isinstance(spec, bool) or not isinstance(spec, int | str | np.integer):
+        raise TypeError(f"{what} must be a column name or an integer index, got {spec!r}.")
+    j = int(spec)
+    n = len(usable)
+    if not -n <= j < n:
+        raise TableError(f"{path}: {what} index {j} is outside the {n} columns "
+                         f"(valid: {-n} to {n - 1}).")
+    return usable[j]
+
+
+def _layout(names: list[str] | None, n_cols: int, label_column, domain_column,
+            path: Path, notes: list[str]) -> _Layout:
+    index = None
+    if names and (names[0] == "" or re.fullmatch(r"Unnamed: \d+", names[0])):
+        index = 0
+    usable = [j for j in range(n_cols) if j != index]
+    label = (None if label_column is None else
+             _resolve(label_column, names, usable, "label column", path))
+    domain = (None if domain_column is None else
+              _resolve(domain_column, names, usable, "domain column", path))
+    if label is not None and label == domain:
+        raise TableError(f"{path}: the label column and the domain column are the same "
+                         f"column; give two different columns.")
+    features = [j for j in usable if j not in (label, domain)]
+    if not features:
+        raise TableError(f"{path}: no feature columns (only {n_cols} column(s)); the file "
+                         "needs at least one feature beside the label/domain columns.")
+    return _Layout(names, index, label, domain, features)
+
+
+# ---------------------------------------------------------------- the three readers
+
+
+def _read_text(raw: bytes, path: Path, name: str, header: bool | None, notes: list[str],
+               layout_of: Callable[[list[str] | None, int], _Layout]):
+    raw, enc = _decode_setup(raw, path, notes)
+    end = 0
+    for _ in range(2 * _SAMPLE_LINES):   # the first lines, whole (ending at a line feed)
+        end = raw.find(b"\n", end) + 1
+        if end == 0:
+            end = len(raw)
+            break
+    head = raw[:end].decode(enc)
+    head_lines = _LINE_END.split(head)
+    sample = [ln for ln in head_lines if ln.strip()][:_SAMPLE_LINES + 1]
+    if not sample:
+        raise TableError(f"{path}: the file is empty (no non-blank line); give a file with "
+                         "rows.")
+    sep, decimal = _sniff(sample, Path(name).suffix.lower())
+    if decimal == ",":
+        notes.append(f"{path}: ';'-separated with decimal commas (1,5 read as 1.5).")
+
+    def num(c: str) -> bool:
+        return _is_num(c) or (decimal == "," and _is_num(c.replace(",", ".", 1)))
+
+    k0 = next(k for k, ln in enumerate(head_lines) if not _blank(ln, sep))
+    first = [c.strip() for c in _split(head_lines[k0], sep)]
+    below = [_split(ln, sep) for ln in head_lines[k0 + 1:] if not _blank(ln, sep)]
+    has_header = (bool(header) if header is not None else
+                  _is_header(first, below[:_SAMPLE_LINES], k0 + 1, path, notes, num))
+    names = first if has_header else None
+    layout = layout_of(names, len(first))
+    offset, first_line = 0, 0
+    if has_header:   # the data start after the header line (line ends are one byte here)
+        ends = [m for _, m in zip(range(k0 + 1), _LINE_END.finditer(head), strict=False)]
+        offset = len(head[:ends[k0].end()].encode(enc)) if len(ends) > k0 else len(raw)
+        if not _NON_BLANK.search(raw, offset):
+            raise TableError(f"{path}: a header line but no data rows; add the rows.")
+        first_line = k0 + 1
+    rows = _Rows(raw, enc, sep, first_line, len(first))
+    str_cols = [j for j in (layout.index, layout.label, layout.domain) if j is not None]
+    try:
+        buf = io.BytesIO(raw)
+        buf.seek(offset)
+        df = pd.read_csv(buf, sep=sep, header=None, encoding=enc,
+                         skipinitialspace=True, keep_default_na=False, decimal=decimal,
+                         skip_blank_lines=True, engine="c", dtype=dict.fromkeys(str_cols, str))
+    except pd.errors.EmptyDataError:
+        raise TableError(f"{path}: no data rows; add the rows.") from None
+    except Exception as exc:   # ParserError (ragged rows, open quotes) and the like
+        rows.check_all_widths(path)
+        msg = str(exc).strip().splitlines()
+        raise TableError(f"{path}: cannot be parsed as a table ("
+                         f"{msg[-1] if msg else type(exc).__name__}).") from None
+    if df.shape[1] != len(first):
+        rows.check_all_widths(path)
+        raise TableError(f"{path}: {rows.where(0)} has {df.shape[1]} cells but line {k0 + 1} "
+                         f"has {len(first)}; make every line the same width.")
+    return df, layout, rows
+
+
+def _read_parquet(raw: bytes, path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    try:
+        df = pq.read_table(io.BytesIO(raw)).to_pandas()
+    except Exception as exc:   # ArrowInvalid, OSError, ... on corrupt files
+        msg = str(exc).strip().splitlines()
+        raise TableError(f"{path}: cannot be read as Parquet ({type(exc).__name__}"
+                         f"{': ' + msg[0] if msg else ''}).") from None
+    if isinstance(df.columns, pd.MultiIndex):
+        raise TableError(f"{path}: multi-level column names; flatten them before saving.")
+    return df.reset_index(drop=True)
+
+
+def _read_numpy(raw: bytes, path: Path, npz: bool, label_column, domain_column):
+    """DataFrame, labels key and domain key: for .npz the columns of X then y/domain."""
+    try:
+        obj = np.load(io.BytesIO(raw), allow_pickle=False)
+        arrays = None
+        if npz:
+            with obj as z:
+                arrays = {k: z[k] for k in z.files}
+    except Exception as exc:
+        raise TableError(f"{path}: cannot be read as a NumPy file ({type(exc).__name__}: "
+                         f"{exc}).") from None
+    if arrays is None:
+        if obj.ndim != 2 or obj.dtype.kind not in "biuf":
+            raise TableError(f"{path}: expected a 2-D numeric array (rows x columns), got "
+                             f"shape {obj.shape} and dtype {obj.dtype}.")
+        return pd.DataFrame(obj), label_column, domain_column
+    X = arrays.get("X")
+    if X is None:
+        raise TableError(f"{path}: an .npz file needs an array 'X' (and 'y' for labels); "
+                         f"found {sorted(arrays)}.")
+    if X.ndim != 2 or X.dtype.kind not in "biuf":
+        raise TableError(f"{path}: 'X' must be a 2-D numeric array, got shape {X.shape} "
+                         f"and dtype {X.dtype}.")
+    df = pd.DataFrame(X, columns=[f"X[:, {j}]" for j in range(X.shape[1])])
+    keys = []
+    for spec, default, what in ((label_column, "y", "labels"), (domain_column, None, "domains")):
+        key = None
+        if spec is not None:
+            key = default if (default and re.fullmatch(r"[+-]?\d+", str(spec))) else str(spec)
+            if key not in arrays:
+                raise TableError(f"{path}: no array {key!r} with the {what} (arrays: "
+                                 f"{', '.join(sorted(arrays))}).")
+            a = arrays[key]
+            if a.ndim != 1 or len(a) != len(X):
+                raise TableError(f"{path}: {key!r} must be 1-D with one entry per row of X "
+                                 f"({len(X)}), got shape {a.shape}.")
+            df[key] = a
+        keys.append(key)
+    return df, *keys
+
+
+# ---------------------------------------------------------------- values: features, labels
+
+
+def _features(df: pd.DataFrame, layout: _Layout, rows: _Rows, path: Path,
+              notes: list[str]) -> np.ndarray:
+    cols = [df.iloc[:, j] for j in layout.features]
+    if all(c.dtype.kind in "iuf" for c in cols):
+        X = df.iloc[:, layout.features].to_numpy(dtype=np.float64)
+    else:
+        X = np.empty((len(df), len(cols)))
+        booleans = []
+        for k, c in enumerate(cols):
+            if c.dtype.kind == "b":
+                booleans.append(layout.name(layout.features[k]))
+            if c.dtype.kind in "iufb":
+                X[:, k] = c.to_numpy(dtype=np.float64)
+            else:
+                X[:, k] = pd.to_numeric(c, errors="coerce").to_numpy(dtype=np.float64,
+                                                                     na_value=np.nan)
+        if booleans:
+            notes.append(f"{path}: True/False read as 1/0 in column(s) "
+                         f"{', '.join(booleans[:5])}{', ...' if len(booleans) > 5 else ''}.")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i = int(np.flatnonzero(bad.any(axis=1))[0])
+        k = int(np.flatnonzero(bad[i])[0])
+        rows.check_width(i, path)
+        j = layout.features[k]
+        cells = rows.cells(i)
+        cell = cells[j].strip() if cells is not None else df.iat[i, j]
+        why = ("is empty" if cell == "" else
+               "is not finite" if _is_num(str(cell)) else "is not a number")
+        raise TableError(f"{path}: {rows.where(i)}, column {layout.name(j)}: {cell!r} {why}; "
+                         "every feature cell must be a finite number (fix or drop the row).")
+    if not layout.names and X.shape[0] >= 3:
+        first = X[:, 0]
+        for start in (0, 1):
+            if np.array_equal(first, np.arange(start, start + len(first))):
+                notes.append(f"{path}: the first feature column counts {start}..."
+                             f"{start + len(first) - 1}; if it is a row index, remove it.")
+    return X
+
+
+def _normalise(values, what: str) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """Labels as values: (values, missing mask, kind) with kind 'number' (int64 values),
+    'text' (str values) or None (all missing). Raises for non-integral or non-finite numbers
+    and for text labels that write one number two ways."""
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise TableError(f"{what}: labels must be 1-D, got shape {a.shape}.")
+    if a.dtype.kind in "iu":
+        if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+            raise TableError(f"{what}: label {a.max()} is too large for a class label.")
+        return a.astype(np.int64), np.zeros(a.shape, bool), "number" if a.size else None
+    if a.dtype.kind == "b":
+        a = a.astype(str)
+    s = pd.Series(a, dtype=object)
+    na = s.isna().to_numpy()
+    st = s.astype(str).str.strip()
+    missing = na | st.isin(MISSING_TOKENS).to_numpy()
+    if missing.all():
+        return np.full(a.shape, "", dtype=str), missing, None
+    num = pd.to_numeric(st.where(~missing, None), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    isnum = ~np.isnan(num) & ~missing
+    if (isnum | missing).all():
+        v = num[~missing]
+        if not np.isfinite(v).all():
+            bad = st.to_numpy()[~missing][~np.isfinite(v)][0]
+            raise TableError(f"{what}: label {bad!r} is not a finite number; fix the label.")
+        frac = v != np.round(v)
+        if frac.any():
+            ex = ", ".join(f"{x:g}" for x in v[frac][:3])
+            raise TableError(f"{what}: labels with fractions (e.g. {ex}): a regression target?"
+                             " Adaptation here is classification (shiftlearn adapt); give a "
+                             "column of class labels or bin the target into classes.")
+        out = np.zeros(a.shape, dtype=np.int64)
+        big = np.abs(v) >= 2.0 ** 53
+        if big.any():   # exact integers beyond float precision, from the text
+            texts = st.to_numpy()[~missing]
+            ints = []
+            for t, x, b in zip(texts, v, big, strict=True):
+                n = (int(t) if re.fullmatch(r"[+-]?\d+", t) else int(x)) if b else int(x)
+                if not -2 ** 63 <= n < 2 ** 63:
+                    raise TableError(f"{what}: label {t!r} is too large for a class label.")
+                ints.append(n)
+            out[~missing] = ints
+        else:
+            out[~missing] = v.astype(np.int64)
+        return out, missing, "number"
+    text = st.where(~missing, "").to_numpy(dtype=str)
+    if isnum.any():   # a mixed column: '1' and '1.0' would be two classes; refuse that
+        seen: dict[float, str] = {}
+        for t, x in zip(text[isnum].tolist(), num[isnum].tolist(), strict=True):
+            if seen.setdefault(x, t) != t:
+                raise TableError(f"{what}: labels {seen[x]!r} and {t!r} are one number written "
+                                 "two ways among text labels; write each class one way.")
+    return text, missing, "text"
+
+
+def _check_classes(vals: np.ndarray, n: int, what: str) -> None:
+    distinct = np.unique(vals)
+    if distinct.size > MAX_DISTINCT_CLASSES and distinct.size > n / 2:
+        ex = ", ".join(str(v) for v in distinct[:3])
+        raise TableError(f"{what}: {distinct.size} distinct labels in {n} rows (e.g. {ex}, "
+                         "...): a regression target or an identifier, not classes. Adaptation "
+                         "here is classification (shiftlearn adapt); give a column of class "
+                         "labels or bin the target into classes.")
+
+
+def _column_values(col: pd.Series, rows: _Rows, path: Path, what: str, missing_ok: bool,
+                   classes: bool) -> np.ndarray:
+    vals, missing, kind = _normalise(col.to_numpy(), what)
+    if missing.any():
+        idx = np.flatnonzero(missing)
+        for i in idx:   # a short line also leaves its last cell empty: say so first
+            rows.check_width(int(i), path)
+        if not missing_ok:
+            shown = ", ".join(str(rows.number(int(i))) for i in idx[:8])
+            raise TableError(f"{what}: {idx.size} row(s) without a value ({rows.unit}s {shown}"
+                             f"{', ...' if idx.size > 8 else ''}); fill them in or remove "
+                             "those rows.")
+    if classes and kind is not None:
+        _check_classes(vals[~missing], int((~missing).sum()), what)
+    if missing.any():
+        out = vals.astype(object)
+        out[missing] = None
+        return out
+    return vals
+
+
+def read_table(path: str | Path, *, label_column: str | int | None = -1, with_labels: bool = True,
+               domain_column: str | int | None = None, header: bool | None = None,
+               allow_missing_labels: bool = False) -> Table:
+    """Read one table: features, labels (as values) and optionally a domain column.
+
+    Parameters
+    ----------
+    path : str or Path
+        CSV/TSV/semicolon/whitespace text (optionally .gz/.bz2/.xz/.zip compressed), Parquet
+        (``.parquet``/``.pq``), ``.npy`` (a 2-D array, labels a column of it) or ``.npz``
+        (arrays ``X``, ``y`` and, with ``domain_column``, the array of that name).
+    label_column : str, int or None, default -1
+        A header name or an index among the columns (``-1``: the last; a dropped index column
+        does not count). A string of digits that is not a column name is an index. ``None``:
+        no labels.
+    with_labels : bool, default True
+        ``False``: every column but the domain column is a feature.
+    domain_column : str, int or None
+        A column holding each row's domain (one file with several domains); returned in
+        ``Table.domains``, normalised as the labels are.
+    header : bool or None
+        ``None`` detects it (see the module docstring), ``True``/``False`` forces it.
+    allow_missing_labels : bool, default False
+        ``True`` (e.g. a target file whose labels are only for evaluation): rows without a
+        label get ``None`` in an object ``y``; ``False``: they are an error naming the lines.
+
+    Returns
+    -------
+    Table
+
+    Raises
+    ------
+    TableError
+        A ``ValueError`` whose one-line message names the file, the line and column where it
+        applies, and the fix.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "s.csv").write_text("a,b,label\\n1,2,1\\n3,4,2.0\\n5,6,01\\n")
+    >>> t = read_table(folder / "s.csv", label_column="label")
+    >>> t.X.tolist(), t.y.tolist(), t.feature_names
+    ([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], [1, 2, 1], ['a', 'b'])
+
+    A pandas ``to_csv()`` export keeps its integer header; the index column is dropped:
+
+    >>> import pandas as pd
+    >>> pd.DataFrame([[0.5, 1.5, "cat"], [2.5, 3.5, "dog"]]).to_csv(folder / "e.csv.gz")
+    >>> t = read_table(folder / "e.csv.gz")
+    >>> t.X.tolist(), t.y.tolist(), t.feature_names
+    ([[0.5, 1.5], [2.5, 3.5]], ['cat', 'dog'], ['0', '1'])
+    >>> print(t.notes[-1].split(": ", 1)[1])
+    dropped the first column (empty header name: a row index as pandas to_csv() writes it;
+    values 0..1).
+    """
+    path = Path(path)
+    notes: list[str] = []
+    raw = _read_bytes(path)
+    raw, name = _decompress(raw, path, notes)
+    if not _NON_BLANK.search(raw):
+        raise TableError(f"{path}: the file is empty; give a file with rows.")
+    label_column = label_column if with_labels else None
+    suffix = Path(name).suffix.lower()
+    magic = {".parquet": b"PAR1", ".pq": b"PAR1", ".npy": b"\x93NUMPY", ".npz": b"PK"}
+    if suffix in magic and not raw.startswith(magic[suffix]):
+        raise TableError(f"{path}: not a valid {suffix} file (its first bytes are "
+                         f"{raw[:8]!r}); check the file or its extension.")
+    rows, names_shown = _Rows(), True
+    if raw.startswith(b"PAR1"):
+        df = _read_parquet(raw, path)
+        names = [str(c) for c in df.columns]
+        layout = _layout(names, len(names), label_column, domain_column, path, notes)
+    elif raw.startswith((b"\x93NUMPY", b"PK")):
+        npz = raw.startswith(b"PK")
+        df, ykey, dkey = _read_numpy(raw, path, npz, label_column, domain_column)
+        if npz:
+            cols = list(df.columns)
+            d = cols.index(ykey) if ykey else None
+            m = cols.index(dkey) if dkey else None
+            layout = _Layout(cols, None, d, m, [j for j in range(len(cols)) if j not in (d, m)])
+            names_shown = False
+        else:
+            layout = _layout(None, df.shape[1], label_column, domain_column, path, notes)
+    else:
+        df, layout, rows = _read_text(
+            raw, path, name, header, notes,
+            lambda names, n: _layout(names, n, label_column, domain_column, path, notes))
+    if len(df) == 0:
+        raise TableError(f"{path}: no data rows; add the rows.")
+    if layout.index is not None:
+        col = pd.to_numeric(df.iloc[:, layout.index], errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan)
+        counts = next((f"; values {s}..{s + len(col) - 1}" for s in (0, 1)
+                       if np.array_equal(col, np.arange(s, s + len(col)))), "")
+        notes.append(f"{path}: dropped the first column (empty header name: a row index as "
+                     f"pandas to_csv() writes it{counts}).")
+    X = _features(df, layout, rows, path, notes)
+    y = label_name = domains = None
+    if layout.label is not None:
+        label_name = layout.names[layout.label] if layout.names else None
+        y = _column_values(df.iloc[:, layout.label], rows, path,
+                           f"{path}, label column {layout.name(layout.label)}",
+                           allow_missing_labels, classes=True)
+    if layout.domain is not None:
+        domains = _column_values(df.iloc[:, layout.domain], rows, path,
+                                 f"{path}, domain column {layout.name(layout.domain)}",
+                                 False, classes=False)
+    feature_names = ([layout.names[j] for j in layout.features]
+                     if layout.names and names_shown else None)
+    return Table(str(path), X, y, feature_names, label_name, domains, notes)
+
+
+def encode_labels(label_arrays: Sequence[np.ndarray | Table], *, what: str = "labels",
+                  names: Sequence[str] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Pool the labels of several files into sorted classes and per-array integer codes.
+
+    Labels are compared as values (``1``, ``1.0`` and ``"01"`` are one class, in one file or
+    across files); missing labels (``None``, NaN, ``""``, ``"NA"``, ...) get the code ``-1``
+    (the library's unlabeled marker). Items may be :class:`Table` objects (their ``y`` and
+    ``path`` are used). Numeric labels in some arrays and text labels in others are an error
+    naming both groups (``names``, or the tables' paths, or ``array 1``, ...), as are labels
+    that look like a regression target (see :func:`read_table`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> classes, codes = encode_labels([np.array([1, 2, 2]), np.array(["2.0", "1", None],
+    ...                                                                 dtype=object)])
+    >>> classes.tolist(), [c.tolist() for c in codes]
+    ([1, 2], [[0, 1, 1], [1, 0, -1]])
+    """
+    items = list(label_arrays)
+    if not items:
+        raise ValueError(f"{what}: no label arrays given.")
+    if names is not None and len(names) != len(items):
+        raise ValueError(f"{what}: {len(names)} names for {len(items)} label arrays.")
+    labels = []
+    for i, item in enumerate(items):
+        nm = (names[i] if names is not None else item.path if isinstance(item, Table)
+              else f"array {i + 1}")
+        y = item.y if isinstance(item, Table) else item
+        if y is None:
+            raise ValueError(f"{what}: {nm} has no labels; read it with its label column.")
+        labels.append((nm, *_normalise(y, f"{what} of {nm}")))
+    kinds = {k for _, _, _, k in labels if k is not None}
+    if not kinds:
+        raise ValueError(f"{what}: every label is missing; give labeled rows.")
+    if len(kinds) > 1:
+        group = {k: [nm for nm, _, _, kk in labels if kk == k] for k in kinds}
+        raise ValueError(f"{what}: {', '.join(group['number'])} hold numeric labels but "
+                         f"{', '.join(group['text'])} hold text labels; write each class the "
+                         "same way in every file.")
+    pool = np.concatenate([v[~m] for _, v, m, k in labels if k is not None])
+    _check_classes(pool, pool.size, f"{what} (all arrays together)")
+    classes = np.unique(pool)
+    codes = [np.full(v.shape, -1, dtype=np.int64) if k is None else
+             np.where(m, -1, np.searchsorted(classes, v)).astype(np.int64)
+             for _, v, m, k in labels]
+    return classes, codes
