@@ -38,11 +38,12 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.kernel_approximation import Nystroem
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
+from ._param_validation import Interval, StrOptions, check_params
 from ._validation import check_X
 
 __all__ = [
@@ -384,11 +385,16 @@ def rff_moments(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None
     return int(X.shape[0]), s, S
 
 
-class RandomFourierFeatures(TransformerMixin, BaseEstimator):
+class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Random Fourier features of the Gaussian kernel, as in the RF-TCA paper.
 
     ``transform(X) = N^{-1/2} [cos(X Omega), sin(X Omega)]``, ``Omega ~ N(0, 1/sigma^2)``,
-    ``2 * n_features`` output columns, computed in chunks of ``chunk_size`` rows.
+    ``2 * n_features`` output columns, computed in chunks of ``chunk_size`` rows. Parameters
+    are checked by their declarative ``_parameter_constraints``; ``fit`` records
+    ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame) and ``transform`` checks
+    them; the output columns are named ``randomfourierfeatures0, ...``
+    (``get_feature_names_out``). float32 input gives float32 output (the map is computed in
+    the input's precision), anything else float64.
 
     Parameters
     ----------
@@ -407,6 +413,8 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     ----------
     sigma_ : float
     omega_ : ndarray of shape (n_features_in_, n_features)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (DataFrame input only)
 
     Examples
     --------
@@ -417,6 +425,14 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     (50, 200)
     """
 
+    _parameter_constraints: dict = {
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
+        "random_state": ["random_state", np.random.Generator],
+        "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "sampling": [StrOptions(set(RFF_SAMPLINGS))],
+    }
+
     def __init__(self, n_features=500, bandwidth="median", random_state=None, chunk_size=None,
                  sampling="gaussian"):
         self.n_features = n_features
@@ -425,22 +441,34 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         self.chunk_size = chunk_size
         self.sampling = sampling
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    @property
+    def _n_features_out(self):
+        return 2 * self.omega_.shape[1]
+
     def fit(self, X, y=None):
-        X = check_X(X)
-        self.n_features_in_ = X.shape[1]
+        """Draw the frequencies (bandwidth from ``X`` when it is a rule). Returns ``self``."""
+        check_params(self)
+        X = check_X(X, estimator=self, reset=True)
+        if X.shape[0] < 2 and isinstance(self.bandwidth, str) and self.bandwidth != "n_features":
+            raise ValueError(f"n_samples={X.shape[0]}: the bandwidth rule {self.bandwidth!r} "
+                             "needs at least 2 rows; pass a numeric bandwidth.")
         self.sigma_ = resolve_bandwidth(self.bandwidth, X)
         self.omega_ = rff_weights(X.shape[1], self.n_features, self.sigma_, self.random_state,
                                   sampling=self.sampling)
         return self
 
     def transform(self, X):
+        """The features of ``X``, shape ``(n_samples, 2 * n_features)``."""
         check_is_fitted(self, "omega_")
-        X = check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but RandomFourierFeatures was "
-                             f"fitted with {self.n_features_in_}.")
-        out = np.empty((X.shape[0], 2 * self.n_features))
-        for sl, Z in rff_chunks(X, self.omega_, self.chunk_size):
+        X = check_X(X, estimator=self, reset=False)
+        om = self.omega_.astype(X.dtype, copy=False)
+        out = np.empty((X.shape[0], 2 * om.shape[1]), dtype=X.dtype)
+        for sl, Z in rff_chunks(X, om, self.chunk_size):
             out[sl] = Z
         return out
 

@@ -10,6 +10,11 @@ exists, and the smallest grid for the searches): defaults must work on small dat
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier, uSCA
@@ -28,14 +33,77 @@ ESTIMATORS = [
     SourceCVSearch(DomainAdaptationClassifier(TCA()), {"adapter__mu": [1.0]}, cv=2),
 ]
 
+_MINUS_ONE = ("fits labels {-1, +1}: y = -1 marks unlabeled rows (skada's convention), so these "
+              "labels are refused with an error that says how to re-encode them (issue #14)")
+
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
-EXPECTED_FAILED: dict[str, dict[str, str]] = {}
+EXPECTED_FAILED: dict[str, dict[str, str]] = {
+    "DomainAdaptationClassifier": {"check_classifiers_classes": _MINUS_ONE},
+    "SourceCVSearch": {"check_classifiers_classes": _MINUS_ONE},
+}
 
 
 def _expected_failed_checks(estimator):
     return EXPECTED_FAILED.get(type(estimator).__name__, {})
 
 
+# tiny check data: lowering the default n_components is expected (and tested in the per-method
+# files), the warning would only be noise here
+@pytest.mark.filterwarnings("ignore::shiftlearn.adaptation._base.ComponentsClippedWarning")
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def _frame_data():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n = 40
+    y = np.r_[np.arange(n // 2) % 2, -np.ones(n // 2, int)]
+    X = rng.normal(size=(n, 3)) + (y[:, None] == 1) * 2.0
+    sd = np.r_[np.ones(n // 2, int), -2 * np.ones(n // 2, int)]
+    return pd.DataFrame(X, columns=["a", "b", "c"]), y, sd
+
+
+FRAME_ESTIMATORS = [
+    TCA(n_components=2),
+    RFTCA(n_components=2, n_features=50, random_state=0),
+    SCA(n_components=2),
+    uSCA(n_components=2),
+    RFSCA(n_components=2, n_features=50, random_state=0),
+    RandomFourierFeatures(n_features=5, random_state=0),
+    DomainAdaptationClassifier(TCA(n_components=2)),
+    SourceCVSearch(DomainAdaptationClassifier(TCA(n_components=2)), {"adapter__mu": [1.0]},
+                   cv=2),
+]
+
+
+@pytest.mark.parametrize("estimator", FRAME_ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_dataframe_feature_names(estimator):
+    """DataFrame input: names recorded in fit, a reordered frame refused at transform (it was
+    silently accepted), output names from get_feature_names_out (and set_output)."""
+    df, y, sd = _frame_data()
+    est = clone(estimator)
+    fit_args = (df,) if isinstance(est, RandomFourierFeatures) else (df, y, sd)
+    est.fit(*fit_args)
+    assert est.feature_names_in_.tolist() == ["a", "b", "c"] and est.n_features_in_ == 3
+    Z = est.transform(df)
+    with pytest.raises(ValueError, match="feature names"):
+        est.transform(df[["c", "a", "b"]])
+    with pytest.raises(ValueError, match="3 features"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)        # "X does not have valid names"
+        est.transform(df.to_numpy()[:, :2])
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        np.testing.assert_allclose(est.transform(df.to_numpy()), Z)
+    if isinstance(est, SourceCVSearch):
+        return
+    names = est.get_feature_names_out()
+    assert len(names) == Z.shape[1] and len(set(names)) == len(names)
+    assert names[0].startswith(type(est.adapter_ if hasattr(est, "adapter_") else est)
+                               .__name__.lower())
+    est.get_feature_names_out(["a", "b", "c"])
+    with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
+        est.get_feature_names_out(["c", "a", "b"])
+    if hasattr(est, "set_output"):
+        out = clone(est).set_output(transform="pandas").fit(*fit_args).transform(df)
+        assert out.columns.tolist() == names.tolist() and out.index.equals(df.index)

@@ -246,7 +246,7 @@ def test_random_fourier_features_estimator():
     est = RandomFourierFeatures(n_features=50, random_state=0).fit(X)
     assert est.sigma_ == pytest.approx(median_heuristic(X))
     assert est.omega_.shape == (3, 50)
-    with pytest.raises(ValueError, match="fitted with 3"):
+    with pytest.raises(ValueError, match="expecting 3 features"):
         est.transform(X[:, :2])
     X32 = X.astype(np.float32)
     assert np.isfinite(RandomFourierFeatures(10, random_state=0).fit_transform(X32)).all()

@@ -6,6 +6,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 
 from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier
+from shiftlearn.adaptation._base import ComponentsClippedWarning
 from shiftlearn.datasets import make_sca_toy
 from shiftlearn.model_selection import SourceCVSearch
 
@@ -37,12 +38,31 @@ def test_meta_errors_and_path():
     X, y, sd, _ = _toy()
     with pytest.raises(ValueError, match="source rows"):
         DomainAdaptationClassifier(TCA(n_components=2)).fit(X[sd < 0], y[sd < 0], sd[sd < 0])
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        DomainAdaptationClassifier(TCA(n_components=2)).fit(X, None, sd)
+    with pytest.raises(ValueError, match="'adapter' parameter"):
+        DomainAdaptationClassifier(KNeighborsClassifier()).fit(X, y, sd)
+    # one labeled class: the classifier would predict it everywhere
+    one = np.where(y == 2, 0, y)
+    one[(sd > 0) & (one == 1)] = 0
+    with pytest.raises(ValueError, match="one class only .* at least 2 classes"):
+        DomainAdaptationClassifier(TCA(n_components=2)).fit(X, one, sd)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        DomainAdaptationClassifier(TCA(n_components=2)).fit(X, np.linspace(0, 1, len(y)))
     clf = DomainAdaptationClassifier(SCA(beta=0.3))
     path = clf.fit_path(X, y, sd, [1, 3])
     direct = DomainAdaptationClassifier(SCA(n_components=1, beta=0.3)).fit(X, y, sd)
     np.testing.assert_allclose(np.abs(path[0].transform(X)), np.abs(direct.transform(X)),
                                atol=1e-8)
     np.testing.assert_array_equal(path[0].predict(X), direct.predict(X))
+    # a k beyond what the data allow (3 classes at beta = 1: at most 2) is clipped, as a fit
+    with pytest.warns(ComponentsClippedWarning):
+        path = DomainAdaptationClassifier(SCA(beta=1.0)).fit_path(X, y, sd, [1, 5])
+    with pytest.warns(ComponentsClippedWarning):
+        direct = DomainAdaptationClassifier(SCA(n_components=5, beta=1.0)).fit(X, y, sd)
+    assert path[1].adapter_.n_components_ == direct.adapter_.n_components_ == 2
+    np.testing.assert_allclose(np.abs(path[1].transform(X)), np.abs(direct.transform(X)),
+                               atol=1e-8)
 
 
 def test_inside_skada_pipeline():
@@ -75,14 +95,27 @@ def test_source_cv_search_uses_source_labels_only():
 
 def test_source_cv_search_errors_and_failed_settings():
     X, y, sd, _ = _toy(n=10)
-    with pytest.raises(ValueError, match="cv must be"):
+    with pytest.raises(ValueError, match="'cv' parameter of SourceCVSearch"):
         SourceCVSearch(DomainAdaptationClassifier(TCA()), {}, cv=1).fit(X, y, sd)
-    # k = 5 is impossible at beta = 1 with 3 classes: that setting fails and ranks last
+    with pytest.raises(ValueError, match="cannot be split into cv=50 folds"):
+        SourceCVSearch(DomainAdaptationClassifier(TCA()), {}, cv=50).fit(X, y, sd)
+    # k = 5 is more than beta = 1 allows with 3 classes: clipped to 2 (warned), same scores
     grid = {"adapter__beta": [1.0], "adapter__n_components": [2, 5]}
-    search = SourceCVSearch(DomainAdaptationClassifier(SCA()), grid, cv=3, use_path=False)
-    search.fit(X, y, sd)
-    assert search.best_params_["adapter__n_components"] == 2
-    assert np.isnan(search.cv_results_["mean_test_score"][1])
+    with pytest.warns(ComponentsClippedWarning):
+        search = SourceCVSearch(DomainAdaptationClassifier(SCA()), grid, cv=3,
+                                use_path=False).fit(X, y, sd)
+    scores = search.cv_results_["mean_test_score"]
+    assert scores[0] == scores[1] and search.best_params_["adapter__n_components"] == 2
+    # a setting that fails (a DG-only adapter given target rows) scores NaN and ranks last
+    grid = {"adapter__setting": ["dg", "auto"], "adapter__n_components": [2]}
+    search = SourceCVSearch(DomainAdaptationClassifier(SCA()), grid, cv=3).fit(X, y, sd)
+    assert np.isnan(search.cv_results_["mean_test_score"][0])
+    assert search.best_params_["adapter__setting"] == "auto"
+    # every setting failing names the first failure
+    with pytest.raises(ValueError, match=r"the first failure: ValueError: SCA\(setting='dg'\) "
+                       "must not see target rows"):
+        SourceCVSearch(DomainAdaptationClassifier(SCA()), {"adapter__setting": ["dg"]},
+                       cv=3).fit(X, y, sd)
 
 
 def test_source_cv_search_verbose_reports_progress_without_changing_results(capsys):

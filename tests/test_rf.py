@@ -18,6 +18,7 @@ from shiftlearn.adaptation import (
     rfsca_from_stats,
     rftca_from_stats,
 )
+from shiftlearn.adaptation._base import ComponentsClippedWarning
 from shiftlearn.kernels import rbf_kernel, rff_map, rff_weights
 
 
@@ -135,12 +136,57 @@ def test_fit_from_merged_client_stats_equals_fit_on_all_rows():
     full = RFSCA(n_components=3, n_features=60, random_state=0).fit(X, y, sample_domain=sd)
     om = full.omega_
     clients = [rf_stats(X[i::3], y[i::3], sd[i::3], om) for i in range(3)]
-    fed = clone(full).set_params()
-    fed.omega_, fed.sigma_, fed.n_features_in_ = om, full.sigma_, X.shape[1]
-    fed.fit_from_stats(sum(clients))
-    np.testing.assert_allclose(fed.eigenvalues_, full.eigenvalues_, rtol=1e-8)
-    Z1, Z2 = full.transform(X), fed.transform(X)
-    np.testing.assert_allclose(np.abs(Z1), np.abs(Z2), rtol=1e-6, atol=1e-8)
+    for fed in (clone(full).fit_from_stats(sum(clients), omega=om),      # a fresh estimator
+                clone(full).fit(X, y, sd).fit_from_stats(sum(clients))):
+        np.testing.assert_allclose(fed.eigenvalues_, full.eigenvalues_, rtol=1e-8)
+        Z1, Z2 = full.transform(X), fed.transform(X)
+        np.testing.assert_allclose(np.abs(Z1), np.abs(Z2), rtol=1e-6, atol=1e-8)
+        assert fed.n_features_in_ == X.shape[1] and fed.setting_ == "da"
+
+
+@pytest.mark.parametrize("Est", [RFTCA, RFSCA])
+def test_fit_from_stats_without_frequencies_is_a_clear_error(Est):
+    """Unfitted (no omega_): it used to solve and then fail in transform with AttributeError."""
+    X, y, sd, _, _ = _da_data(n=30)
+    om = rff_weights(X.shape[1], 20, 2.0, random_state=0)
+    st = rf_stats(X, y, sd, om)
+    with pytest.raises(ValueError, match=r"has no frequencies \(omega_\).*omega=om"):
+        Est(n_components=2, n_features=20).fit_from_stats(st)
+    with pytest.raises(ValueError, match="different frequencies"):
+        Est(n_components=2, n_features=20).fit_from_stats(
+            st, omega=rff_weights(X.shape[1], 20, 2.0, random_state=1))
+    with pytest.raises(ValueError, match="set n_features=20"):
+        Est(n_components=2, n_features=30).fit_from_stats(st, omega=om)
+    with pytest.raises(ValueError, match="'n_components' parameter"):
+        Est(n_components=0, n_features=20).fit_from_stats(st, omega=om)
+    fitted = Est(n_components=2, n_features=20, random_state=5).fit(X, y, sd)
+    with pytest.raises(ValueError, match="different frequencies"):
+        fitted.fit_from_stats(st)                    # its own omega_ is not the stats' one
+    est = Est(n_components=2, n_features=20).fit_from_stats(st, omega=om)
+    ref = Est(n_components=2, n_features=20, bandwidth=2.0, random_state=0).fit(X, y, sd)
+    np.testing.assert_allclose(np.abs(est.transform(X)), np.abs(ref.transform(X)),
+                               rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("Est", [RFTCA, RFSCA])
+def test_default_n_components_is_clipped_on_small_data(Est):
+    X, y, sd, _, _ = _da_data(n=4)
+    with pytest.warns(ComponentsClippedWarning, match=r"rank <= 7\); using n_components=7"):
+        est = Est(n_features=100, random_state=0).fit(X, y, sample_domain=sd)
+    assert est.n_components_ == 7 and est.transform(X).shape == (8, 7)
+    with pytest.raises(ValueError, match="n_components=8 is too large"):
+        est.truncate(8)
+    # two tight clusters of rows: numerically rank 2 (null eigenvalues are dropped, warned)
+    rng = np.random.default_rng(0)
+    Xc = np.repeat(np.eye(2) * 5, 10, axis=0) + 1e-9 * rng.normal(size=(20, 2))
+    yc, sdc = np.repeat([0, 1], 10), np.ones(20, int)
+    with pytest.warns(ComponentsClippedWarning, match="numerically non-zero"):
+        est = Est(n_components=5, n_features=100, random_state=0).fit(Xc, yc, sample_domain=sdc)
+    assert 1 <= est.n_components_ < 5
+    assert np.all(est.eigenvalues_ > 1e-10 * est.eigenvalues_[0])
+    with pytest.raises(ValueError, match="numerically non-zero"):   # the function still raises
+        (rftca_from_stats(rf_stats(Xc, yc, sdc, est.omega_), 5) if Est is RFTCA else
+         rfsca_from_stats(rf_stats(Xc, yc, sdc, est.omega_), 5))
 
 
 # ----------------------------------------------------------------------------- convergence
@@ -292,10 +338,13 @@ def test_gamma_is_inverse_mu_and_scaling_constraint():
 # ----------------------------------------------------------------------------- errors
 def test_errors():
     X, y, sd, _, _ = _da_data(n=40)
+    st = rf_stats(X, y, sd, rff_weights(X.shape[1], 30, 2.0, random_state=0))
     with pytest.raises(ValueError, match="n_components=300 is too large"):
-        RFTCA(n_components=300, n_features=100).fit(X, y, sample_domain=sd)
-    with pytest.raises(ValueError, match="n_classes - 1"):
+        rftca_from_stats(st, 300)                     # the function refuses, the estimator clips
+    with pytest.warns(ComponentsClippedWarning, match="n_classes - 1"):
         RFSCA(n_components=5, beta=1.0, n_features=30).fit(X, y, sample_domain=sd)
+    with pytest.raises(ValueError, match="n_classes - 1"):
+        rfsca_from_stats(st, 5, beta=1.0)
     one = np.where(y >= 0, 0, -1)
     with pytest.raises(ValueError, match="one class|2 classes"):
         RFSCA(n_components=2, beta=0.5, n_features=30).fit(X, one, sample_domain=sd)
@@ -304,8 +353,12 @@ def test_errors():
                                                                 sample_domain=sd[:40])
     with pytest.raises(ValueError, match="must not see target"):
         RFSCA(n_components=2, setting="dg", n_features=30).fit(X, y, sample_domain=sd)
-    with pytest.raises(ValueError, match="n_features"):
+    with pytest.raises(ValueError, match="'n_features' parameter of RFTCA"):
         RFTCA(n_features=0).fit(X, y, sample_domain=sd)
+    with pytest.raises(ValueError, match="'dtype' parameter of RFSCA"):
+        RFSCA(dtype="float16").fit(X, y, sample_domain=sd)
+    with pytest.raises(ValueError, match="'random_state' parameter"):
+        RFTCA(random_state="seed").fit(X, y, sample_domain=sd)
     with pytest.raises(ValueError, match="beta"):
         RFSCA(beta=1.5, n_features=10).fit(X, y, sample_domain=sd)
     with pytest.raises(ValueError, match="penalty"):

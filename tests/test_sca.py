@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import scipy.linalg
 from sklearn.decomposition import KernelPCA
-from sklearn.utils.estimator_checks import check_estimator
 
-from shiftlearn.adaptation import SCA, sca_problem, sca_solve, uSCA
+from shiftlearn.adaptation import SCA, _base, _sca, sca_problem, sca_solve, uSCA
+from shiftlearn.adaptation._base import ComponentsClippedWarning
 from shiftlearn.kernels import center_kernel, gamma_from_sigma, mmd_matrix, rbf_kernel
 
 
@@ -78,10 +78,13 @@ def test_total_is_between_plus_within_and_rank_of_P():
     P = prob.Pf @ prob.Pf.T
     np.testing.assert_allclose(prob.Kc @ prob.Kc / len(X), P + Q, atol=1e-12)
     assert prob.Pf.shape[1] == 2
-    # at beta = 1 at most C - 1 components
-    SCA(n_components=2, beta=1.0).fit(X, y, sd)
-    with pytest.raises(ValueError, match=r"n_classes - 1 = 2"):
-        SCA(n_components=3, beta=1.0).fit(X, y, sd)
+    # at beta = 1 at most C - 1 components: more are lowered to C - 1, with a warning
+    two = SCA(n_components=2, beta=1.0).fit(X, y, sd)
+    with pytest.warns(ComponentsClippedWarning, match=r"n_classes - 1 = 2\); using "
+                      r"n_components=2"):
+        three = SCA(n_components=3, beta=1.0).fit(X, y, sd)
+    assert three.n_components_ == 2
+    np.testing.assert_allclose(three.transform(X), two.transform(X), atol=1e-10)
 
 
 def test_domain_scatter_is_quarter_mmd():
@@ -215,12 +218,15 @@ def test_errors():
         SCA(n_components=2, setting="da").fit(X[sd > 0], y[sd > 0], sd[sd > 0])
     with pytest.raises(ValueError, match="must not see target rows"):
         SCA(n_components=2, setting="dg").fit(X, y, sd)
-    with pytest.raises(ValueError, match="n_components=50 is too large"):
-        SCA(n_components=50).fit(X, y, sd)
-    with pytest.raises(ValueError, match="beta"):
+    with pytest.raises(ValueError, match="'beta' parameter of SCA must be a float in the "
+                       r"range \[0.0, 1.0\]"):
         SCA(beta=1.5).fit(X, y, sd)
-    with pytest.raises(ValueError, match="centering"):
+    with pytest.raises(ValueError, match="'centering' parameter of SCA"):
         SCA(n_components=2, centering="later").fit(X, y, sd)
+    with pytest.raises(ValueError, match="'delta' parameter of uSCA"):
+        uSCA(delta=-1.0).fit(X, y, sd)
+    with pytest.raises(ValueError, match="'whiten' parameter"):
+        SCA(whiten="yes").fit(X, y, sd)
     with pytest.raises(ValueError):              # an empty training set
         SCA(n_components=2).fit(X[:0], y[:0], sd[:0])
     with pytest.raises(ValueError, match="n_samples=1"):
@@ -238,8 +244,48 @@ def test_robust_to_duplicates_constant_features_float32():
     np.testing.assert_allclose(np.abs(Z32), np.abs(Z), rtol=1e-3, atol=1e-3)
 
 
-def test_check_estimator():
-    check_estimator(SCA(n_components=2))
+@pytest.mark.parametrize("Est", [SCA, uSCA])
+def test_default_n_components_is_clipped_on_small_data(Est):
+    X, y, sd, _ = _da_data(n=4)
+    with pytest.warns(ComponentsClippedWarning, match=f"{Est.__name__}: n_components=10 .* "
+                      r"rank <= 7\); using n_components=7"):
+        est = Est().fit(X, y, sd)
+    assert est.n_components_ == 7 and est.transform(X).shape == (8, 7)
+    with pytest.raises(ValueError, match="n_components=8 is too large"):
+        est.truncate(8)
+
+
+def test_exact_sca_beyond_the_memory_budget_is_refused_up_front(monkeypatch):
+    monkeypatch.setattr(_base, "MEMORY_BUDGET", 32 << 30)
+    X = np.random.default_rng(0).normal(size=(70_000, 2))
+    y = np.r_[np.arange(35_000) % 2, -np.ones(35_000, int)]
+    sd = np.r_[np.ones(35_000, int), -np.ones(35_000, int)]
+    with pytest.raises(ValueError, match=r"SCA.fit .* needs about 1\d\d\.\d GiB .* Use RFSCA"):
+        SCA().fit(X, y, sd)
+
+
+@pytest.mark.parametrize("solver", ["arpack", "dense"])
+def test_memory_estimate_bounds_the_measured_peak(solver):
+    """FIT_MATRICES (the guard's n x n count) is at least what numpy really allocates."""
+    import tracemalloc
+
+    X, y, sd, _ = _da_data(n=300)
+    n = len(X)
+    _sca.clear_cache()
+    tracemalloc.start()
+    SCA(n_components=5, bandwidth=2.0, eigen_solver=solver).fit(X, y, sd)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    _sca.clear_cache()
+    assert 0.5 * _sca.FIT_MATRICES[solver] <= peak / (n * n * 8) <= _sca.FIT_MATRICES[solver]
+
+
+def test_transform_in_row_blocks_equals_one_block(monkeypatch):
+    X, y, sd, _ = _da_data(n=30)
+    sca = SCA(n_components=3).fit(X, y, sd)
+    whole = sca.transform(X)
+    monkeypatch.setattr(_base, "KERNEL_CHUNK_BYTES", 8 * 60 * 3 * 7)     # 7 rows per block
+    np.testing.assert_allclose(sca.transform(X), whole, rtol=0, atol=1e-12)
 
 
 def test_sca_toy_far_above_raw():
@@ -289,8 +335,6 @@ def test_factorisation_cache_is_bounded(monkeypatch):
     """The module-level cache keeps at most CACHE_SIZE entries within CACHE_MAX_BYTES, and a
     fit whose entry alone is too large leaves nothing behind; cached refits give the same
     result as uncached ones."""
-    from shiftlearn.adaptation import _sca
-
     _sca.clear_cache()
     X, y, sd, _ = _da_data(n=60)
     sca = SCA(n_components=3, beta=0.5, eigen_solver="arpack")

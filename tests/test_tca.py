@@ -1,12 +1,16 @@
-"""Exact TCA: the symmetric-definite solve, mu/gamma, scaling, robustness, sklearn checks."""
+"""Exact TCA: the symmetric-definite solve, mu/gamma, scaling, robustness, clipping, memory
+guard (scikit-learn's checks: tests/test_common.py)."""
+
+import tracemalloc
 
 import numpy as np
 import pytest
 import scipy.linalg
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.utils.estimator_checks import check_estimator
 
-from shiftlearn.adaptation import TCA, mmd_vector, solve_generalized_eigh, tca_components
+from shiftlearn.adaptation import TCA, _base, mmd_vector, solve_generalized_eigh, tca_components
+from shiftlearn.adaptation._base import ComponentsClippedWarning
+from shiftlearn.adaptation._tca import FIT_MATRICES
 from shiftlearn.kernels import rbf_kernel
 
 
@@ -86,10 +90,29 @@ def test_fit_transform_equals_transform():
         np.testing.assert_allclose(Z, tca.transform(X), atol=1e-9)
 
 
+def test_default_n_components_is_clipped_on_small_data():
+    X, sd = _two_domains(n=5)
+    with pytest.warns(ComponentsClippedWarning, match=r"n_components=30 .* rank <= 9\); using "
+                      r"n_components=9"):
+        tca = TCA().fit(X, sample_domain=sd)
+    assert tca.n_components_ == 9 and tca.n_components == 30
+    assert tca.transform(X).shape == (10, 9)
+    # the same components as asking for 9 (clipping is not an approximation)
+    np.testing.assert_allclose(np.abs(tca.transform(X)),
+                               np.abs(TCA(n_components=9).fit(X, sample_domain=sd).transform(X)),
+                               atol=1e-10)
+    # truncating beyond the fitted components stays an error
+    with pytest.raises(ValueError, match="n_components=10 is too large"):
+        tca.truncate(10)
+    assert tca.truncate(3).transform(X).shape == (10, 3)
+
+
 def test_errors():
     X, sd = _two_domains(n=5)
-    with pytest.raises(ValueError, match="n_components=30 is too large"):
-        TCA().fit(X, sample_domain=sd)
+    with pytest.raises(ValueError, match="'n_components' parameter of TCA must be an int"):
+        TCA(n_components=0).fit(X, sample_domain=sd)
+    with pytest.raises(ValueError, match="'kernel' parameter"):
+        TCA(kernel="poly").fit(X, sample_domain=sd)
     with pytest.raises(ValueError, match="mu"):
         TCA(n_components=2, mu=-1).fit(X, sample_domain=sd)
     with pytest.raises(ValueError, match="gamma"):
@@ -126,8 +149,51 @@ def test_beats_raw_on_a_shifted_toy():
     assert acc > 0.9
 
 
-def test_check_estimator():
-    check_estimator(TCA(n_components=2))
+def test_exact_tca_on_70000_rows_is_refused_before_allocating(monkeypatch):
+    """36 GiB per 70,000 x 70,000 kernel: a ValueError that names the memory and RFTCA, raised
+    before any n x n allocation (numpy used to die with MemoryError). The budget is pinned to
+    32 GiB so that the test means the same on a machine with more memory."""
+    monkeypatch.setattr(_base, "MEMORY_BUDGET", 32 << 30)
+    X = np.random.default_rng(0).normal(size=(70_000, 2))
+    sd = np.r_[np.ones(35_000, int), -np.ones(35_000, int)]
+    tracemalloc.start()
+    with pytest.raises(ValueError, match=r"needs about 4\d\.\d GiB .* Use RFTCA"):
+        TCA(n_components=5).fit(X, sample_domain=sd)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 50e6
+
+
+def test_memory_budget_is_stated_and_overridable(monkeypatch):
+    X, sd = _two_domains(n=100)
+    monkeypatch.setattr(_base, "MEMORY_BUDGET", 100_000)
+    with pytest.raises(ValueError, match=r"0\.0 GiB are available \(shiftlearn.adaptation._base"
+                       r"\.MEMORY_BUDGET\)"):
+        TCA(n_components=2).fit(X, sample_domain=sd)
+    monkeypatch.setattr(_base, "MEMORY_BUDGET", None)
+    assert _base.memory_budget() > 2**28       # the physical memory
+
+
+@pytest.mark.parametrize("solver", ["arpack", "dense"])
+def test_memory_estimate_bounds_the_measured_peak(solver):
+    """The guard's n x n count (FIT_MATRICES) is at least what numpy really allocates (a fixed
+    bandwidth: the median rule's own O(min(n, 1000)^2) work is freed before the fit's)."""
+    X, sd = _two_domains(n=300, d=5)
+    n = len(X)
+    tracemalloc.start()
+    TCA(n_components=5, bandwidth=2.0, eigen_solver=solver).fit(X, sample_domain=sd)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak <= FIT_MATRICES[solver] * n * n * 8
+    assert peak >= 0.5 * FIT_MATRICES[solver] * n * n * 8     # and not a wild over-estimate
+
+
+def test_transform_in_row_blocks_equals_one_block(monkeypatch):
+    X, sd = _two_domains(n=50)
+    tca = TCA(n_components=3).fit(X, sample_domain=sd)
+    whole = tca.transform(X)
+    monkeypatch.setattr(_base, "KERNEL_CHUNK_BYTES", 8 * 100 * 7)     # 7 rows per block
+    np.testing.assert_allclose(tca.transform(X), whole, rtol=0, atol=1e-12)
 
 
 @pytest.mark.slow

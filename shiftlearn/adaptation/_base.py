@@ -6,13 +6,23 @@
   symmetric, so their components are wrong; this is the proper solve.
 * :func:`whitening_scale`: the ``Lambda^{-1/2}`` factor of SCA / DICA, with a floor.
 * :func:`mmd_vector`: TCA's ``l`` (``1/n_s`` on source rows, ``-1/n_t`` on target rows).
-* :func:`check_n_components`: a clear error when ``k`` exceeds what the problem allows.
+* :func:`clip_n_components`: ``k`` clipped to what the data allow, with a
+  :class:`ComponentsClippedWarning` (as scikit-learn's ``KernelPCA``: defaults must work on
+  small data); :func:`check_n_components`: a clear error instead, where clipping would be wrong
+  (``truncate(k)`` beyond the fitted components).
+* :func:`check_dense_memory`: refuse, before allocating, an exact (``n x n``) fit or transform
+  that cannot fit in memory, naming the GiB and the random-feature alternative;
+  :func:`kernel_row_chunks`: row blocks for the out-of-sample kernel.
 * :class:`BaseSubspaceTransformer`: ``fit(X, y=None, sample_domain=None)`` / ``transform(X)``
-  with the validation every adapter needs; subclasses implement ``_fit`` and ``_transform``.
+  with the validation every adapter needs (declarative ``_parameter_constraints`` checked by
+  :func:`~shiftlearn._param_validation.check_params`, scikit-learn's ``validate_data`` for the
+  feature count and names); subclasses implement ``_fit`` and ``_transform``.
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
@@ -21,13 +31,18 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._param_validation import check_params
 from .._validation import check_X, check_X_y_domain
 from ._pipeline import warn_if_plain_pipeline
 
 __all__ = [
     "lowrank_inv_sqrt_weights",
     "BaseSubspaceTransformer",
+    "ComponentsClippedWarning",
+    "check_dense_memory",
     "check_n_components",
+    "clip_n_components",
+    "kernel_row_chunks",
     "mmd_vector",
     "solve_generalized_eigh",
     "whitening_scale",
@@ -172,6 +187,97 @@ def check_n_components(n_components, max_components: int, reason: str) -> int:
     return int(n_components)
 
 
+class ComponentsClippedWarning(UserWarning):
+    """``n_components`` was larger than the data allow and was lowered (see
+    :func:`clip_n_components`); ``n_components_`` holds the value used."""
+
+
+def clip_n_components(n_components: int, max_components: int, reason: str, owner: str) -> int:
+    """``min(n_components, max_components)``, warning when it clips.
+
+    Decision (as scikit-learn's ``KernelPCA``): default hyper-parameters must work on small data,
+    so a request beyond the rank bound is lowered to the bound with a
+    :class:`ComponentsClippedWarning` that names the requested value, the value used and the
+    reason, instead of an error. ``n_components`` itself is validated by the estimator's
+    ``_parameter_constraints`` (a positive integer) before this is called.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as rec:
+    ...     warnings.simplefilter("always")
+    ...     k = clip_n_components(30, 4, "5 training rows give rank <= 4", "TCA")
+    >>> k, str(rec[0].message)[:48]
+    (4, 'TCA: n_components=30 is more than the data allow')
+    """
+    if max_components < 1:
+        raise ValueError(f"{owner}: no component can be computed ({reason}).")
+    if n_components > max_components:
+        warnings.warn(f"{owner}: n_components={n_components} is more than the data allow "
+                      f"({reason}); using n_components={max_components} (see n_components_). "
+                      "Pass a smaller n_components to silence this warning.",
+                      ComponentsClippedWarning, stacklevel=4)
+        return int(max_components)
+    return int(n_components)
+
+
+#: Memory (bytes) an exact fit may plan to use; ``None`` = the machine's physical memory
+#: (``os.sysconf``). Set it to state a smaller budget (a shared machine, a container limit).
+MEMORY_BUDGET: int | None = None
+
+
+def memory_budget() -> int:
+    """:data:`MEMORY_BUDGET`, or the physical memory when it is ``None`` (``os.sysconf``; 16 GiB
+    assumed where the platform does not report it)."""
+    if MEMORY_BUDGET is not None:
+        return int(MEMORY_BUDGET)
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
+        return 16 << 30
+
+
+def check_dense_memory(n_rows: int, n_cols: int, n_matrices: float, owner: str,
+                       alternative: str) -> None:
+    """Refuse up front a computation that needs ``n_matrices`` float64 ``n_rows x n_cols``
+    matrices at once when they exceed :func:`memory_budget`.
+
+    Numpy would otherwise ask for the memory and die with ``MemoryError`` (or the machine would
+    swap); the ``ValueError`` names the GiB needed and available and the way out.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_dense_memory(10**6, 10**6, 1.2, "TCA.fit", "RFTCA")
+    ... except ValueError as exc:
+    ...     print(str(exc)[:60])
+    TCA.fit on 1000000 rows needs about 8940.7 GiB of memory (1.
+    """
+    need = float(n_matrices) * n_rows * n_cols * 8
+    budget = memory_budget()
+    if need > budget:
+        src = ("shiftlearn.adaptation._base.MEMORY_BUDGET" if MEMORY_BUDGET is not None
+               else "the physical memory")
+        raise ValueError(
+            f"{owner} on {n_rows} rows needs about {need / 2**30:.1f} GiB of memory "
+            f"({n_matrices:g} float64 {n_rows} x {n_cols} matrices) but {budget / 2**30:.1f} "
+            f"GiB are available ({src}). Use {alternative}, whose memory does not depend on the "
+            "number of rows, or fit on a subsample of the rows.")
+
+
+#: target size (bytes) of one row block of an out-of-sample kernel in ``transform``
+KERNEL_CHUNK_BYTES = 64 << 20
+
+
+def kernel_row_chunks(n_rows: int, n_train: int, n_temporaries: int = 1):
+    """Row slices such that a ``(block, n_train)`` float64 kernel block (times
+    ``n_temporaries`` live copies) stays near :data:`KERNEL_CHUNK_BYTES`: ``transform`` of an
+    exact adapter never forms the whole ``n_rows x n_train`` kernel."""
+    step = max(1, int(KERNEL_CHUNK_BYTES // (8 * max(n_train, 1) * max(n_temporaries, 1))))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
+
+
 class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator,
                               metaclass=ABCMeta):
     """Fit/transform plumbing shared by the subspace adapters.
@@ -180,8 +286,13 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     :func:`shiftlearn._validation.check_X_y_domain` and calls ``self._fit(X, y, sample_domain)``
     (``y`` may be ``None``; unlabeled rows carry ``-1``/NaN). Without ``y`` and
     ``sample_domain`` every row is one unlabeled domain (``sample_domain = 1``), which is what
-    a plain ``fit(X)`` means. ``transform(X)`` checks the fitted state and the number of
-    features and calls ``self._transform(X)``. Subclasses set ``n_components_`` in ``_fit``.
+    a plain ``fit(X)`` means. Every fitting method starts with
+    :func:`~shiftlearn._param_validation.check_params` (the subclass's declarative
+    ``_parameter_constraints``) and records ``n_features_in_`` (and ``feature_names_in_`` for
+    a DataFrame) through scikit-learn's ``validate_data``. ``transform(X)`` checks the fitted
+    state, the number of features and their names (a DataFrame whose columns were reordered
+    after ``fit`` is refused) and calls ``self._transform(X)``. Subclasses set
+    ``n_components_`` in ``_fit`` (the value used, after :func:`clip_n_components`).
 
     Class attributes subclasses may override: ``_require_target`` (demand target rows, for a
     pure-DA method) and ``_allow_unlabeled_source``.
@@ -215,14 +326,15 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return new
 
     def _validate_fit(self, X, y, sample_domain):
+        check_params(self)
         if y is None and sample_domain is None:
-            X = check_X(X)
+            X = check_X(X, estimator=self, reset=True)
             y, sd = None, np.ones(X.shape[0], dtype=np.int64)
         else:
             X, y, sd = check_X_y_domain(
                 X, y, sample_domain, task="classification",
                 allow_unlabeled_source=self._allow_unlabeled_source,
-                require_source=False, require_target=self._require_target)
+                require_source=False, require_target=self._require_target, estimator=self)
         if X.shape[0] < 2:
             raise ValueError(f"n_samples={X.shape[0]}: {type(self).__name__} needs at least 2 "
                              "training rows.")
@@ -262,10 +374,7 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def transform(self, X):
         """Project ``X`` onto the learned components, shape ``(n_samples, n_components_)``."""
         check_is_fitted(self, "n_components_")
-        X = check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input.")
+        X = check_X(X, estimator=self, reset=False)
         return self._transform(X)
 
     @property

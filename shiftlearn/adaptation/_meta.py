@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import TransformerTags
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from .._param_validation import HasMethods, check_params
 from .._validation import check_X, check_X_y_domain, unlabeled_mask
 
 __all__ = ["DomainAdaptationClassifier"]
@@ -14,6 +18,18 @@ __all__ = ["DomainAdaptationClassifier"]
 
 def _truncatable(adapter) -> bool:
     return hasattr(adapter, "truncate")
+
+
+def _estimator_has(attr: str):
+    """``available_if`` test: the fitted classifier (else the given one, else the default 1NN)
+    has ``attr``."""
+    def check(self) -> bool:
+        if hasattr(self, "estimator_"):
+            est = self.estimator_
+        else:
+            est = KNeighborsClassifier(1) if self.estimator is None else self.estimator
+        return hasattr(est, attr)
+    return check
 
 
 class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
@@ -37,6 +53,17 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     adapter_ : fitted clone of ``adapter``
     estimator_ : fitted clone of ``estimator``
     classes_ : ndarray
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names (a DataFrame); ``transform``/``predict`` then
+        refuse columns in another order.
+
+    Notes
+    -----
+    Decisions: it is a classifier that also has ``transform`` (the adapted features), so it
+    carries scikit-learn's classifier *and* transformer tags. Labeled source rows of a single
+    class are refused: the classifier could only predict that class for every target row
+    (usually the sign that ``-1``, the unlabeled marker, was meant as a class).
 
     Examples
     --------
@@ -48,15 +75,41 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     (60,)
     """
 
+    _parameter_constraints: dict = {
+        "adapter": [HasMethods(["fit", "transform"])],
+        "estimator": [HasMethods(["fit", "predict"]), None],
+    }
+
     def __init__(self, adapter, estimator=None):
         self.adapter = adapter
         self.estimator = estimator
 
-    def _validate(self, X, y, sample_domain):
-        X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification")
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags()
+        return tags
+
+    def _validate(self, X, y, sample_domain, estimator=None):
+        check_params(self)
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             "is None: give the labels of the source rows and -1 (or NaN) for "
+                             "the unlabeled target rows.")
+        X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
+                                    estimator=self if estimator is None else estimator)
         lab = (sd > 0) & ~unlabeled_mask(y)
         if not lab.any():
-            raise ValueError("No labeled source rows to train the classifier on.")
+            raise ValueError("No labeled source rows to train the classifier on: give rows with "
+                             "a positive sample_domain and a label (y = -1 or NaN marks "
+                             "unlabeled rows).")
+        check_classification_targets(y[lab])
+        classes = np.unique(y[lab])
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"The labeled source rows hold one class only ({classes[0]}): the classifier "
+                "would predict that class for every row. Give labeled source rows of at least "
+                "2 classes (y = -1 marks unlabeled rows; if -1 is one of your classes, "
+                "re-encode the labels, e.g. with sklearn.preprocessing.LabelEncoder).")
         return X, y, sd, lab
 
     def _fit_classifier(self, Z, y, lab):
@@ -80,11 +133,20 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        self._fit_transform(X, y, sample_domain)
+        return self
+
+    def _fit_transform(self, X, y, sample_domain):
         X, y, sd, lab = self._validate(X, y, sample_domain)
         self.adapter_ = clone(self.adapter)
         Z = self.adapter_.fit_transform(X, y, sample_domain=sd)
-        self.n_features_in_ = X.shape[1]
-        return self._fit_classifier(Z, y, lab)
+        self._fit_classifier(Z, y, lab)
+        return Z
+
+    def fit_transform(self, X, y, sample_domain=None):
+        """``fit(X, y, sample_domain)``, then the adapted features of the training rows (the
+        adapter's own ``fit_transform``, equal to ``transform(X)``)."""
+        return self._fit_transform(X, y, sample_domain)
 
     def fit_path(self, X, y, sample_domain, n_components_values):
         """Fitted copies for several ``adapter__n_components`` from ONE adapter fit.
@@ -97,31 +159,47 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         if not _truncatable(self.adapter):
             raise ValueError(f"{type(self.adapter).__name__} has no truncate(k); "
                              "fit each n_components separately.")
-        X, y, sd, lab = self._validate(X, y, sample_domain)
+        proto = clone(self)
+        X, y, sd, lab = self._validate(X, y, sample_domain, estimator=proto)
         ks = [int(k) for k in n_components_values]
         big = clone(self.adapter).set_params(n_components=max(ks))
         Zfull = big.fit_transform(X, y, sample_domain=sd)
         out = []
         for k in ks:
+            # a k beyond what the data allow was clipped by the big fit (with its warning),
+            # exactly as a fit with n_components=k would clip it
+            used = min(k, big.n_components_)
             est = clone(self).set_params(adapter=clone(self.adapter).set_params(n_components=k))
-            est.adapter_ = big.truncate(k)
-            est.n_features_in_ = X.shape[1]
-            est._fit_classifier(Zfull[:, :k], y, lab)
+            est.adapter_ = big.truncate(used)
+            for name in ("n_features_in_", "feature_names_in_"):
+                if hasattr(proto, name):
+                    setattr(est, name, getattr(proto, name))
+            est._fit_classifier(Zfull[:, :used], y, lab)
             out.append(est)
         return out
 
     def transform(self, X):
-        """The adapted features of ``X``."""
+        """The adapted features of ``X`` (same feature count and names as in ``fit``)."""
         check_is_fitted(self, "estimator_")
-        return self.adapter_.transform(check_X(X))
+        return self.adapter_.transform(check_X(X, estimator=self, reset=False))
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the adapted features (the adapter's, e.g. ``tca0, tca1, ...``);
+        ``input_features``, if given, must match the names seen in ``fit``."""
+        check_is_fitted(self, "estimator_")
+        _check_feature_names_in(self, input_features)
+        return self.adapter_.get_feature_names_out()
 
     def predict(self, X):
         """Labels of ``X`` (typically the target rows)."""
-        return self.estimator_.predict(self.transform(X))
+        Z = self.transform(X)
+        return self.estimator_.predict(Z)
 
+    @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities, when the classifier has ``predict_proba``."""
-        return self.estimator_.predict_proba(self.transform(X))
+        Z = self.transform(X)
+        return self.estimator_.predict_proba(Z)
 
     def score(self, X, y, sample_weight=None):
         """Accuracy on the rows of ``X`` that carry a label (unlabeled rows are skipped)."""

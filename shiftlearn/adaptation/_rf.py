@@ -11,35 +11,94 @@ feature columns and ``2000 x 2000`` eigenproblems.
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 
-from ..kernels import check_rff_sampling, resolve_bandwidth, rff_chunks, rff_weights
-from ._base import BaseSubspaceTransformer, resolve_tca_mu, whitening_scale
+from .._param_validation import Interval, Options, StrOptions, check_params
+from ..kernels import BANDWIDTH_RULES, RFF_SAMPLINGS, resolve_bandwidth, rff_chunks, rff_weights
+from ._base import BaseSubspaceTransformer, clip_n_components, resolve_tca_mu, whitening_scale
 from ._eigen import top_generalized_eigh
-from ._rf_solvers import rfsca_from_stats, rftca_from_stats
+from ._rf_solvers import (
+    rfsca_from_stats,
+    rfsca_max_components,
+    rftca_from_stats,
+    rftca_max_components,
+)
 from ._rf_stats import RFStats, omega_fingerprint, rf_stats
 
 __all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats",
            "top_generalized_eigh"]
 
 
+_RF_CONSTRAINTS: dict = {
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "n_features": [Interval(Integral, 1, None, closed="left")],
+    "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
+    "sampling": [StrOptions(set(RFF_SAMPLINGS))],
+    "eigen_solver": [StrOptions({"auto", "dense", "randomized"})],
+    "random_state": ["random_state", np.random.Generator],
+    "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+    "dtype": [StrOptions({"float32", "float64"}), Options(type, {np.float32, np.float64}), None],
+    "keep_stats": ["boolean"],
+}
+
+
 class _RFBase(BaseSubspaceTransformer):
-    """Shared parts: bandwidth, frequencies, statistics, chunked transform."""
+    """Shared parts: bandwidth, frequencies, statistics, chunked transform.
+
+    ``fit_from_stats(stats, omega=None)`` solves from statistics computed elsewhere (merged over
+    machines or clients). Decision: the statistics alone cannot embed new points (they hold a
+    fingerprint of the frequencies, not the frequencies), so the estimator must know the
+    frequencies they were computed with: ``omega=`` (checked against the fingerprint), or the
+    ``omega_`` of an earlier ``fit`` (checked too). Without either it is a ``ValueError`` that
+    says so, rather than a model that cannot ``transform``.
+    """
 
     _component_columns = ("components_",)   # nested eigenvectors: ``truncate(k)`` is exact
 
-    def _check_common(self):
-        if not isinstance(self.n_features, Integral) or self.n_features < 1:
-            raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}.")
-        if self.chunk_size is not None and (not isinstance(self.chunk_size, Integral)
-                                            or self.chunk_size < 1):
-            raise ValueError(f"chunk_size must be None or a positive integer, "
-                             f"got {self.chunk_size!r}.")
-        if self.dtype not in (None, "float32", "float64", np.float32, np.float64):
-            raise ValueError(f"dtype must be None, 'float32' or 'float64', got {self.dtype!r}.")
-        check_rff_sampling(self.sampling)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def _use_frequencies(self, stats: RFStats, omega) -> None:
+        """Check (and with ``omega`` given, set) the frequencies that ``stats`` came from."""
+        name = type(self).__name__
+        if omega is not None:
+            omega = np.asarray(omega, dtype=np.float64)
+            if omega.ndim != 2 or not np.all(np.isfinite(omega)):
+                raise ValueError(f"{name}.fit_from_stats: omega must be a finite 2-D array of "
+                                 f"shape (n_features_in, n_features), got shape {omega.shape}.")
+            if omega.shape[1] != self.n_features:
+                raise ValueError(f"{name}.fit_from_stats: omega has {omega.shape[1]} "
+                                 f"frequencies but n_features={self.n_features}; set "
+                                 f"n_features={omega.shape[1]}.")
+        elif hasattr(self, "omega_"):
+            omega = self.omega_
+        else:
+            raise ValueError(
+                f"{name}.fit_from_stats: this {name} has no frequencies (omega_), so it could "
+                "not embed new points. Pass the frequencies the statistics were computed with, "
+                f"{name}(...).fit_from_stats(stats, omega=om) where om is the array given to "
+                "rf_stats (e.g. shiftlearn.kernels.rff_weights(n_features_in, n_features, "
+                "sigma, random_state)), or call fit(X, ...) first.")
+        if 2 * omega.shape[1] != stats.n_components:
+            raise ValueError(f"{name}.fit_from_stats: the statistics have "
+                             f"{stats.n_components} random-feature columns but the frequencies "
+                             f"give {2 * omega.shape[1]}: they come from another feature map.")
+        fp = omega_fingerprint(omega)
+        if stats.fingerprint and stats.fingerprint != fp:
+            raise ValueError(f"{name}.fit_from_stats: the statistics were computed with "
+                             "different frequencies than this estimator's (fingerprints "
+                             f"{stats.fingerprint} vs {fp}); compute them with the same omega.")
+        if omega is not getattr(self, "omega_", None):
+            self.omega_ = omega
+            self.n_features_in_ = omega.shape[0]
+            self.sigma_ = None          # the bandwidth is folded into the given omega
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        self.fingerprint_ = fp
 
     def _compute_dtype(self, X):
         if self.dtype is None:
@@ -47,7 +106,6 @@ class _RFBase(BaseSubspaceTransformer):
         return np.dtype(self.dtype).type
 
     def _fit_stats(self, X, y, sd) -> RFStats:
-        self._check_common()
         self.sigma_ = resolve_bandwidth(self.bandwidth, X)
         self.omega_ = rff_weights(X.shape[1], self.n_features, self.sigma_, self.random_state,
                                   sampling=self.sampling)
@@ -136,6 +194,10 @@ class RFTCA(_RFBase):
     eigenvalues_ : ndarray of shape (n_components,)
     stats_ : RFStats or None
         The training statistics (kept only with ``keep_stats=True``).
+    n_components_ : int
+        Components used: ``n_components``, lowered with a
+        :class:`~shiftlearn.adaptation._base.ComponentsClippedWarning` to
+        ``min(2 n_features, n_train - 1)`` (the rank of the centred scatter) on smaller data.
 
     Notes
     -----
@@ -153,6 +215,14 @@ class RFTCA(_RFBase):
     >>> tca.transform(Xt).shape
     (80, 4)
     """
+
+    _parameter_constraints: dict = {
+        **_RF_CONSTRAINTS,
+        "mu": [Interval(Real, 0, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "scaling": [StrOptions({"eigh", "constraint"})],
+        "penalty": [StrOptions({"features", "coefficients"})],
+    }
 
     def __init__(self, n_components=30, mu=1.0, gamma=None, n_features=1000,
                  bandwidth="median", sampling="gaussian", scaling="eigh", penalty="features",
@@ -175,17 +245,29 @@ class RFTCA(_RFBase):
     def _mu(self) -> float:
         return resolve_tca_mu(self.mu, self.gamma)
 
-    def fit_from_stats(self, stats: RFStats):
+    def fit_from_stats(self, stats: RFStats, omega=None):
         """Solve from precomputed statistics (e.g. merged over machines or clients).
 
-        The statistics must come from ``self.omega_``: call :meth:`fit` once, or set
-        ``omega_``, ``sigma_`` and ``n_features_in_`` yourself before transforming.
+        Parameters
+        ----------
+        stats : RFStats
+            Statistics of the training rows (:func:`rf_stats`, summed with ``+``).
+        omega : ndarray of shape (n_features_in, n_features) or None
+            The frequencies ``stats`` were computed with (checked against the statistics'
+            fingerprint); they become ``omega_`` (``n_features_in_`` follows, ``sigma_`` is
+            ``None``). ``None`` uses the ``omega_`` of an earlier :meth:`fit`; an estimator
+            with neither raises a ``ValueError`` (it could not ``transform``).
+
+        Returns
+        -------
+        self
         """
-        if self.scaling not in ("constraint", "eigh"):
-            raise ValueError(f"scaling must be 'constraint' or 'eigh', got {self.scaling!r}.")
+        check_params(self)
+        self._use_frequencies(stats, omega)
         self.mu_ = self._mu()
-        V, w = rftca_from_stats(stats, self.n_components, self.mu_, penalty=self.penalty,
-                                eigen_solver=self.eigen_solver)
+        k = clip_n_components(self.n_components, *rftca_max_components(stats), "RFTCA")
+        V, w = rftca_from_stats(stats, k, self.mu_, penalty=self.penalty,
+                                eigen_solver=self.eigen_solver, rank_deficient="clip")
         if self.scaling == "constraint":
             V = V * whitening_scale(w)[None, :]
         self._set_solution(stats, V, w)
@@ -248,6 +330,10 @@ class RFSCA(_RFBase):
         As in :class:`RFTCA`; ``components_`` satisfies ``V^T M V = I``.
     mean_ : ndarray of shape (2 * n_features,)
         Training feature mean (subtracted in ``transform``, the kernel centering).
+    n_components_ : int
+        Components used: ``n_components``, lowered with a
+        :class:`~shiftlearn.adaptation._base.ComponentsClippedWarning` to
+        ``min(2 n_features, n_train - 1)`` (at ``beta = 1``: ``n_classes - 1``) on smaller data.
 
     Examples
     --------
@@ -259,6 +345,18 @@ class RFSCA(_RFBase):
     >>> sca.fit(X, y, sample_domain=dom).transform(X[:5]).shape
     (5, 2)
     """
+
+    _parameter_constraints: dict = {
+        **_RF_CONSTRAINTS,
+        "beta": [Interval(Real, 0, 1, closed="both")],
+        "delta": [Interval(Real, 0, None, closed="left")],
+        "eps": [Interval(Real, 0, None, closed="left")],
+        "whiten": ["boolean"],
+        "class_scatter_normalization": [StrOptions({"n_s", "none"})],
+        "supervised": ["boolean"],
+        "setting": [StrOptions({"auto", "da", "dg"})],
+        "domains": [StrOptions({"ids", "sides"})],
+    }
 
     def __init__(self, n_components=10, beta=0.5, delta=1.0, eps=1e-5, n_features=1000,
                  bandwidth="median", sampling="gaussian", whiten=True,
@@ -284,9 +382,10 @@ class RFSCA(_RFBase):
         self.keep_stats = keep_stats
 
     def _fit(self, X, y, sample_domain):
-        if self.setting not in ("auto", "da", "dg"):
-            raise ValueError(f"setting must be 'auto', 'da' or 'dg', got {self.setting!r}.")
-        has_target = bool(np.any(sample_domain < 0))
+        self._check_setting(bool(np.any(sample_domain < 0)))
+        super()._fit(X, y if self.supervised else None, sample_domain)
+
+    def _check_setting(self, has_target: bool) -> None:
         if self.setting == "da" and not has_target:
             raise ValueError("No target rows: RFSCA(setting='da') needs unlabeled target rows "
                              "(negative sample_domain) at fit time.")
@@ -294,15 +393,21 @@ class RFSCA(_RFBase):
             raise ValueError("RFSCA(setting='dg') must not see target rows (negative "
                              "sample_domain) at fit time; use setting='da' or 'auto'.")
         self.setting_ = "da" if has_target else "dg"
-        super()._fit(X, y if self.supervised else None, sample_domain)
 
-    def fit_from_stats(self, stats: RFStats):
-        """Solve from precomputed statistics (see :meth:`RFTCA.fit_from_stats`)."""
-        V, w = rfsca_from_stats(stats, self.n_components, float(self.beta), float(self.delta),
+    def fit_from_stats(self, stats: RFStats, omega=None):
+        """Solve from precomputed statistics (see :meth:`RFTCA.fit_from_stats`, same
+        ``omega``)."""
+        check_params(self)
+        self._use_frequencies(stats, omega)
+        self._check_setting(bool(np.any(stats.domains < 0)))
+        beta = float(self.beta) if self.supervised else 0.0
+        k = clip_n_components(self.n_components,
+                              *rfsca_max_components(stats, beta, self.supervised), "RFSCA")
+        V, w = rfsca_from_stats(stats, k, float(self.beta), float(self.delta),
                                 float(self.eps), domains=self.domains,
                                 supervised=self.supervised,
                                 class_scatter_normalization=self.class_scatter_normalization,
-                                eigen_solver=self.eigen_solver)
+                                eigen_solver=self.eigen_solver, rank_deficient="clip")
         self.classes_ = stats.classes
         self.mean_ = stats.mean()
         self._set_solution(stats, V, w)

@@ -7,14 +7,17 @@ eigenvectors only (:func:`~shiftlearn.adaptation._eigen.solve_pencil`).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.linalg import cho_factor, eigh
 
-from ._base import check_n_components
+from ._base import ComponentsClippedWarning, check_n_components
 from ._eigen import _add_gram_, _rank_one_krylov, _sym_, resolve_eigen_solver, solve_pencil
 from ._rf_stats import RFStats, rf_stats  # noqa: F401  (rf_stats: used by the doctests)
 
-__all__ = ["rfsca_from_stats", "rftca_from_stats"]
+__all__ = ["rfsca_from_stats", "rfsca_max_components", "rftca_from_stats",
+           "rftca_max_components"]
 
 
 def _rftca_coefficients_cholesky(stats: RFStats, k: int, mu: float, d: np.ndarray,
@@ -51,19 +54,61 @@ def _check_k(n_components, limit: int, why: str) -> int:
     return check_n_components(n_components, limit, why)
 
 
-def _check_spectrum(w: np.ndarray, k: int, what: str) -> None:
+def rftca_max_components(stats: RFStats) -> tuple[int, str]:
+    """The most RF-TCA components the statistics allow, and why: the centred total scatter of
+    ``n`` rows in ``D = 2 N`` features has rank ``<= min(D, n - 1)``."""
+    D, n = stats.n_components, stats.n_samples
+    limit = min(D, n - 1)
+    return limit, (f"the centred total scatter of {n} rows in 2 * n_features = {D} random "
+                   f"features has rank <= {limit}")
+
+
+def rfsca_max_components(stats: RFStats, beta: float, supervised: bool = True
+                         ) -> tuple[int, str]:
+    """The most RF-SCA components the statistics allow, and why (``min(D, n - 1)``; at
+    ``beta = 1`` with labels, ``n_classes - 1``)."""
+    D, n = stats.n_components, stats.n_samples
+    limit = min(D, n - 1)
+    why = f"the total scatter of {n} rows in 2 * n_features = {D} features has rank <= {limit}"
+    if supervised and beta == 1.0 and stats.n_labeled > 0 and stats.classes.size >= 2:
+        C_ = stats.classes.size
+        limit = min(limit, C_ - 1)
+        why = f"at beta=1 the numerator has rank <= n_classes - 1 = {C_ - 1}"
+    return limit, why
+
+
+#: eigenvalues at or below this fraction of the largest are numerically zero (their
+#: eigenvectors are arbitrary directions of a null space)
+NULL_RTOL = 1e-10
+
+
+def _check_spectrum(w: np.ndarray, V: np.ndarray, k: int, what: str,
+                    rank_deficient: str = "raise") -> tuple[np.ndarray, np.ndarray]:
+    """``(w, V)``, or, when trailing eigenvalues are numerically zero (``<= NULL_RTOL`` times
+    the largest: duplicated or nearly duplicated points), an error (``"raise"``) or the
+    non-zero leading part with a :class:`ComponentsClippedWarning` (``"clip"``, what the
+    estimators do so that default ``n_components`` works on small data)."""
     top = max(float(w[0]), 0.0)
-    bad = np.nonzero(w <= 1e-10 * max(top, 1e-300))[0]
-    if top <= 0 or bad.size:
-        first = int(bad[0]) if bad.size else 0
-        raise ValueError(f"Only {first} of the n_components={k} leading eigenvalues of {what} "
-                         "are numerically non-zero (rank-deficient problem: duplicated or too "
-                         "few points, or too many components); lower n_components.")
+    bad = np.nonzero(w <= NULL_RTOL * max(top, 1e-300))[0]
+    if top > 0 and not bad.size:
+        return V, w
+    first = int(bad[0]) if bad.size else 0
+    if rank_deficient == "clip" and first >= 1:
+        warnings.warn(f"{what}: only {first} of the n_components={k} leading eigenvalues are "
+                      f"numerically non-zero (above {NULL_RTOL:g} times the largest: duplicated "
+                      "or nearly duplicated points); using n_components="
+                      f"{first} (see n_components_). Pass a smaller n_components to silence "
+                      "this warning.", ComponentsClippedWarning, stacklevel=4)
+        return V[:, :first], w[:first]
+    raise ValueError(f"Only {first} of the n_components={k} leading eigenvalues of {what} "
+                     "are numerically non-zero (rank-deficient problem: duplicated or too "
+                     "few points, or too many components); lower n_components.")
 
 
 def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
                      penalty: str = "features", eigen_solver: str = "auto",
-                     rank_tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+                     rank_tol: float = 1e-10, rank_deficient: str = "raise"
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """RF-TCA projection from sufficient statistics (a ``2N x 2N`` eigenproblem).
 
     Pan et al.'s TCA with the kernel ``K = Z Z^T`` of the random features,
@@ -93,6 +138,11 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
     rank_tol : float
         ``"coefficients"``: relative level below which directions of ``S`` carry no kernel
         mass (dropped by the dense solver, ridge ``rho`` of the randomized one).
+    rank_deficient : {"raise", "clip"}
+        When some of the ``n_components`` leading eigenvalues are numerically zero
+        (``<= 1e-10`` times the largest): a ``ValueError``, or return only the non-zero ones
+        with a :class:`~shiftlearn.adaptation._base.ComponentsClippedWarning` (the estimators'
+        choice).
 
     Returns
     -------
@@ -119,8 +169,7 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
     if not (np.isfinite(mu) and mu >= 0):
         raise ValueError(f"mu must be a non-negative finite number, got {mu}.")
     D, n = stats.n_components, stats.n_samples
-    k = _check_k(n_components, min(D, n - 1), f"the centred total scatter of {n} rows in "
-                 f"2 * n_features = {D} random features has rank <= {min(D, n - 1)}")
+    k = _check_k(n_components, *rftca_max_components(stats))
     d = stats.mmd_vector()
     if penalty == "features":
         w, V = solve_pencil(stats.total_scatter(), None, k, eigen_solver, rank_one=(mu, d),
@@ -131,8 +180,7 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
             out = _rftca_coefficients_cholesky(stats, k, mu, d, rank_tol)
         if out is not None:
             w, V = out
-            _check_spectrum(w, k, "the RF-TCA problem")
-            return V, w
+            return _check_spectrum(w, V, k, "the RF-TCA problem", rank_deficient)
         s2, U = eigh(_sym_(stats.total_moment()), overwrite_a=True, check_finite=False)
         keep = s2 > rank_tol * max(s2[-1], 1e-300)
         if keep.sum() < k:
@@ -148,14 +196,14 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
         V = G @ A
     else:
         raise ValueError(f"penalty must be 'features' or 'coefficients', got {penalty!r}.")
-    _check_spectrum(w, k, "the RF-TCA problem")
-    return V, w
+    return _check_spectrum(w, V, k, "the RF-TCA problem", rank_deficient)
 
 
 def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
                      delta: float = 1.0, eps: float = 1e-5, *, domains: str = "ids",
                      supervised: bool = True, class_scatter_normalization: str = "n_s",
-                     eigen_solver: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+                     eigen_solver: str = "auto", rank_deficient: str = "raise"
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """Random-feature Scatter Component Analysis from sufficient statistics.
 
     The kernel SCA problem (Ghifary et al., eq. 20 with footnote 1) with ``K = Z Z^T`` written
@@ -192,6 +240,8 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         Divide the class scatters by the number of labeled rows (default), or not.
     eigen_solver : {"auto", "dense", "randomized"}
         See :func:`solve_pencil`.
+    rank_deficient : {"raise", "clip"}
+        As in :func:`rftca_from_stats`.
 
     Returns
     -------
@@ -227,20 +277,14 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
     if not supervised:
         beta = 0.0
     D, n = stats.n_components, stats.n_samples
-    limit = min(D, n - 1)
-    why = f"the total scatter of {n} rows in 2 * n_features = {D} features has rank <= {limit}"
     if beta > 0:
-        C_ = stats.classes.size
         if stats.n_labeled == 0:
             raise ValueError("beta > 0 needs labeled rows (y != -1); use beta=0 for "
                              "unsupervised SCA.")
-        if C_ < 2:
+        if stats.classes.size < 2:
             raise ValueError(f"Only one class ({stats.classes.tolist()}) among the labeled "
                              "rows: the between-class scatter needs at least 2 classes.")
-        if beta == 1.0:
-            limit = min(limit, C_ - 1)
-            why = f"at beta=1 the numerator has rank <= n_classes - 1 = {C_ - 1}"
-    k = _check_k(n_components, limit, why)
+    k = _check_k(n_components, *rfsca_max_components(stats, beta, supervised))
     # A = (1 - beta) C / n + beta S_b and M = (1 + eps) I + S_w + delta S_d, each built in
     # one D x D buffer with low-rank in-place updates by the factors of the scatters
     # (RFStats.class_factors / domain_means), never forming the scatters themselves.
@@ -265,5 +309,4 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         _add_gram_(M, np.vstack([F for F, _ in terms]),
                    np.concatenate([np.full(F.shape[0], a) for F, a in terms]))
     w, V = solve_pencil(A, M, k, eigen_solver, overwrite=True)
-    _check_spectrum(w, k, "the RF-SCA problem")
-    return V, w
+    return _check_spectrum(w, V, k, "the RF-SCA problem", rank_deficient)

@@ -50,14 +50,16 @@ import hashlib
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+from .._param_validation import Interval, StrOptions
 from .._validation import unlabeled_mask
 from ..kernels import (
+    BANDWIDTH_RULES,
     center_kernel,
     center_test_kernel,
     domain_mean_matrix,
@@ -67,7 +69,9 @@ from ..kernels import (
 )
 from ._base import (
     BaseSubspaceTransformer,
-    check_n_components,
+    check_dense_memory,
+    clip_n_components,
+    kernel_row_chunks,
     lowrank_inv_sqrt_weights,
     solve_generalized_eigh,
     whitening_scale,
@@ -204,11 +208,7 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
     """
     n = prob.Kc.shape[0]
     k = n_components
-    if eigen_solver not in ("auto", "arpack", "dense"):
-        raise ValueError(f"eigen_solver must be 'auto', 'arpack' or 'dense', got {eigen_solver!r}.")
-    if eigen_solver == "auto":
-        eigen_solver = "dense" if (n <= 300 or k > n / 5) else "arpack"
-    if eigen_solver == "dense" or k >= n - 1:
+    if resolve_sca_solver(eigen_solver, n, k) == "dense":
         return solve_generalized_eigh(prob.A(), prob.M, k)
     f = {} if factors is None else factors
     if "Lc" not in f:
@@ -257,6 +257,22 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
     B = scipy.linalg.solve_triangular(Lc, s_inv_sqrt(V), lower=True, trans="T",
                                       check_finite=False)
     return w, B
+
+
+def resolve_sca_solver(eigen_solver: str, n: int, n_components: int) -> str:
+    """The solver :func:`sca_solve` uses: ``"auto"`` is ``"dense"`` when ``n <= 300`` or
+    ``n_components > n / 5``; ``n - 1`` or more pairs always go dense (ARPACK's limit)."""
+    if eigen_solver not in ("auto", "arpack", "dense"):
+        raise ValueError(f"eigen_solver must be 'auto', 'arpack' or 'dense', got {eigen_solver!r}.")
+    if eigen_solver == "auto":
+        eigen_solver = "dense" if (n <= 300 or n_components > n / 5) else "arpack"
+    return "dense" if n_components >= n - 1 else eigen_solver
+
+
+#: Peak numpy memory of ``SCA.fit`` in n x n float64 matrices, per solver (tracemalloc at
+#: n = 1,500: 4.52 with ARPACK (kernel, centred kernel, M0, its Cholesky factor, L^{-1} K~; the
+#: cache keeps four of them) and 6.04 dense); ``tests/test_sca.py`` checks them.
+FIT_MATRICES = {"arpack": 4.6, "dense": 6.1}
 
 
 def _check_rayleigh(prob: SCAProblem, B: np.ndarray, KB: np.ndarray, w: np.ndarray,
@@ -361,6 +377,10 @@ class SCA(BaseSubspaceTransformer):
     Attributes
     ----------
     n_components_ : int
+        Components used: ``n_components``, lowered with a
+        :class:`~shiftlearn.adaptation._base.ComponentsClippedWarning` to ``n_train - 1`` (the
+        rank of the centred kernel), or at ``beta = 1`` to ``n_classes - 1``, when the data
+        allow fewer.
     eigenvalues_ : ndarray of shape (n_components_,)
     dual_coef_ : ndarray of shape (n_train, n_components_)
         ``B`` (unscaled; ``B^T M B = I``).
@@ -369,6 +389,14 @@ class SCA(BaseSubspaceTransformer):
     classes_ : ndarray
         Classes of the labeled rows (empty without labels).
     setting_ : {"da", "dg"}
+
+    Notes
+    -----
+    Memory: the fit needs about ``4.6`` (ARPACK) or ``6.1`` (dense solver) float64
+    ``n_train x n_train`` matrices (:data:`FIT_MATRICES`); a fit beyond the physical memory (or
+    :data:`~shiftlearn.adaptation._base.MEMORY_BUDGET`) is refused up front with a
+    ``ValueError`` that names the GiB and points to :class:`~shiftlearn.adaptation.RFSCA`.
+    ``transform`` forms the out-of-sample kernel in row blocks of about 64 MB.
 
     Examples
     --------
@@ -381,6 +409,20 @@ class SCA(BaseSubspaceTransformer):
     """
 
     _component_columns = ("dual_coef_", "_proj")
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "beta": [Interval(Real, 0, 1, closed="both")],
+        "delta": [Interval(Real, 0, None, closed="left")],
+        "kernel": [StrOptions({"rbf", "linear"}), callable],
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
+        "eps": [Interval(Real, 0, None, closed="left")],
+        "whiten": ["boolean"],
+        "class_scatter_normalization": [StrOptions({"n_s", "none"})],
+        "centering": [StrOptions({"first", "literal"})],
+        "supervised": ["boolean"],
+        "setting": [StrOptions({"auto", "da", "dg"})],
+        "eigen_solver": [StrOptions({"auto", "arpack", "dense"})],
+    }
 
     def __init__(self, n_components=10, beta=0.5, delta=1.0, kernel="rbf", bandwidth="median",
                  eps=1e-5, whiten=True, class_scatter_normalization="n_s", centering="first",
@@ -398,23 +440,7 @@ class SCA(BaseSubspaceTransformer):
         self.setting = setting
         self.eigen_solver = eigen_solver
 
-    def _check_params(self):
-        if not isinstance(self.beta, Real) or not 0.0 <= self.beta <= 1.0:
-            raise ValueError(f"beta must be in [0, 1], got {self.beta!r}.")
-        if not isinstance(self.delta, Real) or not self.delta >= 0 or not np.isfinite(self.delta):
-            raise ValueError(f"delta must be a non-negative finite number, got {self.delta!r}.")
-        if not isinstance(self.eps, Real) or not self.eps >= 0:
-            raise ValueError(f"eps must be a non-negative number, got {self.eps!r}.")
-        for name, val, allowed in (
-                ("class_scatter_normalization", self.class_scatter_normalization,
-                 ("n_s", "none")),
-                ("centering", self.centering, ("first", "literal")),
-                ("setting", self.setting, ("auto", "da", "dg"))):
-            if val not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {val!r}.")
-
     def _fit(self, X, y, sample_domain):
-        self._check_params()
         X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
         has_target = bool(np.any(sample_domain < 0))
@@ -432,15 +458,21 @@ class SCA(BaseSubspaceTransformer):
             raise ValueError(
                 f"SCA with beta={beta} needs labeled rows of at least 2 classes, got "
                 f"{self.classes_.shape[0]} class(es); use supervised=False (uSCA) or beta=0.")
-        self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None
+        name = type(self).__name__
         if beta == 1.0:
-            k = check_n_components(
+            k = clip_n_components(
                 self.n_components, self.classes_.shape[0] - 1,
                 f"at beta=1 the numerator is the between-class scatter, of rank <= n_classes - 1"
-                f" = {self.classes_.shape[0] - 1}")
+                f" = {self.classes_.shape[0] - 1}", name)
         else:
-            k = check_n_components(self.n_components, max(n - 1, 1),
-                                   f"the centred kernel of {n} rows has rank <= {n - 1}")
+            k = clip_n_components(self.n_components, n - 1,
+                                  f"the centred kernel of {n} training rows has rank <= {n - 1}",
+                                  name)
+        solver = resolve_sca_solver(self.eigen_solver, n, k)
+        check_dense_memory(n, n, FIT_MATRICES[solver], f"{name}.fit (eigen_solver={solver!r})",
+                           "RFSCA (random-feature SCA, the same problem with random Fourier "
+                           "features)")
+        self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None
         key = _cache_key(X, y, sample_domain, dict(
             kernel=self.kernel, sigma=self.sigma_, eps=float(self.eps),
             norm=self.class_scatter_normalization, centering=self.centering,
@@ -480,9 +512,12 @@ class SCA(BaseSubspaceTransformer):
         return KB * scale[None, :]
 
     def _transform(self, X):
-        Kt = kernel_matrix(np.asarray(X, dtype=np.float64), self.X_fit_, kernel=self.kernel,
-                           sigma=self.sigma_)
-        return center_test_kernel(Kt, self._col_mean, self._grand_mean) @ self._proj
+        X = np.asarray(X, dtype=np.float64)
+        out = np.empty((X.shape[0], self._proj.shape[1]))
+        for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0], n_temporaries=3):
+            Kt = kernel_matrix(X[rows], self.X_fit_, kernel=self.kernel, sigma=self.sigma_)
+            out[rows] = center_test_kernel(Kt, self._col_mean, self._grand_mean) @ self._proj
+        return out
 
 
 class uSCA(SCA):  # noqa: N801 - the paper's name

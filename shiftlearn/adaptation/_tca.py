@@ -21,14 +21,19 @@ dense reference path (``eigen_solver="dense"``) calls
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from ..kernels import kernel_matrix, resolve_bandwidth
+from .._param_validation import Interval, StrOptions
+from ..kernels import BANDWIDTH_RULES, kernel_matrix, resolve_bandwidth
 from ._base import (
     BaseSubspaceTransformer,
-    check_n_components,
+    check_dense_memory,
+    clip_n_components,
+    kernel_row_chunks,
     lowrank_inv_sqrt_weights,
     mmd_vector,
     resolve_tca_mu,
@@ -89,12 +94,7 @@ def tca_components(
     True
     """
     n = K.shape[0]
-    if eigen_solver not in ("auto", "arpack", "dense"):
-        raise ValueError(f"eigen_solver must be 'auto', 'arpack' or 'dense', got {eigen_solver!r}.")
-    if eigen_solver == "auto":
-        eigen_solver = "dense" if (n <= 400 or n_components > n / 5) else "arpack"
-    if eigen_solver == "arpack" and n_components >= n - 1:
-        eigen_solver = "dense"
+    eigen_solver = resolve_tca_solver(eigen_solver, n, n_components)
     u = K @ ell
     col_mean = K.mean(axis=0)
     if eigen_solver == "dense":
@@ -125,6 +125,25 @@ def tca_components(
     W = V + alpha * np.outer(u, u @ V)  # w = M^{-1/2} v
     # K W = H K W + 1 (col_mean^T W) and H K W = H K M^{-1/2} V = G V
     return w, W, G @ V + (col_mean @ W)[None, :]
+
+
+def resolve_tca_solver(eigen_solver: str, n: int, n_components: int) -> str:
+    """The solver :func:`tca_components` uses: ``"auto"`` is ``"dense"`` when ``n <= 400`` or
+    ``n_components > n / 5``, else ``"arpack"``; ARPACK cannot return ``n - 1`` or more pairs,
+    so those go dense too."""
+    if eigen_solver not in ("auto", "arpack", "dense"):
+        raise ValueError(f"eigen_solver must be 'auto', 'arpack' or 'dense', got {eigen_solver!r}.")
+    if eigen_solver == "auto":
+        eigen_solver = "dense" if (n <= 400 or n_components > n / 5) else "arpack"
+    if eigen_solver == "arpack" and n_components >= n - 1:
+        eigen_solver = "dense"
+    return eigen_solver
+
+
+#: Peak numpy memory of ``TCA.fit`` in n x n float64 matrices, per solver (tracemalloc at
+#: n = 1,500: 1.12 with ARPACK, which overwrites the kernel in place, and 6.04 dense: kernel,
+#: H K, the two sides of the pencil and LAPACK's copies); ``tests/test_tca.py`` checks them.
+FIT_MATRICES = {"arpack": 1.2, "dense": 6.1}
 
 
 class TCA(BaseSubspaceTransformer):
@@ -164,6 +183,9 @@ class TCA(BaseSubspaceTransformer):
     Attributes
     ----------
     n_components_ : int
+        Components used: ``n_components``, lowered with a
+        :class:`~shiftlearn.adaptation._base.ComponentsClippedWarning` to ``n_train - 1`` (the
+        rank of the centred kernel) on smaller data.
     sigma_ : float or None
         Resolved bandwidth (``None`` for non-RBF kernels).
     mu_ : float
@@ -184,6 +206,13 @@ class TCA(BaseSubspaceTransformer):
     TCA reduces to kernel PCA with ``W^T W`` regularisation. The embedding is not re-centred
     (``K W`` for training rows, as Pan et al.); centring would only translate every row.
 
+    Memory: the fit needs ``n_train x n_train`` float64 matrices (about ``1.2`` of them with
+    ARPACK, ``6.1`` with the dense solver, :data:`FIT_MATRICES`). A fit that would exceed the
+    physical memory (or :data:`~shiftlearn.adaptation._base.MEMORY_BUDGET`) is refused before
+    anything is allocated, with a ``ValueError`` that names the GiB and points to
+    :class:`~shiftlearn.adaptation.RFTCA` (memory independent of ``n``). ``transform`` forms the
+    out-of-sample kernel in row blocks of about 64 MB.
+
     Examples
     --------
     >>> import numpy as np
@@ -197,6 +226,15 @@ class TCA(BaseSubspaceTransformer):
     """
 
     _component_columns = ("components_",)
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "mu": [Interval(Real, 0, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "kernel": [StrOptions({"rbf", "linear"}), callable],
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
+        "scaling": [StrOptions({"eigh", "constraint"})],
+        "eigen_solver": [StrOptions({"auto", "arpack", "dense"})],
+    }
 
     def __init__(self, n_components=30, mu=1.0, gamma=None, kernel="rbf", bandwidth="median",
                  scaling="eigh", eigen_solver="auto"):
@@ -215,20 +253,22 @@ class TCA(BaseSubspaceTransformer):
         return kernel_matrix(X, Y, kernel=self.kernel, sigma=self.sigma_)
 
     def _fit(self, X, y, sample_domain):
-        if self.scaling not in ("constraint", "eigh"):
-            raise ValueError(f"scaling must be 'constraint' or 'eigh', got {self.scaling!r}.")
         mu = self._effective_mu()
         X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
+        # KHK has rank <= n - 1 (H removes the constant direction)
+        k = clip_n_components(self.n_components, n - 1,
+                              f"the centred kernel of {n} training rows has rank <= {n - 1}",
+                              "TCA")
+        solver = resolve_tca_solver(self.eigen_solver, n, k)
+        check_dense_memory(n, n, FIT_MATRICES[solver], f"TCA.fit (eigen_solver={solver!r})",
+                           "RFTCA (random-feature TCA, the same problem with random Fourier "
+                           "features)")
         self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None
         K = self._kernel(X)
-        # KHK has rank <= n - 1 (H removes the constant direction)
-        k = check_n_components(self.n_components, max(n - 1, 1),
-                               f"the centred kernel of {n} training rows has rank <= {n - 1}")
         ell = mmd_vector(sample_domain)
         self.mmd_ = float(ell @ K @ ell)
-        w, W, KW = tca_components(K, ell, k, mu, eigen_solver=self.eigen_solver,
-                                  overwrite_K=True)
+        w, W, KW = tca_components(K, ell, k, mu, eigen_solver=solver, overwrite_K=True)
         del K
         if self.scaling == "constraint":
             scale = 1.0 / np.sqrt(np.maximum(w, 1e-12 * max(float(w[0]), 1e-300)))
@@ -242,5 +282,9 @@ class TCA(BaseSubspaceTransformer):
         return KW
 
     def _transform(self, X):
-        return self._kernel(np.asarray(X, dtype=np.float64), self.X_fit_) @ self.components_
+        X = np.asarray(X, dtype=np.float64)
+        out = np.empty((X.shape[0], self.components_.shape[1]))
+        for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0]):
+            out[rows] = self._kernel(X[rows], self.X_fit_) @ self.components_
+        return out
 

@@ -11,16 +11,36 @@ from __future__ import annotations
 
 import sys
 import time
+from copy import deepcopy
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.metrics import check_scoring
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.model_selection import KFold, ParameterGrid, StratifiedKFold
+from sklearn.utils import get_tags
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_X_y_domain, unlabeled_mask
+from .._param_validation import HasMethods, Interval, StrOptions, check_params
+from .._validation import check_X, check_X_y_domain, unlabeled_mask
 
 __all__ = ["SourceCVSearch"]
+
+
+def _search_estimator_has(attr: str):
+    """``available_if`` test (as scikit-learn's searches): the refitted best estimator, else the
+    given estimator, has ``attr``."""
+    def check(self) -> bool:
+        if not self.refit:
+            raise AttributeError(f"This SourceCVSearch was created with refit=False: {attr} is "
+                                 "available only after refitting on the best parameters; set "
+                                 "refit=True.")
+        est = self.best_estimator_ if hasattr(self, "best_estimator_") else self.estimator
+        getattr(est, attr)          # raises AttributeError if it is missing
+        return True
+    return check
 
 
 def _path_key(grid: dict) -> str | None:
@@ -66,6 +86,16 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         ``params``, ``mean_test_score``, ``std_test_score``, ``split<i>_test_score``,
         ``rank_test_score``, ``mean_fit_time``.
     best_params_, best_score_, best_index_, best_estimator_
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names; ``predict``/``transform`` then check them.
+
+    Notes
+    -----
+    Decisions: like :class:`sklearn.model_selection.GridSearchCV` it takes the estimator type
+    and the classifier/transformer tags of ``estimator``, and exposes ``predict``,
+    ``transform``, ``predict_proba`` and ``score`` only when ``refit=True`` and the estimator has
+    them. The sub-fits see plain arrays, so the feature names are checked here.
 
     Examples
     --------
@@ -79,6 +109,18 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
     ['adapter__beta', 'adapter__n_components']
     """
 
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "param_grid": [dict, list],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "scoring": [StrOptions(set(get_scorer_names())), callable, None],
+        "refit": ["boolean"],
+        "use_path": ["boolean"],
+        "random_state": ["random_state"],
+        "error_score": [Real],
+        "verbose": ["verbose"],
+    }
+
     def __init__(self, estimator, param_grid, *, cv=5, scoring=None, refit=True, use_path=True,
                  random_state=0, error_score=np.nan, verbose=0):
         self.estimator = estimator
@@ -90,6 +132,17 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.error_score = error_score
         self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        sub = get_tags(self.estimator)
+        tags.estimator_type = sub.estimator_type
+        tags.classifier_tags = deepcopy(sub.classifier_tags)
+        tags.regressor_tags = deepcopy(sub.regressor_tags)
+        tags.transformer_tags = deepcopy(sub.transformer_tags)
+        tags.input_tags.pairwise = sub.input_tags.pairwise
+        tags.input_tags.sparse = sub.input_tags.sparse
+        return tags
 
     def _folds(self, y, lab_idx):
         yl = y[lab_idx]
@@ -111,13 +164,17 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
 
     def fit(self, X, y, sample_domain=None):
         """Run the search and (if ``refit``) refit the best setting on all rows."""
-        X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification")
+        check_params(self)
+        if y is None:
+            raise ValueError("SourceCVSearch requires y to be passed, but the target y is None: "
+                             "the search scores on the labels of the source rows.")
+        X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification", estimator=self)
         lab_idx = np.flatnonzero((sd > 0) & ~unlabeled_mask(y))
-        if not isinstance(self.cv, int) or self.cv < 2:
-            raise ValueError(f"cv must be an integer >= 2, got {self.cv!r}.")
+        if is_classifier(self.estimator):
+            check_classification_targets(y[lab_idx])
         if lab_idx.shape[0] < self.cv:
-            raise ValueError(f"{lab_idx.shape[0]} labeled source rows cannot be split into "
-                             f"{self.cv} folds.")
+            raise ValueError(f"n_samples={lab_idx.shape[0]} labeled source rows cannot be split "
+                             f"into cv={self.cv} folds; lower cv or give more labeled rows.")
         folds = self._folds(y, lab_idx)
         grids = [self.param_grid] if isinstance(self.param_grid, dict) else list(self.param_grid)
         # expand into groups: settings that differ only in the path key share one fit
@@ -137,6 +194,7 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         params = [p for _, plist in groups for p in plist]
         scores = [np.full((len(plist), len(folds)), np.nan) for _, plist in groups]
         times = [0.0] * len(groups)
+        first_error = None
         self._say(1, f"SourceCVSearch: {len(params)} settings x {len(folds)} folds on "
                      f"{lab_idx.shape[0]} labeled source rows ({len(groups)} fits per fold)")
         t_start = time.perf_counter()
@@ -158,10 +216,11 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
                                                [p[key] for p in plist])
                     for i, est in enumerate(fitted):
                         scores[g][i, f] = self._score(est, X[test], y[test])
-                except ValueError:
+                except ValueError as exc:
                     if not np.isnan(self.error_score):
                         raise
                     scores[g][:, f] = self.error_score
+                    first_error = first_error or f"{type(exc).__name__}: {exc}"
                 times[g] += time.perf_counter() - t0
                 if self.verbose >= 2:
                     self._say(2, f"  fold {f + 1}/{len(folds)} fit {g + 1}/{len(groups)}: "
@@ -188,35 +247,56 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         rank[order] = np.arange(1, len(mean) + 1)
         self.cv_results_["rank_test_score"] = rank
         if not np.isfinite(mean).any():
-            raise ValueError("Every parameter setting failed on some fold.")
+            raise ValueError("Every parameter setting failed on some fold; the first failure: "
+                             f"{first_error}")
         self.best_index_ = int(order[0])
         self.best_params_ = params[self.best_index_]
         self.best_score_ = float(mean[self.best_index_])
         if self.refit:
             self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(
                 X, y, sd)
-            self.n_features_in_ = X.shape[1]
         return self
 
-    def _best(self):
+    def _best(self, X=None):
+        """The refitted best estimator and ``X`` checked against the fitted feature count and
+        names (as a plain array, which the best estimator was fitted on)."""
         check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_
+        return self.best_estimator_, (None if X is None else
+                                      check_X(X, estimator=self, reset=False))
 
+    @available_if(_search_estimator_has("predict"))
     def predict(self, X):
         """``best_estimator_.predict``."""
-        return self._best().predict(X)
+        est, X = self._best(X)
+        return est.predict(X)
 
+    @available_if(_search_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """``best_estimator_.predict_proba``."""
+        est, X = self._best(X)
+        return est.predict_proba(X)
+
+    @available_if(_search_estimator_has("transform"))
+    def fit_transform(self, X, y, sample_domain=None):
+        """``fit(X, y, sample_domain)`` then ``transform(X)``."""
+        return self.fit(X, y, sample_domain).transform(X)
+
+    @available_if(_search_estimator_has("transform"))
     def transform(self, X):
         """``best_estimator_.transform``."""
-        return self._best().transform(X)
+        est, X = self._best(X)
+        return est.transform(X)
 
+    @available_if(_search_estimator_has("score"))
     def score(self, X, y):
         """``best_estimator_.score``."""
-        return self._best().score(X, y)
+        est, X = self._best(X)
+        return est.score(X, y)
 
     @property
     def classes_(self):
-        return self._best().classes_
+        """``best_estimator_.classes_``."""
+        return self._best()[0].classes_
 
 
 def _best_so_far(params: list, scores: list, n_folds_done: int) -> str:
