@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from shiftlearn import cli
-from shiftlearn.adaptation._table import read_table
 
 
 def _shifted_blobs(seed=0, n=60, shift=(2.0, -1.0)):
@@ -87,7 +86,7 @@ def test_adapt_tune_multi_source_npz(tmp_path, capsys):
     ("label", "no column named 'klass'"),
     ("one_class", "single class"),
     ("param", "has no parameter(s) ['gamma_x']"),
-    ("missing_label", "2 row(s) without a label (data rows 2, 5)"),
+    ("missing_label", "label column 'label': 2 row(s) without a value (lines 3, 6)"),
 ])
 def test_adapt_bad_input_names_the_problem(tmp_path, capsys, case, message):
     Xs, ys, Xt, _ = _shifted_blobs(n=10)
@@ -116,20 +115,6 @@ def test_adapt_bad_input_names_the_problem(tmp_path, capsys, case, message):
         _write_csv(src, Xs, lab)
     assert cli.main(args) == 2
     assert message in capsys.readouterr().err
-
-
-def test_read_table_headerless_whitespace_and_index(tmp_path):
-    p = tmp_path / "s.txt"
-    p.write_text("1 2 0\n3 4 1\n5 6 1\n")
-    t = read_table(p, label_column=-1)
-    assert t.X.shape == (3, 2) and t.y.tolist() == [0, 1, 1] and t.feature_names is None
-    t0 = read_table(p, label_column="0")
-    assert t0.y.tolist() == [1, 3, 5] and t0.X[:, 0].tolist() == [2, 4, 6]
-    (tmp_path / "bad.csv").write_text("a,b\n1,nan\n")
-    with pytest.raises(ValueError, match="row 1, feature 1: nan is not finite"):
-        read_table(tmp_path / "bad.csv", with_labels=False)
-    with pytest.raises(ValueError, match="no such file"):
-        read_table(tmp_path / "missing.csv")
 
 
 # ------------------------------------------------------------------- labels as values ------
@@ -279,3 +264,79 @@ def test_installed_entry_point_adapts_tiny_csvs(tmp_path):
     assert bad.stderr.strip().splitlines() == [
         "shiftlearn adapt: error: --report no/r.md: the folder no does not exist; create it "
         "first (mkdir -p no) or choose another path."]
+
+
+# ------------------------------------------------------------- files as people have them ------
+def test_pandas_exports_parquet_and_gzip(tmp_path, capsys):
+    """A pandas to_csv() export (index column), a gzipped source and a Parquet target."""
+    import pandas as pd
+
+    Xs, ys, Xt, yt = _shifted_blobs(seed=3, n=15)
+    src = pd.DataFrame(Xs, columns=[f"f{i}" for i in range(4)]).assign(label=ys)
+    src.to_csv(tmp_path / "src.csv")                          # with the index column
+    src.iloc[::2].to_csv(tmp_path / "src2.csv.gz", index=False)
+    pd.DataFrame(Xt, columns=[f"f{i}" for i in range(4)]).assign(label=yt.astype(float)) \
+        .to_parquet(tmp_path / "tgt.parquet")
+    assert cli.main(["adapt", str(tmp_path / "src.csv"), str(tmp_path / "src2.csv.gz"),
+                     "--target", str(tmp_path / "tgt.parquet"), "--target-has-labels",
+                     "--label-column", "label", "--method", "TCA", "--permutations", "0",
+                     "--report", str(tmp_path / "r.json")]) == 0
+    err = capsys.readouterr().err
+    assert "note: " in err and "dropped the first column" in err
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert [d["rows"] for d in data["domains"]] == [45, 23, 45]
+    assert [c for c, _, _ in data["class_mix"]] == ["0", "1", "2"]
+    assert any("dropped the first column" in n for n in data["notes"])
+    assert data["target_accuracy"]["rows"] == 45 and data["target_accuracy"]["adapted"] > 0.5
+
+
+def test_partly_labeled_target_accuracy_counts_given_labels(tmp_path, capsys):
+    Xs, ys, Xt, yt = _shifted_blobs(seed=4, n=10)
+    src = _write_csv(tmp_path / "src.csv", Xs, ys)
+    lab = yt.astype(str).astype(object)
+    lab[::3] = ""                                            # a third of the labels unknown
+    tgt = _write_csv(tmp_path / "tgt.csv", Xt, lab)
+    out = tmp_path / "p.csv"
+    assert cli.main(["adapt", str(src), "--target", str(tgt), "--target-has-labels",
+                     "--method", "raw", "--permutations", "0", "--out", str(out), "--report",
+                     str(tmp_path / "r.json")]) == 0
+    acc = json.loads((tmp_path / "r.json").read_text())["target_accuracy"]
+    with open(out) as f:
+        pred = np.array([int(r["prediction"]) for r in csv.DictReader(f)])
+    known = np.ones(len(yt), bool)
+    known[::3] = False
+    assert acc["rows"] == known.sum() == 20
+    assert acc["raw"] == pytest.approx(np.mean(pred[known] == yt[known]))
+
+
+@pytest.mark.parametrize("case, message", [
+    ("mixed", "hold numeric labels but"),
+    ("regression", "shiftlearn adapt is classification"),
+])
+def test_labels_that_cannot_be_classes_are_one_line(tmp_path, capsys, case, message):
+    rng = np.random.default_rng(0)
+    Xs, ys, Xt, _ = _shifted_blobs(n=30)
+    if case == "mixed":
+        src = _write_csv(tmp_path / "a.csv", Xs, ys)
+        src2 = _write_csv(tmp_path / "b.csv", Xs, np.array(["cat", "dog", "owl"])[ys])
+        files = [str(src), str(src2)]
+    else:
+        files = [str(_write_csv(tmp_path / "a.csv", Xs, rng.normal(size=len(Xs)).round(3)))]
+    tgt = _write_csv(tmp_path / "t.csv", Xt)
+    assert cli.main(["adapt", *files, "--target", str(tgt), "--permutations", "0"]) == 2
+    line = _one_error_line(capsys)
+    assert message in line or case == "regression" and "regression" in line
+
+
+def test_header_option(tmp_path, capsys):
+    Xs, ys, Xt, _ = _shifted_blobs(n=10)
+    src = _write_csv(tmp_path / "s.csv", Xs, ys, header=False)
+    tgt = _write_csv(tmp_path / "t.csv", Xt, header=False)
+    base = ["adapt", str(src), "--target", str(tgt), "--permutations", "0", "--method", "raw",
+            "--report", str(tmp_path / "r.json")]
+    assert cli.main([*base, "--header", "no"]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["domains"][0]["rows"] == 30
+    capsys.readouterr()
+    # forced: each file's first data line becomes its column names, which then differ
+    assert cli.main([*base, "--header", "yes"]) == 2
+    assert "feature columns ['" in _one_error_line(capsys)

@@ -18,6 +18,8 @@ def markdown(rep: dict) -> str:
         L.append(f"| {d['role']} {d['id']} | `{d['file']}` | {d['rows']} | {d['labeled']} | "
                  f"{d['classes']} |")
     L += ["", f"{rep['n_features']} features; label column {rep['label_column']!r}."]
+    if rep.get("notes"):
+        L += ["", "Notes from reading the files:", ""] + [f"* {n}" for n in rep["notes"]]
     if rep["shift_raw"]:
         L += ["", "## How far is the target from each source?", "",
               "Unbiased MMD² between the source and the target (Gaussian kernel, "
@@ -48,7 +50,8 @@ def markdown(rep: dict) -> str:
         ta = rep["target_accuracy"]
         L += ["", "The target file has labels (used for this line only, never to choose): "
               f"accuracy {100 * ta['adapted']:.2f}% adapted vs {100 * ta['raw']:.2f}% with the "
-              "same classifier on the raw features (labels compared as values: 1 equals 1.0)."]
+              f"same classifier on the raw features, over the {ta['rows']} target rows whose "
+              "label is given (labels compared as values: 1 equals 1.0)."]
     L += ["", f"Time: fit {rep['seconds']['fit']:.2f} s, report {rep['seconds']['report']:.2f} s."]
     return "\n".join(L) + "\n"
 

@@ -14,8 +14,11 @@ Design decisions
 * ``--report x.json`` writes the JSON only, ``--report x.md`` the Markdown and the JSON beside
   it as ``x.json`` unless that is a file named on the command line; other extensions are
   refused. Without ``--report`` the Markdown goes to stdout.
-* Labels are compared as values (``1`` equals ``1.0``) across all files, for training and for
-  the target accuracy.
+* Files are read by :func:`shiftlearn.datasets._tables.read_table` (pandas/pyarrow); its notes
+  (a dropped index column, an encoding fallback, a header guess) are printed and kept in the
+  report. Labels are compared as values (``1`` equals ``1.0``) across all files
+  (:func:`~shiftlearn.datasets._tables.encode_labels`), for training and for the target
+  accuracy, which counts only the target rows whose label is given.
 * Sizes are checked before fitting: an empty target is refused; a one-row domain is refused
   when something needs two rows (an adapter, which learns the target's distribution, or the
   MMD tests of the report), with the options that avoid it.
@@ -45,8 +48,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
              "and a report",
         description="Fit a domain adapter on your labeled source file(s) and unlabeled target "
                     "file, predict the target's labels, and report how far the domains are "
-                    "apart before and after adaptation. Files: CSV/TSV/whitespace text with an "
-                    "optional header, or .npy/.npz (arrays X, y).",
+                    "apart before and after adaptation. Files: CSV/TSV/semicolon/whitespace "
+                    "text with an optional header (also .gz/.bz2/.xz/.zip compressed; UTF-8, "
+                    "UTF-16 or Windows encodings), Parquet, or .npy/.npz (arrays X, y).",
         epilog="Example: shiftlearn adapt a.csv b.csv --target c.csv --label-column label "
                "--method SCA --tune --out predictions.csv --report report.md")
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="labeled source file(s), one "
@@ -54,6 +58,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     p.add_argument("--target", required=True, help="the unlabeled target file")
     p.add_argument("--label-column", default="-1", metavar="COLUMN",
                    help="label column: a header name or an index (default -1, the last)")
+    p.add_argument("--header", choices=tuple(_HEADER), default="auto",
+                   help="is the first line of each text file a header? auto (default) decides "
+                        "from its cells; a note says when it had to guess")
     p.add_argument("--target-has-labels", action="store_true",
                    help="the target file has the label column too (only used to print the "
                         "accuracy, never to choose anything)")
@@ -78,67 +85,28 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------------------ reading ------
-def _tables():
-    """``(read_table, encode_labels)`` of the table reader (shiftlearn.adaptation._table until
-    shiftlearn.datasets._tables lands, with labels encoded as values here)."""
-    return _legacy_read, _legacy_encode
+_HEADER = {"auto": None, "yes": True, "no": False}
 
 
-def _legacy_read(path, *, label_column=-1, with_labels=True, domain_column=None):
-    from ..adaptation._table import read_table
-
-    return read_table(path, label_column=str(label_column), with_labels=with_labels)
-
-
-def _legacy_encode(label_arrays):
-    arrays = [np.asarray(a, dtype=object).ravel() for a in label_arrays]
-
-    def number(v):
-        try:
-            return float(v)
-        except (TypeError, ValueError):
-            return None
-    flat = [number(v) for a in arrays for v in a]
-    if all(v is not None for v in flat):
-        values = np.asarray(flat, dtype=float)
-        if np.all(values == np.round(values)):
-            values = values.astype(np.int64)
-    else:
-        values = np.asarray([str(v).strip() for a in arrays for v in a])
-    classes, inverse = np.unique(values, return_inverse=True)
-    bounds = np.cumsum([len(a) for a in arrays])[:-1]
-    return classes, np.split(inverse, bounds)
-
-
-def _label_column(text: str) -> int | str:
-    return int(text) if text.lstrip("-").isdigit() else text
-
-
-def _missing(y) -> np.ndarray:
-    """Indices of source rows without a label (None, NaN, '', 'nan', 'na')."""
-    arr = np.asarray(y, dtype=object)
-    out = []
-    for i, v in enumerate(arr):
-        if v is None or (isinstance(v, float) and np.isnan(v)) or \
-                (isinstance(v, str) and v.strip().lower() in ("", "nan", "na")):
-            out.append(i)
-    return np.asarray(out, dtype=int)
+def _cli_note(note: str) -> str:
+    """A reader's note in the command line's words (``header=False`` -> ``--header no``)."""
+    return note.replace("header=False", "--header no").replace("header=True", "--header yes")
 
 
 def _load(args):
     """Read and check every file; return the sources, the target, the classes, the source
-    codes, the target codes (None without labels) and the packed ``X``, ``y``,
-    ``sample_domain``."""
-    read_table, encode_labels = _tables()
-    column = _label_column(args.label_column)
-    srcs = [read_table(p, label_column=column) for p in args.sources]
-    tgt = read_table(args.target, label_column=column, with_labels=args.target_has_labels)
-    for t in srcs:
-        missing = _missing(t.y)
-        if missing.size:
-            raise ValueError(f"{t.path}: {missing.size} row(s) without a label (data rows "
-                             f"{', '.join(str(i + 1) for i in missing[:5])}"
-                             f"{', ...' if missing.size > 5 else ''}); label or drop them.")
+    codes, the target codes (None without labels; -1 where a target label is missing) and the
+    packed ``X``, ``y``, ``sample_domain``."""
+    from ..datasets._tables import encode_labels, read_table
+
+    header = _HEADER[args.header]
+    srcs = [read_table(p, label_column=args.label_column, header=header) for p in args.sources]
+    tgt = read_table(args.target, label_column=args.label_column,
+                     with_labels=args.target_has_labels, header=header,
+                     allow_missing_labels=True)
+    for t in [*srcs, tgt]:
+        for note in t.notes:
+            info(args, f"note: {_cli_note(note)}")
     d = srcs[0].X.shape[1]
     for t in [*srcs[1:], tgt]:
         if t.X.shape[1] != d:
@@ -152,12 +120,11 @@ def _load(args):
             raise ValueError(f"{t.path}: feature columns {list(t.feature_names)} differ from "
                              f"{srcs[0].path}'s {list(srcs[0].feature_names)}; give the files "
                              "the same columns in the same order.")
-    labels = [t.y for t in srcs] + ([tgt.y] if tgt.y is not None else [])
-    classes, codes_list = encode_labels(labels)
+    classes, codes_list = encode_labels([*srcs, tgt] if tgt.y is not None else srcs)
     codes = np.concatenate(codes_list[:len(srcs)]).astype(np.int64)
     tgt_codes = codes_list[-1].astype(np.int64) if tgt.y is not None else None
     if np.unique(codes).size < 2:
-        raise ValueError(f"The source rows have a single class ({classes[codes[0]]!r}); "
+        raise ValueError(f"The source rows have a single class ({_value(classes[codes[0]])!r}); "
                          "adaptation for classification needs at least two.")
     K = len(srcs)
     X = np.vstack([t.X for t in srcs] + [tgt.X])
@@ -327,6 +294,7 @@ def run(args: argparse.Namespace) -> int:
            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "version": __version__,
            "method": args.method, "classifier": args.classifier, "n_features": d,
            "label_column": args.label_column, "permutations": perms,
+           "notes": [_cli_note(n) for t in [*srcs, tgt] for n in t.notes],
            "domains": [{"role": "source", "id": i + 1, "file": str(t.path), "rows": len(t.X),
                         "labeled": len(t.X), "classes": int(np.unique(c).size)}
                        for i, (t, c) in enumerate(zip(srcs, np.split(
@@ -337,11 +305,14 @@ def run(args: argparse.Namespace) -> int:
            "params_from": params_from, "source_cv": cv_info,
            "class_mix": [[str(_value(classes[c])), float(s), float(p)]
                          for c, s, p in zip(seen, src_share, tgt_share, strict=True)]}
-    if tgt_codes is not None:
+    if tgt_codes is not None and np.any(tgt_codes >= 0):
         raw_clf = _classifier(args.classifier).fit(X[:n_src], codes)
         raw_pred = np.asarray(raw_clf.predict(tgt.X), dtype=np.int64)
-        rep["target_accuracy"] = {"adapted": float(np.mean(pred_codes == tgt_codes)),
-                                  "raw": float(np.mean(raw_pred == tgt_codes))}
+        known = tgt_codes >= 0                    # rows whose label is given
+        rep["target_accuracy"] = {
+            "adapted": float(np.mean(pred_codes[known] == tgt_codes[known])),
+            "raw": float(np.mean(raw_pred[known] == tgt_codes[known])),
+            "rows": int(known.sum())}
     rep["seconds"] = {"fit": t_fit, "report": time.perf_counter() - t0,
                       "total": time.perf_counter() - t_start}
     if md_path is None and json_path is None:
