@@ -141,8 +141,9 @@ def test_federated_loopback_without_flower_names_the_extra(monkeypatch, tmp_path
     monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))
     monkeypatch.setenv("PATH", str(tmp_path))
     line = _error(["federated", "loopback", "--nodes", "2"], capsys)
-    assert line.startswith("shiftlearn federated loopback: error: the Flower executables")
-    assert 'pip install "shiftlearn[federated]"' in line
+    assert line.startswith("shiftlearn federated loopback: error: ")
+    assert "needs the federated extra" in line and "flower-superlink" in line
+    assert line.endswith('pip install "shiftlearn[federated]"')
     assert list(tmp_path.iterdir()) == []                  # nothing started or written
 
 

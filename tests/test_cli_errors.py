@@ -47,6 +47,9 @@ def _utf8_error():
      'needs flwr, which is not installed; install it with: pip install "shiftlearn[federated]"'),
     (ModuleNotFoundError("No module named 'dask'", name="dask"),
      'pip install "shiftlearn[dask]"'),
+    (ImportError("a loopback needs the federated extra;\n install it with: pip install "
+                 '"shiftlearn[federated]"'),
+     'a loopback needs the federated extra; install it with: pip install "shiftlearn[federated]"'),
 ])
 def test_user_mistake_is_one_line_and_exit_2(failing, capsys, exc, expected):
     failing(exc)
@@ -65,6 +68,7 @@ def test_nested_commands_are_named_in_the_error(capsys):
 
 @pytest.mark.parametrize("exc", [RuntimeError("a bug"), KeyError("x"),
                                  ModuleNotFoundError("No module named 'nope'", name="nope"),
+                                 ImportError("cannot import name 'x' from 'shiftlearn'"),
                                  MemoryError()])
 def test_a_bug_keeps_its_traceback(failing, exc):
     failing(exc)

@@ -16,7 +16,8 @@ Design decisions
   ``SUPPRESS`` (so a subcommand's parser cannot overwrite a value given before the command
   name) and :data:`COMMON_DEFAULTS` fills in what was not given.
 * One error path, in :func:`main`: a person's mistake (``ValueError``, ``TypeError``,
-  ``OSError``, an ``ImportError`` of an optional extra) prints one line
+  ``OSError``, an ``ImportError`` of an optional extra: a module of :data:`OPTIONAL_EXTRAS`,
+  or a message that names its ``pip install`` command) prints one line
   ``shiftlearn <command>: error: <problem and fix>`` on stderr and exits 2; argparse's own
   errors also exit 2; Ctrl-C exits 130 with one line. Any other exception is a bug and keeps
   its traceback. ``--debug`` (or ``SHIFTLEARN_DEBUG=1``) re-raises everything for developers.
@@ -98,8 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_hint(exc: ImportError) -> str | None:
     top = (exc.name or "").split(".")[0]
-    if top not in OPTIONAL_EXTRAS:
-        return None
+    if top not in OPTIONAL_EXTRAS:  # the library's own check names the install command
+        text = " ".join(str(exc).split())
+        return text if "pip install" in text else None
     extra = OPTIONAL_EXTRAS[top]
     fix = f'pip install "shiftlearn[{extra}]"' if extra else f"pip install {top}"
     return f"this command needs {top}, which is not installed; install it with: {fix}"

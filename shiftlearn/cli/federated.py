@@ -18,8 +18,8 @@ Design decisions
 * The result is printed as JSON on stdout (arrays summarised by shape and norm); a one-line
   summary with the target accuracy and its baselines (``baseline`` in the result: source only,
   chance), and the result's ``warning`` if any, go to stderr.
-* ``loopback`` needs the Flower executables of the ``federated`` extra; their absence is
-  reported with the install command before anything starts.
+* ``loopback`` needs the ``federated`` extra (``flwr`` and its executables, beside Python or on
+  the PATH); its absence is reported with the install command before anything starts.
 """
 
 from __future__ import annotations
@@ -33,9 +33,6 @@ import tempfile
 from pathlib import Path
 
 from ._common import count, info
-
-#: Executables a loopback deployment starts.
-FLOWER_EXECUTABLES = ("flower-superlink", "flower-supernode", "flwr")
 
 #: Job keys whose value counts something and has a floor above 0.
 _FLOORS = {"num-clients": 2, "n-per-client": 2, "n-features": 1, "n-components": 1,
@@ -146,15 +143,24 @@ def parse_sets(items: list[str] | None) -> dict:
 
 
 def flower_bin() -> Path:
-    """The folder holding the Flower executables (the interpreter's, else the PATH's)."""
-    for folder in (Path(sys.executable).parent,
-                   *(Path(w).parent for w in [shutil.which(FLOWER_EXECUTABLES[0])] if w)):
-        if all((folder / exe).is_file() for exe in FLOWER_EXECUTABLES):
+    """The folder holding the Flower executables: the interpreter's, else the PATH's one.
+
+    Raises the ``ImportError`` of :func:`~shiftlearn.federated._deploy.check_flower` (it names
+    ``pip install "shiftlearn[federated]"``) when neither has them or ``flwr`` is missing.
+    """
+    from ..federated._deploy import FLOWER_EXECUTABLES, check_flower
+
+    found = shutil.which(FLOWER_EXECUTABLES[0])
+    folders = [Path(sys.executable).parent, *([Path(found).parent] if found else [])]
+    for folder in folders:
+        try:
+            check_flower(folder)
+        except ImportError:
+            if folder is folders[-1]:
+                raise
+        else:
             return folder
-    raise FileNotFoundError(
-        2, "the Flower executables (" + ", ".join(FLOWER_EXECUTABLES) + ") were not found "
-        "beside Python or on the PATH; install the federated extra: "
-        'pip install "shiftlearn[federated]"')
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _summary(res: dict) -> dict:
