@@ -3,8 +3,7 @@ from pathlib import Path
 
 import pytest
 
-_DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-os.environ.setdefault("SHIFTLEARN_DATA", str(_DEFAULT))
+# the data-home default (../shared/data beside the clone) is set by the root conftest.py
 
 
 def _have_data(folder: str) -> bool:

@@ -396,16 +396,6 @@ def test_pca_init_synthetic_and_errors():
         list(ClusterSplit(init="bogus").split(X, y, dom))
 
 
-def test_docs_examples_run():
-    import doctest
-    from pathlib import Path
-
-    page = Path(__file__).resolve().parents[1] / "docs" / "model_selection.md"
-    result = doctest.testfile(str(page), module_relative=False,
-                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
-
-
 def test_cli_splits(data_home, capsys):
     from shiftlearn.cli import main as shiftlearn_main
 
