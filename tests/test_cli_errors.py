@@ -140,3 +140,13 @@ def test_process_ctrl_c_exits_130(data_home):
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "shiftlearn demo subspace: interrupted"
     assert "Traceback" not in err
+
+
+def test_process_closed_pipe_is_quiet():
+    """`shiftlearn ... | head -1` where the reader has gone: exit 141, no BrokenPipeError."""
+    proc = subprocess.Popen([_entry_point(), "federated", "keys"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()                  # the reader leaves before the command writes
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert proc.returncode == 141 and err == b""

@@ -149,10 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(args, key, value)
     prog = args._prog
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
     except KeyboardInterrupt:
         if _debug(args):
             raise
+        if sys.stderr.isatty():  # clear a progress line first
+            sys.stderr.write("\r\033[K")
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `shiftlearn ... | head`: the reader left; say nothing
