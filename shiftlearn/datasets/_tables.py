@@ -155,7 +155,19 @@ def _decode_setup(raw: bytes, path: Path, notes: list[str]) -> tuple[bytes, str]
                 raise TableError(f"{path}: invalid UTF-16 text; save it as UTF-8.") from None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if b"\x00" in raw[:8192]:
+    head = raw[:8192]
+    if b"\x00" in head:   # UTF-16 without a BOM has a NUL beside every ASCII character
+        even, odd = head[0::2].count(0), head[1::2].count(0)
+        codec = ("utf-16-le" if odd > 0.3 * len(head) / 2 and even == 0 else
+                 "utf-16-be" if even > 0.3 * len(head) / 2 and odd == 0 else None)
+        if codec and len(raw) % 2 == 0:
+            try:
+                text = raw.decode(codec)
+            except UnicodeDecodeError:
+                text = None
+            if text is not None and "\x00" not in text:
+                notes.append(f"{path}: decoded as {codec} (UTF-16 without a byte-order mark).")
+                return text.lstrip("\ufeff").encode("utf-8"), "utf-8"
         raise TableError(f"{path}: binary content (NUL bytes), not a text table; give a "
                          "CSV/TSV/text, Parquet, .npy or .npz file.")
     try:
@@ -400,6 +412,9 @@ def _read_text(raw: bytes, path: Path, name: str, header: bool | None, notes: li
     k0 = next(k for k, ln in enumerate(head_lines) if not _blank(ln, sep))
     first = [c.strip() for c in _split(head_lines[k0], sep)]
     below = [_split(ln, sep) for ln in head_lines[k0 + 1:] if not _blank(ln, sep)]
+    if sep == r"\s+" and header is not False and below and \
+            all(len(r) == len(first) + 1 for r in below[:_SAMPLE_LINES]):
+        first = ["", *first]   # whitespace: a header one cell short names no index column
     has_header = (bool(header) if header is not None else
                   _is_header(first, below[:_SAMPLE_LINES], k0 + 1, path, notes, num))
     names = first if has_header else None
@@ -494,8 +509,12 @@ def _read_numpy(raw: bytes, path: Path, npz: bool, label_column, domain_column):
 def _features(df: pd.DataFrame, layout: _Layout, rows: _Rows, path: Path,
               notes: list[str]) -> np.ndarray:
     cols = [df.iloc[:, j] for j in layout.features]
+    for j, c in zip(layout.features, cols, strict=True):
+        if c.dtype.kind in "mM":
+            raise TableError(f"{path}: column {layout.name(j)} holds {c.dtype} values (dates or "
+                             "durations), not numbers; convert it to numbers or drop it.")
     if all(c.dtype.kind in "iuf" for c in cols):
-        X = df.iloc[:, layout.features].to_numpy(dtype=np.float64)
+        X = df.iloc[:, layout.features].to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         X = np.empty((len(df), len(cols)))
         booleans = []
@@ -503,7 +522,7 @@ def _features(df: pd.DataFrame, layout: _Layout, rows: _Rows, path: Path,
             if c.dtype.kind == "b":
                 booleans.append(layout.name(layout.features[k]))
             if c.dtype.kind in "iufb":
-                X[:, k] = c.to_numpy(dtype=np.float64)
+                X[:, k] = c.to_numpy(dtype=np.float64, na_value=np.nan)
             else:
                 X[:, k] = pd.to_numeric(c, errors="coerce").to_numpy(dtype=np.float64,
                                                                      na_value=np.nan)
@@ -517,9 +536,15 @@ def _features(df: pd.DataFrame, layout: _Layout, rows: _Rows, path: Path,
         rows.check_width(i, path)
         j = layout.features[k]
         cells = rows.cells(i)
-        cell = cells[j].strip() if cells is not None else df.iat[i, j]
-        why = ("is empty" if cell == "" else
-               "is not finite" if _is_num(str(cell)) else "is not a number")
+        if cells is not None:
+            cell = cells[j].strip()
+            why = ("is empty" if cell == "" else
+                   "is not finite" if _is_num(cell) else "is not a number")
+        else:
+            value = df.iat[i, j]
+            cell = str(value)
+            why = ("is missing" if value is None or value is pd.NA or value is pd.NaT else
+                   "is not finite" if _is_num(cell) else "is not a number")
         raise TableError(f"{path}: {rows.where(i)}, column {layout.name(j)}: {cell!r} {why}; "
                          "every feature cell must be a finite number (fix or drop the row).")
     if not layout.names and X.shape[0] >= 3:
@@ -531,19 +556,22 @@ def _features(df: pd.DataFrame, layout: _Layout, rows: _Rows, path: Path,
     return X
 
 
-def _normalise(values, what: str) -> tuple[np.ndarray, np.ndarray, str | None]:
+def _normalise(values, what: str, noun: str = "labels"
+               ) -> tuple[np.ndarray, np.ndarray, str | None]:
     """Labels as values: (values, missing mask, kind) with kind 'number' (int64 values),
     'text' (str values) or None (all missing). Raises for non-integral or non-finite numbers
     and for text labels that write one number two ways."""
     a = np.asarray(values)
     if a.ndim != 1:
-        raise TableError(f"{what}: labels must be 1-D, got shape {a.shape}.")
+        raise TableError(f"{what}: {noun} must be 1-D, got shape {a.shape}.")
     if a.dtype.kind in "iu":
         if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
-            raise TableError(f"{what}: label {a.max()} is too large for a class label.")
+            raise TableError(f"{what}: {noun[:-1]} {a.max()} is too large for an integer id.")
         return a.astype(np.int64), np.zeros(a.shape, bool), "number" if a.size else None
     if a.dtype.kind == "b":
         a = a.astype(str)
+    elif a.dtype.kind == "S":
+        a = np.char.decode(a, "utf-8", errors="replace")
     s = pd.Series(a, dtype=object)
     na = s.isna().to_numpy()
     st = s.astype(str).str.strip()
@@ -557,10 +585,13 @@ def _normalise(values, what: str) -> tuple[np.ndarray, np.ndarray, str | None]:
         v = num[~missing]
         if not np.isfinite(v).all():
             bad = st.to_numpy()[~missing][~np.isfinite(v)][0]
-            raise TableError(f"{what}: label {bad!r} is not a finite number; fix the label.")
+            raise TableError(f"{what}: {noun[:-1]} {bad!r} is not a finite number; fix it.")
         frac = v != np.round(v)
         if frac.any():
             ex = ", ".join(f"{x:g}" for x in v[frac][:3])
+            if noun != "labels":
+                raise TableError(f"{what}: {noun} with fractions (e.g. {ex}); name them by "
+                                 "text or integers.")
             raise TableError(f"{what}: labels with fractions (e.g. {ex}): a regression target?"
                              " Adaptation here is classification (shiftlearn adapt); give a "
                              "column of class labels or bin the target into classes.")
@@ -572,7 +603,7 @@ def _normalise(values, what: str) -> tuple[np.ndarray, np.ndarray, str | None]:
             for t, x, b in zip(texts, v, big, strict=True):
                 n = (int(t) if re.fullmatch(r"[+-]?\d+", t) else int(x)) if b else int(x)
                 if not -2 ** 63 <= n < 2 ** 63:
-                    raise TableError(f"{what}: label {t!r} is too large for a class label.")
+                    raise TableError(f"{what}: {noun[:-1]} {t!r} is too large for an integer id.")
                 ints.append(n)
             out[~missing] = ints
         else:
@@ -600,7 +631,7 @@ def _check_classes(vals: np.ndarray, n: int, what: str) -> None:
 
 def _column_values(col: pd.Series, rows: _Rows, path: Path, what: str, missing_ok: bool,
                    classes: bool) -> np.ndarray:
-    vals, missing, kind = _normalise(col.to_numpy(), what)
+    vals, missing, kind = _normalise(col.to_numpy(), what, "labels" if classes else "domains")
     if missing.any():
         idx = np.flatnonzero(missing)
         for i in idx:   # a short line also leaves its last cell empty: say so first
