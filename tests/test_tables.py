@@ -232,6 +232,18 @@ def test_whitespace_header_one_cell_short_names_an_index(tmp_path):
     assert any("dropped the first column" in n for n in t.notes)
 
 
+def test_long_blank_start_and_wide_header(tmp_path):
+    names = [f"feature_{j:05d}" for j in range(3000)]   # a header line longer than 64 KiB
+    row = ",".join(["1.5"] * 3000)
+    text = "\n" * 300 + ",".join([*names, "label"]) + "\n" + f"{row},cat\n{row},dog\n"
+    t = read_table(_write(tmp_path / "w.csv", text))
+    assert t.X.shape == (2, 3000) and t.feature_names[-1] == "feature_02999"
+    assert t.y.tolist() == ["cat", "dog"]
+    with pytest.raises(ValueError, match=r"line 303, column 'feature_00007': 'x' is not"):
+        bad = ",".join(["1.5"] * 7 + ["x"] + ["1.5"] * 2992)
+        read_table(_write(tmp_path / "x.csv", text.replace(f"{row},dog", f"{bad},dog")))
+
+
 def test_headerless_file_and_label_by_index(tmp_path):
     p = _write(tmp_path / "s.txt", "1 2 0\n3 4 1\n5 6 1\n")
     t = read_table(p)
@@ -520,10 +532,11 @@ def test_property_malformed_files_raise_value_error(tmp_path, edits, suffix, noi
         assert "\n" not in str(exc)
 
 
-def test_docstring_examples_run():
+@pytest.mark.parametrize("name", ["_tables", "_labels"])
+def test_docstring_examples_run(name):
     import doctest
+    import importlib
 
-    import shiftlearn.datasets._tables as module
-
+    module = importlib.import_module(f"shiftlearn.datasets.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -15,26 +15,25 @@ Design decisions
   lines (``,``, tab, ``;``, ``|``, else whitespace: the one that splits most lines into the same
   number of cells, then the one giving most numbers; ``.tsv`` prefers tab). A ``;`` file whose
   numbers use a decimal comma (``1,5``) is read with ``decimal=","``. Blank lines are ignored.
-  **Encodings**: UTF-8 with or without BOM, UTF-16 with a BOM; a file that is not valid UTF-8 is
-  decoded as cp1252 (Windows Western, a superset of latin-1's printable characters), or latin-1
-  when cp1252 fails; a note says so.
+  **Encodings**: UTF-8 with or without BOM, UTF-16 (with a BOM, or recognised by its NUL
+  bytes); a file that is not valid UTF-8 is decoded as cp1252 (Windows Western, a superset of
+  latin-1's printable characters), or latin-1 when cp1252 fails; a note says so.
 * **Header**: the first non-blank line is a header when one of its cells is text in a column
   whose values below are numbers, or when all of its cells are text. A pandas ``to_csv()``
   export of integer column names (``,0,1,2,...`` with the index, or ``0,1,2,...`` with at least
   three columns) is a header too (with a note). A first line that mixes numbers with text
   only in text columns (``400,410,label`` above ``0.1,0.2,cat``, or a headerless ``1,2,cat``)
   is ambiguous: it is data when one of its text cells recurs below (``cat`` is a class), else a
-  header, with a note saying how to force either (``header=True/False``).
+  header, with a note saying how to force either (``header=True/False``). In a
+  whitespace-separated file, a header one cell shorter than the rows below names every column
+  but a leading index (R's ``write.table``, pandas ``to_csv(sep=" ")``).
 * **Index column**: a first column whose header cell is empty or ``Unnamed: <k>`` (what pandas
   writes and re-reads as the row index) is dropped, with a note. A headerless first feature
   column that counts ``0..n-1`` or ``1..n`` only gets a note (it may be a row index).
-* **Labels are values**: labels that are all numbers are parsed (``1``, ``1.0`` and ``01`` are
-  one class; integral numbers become int64); other labels stay strings, blanks stripped; the
-  cells ``""``, ``nan``, ``NaN``, ``NA``, ``N/A``, ``n/a``, ``null``, ``NULL``, ``None`` and
-  ``<NA>`` are missing; booleans become the strings ``"False"``/``"True"``.
-* **Classification only**: non-integral numeric labels, or more than
-  :data:`MAX_DISTINCT_CLASSES` distinct labels that are also more than half of the rows (a
-  regression target or an identifier column), are refused with the fix.
+* **Labels are values** (:mod:`shiftlearn.datasets._labels`): ``1``, ``1.0`` and ``01`` are
+  one class (int64), text labels are stripped strings; ``""``, ``NA``, ``nan``, ... are missing;
+  non-integral numbers or very many distinct values (a regression target, an identifier) are
+  refused for classification with the fix.
 * **Booleans in features** (``True``/``False``, e.g. ``pd.get_dummies`` columns) read as 1/0,
   with a note.
 """
@@ -50,29 +49,28 @@ import lzma
 import re
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ._labels import (
+    MAX_DISTINCT_CLASSES,
+    MISSING_TOKENS,
+    TableError,
+    check_classes,
+    encode_labels,
+    normalise_labels,
+)
+
 __all__ = ["MAX_DISTINCT_CLASSES", "MISSING_TOKENS", "Table", "TableError", "encode_labels",
            "read_table"]
 
-#: label cells read as missing (after stripping blanks)
-MISSING_TOKENS = frozenset({"", "nan", "NaN", "NAN", "NA", "N/A", "n/a", "null", "NULL", "None",
-                            "<NA>"})
-#: a label column with more distinct values than this, that are also more than half of the
-#: rows, is refused as a regression target or an identifier
-MAX_DISTINCT_CLASSES = 50
 _SAMPLE_LINES = 100
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _NON_BLANK = re.compile(rb"[^\s\x00]")
-
-
-class TableError(ValueError):
-    """A file that cannot be read as a table; the message names the file and the fix."""
 
 
 @dataclass
@@ -140,8 +138,11 @@ def _decompress(raw: bytes, path: Path, notes: list[str]) -> tuple[bytes, str]:
                                      "must hold exactly one table.")
                 notes.append(f"{path}: read {members[0]!r} from the zip archive.")
                 return z.read(members[0]), members[0]
-        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as exc:
-            raise TableError(f"{path}: corrupt zip archive ({exc}).") from None
+        except TableError:
+            raise
+        except Exception as exc:   # BadZipFile, zlib.error, NotImplementedError, ...
+            raise TableError(f"{path}: corrupt or unsupported zip archive "
+                             f"({type(exc).__name__}: {exc}).") from None
     return raw, name
 
 
@@ -390,12 +391,11 @@ def _layout(names: list[str] | None, n_cols: int, label_column, domain_column,
 def _read_text(raw: bytes, path: Path, name: str, header: bool | None, notes: list[str],
                layout_of: Callable[[list[str] | None, int], _Layout]):
     raw, enc = _decode_setup(raw, path, notes)
-    end = 0
-    for _ in range(2 * _SAMPLE_LINES):   # the first lines, whole (ending at a line feed)
-        end = raw.find(b"\n", end) + 1
-        if end == 0:
-            end = len(raw)
-            break
+    end, seen = 0, 0
+    while end < len(raw) and seen <= _SAMPLE_LINES:   # whole lines, to the 101st non-blank
+        stop = raw.find(b"\n", end) + 1 or len(raw)
+        seen += bool(_NON_BLANK.search(raw, end, stop))
+        end = stop
     head = raw[:end].decode(enc)
     head_lines = _LINE_END.split(head)
     sample = [ln for ln in head_lines if ln.strip()][:_SAMPLE_LINES + 1]
@@ -556,82 +556,9 @@ def _features(df: pd.DataFrame, layout: _Layout, rows: _Rows, path: Path,
     return X
 
 
-def _normalise(values, what: str, noun: str = "labels"
-               ) -> tuple[np.ndarray, np.ndarray, str | None]:
-    """Labels as values: (values, missing mask, kind) with kind 'number' (int64 values),
-    'text' (str values) or None (all missing). Raises for non-integral or non-finite numbers
-    and for text labels that write one number two ways."""
-    a = np.asarray(values)
-    if a.ndim != 1:
-        raise TableError(f"{what}: {noun} must be 1-D, got shape {a.shape}.")
-    if a.dtype.kind in "iu":
-        if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
-            raise TableError(f"{what}: {noun[:-1]} {a.max()} is too large for an integer id.")
-        return a.astype(np.int64), np.zeros(a.shape, bool), "number" if a.size else None
-    if a.dtype.kind == "b":
-        a = a.astype(str)
-    elif a.dtype.kind == "S":
-        a = np.char.decode(a, "utf-8", errors="replace")
-    s = pd.Series(a, dtype=object)
-    na = s.isna().to_numpy()
-    st = s.astype(str).str.strip()
-    missing = na | st.isin(MISSING_TOKENS).to_numpy()
-    if missing.all():
-        return np.full(a.shape, "", dtype=str), missing, None
-    num = pd.to_numeric(st.where(~missing, None), errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan)
-    isnum = ~np.isnan(num) & ~missing
-    if (isnum | missing).all():
-        v = num[~missing]
-        if not np.isfinite(v).all():
-            bad = st.to_numpy()[~missing][~np.isfinite(v)][0]
-            raise TableError(f"{what}: {noun[:-1]} {bad!r} is not a finite number; fix it.")
-        frac = v != np.round(v)
-        if frac.any():
-            ex = ", ".join(f"{x:g}" for x in v[frac][:3])
-            if noun != "labels":
-                raise TableError(f"{what}: {noun} with fractions (e.g. {ex}); name them by "
-                                 "text or integers.")
-            raise TableError(f"{what}: labels with fractions (e.g. {ex}): a regression target?"
-                             " Adaptation here is classification (shiftlearn adapt); give a "
-                             "column of class labels or bin the target into classes.")
-        out = np.zeros(a.shape, dtype=np.int64)
-        big = np.abs(v) >= 2.0 ** 53
-        if big.any():   # exact integers beyond float precision, from the text
-            texts = st.to_numpy()[~missing]
-            ints = []
-            for t, x, b in zip(texts, v, big, strict=True):
-                n = (int(t) if re.fullmatch(r"[+-]?\d+", t) else int(x)) if b else int(x)
-                if not -2 ** 63 <= n < 2 ** 63:
-                    raise TableError(f"{what}: {noun[:-1]} {t!r} is too large for an integer id.")
-                ints.append(n)
-            out[~missing] = ints
-        else:
-            out[~missing] = v.astype(np.int64)
-        return out, missing, "number"
-    text = st.where(~missing, "").to_numpy(dtype=str)
-    if isnum.any():   # a mixed column: '1' and '1.0' would be two classes; refuse that
-        seen: dict[float, str] = {}
-        for t, x in zip(text[isnum].tolist(), num[isnum].tolist(), strict=True):
-            if seen.setdefault(x, t) != t:
-                raise TableError(f"{what}: labels {seen[x]!r} and {t!r} are one number written "
-                                 "two ways among text labels; write each class one way.")
-    return text, missing, "text"
-
-
-def _check_classes(vals: np.ndarray, n: int, what: str) -> None:
-    distinct = np.unique(vals)
-    if distinct.size > MAX_DISTINCT_CLASSES and distinct.size > n / 2:
-        ex = ", ".join(str(v) for v in distinct[:3])
-        raise TableError(f"{what}: {distinct.size} distinct labels in {n} rows (e.g. {ex}, "
-                         "...): a regression target or an identifier, not classes. Adaptation "
-                         "here is classification (shiftlearn adapt); give a column of class "
-                         "labels or bin the target into classes.")
-
-
 def _column_values(col: pd.Series, rows: _Rows, path: Path, what: str, missing_ok: bool,
                    classes: bool) -> np.ndarray:
-    vals, missing, kind = _normalise(col.to_numpy(), what, "labels" if classes else "domains")
+    vals, missing, kind = normalise_labels(col.to_numpy(), what, "labels" if classes else "domains")
     if missing.any():
         idx = np.flatnonzero(missing)
         for i in idx:   # a short line also leaves its last cell empty: say so first
@@ -642,7 +569,7 @@ def _column_values(col: pd.Series, rows: _Rows, path: Path, what: str, missing_o
                              f"{', ...' if idx.size > 8 else ''}); fill them in or remove "
                              "those rows.")
     if classes and kind is not None:
-        _check_classes(vals[~missing], int((~missing).sum()), what)
+        check_classes(vals[~missing], int((~missing).sum()), what)
     if missing.any():
         out = vals.astype(object)
         out[missing] = None
@@ -761,52 +688,3 @@ def read_table(path: str | Path, *, label_column: str | int | None = -1, with_la
     feature_names = ([layout.names[j] for j in layout.features]
                      if layout.names and names_shown else None)
     return Table(str(path), X, y, feature_names, label_name, domains, notes)
-
-
-def encode_labels(label_arrays: Sequence[np.ndarray | Table], *, what: str = "labels",
-                  names: Sequence[str] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Pool the labels of several files into sorted classes and per-array integer codes.
-
-    Labels are compared as values (``1``, ``1.0`` and ``"01"`` are one class, in one file or
-    across files); missing labels (``None``, NaN, ``""``, ``"NA"``, ...) get the code ``-1``
-    (the library's unlabeled marker). Items may be :class:`Table` objects (their ``y`` and
-    ``path`` are used). Numeric labels in some arrays and text labels in others are an error
-    naming both groups (``names``, or the tables' paths, or ``array 1``, ...), as are labels
-    that look like a regression target (see :func:`read_table`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> classes, codes = encode_labels([np.array([1, 2, 2]), np.array(["2.0", "1", None],
-    ...                                                                 dtype=object)])
-    >>> classes.tolist(), [c.tolist() for c in codes]
-    ([1, 2], [[0, 1, 1], [1, 0, -1]])
-    """
-    items = list(label_arrays)
-    if not items:
-        raise ValueError(f"{what}: no label arrays given.")
-    if names is not None and len(names) != len(items):
-        raise ValueError(f"{what}: {len(names)} names for {len(items)} label arrays.")
-    labels = []
-    for i, item in enumerate(items):
-        nm = (names[i] if names is not None else item.path if isinstance(item, Table)
-              else f"array {i + 1}")
-        y = item.y if isinstance(item, Table) else item
-        if y is None:
-            raise ValueError(f"{what}: {nm} has no labels; read it with its label column.")
-        labels.append((nm, *_normalise(y, f"{what} of {nm}")))
-    kinds = {k for _, _, _, k in labels if k is not None}
-    if not kinds:
-        raise ValueError(f"{what}: every label is missing; give labeled rows.")
-    if len(kinds) > 1:
-        group = {k: [nm for nm, _, _, kk in labels if kk == k] for k in kinds}
-        raise ValueError(f"{what}: {', '.join(group['number'])} hold numeric labels but "
-                         f"{', '.join(group['text'])} hold text labels; write each class the "
-                         "same way in every file.")
-    pool = np.concatenate([v[~m] for _, v, m, k in labels if k is not None])
-    _check_classes(pool, pool.size, f"{what} (all arrays together)")
-    classes = np.unique(pool)
-    codes = [np.full(v.shape, -1, dtype=np.int64) if k is None else
-             np.where(m, -1, np.searchsorted(classes, v)).astype(np.int64)
-             for _, v, m, k in labels]
-    return classes, codes
