@@ -510,3 +510,14 @@ def test_row_sums_of_float32_features_agree_with_float64_sums():
         want = ref if groups == 3 else ref.sum(axis=0, keepdims=True)
         assert sums.dtype == np.float64
         assert np.max(np.abs(sums - want) / np.abs(want)) < 1e-5
+
+
+@pytest.mark.parametrize("Est,kw", [(RFTCA, {}), (RFTCA, {"penalty": "coefficients"}),
+                                    (RFSCA, {}), (RFSCA, {"beta": 1.0})])
+def test_constant_rows_are_refused(Est, kw):
+    """Constant rows carry no variance: the scatter is rounding noise (RF-TCA used to return
+    its eigenvectors as components)."""
+    X, y, sd, _, _ = _da_data(n=30)
+    with pytest.raises(ValueError, match="carry no variance"):
+        Est(n_components=3, n_features=40, random_state=0, **kw).fit(
+            np.ones_like(X), y, sample_domain=sd)

@@ -356,3 +356,13 @@ def test_factorisation_cache_is_bounded(monkeypatch):
     SCA(n_components=3).fit(X, y, sd)                 # 120 rows: over the budget
     assert len(_sca._CACHE) == 0
     _sca.clear_cache()
+
+
+@pytest.mark.parametrize("Est", [SCA, uSCA])
+@pytest.mark.parametrize("solver", ["arpack", "dense"])
+def test_degenerate_input_is_a_clear_value_error(Est, solver):
+    """Constant rows: an ArpackError before (ARPACK), NaN features with eps = 0 (dense)."""
+    X, y, sd, _ = _da_data(n=200)
+    for eps in (1e-5, 0.0):
+        with pytest.raises(ValueError, match="centred kernel is zero"):
+            Est(n_components=3, eps=eps, eigen_solver=solver).fit(np.ones_like(X), y, sd)

@@ -205,3 +205,27 @@ def test_mnist_usps_accuracy(data_home):
     Z = TCA(n_components=30, mu=1.0).fit_transform(X, y, sd)
     acc = KNeighborsClassifier(1).fit(Z[src], y[src]).score(Z[~src], yt[~src])
     assert acc >= 0.56
+
+
+@pytest.mark.parametrize("solver", ["arpack", "dense"])
+def test_constant_rows_are_refused_not_a_linalg_error(solver):
+    """A constant X used to end in ARPACK's 'starting vector is zero' (ArpackError)."""
+    X = np.ones((600, 3))
+    sd = np.r_[np.ones(300, int), -np.ones(300, int)]
+    with pytest.raises(ValueError, match="centred kernel is zero .* constant X"):
+        TCA(n_components=5, eigen_solver=solver).fit(X, sample_domain=sd)
+
+
+def test_arpack_failure_is_a_value_error(monkeypatch):
+    from scipy.sparse.linalg import ArpackNoConvergence
+
+    from shiftlearn.adaptation import _tca
+
+    def no_convergence(*args, **kwargs):
+        raise ArpackNoConvergence("ARPACK error -1: No convergence", np.empty(0),
+                                  np.empty((0, 0)))
+
+    monkeypatch.setattr(_tca, "eigsh", no_convergence)
+    X, sd = _two_domains(n=300)
+    with pytest.raises(ValueError, match="ARPACK.*failed .* eigen_solver='dense'"):
+        TCA(n_components=5, eigen_solver="arpack").fit(X, sample_domain=sd)

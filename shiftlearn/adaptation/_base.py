@@ -115,15 +115,31 @@ def solve_generalized_eigh(
         w, B = scipy.linalg.eigh(A, M, subset_by_index=[n - k, n - 1], overwrite_a=True,
                                  overwrite_b=False, check_finite=False)
     except np.linalg.LinAlgError:
-        jitter = 1e-10 * max(float(np.trace(M)) / n, 1e-300)
-        M.flat[:: n + 1] += jitter
+        scale = float(np.trace(M)) / n
+        if not scale > 1e-300:          # M = 0 (e.g. constant rows and eps = 0): no ridge helps
+            raise ValueError(_NOT_PD) from None
+        M.flat[:: n + 1] += 1e-10 * scale
         try:
             w, B = scipy.linalg.eigh(A, M, subset_by_index=[n - k, n - 1],
                                      check_finite=False)
         except np.linalg.LinAlgError as exc:
-            raise ValueError("The constraint matrix M is not positive definite even with a "
-                             "ridge; increase eps.") from exc
+            raise ValueError(_NOT_PD) from exc
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(B))):
+        raise ValueError(_NOT_PD)
     return w[::-1].copy(), B[:, ::-1].copy()
+
+
+def arpack_failure(owner: str, exc: Exception) -> ValueError:
+    """The ``ValueError`` for an ARPACK failure (no convergence, a zero operator): what
+    happened and the two ways out."""
+    return ValueError(f"{owner}: the iterative eigensolver (ARPACK) failed ({exc}); the problem "
+                      "is (nearly) degenerate, e.g. duplicated rows or fewer distinct rows than "
+                      "components. Use eigen_solver='dense' or a smaller n_components.")
+
+
+_NOT_PD = ("The constraint matrix M is not positive definite even with a ridge (a singular "
+           "denominator: constant or duplicated rows, or a linear kernel with fewer features than "
+           "rows); increase eps.")
 
 
 def lowrank_inv_sqrt_weights(sq_norms, weight: float) -> np.ndarray:

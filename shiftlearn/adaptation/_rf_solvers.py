@@ -80,20 +80,31 @@ def rfsca_max_components(stats: RFStats, beta: float, supervised: bool = True
 #: eigenvalues at or below this fraction of the largest are numerically zero (their
 #: eigenvectors are arbitrary directions of a null space)
 NULL_RTOL = 1e-10
+#: ... and so are eigenvalues at or below this fraction of ``scale``, the size the largest
+#: eigenvalue has when the rows vary (``n`` for RF-TCA, ``1`` for RF-SCA): rounding in the
+#: summed statistics is ``~1e-16 scale``, so constant rows no longer pass as variance
+NULL_ATOL = 1e-12
 
 
 def _check_spectrum(w: np.ndarray, V: np.ndarray, k: int, what: str,
-                    rank_deficient: str = "raise") -> tuple[np.ndarray, np.ndarray]:
+                    rank_deficient: str = "raise", scale: float = 0.0
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """``(w, V)``, or, when trailing eigenvalues are numerically zero (``<= NULL_RTOL`` times
-    the largest: duplicated or nearly duplicated points), an error (``"raise"``) or the
-    non-zero leading part with a :class:`ComponentsClippedWarning` (``"clip"``, what the
-    estimators do so that default ``n_components`` works on small data)."""
+    the largest or ``<= NULL_ATOL * scale``: duplicated or nearly duplicated points), an error
+    (``"raise"``) or the non-zero leading part with a :class:`ComponentsClippedWarning`
+    (``"clip"``, what the estimators do so that default ``n_components`` works on small data).
+    No non-zero eigenvalue at all is always an error."""
     top = max(float(w[0]), 0.0)
-    bad = np.nonzero(w <= NULL_RTOL * max(top, 1e-300))[0]
+    bad = np.nonzero(w <= max(NULL_RTOL * top, NULL_ATOL * scale, 1e-300))[0]
     if top > 0 and not bad.size:
         return V, w
     first = int(bad[0]) if bad.size else 0
-    if rank_deficient == "clip" and first >= 1:
+    if first == 0:
+        raise ValueError(f"Every eigenvalue of {what} is numerically zero: the rows carry no "
+                         "variance (or no class separation, at beta=1) in the random-feature "
+                         "space, e.g. constant or duplicated rows, or a bandwidth far from the "
+                         "scale of the data; check X and the bandwidth.")
+    if rank_deficient == "clip":
         warnings.warn(f"{what}: only {first} of the n_components={k} leading eigenvalues are "
                       f"numerically non-zero (above {NULL_RTOL:g} times the largest: duplicated "
                       "or nearly duplicated points); using n_components="
@@ -180,12 +191,26 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
             out = _rftca_coefficients_cholesky(stats, k, mu, d, rank_tol)
         if out is not None:
             w, V = out
-            return _check_spectrum(w, V, k, "the RF-TCA problem", rank_deficient)
+            return _check_spectrum(w, V, k, "the RF-TCA problem", rank_deficient,
+                                   scale=float(n) ** 2)
         s2, U = eigh(_sym_(stats.total_moment()), overwrite_a=True, check_finite=False)
         keep = s2 > rank_tol * max(s2[-1], 1e-300)
         if keep.sum() < k:
-            raise ValueError(f"n_components={k} exceeds the numerical rank {int(keep.sum())} "
-                             "of the random-feature kernel; lower n_components.")
+            if keep.sum() < 2:
+                raise ValueError(f"The random-feature kernel has numerical rank "
+                                 f"{int(keep.sum())}: the rows carry no variance after "
+                                 "centring (constant or duplicated rows?); check X and the "
+                                 "bandwidth.")
+            if rank_deficient != "clip":
+                raise ValueError(f"n_components={k} exceeds the numerical rank "
+                                 f"{int(keep.sum())} of the random-feature kernel; lower "
+                                 "n_components.")
+            warnings.warn(f"the RF-TCA problem: n_components={k} exceeds the numerical rank "
+                          f"{int(keep.sum())} of the random-feature kernel (duplicated or nearly "
+                          f"duplicated points); using n_components={int(keep.sum()) - 1} (see "
+                          "n_components_). Pass a smaller n_components to silence this "
+                          "warning.", ComponentsClippedWarning, stacklevel=3)
+            k = int(keep.sum()) - 1          # the centring removes one more direction
         G = U[:, keep] * np.sqrt(s2[keep])          # V = G a  <=>  W = (orthonormal basis) a
         # G^T C G with C = S - s s^T / n and S = U diag(s2) U^T: diag(s2^2) - g g^T / n, so no
         # D^3 product is needed (g = G^T s).
@@ -196,7 +221,9 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
         V = G @ A
     else:
         raise ValueError(f"penalty must be 'features' or 'coefficients', got {penalty!r}.")
-    return _check_spectrum(w, V, k, "the RF-TCA problem", rank_deficient)
+    # eigenvalues are at most trace(C) <= n (features of unit norm), or ||S||^2 <= n^2
+    return _check_spectrum(w, V, k, "the RF-TCA problem", rank_deficient,
+                           scale=float(n) if penalty == "features" else float(n) ** 2)
 
 
 def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
@@ -309,4 +336,5 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         _add_gram_(M, np.vstack([F for F, _ in terms]),
                    np.concatenate([np.full(F.shape[0], a) for F, a in terms]))
     w, V = solve_pencil(A, M, k, eigen_solver, overwrite=True)
-    return _check_spectrum(w, V, k, "the RF-SCA problem", rank_deficient)
+    # eigenvalues are at most trace(A) <= trace(S) / n = 1 (features of unit norm)
+    return _check_spectrum(w, V, k, "the RF-SCA problem", rank_deficient, scale=1.0)

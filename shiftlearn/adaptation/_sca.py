@@ -54,7 +54,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
 from .._param_validation import Interval, StrOptions
 from .._validation import unlabeled_mask
@@ -68,7 +68,9 @@ from ..kernels import (
     resolve_bandwidth,
 )
 from ._base import (
+    _NOT_PD,
     BaseSubspaceTransformer,
+    arpack_failure,
     check_dense_memory,
     clip_n_components,
     kernel_row_chunks,
@@ -216,8 +218,13 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
             f["Lc"] = scipy.linalg.cholesky(prob.M0, lower=True, check_finite=False)
         except np.linalg.LinAlgError:
             jitter = 1e-10 * float(np.trace(prob.M0)) / n
-            f["Lc"] = scipy.linalg.cholesky(prob.M0 + jitter * np.eye(n), lower=True,
-                                            check_finite=False)
+            try:
+                if not jitter > 1e-300:
+                    raise np.linalg.LinAlgError("M0 = 0")
+                f["Lc"] = scipy.linalg.cholesky(prob.M0 + jitter * np.eye(n), lower=True,
+                                                check_finite=False)
+            except np.linalg.LinAlgError as exc:
+                raise ValueError(_NOT_PD) from exc
         f["Gp"] = scipy.linalg.solve_triangular(f["Lc"], prob.Pf, lower=True,
                                                 check_finite=False) \
             if prob.Pf.shape[1] else prob.Pf
@@ -251,7 +258,10 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
 
         op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
         v0 = np.random.default_rng(random_state).standard_normal(n)
-        w, V = eigsh(op, k=k, which="LA", v0=v0, tol=1e-10)
+        try:
+            w, V = eigsh(op, k=k, which="LA", v0=v0, tol=1e-10)
+        except ArpackError as exc:      # ArpackNoConvergence included
+            raise arpack_failure("SCA", exc) from exc
         order = np.argsort(w)[::-1]
         w, V = w[order], V[:, order]
     B = scipy.linalg.solve_triangular(Lc, s_inv_sqrt(V), lower=True, trans="T",
@@ -496,6 +506,10 @@ class SCA(BaseSubspaceTransformer):
                        or sum(_entry_bytes(v[0].Kc.shape[0]) for v in _CACHE.values())
                        > CACHE_MAX_BYTES):
                     _CACHE.popitem(last=False)
+        if not np.any(prob.Kc):
+            raise ValueError(f"{name}: the centred kernel is zero (every training row is the "
+                             "same point for this kernel, e.g. a constant X), so there is no "
+                             "component to learn; check X.")
         eig_key = ("eig", beta, float(self.delta), k, self.eigen_solver)
         if eig_key not in factors:      # whiten / n_components prefixes reuse the solve
             factors[eig_key] = sca_solve(prob, k, eigen_solver=self.eigen_solver,

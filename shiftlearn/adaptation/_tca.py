@@ -25,12 +25,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
 from .._param_validation import Interval, StrOptions
 from ..kernels import BANDWIDTH_RULES, kernel_matrix, resolve_bandwidth
 from ._base import (
     BaseSubspaceTransformer,
+    arpack_failure,
     check_dense_memory,
     clip_n_components,
     kernel_row_chunks,
@@ -119,7 +120,10 @@ def tca_components(
 
     op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
     v0 = np.random.default_rng(random_state).standard_normal(n)
-    w, V = eigsh(op, k=n_components, which="LA", tol=tol, v0=v0)
+    try:
+        w, V = eigsh(op, k=n_components, which="LA", tol=tol, v0=v0)
+    except ArpackError as exc:          # ArpackNoConvergence included
+        raise arpack_failure("TCA", exc) from exc
     order = np.argsort(w)[::-1]
     w, V = w[order], V[:, order]
     W = V + alpha * np.outer(u, u @ V)  # w = M^{-1/2} v
@@ -266,6 +270,10 @@ class TCA(BaseSubspaceTransformer):
                            "features)")
         self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None
         K = self._kernel(X)
+        if np.ptp(K, axis=0).max() == 0:     # H K = 0: every row has the same kernel row
+            raise ValueError("TCA: the centred kernel is zero (every training row is the same "
+                             "point for this kernel, e.g. a constant X), so there is no "
+                             "component to learn; check X.")
         ell = mmd_vector(sample_domain)
         self.mmd_ = float(ell @ K @ ell)
         w, W, KW = tca_components(K, ell, k, mu, eigen_solver=solver, overwrite_K=True)
