@@ -53,4 +53,6 @@ def test_flower_iterative_job_matches_simulator(tmp_path):
     np.testing.assert_allclose(res["W"], sim["W"], rtol=0, atol=1e-12)
     np.testing.assert_allclose(res["C"], sim["C"], rtol=0, atol=1e-12)
     assert res["target_accuracy"] == pytest.approx(sim["target_accuracy"])
+    assert res["baseline"] == pytest.approx(sim["baseline"])   # added by the loopback run
+    assert ("warning" in res) == ("warning" in sim)
     assert res["bytes_up"] == sim["bytes_up"] and res["bytes_down"] == sim["bytes_down"]

@@ -17,8 +17,11 @@ A job (keys and defaults: :data:`shiftlearn.federated._jobs.DEFAULTS`) runs as
    accuracy (the target's labels are used for this report only).
 
 The ServerApp writes ``result-path`` (JSON: ``status``, timings, bytes, accuracy, rejections)
-and ``result-path + ".npz"`` (``W``, ``C``/``eigenvalues``). ``flwr run`` exits 0 even when the
-ServerApp fails, so callers must read that file (``status == "ok"``).
+and ``result-path + ".npz"`` (``W``, ``C``/``eigenvalues``). It has no source-only
+``baseline``: that needs the pooled sources, which a deployment across machines does not
+have; :class:`~shiftlearn.federated._deploy.LoopbackDeployment` adds it (issue #14).
+``flwr run`` exits 0 even when the ServerApp fails, so callers must read that file
+(``status == "ok"``).
 
 Needs the ``federated`` extra (``pip install shiftlearn[federated]``).
 """
