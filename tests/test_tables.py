@@ -212,8 +212,10 @@ def test_get_dummies_booleans_are_ones_and_zeros(tmp_path):
     "\n\na,b,label\n\n1,2,cat\n   \n3,4.5,dog\n\n",   # blank lines anywhere
     "a, b, label\r\n1, 2, cat\r\n3, 4.5, dog\r\n",  # CRLF, blanks after commas
     '"a","b","label"\n1,2,"cat"\n3,4.5,"dog"\n',
+    "a,b,label,\n1,2,cat,\n3,4.5,dog,\n",
+    "a;b;label;\n1;2;cat;\n3;4,5;dog;\n",
 ], ids=["semicolon", "decimal-comma", "tab", "whitespace", "pipe", "blank-lines", "crlf",
-        "quoted"])
+        "quoted", "trailing-comma", "trailing-semicolon"])
 def test_delimiters(tmp_path, text):
     _is_cat_dog(read_table(_write(tmp_path / "d.txt", text)))
 
@@ -348,6 +350,9 @@ def test_missing_labels_name_the_file_lines(tmp_path):
     with pytest.raises(ValueError, match=r"m\.csv, label column 'label': 3 row\(s\) without a "
                                          r"value \(lines 3, 5, 7\); fill them in"):
         read_table(_write(tmp_path / "m.csv", text))
+    # a headerless file whose last column is empty keeps it as the (missing) labels
+    with pytest.raises(ValueError, match=r"label column 3: 2 row\(s\) without a value"):
+        read_table(_write(tmp_path / "e.csv", "1,2,\n3,4,\n"))
     t = read_table(tmp_path / "m.csv", allow_missing_labels=True)
     assert t.y.tolist() == ["cat", None, None, "dog", None]
     assert encode_labels([t])[1][0].tolist() == [0, -1, -1, 1, -1]
@@ -370,8 +375,10 @@ def test_missing_labels_name_the_file_lines(tmp_path):
     ("a,b,label\n\n\n", r"a header line but no data rows"),
     ('a,b,label\n1,2,"x\n', r"cannot be parsed as a table"),
     ("label\nx\ny\n", r"no feature columns"),
+    ("a,b,label,\n1,2,x,\n3,4,y,5\n", r"line 3 has a value after the last delimiter"),
 ], ids=["text-cell", "inf", "nan", "empty-cell", "headerless", "short", "long", "one-cell",
-        "empty", "blank", "header-only", "header-blank", "open-quote", "label-only"])
+        "empty", "blank", "header-only", "header-blank", "open-quote", "label-only",
+        "trailing-value"])
 def test_malformed_text(tmp_path, text, message):
     p = _write(tmp_path / "bad.csv", text)
     with pytest.raises(TableError, match=message) as info:

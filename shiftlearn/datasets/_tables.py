@@ -14,7 +14,8 @@ Design decisions
 * **Text** is parsed by pandas' C engine with a delimiter sniffed from the first 100 non-blank
   lines (``,``, tab, ``;``, ``|``, else whitespace: the one that splits most lines into the same
   number of cells, then the one giving most numbers; ``.tsv`` prefers tab). A ``;`` file whose
-  numbers use a decimal comma (``1,5``) is read with ``decimal=","``. Blank lines are ignored.
+  numbers use a decimal comma (``1,5``) is read with ``decimal=","``. Blank lines are ignored,
+  and so is an empty last column with an empty header cell (lines ending with the delimiter).
   **Encodings**: UTF-8 with or without BOM, UTF-16 (with a BOM, or recognised by its NUL
   bytes); a file that is not valid UTF-8 is decoded as cp1252 (Windows Western, a superset of
   latin-1's printable characters), or latin-1 when cp1252 fails; a note says so.
@@ -417,6 +418,12 @@ def _read_text(raw: bytes, path: Path, name: str, header: bool | None, notes: li
         first = ["", *first]   # whitespace: a header one cell short names no index column
     has_header = (bool(header) if header is not None else
                   _is_header(first, below[:_SAMPLE_LINES], k0 + 1, path, notes, num))
+    width = len(first)   # cells per line in the file
+    trailing = (has_header and sep != r"\s+" and width > 1 and first[-1] == "" and bool(below)
+                and 2 * sum(bool(r) and r[-1].strip() == "" for r in below[:_SAMPLE_LINES])
+                >= len(below[:_SAMPLE_LINES]))
+    if trailing:   # the lines end with the delimiter: an unnamed empty last column, ignored
+        first = first[:-1]
     names = first if has_header else None
     layout = layout_of(names, len(first))
     offset, first_line = 0, 0
@@ -426,8 +433,9 @@ def _read_text(raw: bytes, path: Path, name: str, header: bool | None, notes: li
         if not _NON_BLANK.search(raw, offset):
             raise TableError(f"{path}: a header line but no data rows; add the rows.")
         first_line = k0 + 1
-    rows = _Rows(raw, enc, sep, first_line, len(first))
-    str_cols = [j for j in (layout.index, layout.label, layout.domain) if j is not None]
+    rows = _Rows(raw, enc, sep, first_line, width)
+    str_cols = [j for j in (layout.index, layout.label, layout.domain,
+                            width - 1 if trailing else None) if j is not None]
     try:
         buf = io.BytesIO(raw)
         buf.seek(offset)
@@ -441,10 +449,20 @@ def _read_text(raw: bytes, path: Path, name: str, header: bool | None, notes: li
         msg = str(exc).strip().splitlines()
         raise TableError(f"{path}: cannot be parsed as a table ("
                          f"{msg[-1] if msg else type(exc).__name__}).") from None
-    if df.shape[1] != len(first):
+    if df.shape[1] != width:
         rows.check_all_widths(path)
         raise TableError(f"{path}: {rows.where(0)} has {df.shape[1]} cells but line {k0 + 1} "
-                         f"has {len(first)}; make every line the same width.")
+                         f"has {width}; make every line the same width.")
+    if trailing:
+        last = df.iloc[:, -1].fillna("").str.strip()
+        if (last != "").any():
+            i = int(np.flatnonzero((last != "").to_numpy())[0])
+            raise TableError(f"{path}: {rows.where(i)} has a value after the last delimiter, "
+                             "where the lines above end with the delimiter; make every line "
+                             "the same width.")
+        notes.append(f"{path}: every line ends with the delimiter; the empty last column is "
+                     "ignored.")
+        df = df.iloc[:, :-1]
     return df, layout, rows
 
 
