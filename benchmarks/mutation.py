@@ -3,9 +3,12 @@
 mutmut seeds small bugs (a flipped comparison, a changed constant, a dropped argument) into a
 copy of the code, one at a time, and reruns the tests that call the mutated function. A mutant
 the tests do not notice "survives". The score of a module is the share of *behaviour-changing*
-mutants killed: ``(killed + timeout) / (total - equivalent - skipped)``, where ``equivalent``
-are survivors judged by hand to change no behaviour (listed, with the reason, in
-``benchmarks/mutation_equivalent.toml`` and in the results file).
+mutants killed: ``(killed + timeout) / (total - equivalent - wording - skipped)``, where
+``equivalent`` are survivors judged by hand to change no behaviour (listed, with the reason,
+in ``benchmarks/mutation_equivalent.toml`` and in the results file) and ``wording`` survivors
+that only change the letter case of an error/warning message or wrap it in mutmut's ``XX``
+(detected automatically: same syntax tree once the strings inside ``raise`` and ``warn`` are
+lower-cased; the error is still raised, with the same words).
 
 Design decisions
 ----------------
@@ -35,12 +38,14 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -160,6 +165,68 @@ def _mutated_line(diff: str) -> str:
     return ""
 
 
+class _MessageNormaliser(ast.NodeTransformer):
+    """Lower-case the string constants inside ``raise ...`` and ``warnings.warn(...)`` and drop
+    mutmut's ``XX`` markers, leaving every other node as it is."""
+
+    def __init__(self):
+        self.inside = 0
+
+    def _visit_message(self, node):
+        self.inside += 1
+        self.generic_visit(node)
+        self.inside -= 1
+        return node
+
+    def visit_Raise(self, node):  # noqa: N802 - ast's naming
+        return self._visit_message(node)
+
+    def visit_Call(self, node):  # noqa: N802
+        f = node.func
+        if (isinstance(f, ast.Attribute) and f.attr == "warn") or (
+                isinstance(f, ast.Name) and f.id == "warn"):
+            return self._visit_message(node)
+        self.generic_visit(node)
+        return node
+
+    def visit_Constant(self, node):  # noqa: N802
+        if self.inside and isinstance(node.value, str):
+            return ast.copy_location(ast.Constant(node.value.replace("XX", "").lower()), node)
+        return node
+
+
+def _normalised(code: str) -> str:
+    tree = ast.parse(textwrap.dedent(code))
+    return ast.dump(_MessageNormaliser().visit(tree))
+
+
+def message_wording_only(wd: Path, name: str, mod: str) -> bool:
+    """True when a mutant only changes the letter case of an error or warning message or wraps
+    it in ``XX`` (mutmut's string mutations): the same error is raised, worded differently."""
+    import libcst as cst
+    from mutmut.mutation.diff_apply import (
+        read_mutant_function,
+        read_mutants_module,
+        read_original_function,
+    )
+
+    key = (str(wd), mod)
+    if key not in _MODULES:            # the mutants file holds every mutant: parse it once
+        cwd = os.getcwd()
+        os.chdir(wd)
+        try:
+            _MODULES[key] = read_mutants_module(Path(mod))
+        finally:
+            os.chdir(cwd)
+    module = _MODULES[key]
+    orig, mut = (cst.Module([f]).code for f in (read_original_function(module, name),
+                                                   read_mutant_function(module, name)))
+    return orig != mut and _normalised(orig) == _normalised(mut)
+
+
+_MODULES: dict = {}
+
+
 def _diff(wd: Path, name: str, mod: str) -> str:
     """mutmut's diff of one mutant (in this process: ``mutmut show`` costs a start-up each)."""
     from mutmut.mutation.diff_apply import get_diff_for_mutant
@@ -188,7 +255,8 @@ def collect(wd: Path, modules: list[str]) -> dict:
             if status not in KILLED:
                 diff = _diff(wd, name, mod)
                 lost[name] = {"status": status, "line": _mutated_line(diff),
-                              "diff": diff.strip()}
+                              "diff": diff.strip(),
+                              "message_only": message_wording_only(wd, name, mod)}
         out[mod] = {"counts": counts, "total": len(codes), "not_killed": lost}
     return out
 
@@ -225,20 +293,23 @@ def score(mod_res: dict, equivalent: dict) -> dict:
     """Counts, the survivors judged equivalent and the score of one module."""
     c = mod_res["counts"]
     killed = sum(c.get(s, 0) for s in KILLED)
-    equiv, stale, open_ = {}, [], {}
+    equiv, stale, open_, wording = {}, [], {}, []
     for name, m in mod_res["not_killed"].items():
         judged = equivalent.get(name)
-        if judged is not None and judged["line"] == m["line"] and m["status"] == "survived":
+        if m["status"] == "survived" and m.get("message_only"):
+            wording.append(name)
+        elif judged is not None and judged["line"] == m["line"] and m["status"] == "survived":
             equiv[name] = judged["reason"]
         else:
             if judged is not None:
                 stale.append(name)
             open_[name] = m
     skipped = c.get("skipped", 0) + c.get("not checked", 0)
-    changing = mod_res["total"] - len(equiv) - skipped
+    changing = mod_res["total"] - len(equiv) - len(wording) - skipped
     return {"killed": killed, "survived": c.get("survived", 0), "timeout": c.get("timeout", 0),
             "no_tests": c.get("no tests", 0), "suspicious": c.get("suspicious", 0),
-            "skipped": skipped, "equivalent": equiv, "stale": stale, "open": open_,
+            "skipped": skipped, "equivalent": equiv, "wording": wording, "stale": stale,
+            "open": open_,
             "changing": changing, "score": killed / changing if changing else 1.0}
 
 
@@ -256,6 +327,7 @@ def report(machine: dict) -> None:
                          "killed": s["killed"] - s["timeout"], "timeout": s["timeout"],
                          "survived": s["survived"], "no tests": s["no_tests"],
                          "equivalent": len(s["equivalent"]),
+                         "message wording": len(s["wording"]),
                          "killed / behaviour-changing": f"{100 * s['score']:.1f}%",
                          "target 95%": "met" if s["score"] >= TARGET else "NOT met",
                          "commit": g["commit"] + (" + uncommitted" if g["uncommitted"] else ""),
@@ -263,7 +335,8 @@ def report(machine: dict) -> None:
             data[mod] = {"group": group, "total": mres["total"], **{
                 k: s[k] for k in ("killed", "survived", "timeout", "no_tests", "suspicious",
                                   "skipped", "changing", "score")},
-                "equivalent": s["equivalent"], "stale_equivalent": s["stale"],
+                "equivalent": s["equivalent"], "message_wording": s["wording"],
+                "stale_equivalent": s["stale"],
                 "not_killed": {n: {"status": m["status"], "line": m["line"]}
                                for n, m in s["open"].items()},
                 "commit": g["commit"], "uncommitted": g["uncommitted"], "tests": g["tests"],
@@ -272,6 +345,11 @@ def report(machine: dict) -> None:
                 lists.append(f"\n### {mod}: survivors judged equivalent\n")
                 lists += [f"* `{n}` (`{mres['not_killed'][n]['line']}`): {r}"
                           for n, r in s["equivalent"].items()]
+            if s["wording"]:
+                lists.append(f"\n{mod}: {len(s['wording'])} survivor(s) only change the letter "
+                             "case of an error/warning message or wrap it in `XX` (same error, "
+                             "same type, same words): " + ", ".join(
+                                 f"`{n.rsplit('.', 1)[-1]}`" for n in s["wording"]) + "\n")
             if s["open"]:
                 lists.append(f"\n### {mod}: mutants not killed (behaviour-changing or not yet "
                              "judged)\n")
@@ -281,9 +359,12 @@ def report(machine: dict) -> None:
                 lists.append(f"\n{mod}: stale equivalence judgements (the mutated line "
                              f"changed; judge again): {', '.join(s['stale'])}\n")
     body = (
-        "Score = (killed + timeout) / (mutants - equivalent - skipped): the share of "
-        "behaviour-changing mutants the tests kill. Equivalent = survivors judged by hand to "
-        "change no behaviour (reasons below; `benchmarks/mutation_equivalent.toml`). Each "
+        "Score = (killed + timeout) / (mutants - equivalent - message wording - skipped): "
+        "the share of behaviour-changing mutants the tests kill. Equivalent = survivors judged "
+        "by hand to change no behaviour (reasons below; `benchmarks/mutation_equivalent.toml`). "
+        "Message wording = survivors that only change the letter case of an error or warning "
+        "message or wrap it in `XX` (found by comparing the mutant's syntax tree with the "
+        "original's after lower-casing the strings inside `raise` / `warn`). Each "
         "group ran in its own snapshot (`.mutation/<group>/`) against only its test files, "
         "one worker; `commit` is the commit measured.\n\n"
         + markdown_table(rows) + "\n" + "\n".join(lists))
@@ -295,6 +376,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("groups", nargs="*", help=f"groups to run (default: all): {list(GROUPS)}")
     ap.add_argument("--report", action="store_true", help="only rewrite the results files")
+    ap.add_argument("--recollect", action="store_true",
+                    help="reread the last run in .mutation/<group>/ (no new mutmut run)")
     ap.add_argument("--worktree", action="store_true",
                     help="mutate the working tree (uncommitted changes) instead of HEAD")
     args = ap.parse_args(argv)
@@ -306,7 +389,13 @@ def main(argv=None) -> None:
     import mutmut
     machine["mutmut"] = getattr(mutmut, "__version__", None) or re.sub(
         r".*Version: (\S+).*", r"\1", _pip_show("mutmut"), flags=re.S)
-    if not args.report:
+    if args.recollect:
+        parts = PARTS.load()
+        for group in args.groups or [g for g in GROUPS if g in parts]:
+            res = parts[group]
+            res["modules"] = collect(WORK / group, GROUPS[group][0])
+            PARTS.save(group, res)
+    elif not args.report:
         for group in args.groups or list(GROUPS):
             res = run_group(group, args.worktree)
             for mod, m in res["modules"].items():

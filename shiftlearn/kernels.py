@@ -622,6 +622,10 @@ def mmd_permutation_test(
     >>> mmd_permutation_test(same, same.copy(), n_permutations=50, random_state=0).p_value
     1.0
     """
+    if not isinstance(n_permutations, Integral) or isinstance(n_permutations, bool) \
+            or n_permutations < 1:
+        raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}; "
+                         "the p-value is (1 + #{null >= observed}) / (1 + n_permutations).")
     X = check_X(X, name="X")
     Y = check_X(Y, name="Y")
     if X.shape[1] != Y.shape[1]:
@@ -660,7 +664,7 @@ def mmd_permutation_test(
     for start in range(0, n_permutations, batch):
         P = min(batch, n_permutations - start)
         null.append(stats(np.argsort(rng.random((P, N)), axis=1)))
-    null = np.concatenate(null) if null else np.empty(0)
+    null = np.concatenate(null)
     p_value = (1.0 + np.sum(null >= observed - tie_tol)) / (1.0 + n_permutations)
     return MMDTestResult(statistic=observed, p_value=float(p_value), null_distribution=null,
                          sigma=sigma)

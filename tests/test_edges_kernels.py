@@ -75,3 +75,232 @@ def test_sample_size_boundary_and_feature_mismatch():
         mmd_permutation_test(X2, Y2[:1], n_permutations=10)
     with pytest.raises(ValueError, match="1 features but Y has 2"):
         mmd_permutation_test(X2, np.ones((3, 2)), n_permutations=10)
+
+
+def test_n_permutations_must_be_a_positive_integer():
+    X, Y = np.zeros((3, 1)), np.ones((3, 1))
+    res = mmd_permutation_test(X, Y, n_permutations=1, random_state=0)     # the boundary
+    assert res.null_distribution.shape == (1,) and res.p_value in (0.5, 1.0)
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="n_permutations must be a positive integer"):
+            mmd_permutation_test(X, Y, n_permutations=bad)
+    # the documented default
+    assert mmd_permutation_test(X, Y, random_state=0).null_distribution.shape == (500,)
+
+
+def test_tie_tolerance_scales_with_the_kernel():
+    """Identical constant samples far from the origin with the linear kernel (entries ~1e6):
+    rounding of the statistic is ~1e-10, far above 1e-9 / max|K| but below 1e-9 * max|K|."""
+    X = np.full((30, 2), 1e3) + np.array([0.1, 0.7])
+    res = mmd_permutation_test(X, X.copy(), kernel="linear", n_permutations=100, random_state=0)
+    assert res.p_value == 1.0
+
+
+@pytest.mark.parametrize("which", ["X", "Y"])
+def test_nan_input_is_named(which):
+    from shiftlearn.kernels import mmd2
+
+    good, bad = np.zeros((4, 2)), np.zeros((4, 2))
+    bad[1, 0] = np.nan
+    args = (bad, good) if which == "X" else (good, bad)
+    with pytest.raises(ValueError, match=f"Input {which} contains NaN"):
+        mmd_permutation_test(*args, n_permutations=5)
+    with pytest.raises(ValueError, match=f"Input {which} contains NaN"):
+        mmd2(*args)
+
+
+def test_reject_boundary_and_default_level():
+    from shiftlearn.kernels import MMDTestResult
+
+    def res(p):
+        return MMDTestResult(statistic=0.0, p_value=p, null_distribution=np.empty(0), sigma=None)
+
+    assert res(0.05).reject() and res(0.05).reject(0.05)        # p = alpha rejects
+    assert not res(0.06).reject() and res(0.06).reject(0.06)
+    assert not res(0.5).reject()
+
+
+# --------------------------------------------------------------------- random number streams
+def test_rng_accepts_none_int_generator_and_randomstate():
+    from shiftlearn.kernels import _rng
+
+    assert isinstance(_rng(None), np.random.Generator)
+    assert _rng(3).random() == _rng(3).random()
+    g = np.random.default_rng(0)
+    assert _rng(g) is g
+    a = _rng(np.random.RandomState(7)).random(3)
+    b = _rng(np.random.RandomState(7)).random(3)
+    c = _rng(np.random.RandomState(8)).random(3)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    with pytest.raises(ValueError, match="^random_state must be None, an int or a numpy "
+                                         "Generator, got 'seed'"):
+        _rng("seed")
+
+
+def test_nystroem_is_reproducible_from_an_int_and_a_generator():
+    from shiftlearn.kernels import nystroem
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    a = nystroem(6, 1.5, random_state=4).fit(X).components_
+    b = nystroem(6, 1.5, random_state=4).fit(X).components_
+    np.testing.assert_array_equal(a, b)
+    c = nystroem(6, 1.5, random_state=np.random.default_rng(4)).fit(X).components_
+    d = nystroem(6, 1.5, random_state=np.random.default_rng(4)).fit(X).components_
+    np.testing.assert_array_equal(c, d)
+
+
+# --------------------------------------------------------------------- bandwidth rules
+def _pairwise_median(X):
+    from scipy.spatial.distance import pdist
+
+    return float(np.sqrt(np.median(pdist(X, "sqeuclidean"))))
+
+
+def test_median_heuristic_small_scale_and_two_rows():
+    from shiftlearn.kernels import median_heuristic
+
+    # sigma below 1 is kept (the unit fallback is only for coinciding points)
+    assert median_heuristic(np.array([[0.0], [0.1], [0.3]])) == pytest.approx(0.2)
+    assert median_heuristic(np.array([[0.0], [0.25]])) == pytest.approx(0.25)   # 2 rows: enough
+    with pytest.raises(ValueError, match="^The median heuristic needs at least 2 rows"):
+        median_heuristic(np.array([[0.0, 1.0]]))
+    assert median_heuristic(np.zeros((5, 2))) == 1.0
+
+
+def test_median_heuristic_subsample_is_without_replacement_and_seeded():
+    from shiftlearn.kernels import median_heuristic
+
+    X = np.random.default_rng(1).normal(size=(60, 2)) * np.array([1.0, 5.0])
+    idx = np.random.default_rng(3).choice(60, 20, replace=False)
+    assert median_heuristic(X, max_samples=20, random_state=3) == pytest.approx(
+        _pairwise_median(X[idx]), rel=1e-12)
+
+
+def test_median_heuristic_default_subsample_is_1000_rows_seed_0():
+    from shiftlearn.kernels import median_heuristic, resolve_bandwidth
+
+    X = np.random.default_rng(2).standard_exponential(size=(1001, 2))
+    default = median_heuristic(X)
+    assert default == median_heuristic(X, max_samples=1000, random_state=0)
+    assert default != median_heuristic(X, max_samples=1001)          # the exact value differs
+    assert default != median_heuristic(X, max_samples=1000, random_state=1)
+    assert resolve_bandwidth("median", X) == default                # same seed through the rule
+    for rule in ("median_sq", "mean"):
+        assert resolve_bandwidth(rule, X) == median_heuristic(X, rule=rule)
+    assert resolve_bandwidth("mean", X) != resolve_bandwidth("median", X)
+
+
+# --------------------------------------------------------------------- kernels and MMD helpers
+def test_callable_kernel_gets_both_arguments_and_returns_float64():
+    from shiftlearn.kernels import kernel_matrix
+
+    X, Y = np.arange(6.0).reshape(3, 2), np.ones((2, 2))
+    K = kernel_matrix(X, Y, kernel=lambda A, B: (A @ B.T).astype(int))
+    assert K.shape == (3, 2) and K.dtype == np.float64
+    np.testing.assert_array_equal(K, X @ Y.T)
+    np.testing.assert_array_equal(kernel_matrix(X, kernel=lambda A, B: A @ B.T), X @ X.T)
+    with pytest.raises(ValueError, match="^The rbf kernel needs sigma"):
+        kernel_matrix(X)
+
+
+def test_mmd_matrix_default_is_tca_and_unbiased_sample_size_boundary():
+    from shiftlearn.kernels import mmd2_from_kernels, mmd_matrix
+
+    g = np.array([1, 1, 1, -2, -2])
+    np.testing.assert_array_equal(mmd_matrix(g), mmd_matrix(g, normalization="tca"))
+    K = np.eye(5) + 0.5
+    # two points per sample are enough for the unbiased estimate, one is not (either side)
+    v = mmd2_from_kernels(K[:2, :2], K[2:, 2:], K[:2, 2:], unbiased=True)
+    assert np.isfinite(v)
+    for kxx, kyy, kxy in ((K[:1, :1], K[1:, 1:], K[:1, 1:]), (K[:4, :4], K[4:, 4:], K[:4, 4:])):
+        with pytest.raises(ValueError, match="^The unbiased MMD estimate needs at least 2"):
+            mmd2_from_kernels(kxx, kyy, kxy, unbiased=True)
+    # non-square cross block: n and m are read from the right blocks
+    assert mmd2_from_kernels(K[:3, :3], K[3:, 3:], K[:3, 3:], unbiased=True) == pytest.approx(
+        (K[:3, :3].sum() - 3 * 1.5) / 6 + (K[3:, 3:].sum() - 2 * 1.5) / 2 - 2 * 0.5)
+
+
+# --------------------------------------------------------------------- random Fourier features
+def test_cos_sin_fast_path_is_float32_trig_and_default_is_exact():
+    from shiftlearn.kernels import cos_sin_into
+
+    P = np.linspace(-30, 30, 40).reshape(5, 8) + 1e-3
+    exact = cos_sin_into(P, np.empty((5, 16)))
+    np.testing.assert_array_equal(exact, np.c_[np.cos(P), np.sin(P)])
+    fast = cos_sin_into(P, np.empty((5, 16)), fast=True)
+    P32 = P.astype(np.float32)
+    np.testing.assert_array_equal(fast, np.c_[np.cos(P32), np.sin(P32)].astype(np.float64))
+    assert 0 < np.abs(fast - exact).max() < 1e-5
+    # fast on float32 phases is the ordinary float32 path
+    out32 = cos_sin_into(P32, np.empty((5, 16), np.float32), fast=True)
+    np.testing.assert_array_equal(out32, np.c_[np.cos(P32), np.sin(P32)])
+
+
+def test_rff_map_and_chunks_keep_the_frequency_dtype_and_fast_flag():
+    from shiftlearn.kernels import rff_chunks, rff_map, rff_weights
+
+    X = np.random.default_rng(0).normal(size=(7, 3)) * 10
+    W = rff_weights(3, 4, 1.0, random_state=0)
+    W32 = W.astype(np.float32)
+    assert rff_map(X.astype(np.float32), W32).dtype == np.float32
+    chunks = list(rff_chunks(X, W32, chunk_size=3))
+    assert [sl.start for sl, _ in chunks] == [0, 3, 6]
+    assert all(Z.dtype == np.float32 for _, Z in chunks)
+    exact = rff_map(X, W)
+    fast = rff_map(X, W, fast_trig=True)
+    assert fast.dtype == np.float64 and 0 < np.abs(fast - exact).max() < 1e-5
+    fast_chunks = np.vstack([Z for _, Z in rff_chunks(X, W, chunk_size=2, fast_trig=True)])
+    np.testing.assert_array_equal(fast_chunks, fast)
+
+
+def test_chunk_size_boundary():
+    from shiftlearn.kernels import rff_map, rff_mean, rff_weights
+
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    W = rff_weights(2, 3, 1.0, random_state=0)
+    np.testing.assert_allclose(rff_mean(X, W, chunk_size=1), rff_map(X, W).mean(axis=0),
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="chunk_size must be >= 1, got 0"):
+        rff_mean(X, W, chunk_size=0)
+
+
+def test_rff_mean_of_one_row_and_float64_accumulation():
+    from shiftlearn.kernels import rff_map, rff_mean, rff_weights
+
+    rng = np.random.default_rng(0)
+    W = rff_weights(2, 8, 1.0, random_state=0)
+    x = rng.normal(size=(1, 2))
+    np.testing.assert_allclose(rff_mean(x, W), rff_map(x, W)[0], rtol=1e-12)
+    # float32 features are summed in float64: exact to float64 rounding, not float32's
+    X = rng.normal(size=(50_000, 2)).astype(np.float32)
+    W32 = W.astype(np.float32)
+    ref = rff_map(X, W32).astype(np.float64).sum(axis=0) / X.shape[0]
+    np.testing.assert_allclose(rff_mean(X, W32), ref, rtol=0, atol=1e-12)
+
+
+def test_rff_weights_one_feature_and_haar_signs():
+    from shiftlearn.kernels import rff_weights
+
+    assert rff_weights(3, 1, 1.0, random_state=0).shape == (3, 1)
+    with pytest.raises(ValueError, match="n_features must be a positive integer"):
+        rff_weights(3, 0, 1.0)
+    # orthogonal blocks: without the sign fix from R's diagonal, Q[0, 0] of numpy's QR has
+    # mean about -0.5; with it, every entry is symmetric about 0
+    W = rff_weights(3, 3 * 3000, 1.0, random_state=0, sampling="orthogonal")
+    first = W[:, 0::3]                                   # first column of every block
+    se = first.std(axis=1) / np.sqrt(first.shape[1])
+    assert np.all(np.abs(first.mean(axis=1)) < 4 * se)
+
+
+def test_random_fourier_features_defaults_and_sampling():
+    from shiftlearn.kernels import RandomFourierFeatures
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    assert RandomFourierFeatures(random_state=0).fit(X).transform(X).shape == (20, 1000)
+    orf = RandomFourierFeatures(n_features=3, sampling="orthogonal", random_state=0).fit(X)
+    G = orf.omega_.T @ orf.omega_
+    np.testing.assert_allclose(G - np.diag(np.diag(G)), 0, atol=1e-10)
+    iid = RandomFourierFeatures(n_features=3, random_state=0).fit(X)
+    G = iid.omega_.T @ iid.omega_
+    assert np.abs(G - np.diag(np.diag(G))).max() > 1e-3
