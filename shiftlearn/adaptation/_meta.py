@@ -43,8 +43,9 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    adapter : transformer with ``fit(X, y, sample_domain)``
-        Cloned in ``fit``.
+    adapter : transformer with ``fit(X, y, sample_domain)``, or None
+        Cloned in ``fit``. ``None`` means no adaptation: the classifier is trained on the raw
+        features of the labeled source rows (the baseline every selection includes).
     estimator : classifier or None, default=None
         ``None`` means ``KNeighborsClassifier(n_neighbors=1)`` (the papers' 1NN protocol).
 
@@ -76,7 +77,7 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "adapter": [HasMethods(["fit", "transform"])],
+        "adapter": [HasMethods(["fit", "transform"]), None],
         "estimator": [HasMethods(["fit", "predict"]), None],
     }
 
@@ -138,8 +139,8 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_transform(self, X, y, sample_domain):
         X, y, sd, lab = self._validate(X, y, sample_domain)
-        self.adapter_ = clone(self.adapter)
-        Z = self.adapter_.fit_transform(X, y, sample_domain=sd)
+        self.adapter_ = None if self.adapter is None else clone(self.adapter)
+        Z = X if self.adapter_ is None else self.adapter_.fit_transform(X, y, sample_domain=sd)
         self._fit_classifier(Z, y, lab)
         return Z
 
@@ -156,7 +157,7 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         :class:`~shiftlearn.model_selection.SourceCVSearch` to search ``n_components`` at the
         cost of one eigen-solve. Returns a list of fitted estimators in the order given.
         """
-        if not _truncatable(self.adapter):
+        if self.adapter is None or not _truncatable(self.adapter):
             raise ValueError(f"{type(self.adapter).__name__} has no truncate(k); "
                              "fit each n_components separately.")
         proto = clone(self)
@@ -181,14 +182,15 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     def transform(self, X):
         """The adapted features of ``X`` (same feature count and names as in ``fit``)."""
         check_is_fitted(self, "estimator_")
-        return self.adapter_.transform(check_X(X, estimator=self, reset=False))
+        X = check_X(X, estimator=self, reset=False)
+        return X if self.adapter_ is None else self.adapter_.transform(X)
 
     def get_feature_names_out(self, input_features=None):
         """Names of the adapted features (the adapter's, e.g. ``tca0, tca1, ...``);
         ``input_features``, if given, must match the names seen in ``fit``."""
         check_is_fitted(self, "estimator_")
-        _check_feature_names_in(self, input_features)
-        return self.adapter_.get_feature_names_out()
+        names = _check_feature_names_in(self, input_features)
+        return names if self.adapter_ is None else self.adapter_.get_feature_names_out()
 
     def predict(self, X):
         """Labels of ``X`` (typically the target rows)."""

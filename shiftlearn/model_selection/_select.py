@@ -1,0 +1,276 @@
+"""Choose among no adaptation and every adapter without target labels: ``AdaptationSelector``.
+
+One plain ``GridSearchCV`` over ``DomainAdaptationClassifier(adapter, classifier)`` whose grid is a
+list with one entry per candidate method (:func:`candidate_grid`): ``adapter=None`` (no
+adaptation: the same classifier on the raw features, always a candidate) and each adapter with
+its default grid (:data:`~shiftlearn.model_selection.DEFAULT_GRIDS`). Validation folds come from a
+domain-aware splitter (:class:`~shiftlearn.model_selection.SourceKFold` by default: held-out
+labeled source rows, and every target row in training and validation), and each candidate is
+scored by a target-label-free criterion (``scoring``). The winner is refitted on all rows.
+
+Decisions
+---------
+* The search runs with scikit-learn's metadata routing switched off inside the call (domains
+  reach the splitter as ``groups`` and the estimator as a fit parameter), so it behaves the same
+  whatever the caller's global configuration (skada switches routing on when imported). Scorers
+  identify the target rows of a validation fold as its unlabeled rows.
+* Ties go to the earlier candidate in ``methods`` order; "none" comes first, so an adapter is
+  chosen only when its validation estimate is strictly better than no adaptation's.
+* ``summary_`` gives every candidate's best validation estimate; ``report()`` says plainly when
+  the choice is "do not adapt".
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from sklearn import config_context
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.validation import check_is_fitted
+
+from .._param_validation import HasMethods, Interval, StrOptions, check_params
+from .._validation import check_X_y_domain
+from ._grids import DEFAULT_GRIDS
+
+__all__ = ["ADAPTERS", "AdaptationSelector", "candidate_grid", "make_adapter"]
+
+#: method label -> ``(import path, constructor keyword arguments)`` of every adapter the selector
+#: knows; ``"none"`` (no adaptation) is implicit and always a candidate.
+ADAPTERS: dict[str, tuple[str, dict]] = {
+    "TCA": ("shiftlearn.adaptation:TCA", {}),
+    "SCA": ("shiftlearn.adaptation:SCA", {"whiten": False}),
+    "uSCA": ("shiftlearn.adaptation:uSCA", {"whiten": False}),
+    "RF-TCA": ("shiftlearn.adaptation:RFTCA", {"random_state": 0}),
+    "RF-SCA": ("shiftlearn.adaptation:RFSCA", {"whiten": False, "random_state": 0}),
+}
+
+
+def make_adapter(method: str, random_state=0, **params):
+    """A fresh adapter for a method label of :data:`ADAPTERS` (``None`` for ``"none"``).
+
+    Examples
+    --------
+    >>> make_adapter("SCA", n_components=5)
+    SCA(n_components=5, whiten=False)
+    >>> make_adapter("none") is None
+    True
+    """
+    import importlib
+
+    if method == "none":
+        if params:
+            raise ValueError(f"'none' (no adaptation) takes no parameters, got {sorted(params)}.")
+        return None
+    if method not in ADAPTERS:
+        raise ValueError(f"Unknown method {method!r}; choose from 'none', "
+                         f"{', '.join(repr(m) for m in ADAPTERS)}.")
+    target, kwargs = ADAPTERS[method]
+    module, _, name = target.partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    kw = dict(kwargs)
+    if "random_state" in kw:
+        kw["random_state"] = random_state
+    adapter = cls(**kw)
+    unknown = sorted(set(params) - set(adapter.get_params()))
+    if unknown:
+        raise ValueError(f"{method} has no parameter(s) {unknown}; it has "
+                         f"{sorted(adapter.get_params())}.")
+    return adapter.set_params(**params)
+
+
+def candidate_grid(methods=("none", *ADAPTERS), *, grids=None, random_state=0) -> list[dict]:
+    """``param_grid`` (a list of dicts) for ``GridSearchCV`` over
+    ``DomainAdaptationClassifier``: one entry per method, ``adapter`` fixed to that method's
+    adapter and ``adapter__<name>`` over its grid (keys the adapter lacks are dropped).
+
+    Examples
+    --------
+    >>> grid = candidate_grid(["none", "TCA"], grids={"TCA": {"n_components": [5, 10]}})
+    >>> grid[0]
+    {'adapter': [None]}
+    >>> grid[1]["adapter__n_components"]
+    [5, 10]
+    """
+    grids = DEFAULT_GRIDS if grids is None else grids
+    out = []
+    for m in methods:
+        adapter = make_adapter(m, random_state)
+        entry: dict = {"adapter": [adapter]}
+        if adapter is not None:
+            names = adapter.get_params()
+            entry.update({f"adapter__{k}": list(v) for k, v in grids.get(m, {}).items()
+                          if k in names})
+        out.append(entry)
+    return out
+
+
+def _method_of(adapter) -> str:
+    if adapter is None:
+        return "none"
+    for label, (target, _) in ADAPTERS.items():
+        if type(adapter).__name__ == target.partition(":")[2]:
+            return label
+    return type(adapter).__name__
+
+
+class AdaptationSelector(ClassifierMixin, BaseEstimator):
+    """Adapt or not, and how: chosen among no adaptation and every adapter without target labels.
+
+    Parameters
+    ----------
+    methods : "all" or list of str, default="all"
+        Candidate methods: ``"none"`` (the raw features) and labels of :data:`ADAPTERS`
+        (``"TCA"``, ``"SCA"``, ``"uSCA"``, ``"RF-TCA"``, ``"RF-SCA"``). ``"none"`` is added if
+        missing: not adapting is always a candidate.
+    classifier : classifier or None, default=None
+        The same classifier for every candidate; ``None`` is 1-nearest-neighbour.
+    scoring : str, callable or None, default=None
+        The target-label-free criterion, as ``scoring=`` of ``GridSearchCV``. ``None``: the
+        classifier's accuracy on the held-out labeled source rows (source CV, the papers'
+        protocol; unlabeled rows are skipped).
+    cv : int or splitter, default=5
+        An int is :class:`~shiftlearn.model_selection.SourceKFold` with that many folds; any
+        domain-aware splitter (``LeaveOneDomainOut``, ``ClusterSplit``, ...) can be given.
+    grids : dict or None, default=None
+        ``method -> {parameter: values}``; ``None`` uses
+        :data:`~shiftlearn.model_selection.DEFAULT_GRIDS`. ``{}`` searches defaults only.
+    random_state : int, default=0
+        Seeds the random-feature adapters and the folds.
+    n_jobs : int or None, default=None
+        Passed to ``GridSearchCV``.
+    verbose : int, default=0
+        Passed to ``GridSearchCV``.
+
+    Attributes
+    ----------
+    search_ : the fitted ``GridSearchCV``.
+    best_estimator_ : the chosen ``DomainAdaptationClassifier``, refitted on all rows.
+    choice_ : str, the chosen method (``"none"`` means: do not adapt).
+    summary_ : list of dict, one per method: ``method``, ``score`` (best mean validation
+        estimate), ``std``, ``params`` and ``chosen``; in ``methods`` order.
+    classes_ : ndarray
+
+    Examples
+    --------
+    >>> from shiftlearn.datasets import make_sca_toy
+    >>> X, y, sd = make_sca_toy(n_per_cluster=15, random_state=0)
+    >>> sel = AdaptationSelector(methods=["TCA"], grids={"TCA": {"n_components": [1, 2]}},
+    ...                          cv=3).fit(X, y, sd)
+    >>> [row["method"] for row in sel.summary_]
+    ['none', 'TCA']
+    >>> sel.predict(X[sd < 0]).shape
+    (45,)
+    """
+
+    _parameter_constraints: dict = {
+        "methods": [StrOptions({"all"}), list, tuple],
+        "classifier": [HasMethods(["fit", "predict"]), None],
+        "scoring": [str, callable, None],
+        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"])],
+        "grids": [dict, None],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
+    def __init__(self, methods="all", classifier=None, scoring=None, cv=5, grids=None,
+                 random_state=0, n_jobs=None, verbose=0):
+        self.methods = methods
+        self.classifier = classifier
+        self.scoring = scoring
+        self.cv = cv
+        self.grids = grids
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _methods(self) -> list[str]:
+        ms = list(ADAPTERS) if self.methods == "all" else list(self.methods)
+        for m in ms:
+            if m != "none" and m not in ADAPTERS:
+                raise ValueError(f"Unknown method {m!r}; choose from 'none', "
+                                 f"{', '.join(repr(a) for a in ADAPTERS)}.")
+        return ["none", *[m for m in ms if m != "none"]]
+
+    def fit(self, X, y, sample_domain=None):
+        """Score every candidate on the validation folds and refit the best on all rows."""
+        from sklearn.neighbors import KNeighborsClassifier
+
+        from ..adaptation import DomainAdaptationClassifier
+        from ._splitters import SourceKFold
+
+        check_params(self)
+        X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
+                                    estimator=self)
+        methods = self._methods()
+        clf = KNeighborsClassifier(1) if self.classifier is None else clone(self.classifier)
+        cv = (SourceKFold(int(self.cv), random_state=self.random_state)
+              if isinstance(self.cv, Integral) else self.cv)
+        search = GridSearchCV(
+            DomainAdaptationClassifier(None, clf),
+            candidate_grid(methods, grids=self.grids, random_state=self.random_state),
+            scoring=self.scoring, cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
+            error_score=np.nan, refit=False)
+        with config_context(enable_metadata_routing=False):
+            search.fit(X, y, groups=sd, sample_domain=sd)
+        res = search.cv_results_
+        mean = np.asarray(res["mean_test_score"], dtype=float)
+        if not np.isfinite(mean).any():
+            raise ValueError("Every candidate failed to fit on the validation folds; run with "
+                             "verbose=1 to see why (e.g. too few labeled source rows).")
+        labels = [_method_of(p["adapter"]) for p in res["params"]]
+        summary = []
+        for m in methods:
+            idx = [i for i, lab in enumerate(labels) if lab == m]
+            scores = np.where(np.isfinite(mean[idx]), mean[idx], -np.inf)
+            j = idx[int(np.argmax(scores))]
+            summary.append({"method": m, "score": float(mean[j]),
+                            "std": float(res["std_test_score"][j]),
+                            "params": {k.removeprefix("adapter__"): v for k, v in
+                                       res["params"][j].items() if k != "adapter"},
+                            "index": j, "chosen": False})
+        best = max(range(len(summary)), key=lambda i: (np.nan_to_num(summary[i]["score"],
+                                                                     nan=-np.inf), -i))
+        summary[best]["chosen"] = True
+        self.choice_ = summary[best]["method"]
+        params = res["params"][summary[best]["index"]]
+        est = clone(DomainAdaptationClassifier(None, clf)).set_params(**params)
+        self.best_estimator_ = est.fit(X, y, sd)
+        self.search_ = search
+        self.summary_ = summary
+        self.classes_ = self.best_estimator_.classes_
+        return self
+
+    def predict(self, X):
+        """Labels of ``X`` from the chosen candidate."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities from the chosen candidate (when its classifier has them)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_proba(X)
+
+    def report(self) -> str:
+        """A plain-text table of the candidates' validation estimates and the decision."""
+        check_is_fitted(self, "summary_")
+        lines = [f"{'method':8s} {'validation':>10s} {'± std':>7s}  best setting"]
+        for row in self.summary_:
+            mark = "  <- chosen" if row["chosen"] else ""
+            lines.append(f"{row['method']:8s} {row['score']:10.4f} {row['std']:7.4f}  "
+                         f"{row['params'] or '-'}{mark}")
+        none = self.summary_[0]
+        if self.choice_ == "none":
+            others = [r for r in self.summary_[1:] if np.isfinite(r["score"])]
+            top = max(others, key=lambda r: r["score"]) if others else None
+            lines.append("Decision: do not adapt. No adapter's validation estimate beats the "
+                         f"raw features ({none['score']:.4f}"
+                         + (f"; best adapter {top['method']} {top['score']:.4f})." if top
+                            else ")."))
+        else:
+            row = next(r for r in self.summary_ if r["chosen"])
+            lines.append(f"Decision: adapt with {row['method']} ({row['score']:.4f} vs "
+                         f"{none['score']:.4f} without adaptation).")
+        return "\n".join(lines)

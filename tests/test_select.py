@@ -1,0 +1,65 @@
+"""AdaptationSelector (issue #15 item 3): no adaptation is always a candidate, the choice and
+every candidate's validation estimate are reported, and the search is plain GridSearchCV."""
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV
+from sklearn.neighbors import KNeighborsClassifier
+
+from shiftlearn import DomainAdaptationClassifier
+from shiftlearn.datasets import make_sca_toy
+from shiftlearn.model_selection._select import AdaptationSelector, candidate_grid, make_adapter
+
+SMALL = {"TCA": {"n_components": [1, 2]}, "SCA": {"n_components": [1, 2], "beta": [0.1, 0.9]}}
+
+
+@pytest.fixture
+def toy():
+    return make_sca_toy(n_per_cluster=15, random_state=0, return_target_labels=True)
+
+
+def test_no_adaptation_is_the_raw_classifier(toy):
+    X, y, sd, yt = toy
+    raw = DomainAdaptationClassifier(None, KNeighborsClassifier(1)).fit(X, y, sd)
+    ref = KNeighborsClassifier(1).fit(X[sd > 0], y[sd > 0])
+    assert np.array_equal(raw.predict(X[sd < 0]), ref.predict(X[sd < 0]))
+    assert np.array_equal(raw.transform(X[:3]), X[:3])
+
+
+def test_none_is_always_a_candidate_and_ties_keep_it(toy):
+    X, y, sd, yt = toy
+    sel = AdaptationSelector(methods=["TCA", "SCA"], grids=SMALL, cv=3).fit(X, y, sd)
+    assert [r["method"] for r in sel.summary_] == ["none", "TCA", "SCA"]
+    assert sum(r["chosen"] for r in sel.summary_) == 1
+    best = max(r["score"] for r in sel.summary_)
+    chosen = next(r for r in sel.summary_ if r["chosen"])
+    assert chosen["score"] == best
+    if sel.summary_[0]["score"] == best:         # a tie with no adaptation keeps the raw model
+        assert sel.choice_ == "none" and "do not adapt" in sel.report()
+    else:
+        assert sel.choice_ != "none" and f"adapt with {sel.choice_}" in sel.report()
+    assert isinstance(sel.search_, GridSearchCV)
+    assert -1 not in sel.predict(X[sd < 0])
+
+
+def test_report_says_do_not_adapt_when_raw_wins(toy):
+    X, y, sd, yt = toy
+    # a scorer that prefers the raw features: negative number of adapted dimensions
+    def prefers_raw(est, X_val, y_val):
+        return 1.0 if est.adapter_ is None else 0.0
+    sel = AdaptationSelector(methods=["TCA"], grids=SMALL, cv=3, scoring=prefers_raw)
+    sel.fit(X, y, sd)
+    assert sel.choice_ == "none"
+    assert "Decision: do not adapt" in sel.report()
+
+
+def test_candidate_grid_and_make_adapter_errors():
+    grid = candidate_grid(["none", "SCA"], grids={"SCA": {"beta": [0.5], "nope": [1]}})
+    assert grid[0] == {"adapter": [None]} and grid[1]["adapter__beta"] == [0.5]
+    assert "adapter__nope" not in grid[1]
+    with pytest.raises(ValueError, match="Unknown method 'PCA'"):
+        make_adapter("PCA")
+    with pytest.raises(ValueError, match="no parameter"):
+        make_adapter("TCA", nope=1)
+    with pytest.raises(ValueError, match="Unknown method"):
+        AdaptationSelector(methods=["PCA"]).fit(np.zeros((6, 2)), np.array([0, 1, 0, 1, -1, -1]))
