@@ -70,7 +70,7 @@ def main():
         assert err <= tol and same_y, (name, err, same_y)
         rows.append({"file": name, "MB": round(path.stat().st_size / 2**20, 1),
                      "read_table s": round(wall, 2), "CPU s": round(cpu, 2),
-                     "plain pandas s": round(wall0, 2), "max |X error|": f"{err:.1e}",
+                     "plain pandas s": round(wall0, 2), "max abs error in X": f"{err:.1e}",
                      "labels equal": same_y})
         print(rows[-1])
         path.unlink()
