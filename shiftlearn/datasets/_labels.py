@@ -101,6 +101,8 @@ def normalise_labels(values, what: str, noun: str = "labels"
 
 
 def check_classes(vals: np.ndarray, n: int, what: str) -> None:
+    """Refuse ``n`` labels with more than :data:`MAX_DISTINCT_CLASSES` distinct values that are
+    also more than half of the rows (a regression target or an identifier column)."""
     distinct = np.unique(vals)
     if distinct.size > MAX_DISTINCT_CLASSES and distinct.size > n / 2:
         ex = ", ".join(str(v) for v in distinct[:3])
@@ -119,7 +121,7 @@ def encode_labels(label_arrays: Sequence, *, what: str = "labels",
     (the library's unlabeled marker). Items may be ``Table`` objects (their ``y`` and
     ``path`` are used). Numeric labels in some arrays and text labels in others are an error
     naming both groups (``names``, or the tables' paths, or ``array 1``, ...), as are labels
-    that look like a regression target (see :func:`read_table`).
+    that look like a regression target (see :func:`check_classes`).
 
     Examples
     --------

@@ -648,7 +648,7 @@ def read_table(path: str | Path, *, label_column: str | int | None = -1, with_la
     >>> t.X.tolist(), t.y.tolist(), t.feature_names
     ([[0.5, 1.5], [2.5, 3.5]], ['cat', 'dog'], ['0', '1'])
     >>> print(t.notes[-1].split(": ", 1)[1])
-    dropped the first column (empty header name: a row index as pandas to_csv() writes it;
+    dropped the first column (no header name: a row index as pandas to_csv() writes it;
     values 0..1).
     """
     path = Path(path)
@@ -690,7 +690,7 @@ def read_table(path: str | Path, *, label_column: str | int | None = -1, with_la
             dtype=np.float64, na_value=np.nan)
         counts = next((f"; values {s}..{s + len(col) - 1}" for s in (0, 1)
                        if np.array_equal(col, np.arange(s, s + len(col)))), "")
-        notes.append(f"{path}: dropped the first column (empty header name: a row index as "
+        notes.append(f"{path}: dropped the first column (no header name: a row index as "
                      f"pandas to_csv() writes it{counts}).")
     X = _features(df, layout, rows, path, notes)
     y = label_name = domains = None
