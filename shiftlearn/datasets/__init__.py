@@ -39,3 +39,8 @@ __all__ = [
 from .synthetic import make_monotone_shift, make_rotated_ellipses, make_sca_toy  # noqa: E402
 
 __all__ += ["make_monotone_shift", "make_rotated_ellipses", "make_sca_toy"]
+
+# users' own tables (CSV/TSV/Parquet/npz), read with pandas/pyarrow
+from ._tables import Table, TableError, encode_labels, read_table  # noqa: E402
+
+__all__ += ["Table", "TableError", "encode_labels", "read_table"]
