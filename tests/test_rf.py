@@ -521,3 +521,25 @@ def test_constant_rows_are_refused(Est, kw):
     with pytest.raises(ValueError, match="carry no variance"):
         Est(n_components=3, n_features=40, random_state=0, **kw).fit(
             np.ones_like(X), y, sample_domain=sd)
+
+
+@pytest.mark.parametrize("Est,kw", [(RFTCA, {}), (RFTCA, {"penalty": "coefficients"}),
+                                    (RFTCA, {"scaling": "constraint", "mu": 10.0}),
+                                    (RFSCA, {}), (RFSCA, {"beta": 1.0, "n_components": 2}),
+                                    (RFSCA, {"supervised": False, "whiten": False})])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_small_n_row_space_solve_equals_the_full_solve(Est, kw, dtype):
+    """n <= N: fit solves in the span of the n feature rows; keep_stats=True forces the full
+    2N x 2N solve. Same eigenvalues, same embedding (up to sign), same clipping."""
+    X, y, sd, _, _ = _cluster_data(n=30)
+    X = X.astype(dtype)
+    params = {"n_components": 4, "n_features": 200, "random_state": 0,
+              "eigen_solver": "dense", **kw}
+    small = Est(**params).fit(X, y, sample_domain=sd)
+    full = Est(keep_stats=True, **params).fit(X, y, sample_domain=sd)
+    assert small.stats_ is None and full.stats_.n_components == 400
+    assert small.components_.shape == full.components_.shape
+    rtol = 1e-8 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(small.eigenvalues_, full.eigenvalues_, rtol=rtol)
+    np.testing.assert_allclose(np.abs(small.transform(X)), np.abs(full.transform(X)),
+                               rtol=rtol, atol=rtol * np.abs(full.transform(X)).max())

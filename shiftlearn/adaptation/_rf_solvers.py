@@ -54,20 +54,23 @@ def _check_k(n_components, limit: int, why: str) -> int:
     return check_n_components(n_components, limit, why)
 
 
-def rftca_max_components(stats: RFStats) -> tuple[int, str]:
+def rftca_max_components(stats: RFStats, n_columns: int | None = None) -> tuple[int, str]:
     """The most RF-TCA components the statistics allow, and why: the centred total scatter of
-    ``n`` rows in ``D = 2 N`` features has rank ``<= min(D, n - 1)``."""
-    D, n = stats.n_components, stats.n_samples
+    ``n`` rows in ``D = 2 N`` features has rank ``<= min(D, n - 1)`` (``n_columns``: ``D`` when
+    the statistics are of coordinates in a smaller basis, as ``RFTCA.fit`` uses for
+    ``n < D``)."""
+    D, n = n_columns or stats.n_components, stats.n_samples
     limit = min(D, n - 1)
     return limit, (f"the centred total scatter of {n} rows in 2 * n_features = {D} random "
                    f"features has rank <= {limit}")
 
 
-def rfsca_max_components(stats: RFStats, beta: float, supervised: bool = True
-                         ) -> tuple[int, str]:
+def rfsca_max_components(stats: RFStats, beta: float, supervised: bool = True,
+                         n_columns: int | None = None) -> tuple[int, str]:
     """The most RF-SCA components the statistics allow, and why (``min(D, n - 1)``; at
-    ``beta = 1`` with labels, ``n_classes - 1``)."""
-    D, n = stats.n_components, stats.n_samples
+    ``beta = 1`` with labels, ``n_classes - 1``; ``n_columns`` as in
+    :func:`rftca_max_components`)."""
+    D, n = n_columns or stats.n_components, stats.n_samples
     limit = min(D, n - 1)
     why = f"the total scatter of {n} rows in 2 * n_features = {D} features has rank <= {limit}"
     if supervised and beta == 1.0 and stats.n_labeled > 0 and stats.classes.size >= 2:
