@@ -93,8 +93,9 @@ def test_fit_transform_equals_transform():
 def test_default_n_components_is_clipped_on_small_data():
     X, sd = _two_domains(n=5)
     with pytest.warns(ComponentsClippedWarning, match=r"n_components=30 .* rank <= 9\); using "
-                      r"n_components=9"):
+                      r"n_components=9") as rec:
         tca = TCA().fit(X, sample_domain=sd)
+    assert rec[0].filename == __file__          # points at the user's line
     assert tca.n_components_ == 9 and tca.n_components == 30
     assert tca.transform(X).shape == (10, 9)
     # the same components as asking for 9 (clipping is not an approximation)

@@ -203,6 +203,26 @@ def check_n_components(n_components, max_components: int, reason: str) -> int:
     return int(n_components)
 
 
+def _library_dirs() -> tuple[str, ...]:
+    import sklearn
+
+    return (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            os.path.dirname(os.path.abspath(sklearn.__file__)))
+
+
+def user_stacklevel() -> int:
+    """``stacklevel`` for ``warnings.warn`` called by the caller of this function that points
+    at the first frame outside shiftlearn and scikit-learn (the user's line, whatever the call
+    depth: a pipeline, a meta-estimator, ``set_output``'s wrappers)."""
+    import sys
+
+    dirs = _library_dirs()
+    frame, level = sys._getframe(1), 1      # the function that warns is level 1
+    while frame is not None and frame.f_code.co_filename.startswith(dirs):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class ComponentsClippedWarning(UserWarning):
     """``n_components`` was larger than the data allow and was lowered (see
     :func:`clip_n_components`); ``n_components_`` holds the value used."""
@@ -232,7 +252,7 @@ def clip_n_components(n_components: int, max_components: int, reason: str, owner
         warnings.warn(f"{owner}: n_components={n_components} is more than the data allow "
                       f"({reason}); using n_components={max_components} (see n_components_). "
                       "Pass a smaller n_components to silence this warning.",
-                      ComponentsClippedWarning, stacklevel=4)
+                      ComponentsClippedWarning, stacklevel=user_stacklevel())
         return int(max_components)
     return int(n_components)
 

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from scipy.linalg import cho_factor, eigh
 
-from ._base import ComponentsClippedWarning, check_n_components
+from ._base import ComponentsClippedWarning, check_n_components, user_stacklevel
 from ._eigen import _add_gram_, _rank_one_krylov, _sym_, resolve_eigen_solver, solve_pencil
 from ._rf_stats import RFStats, rf_stats  # noqa: F401  (rf_stats: used by the doctests)
 
@@ -112,7 +112,7 @@ def _check_spectrum(w: np.ndarray, V: np.ndarray, k: int, what: str,
                       f"numerically non-zero (above {NULL_RTOL:g} times the largest: duplicated "
                       "or nearly duplicated points); using n_components="
                       f"{first} (see n_components_). Pass a smaller n_components to silence "
-                      "this warning.", ComponentsClippedWarning, stacklevel=4)
+                      "this warning.", ComponentsClippedWarning, stacklevel=user_stacklevel())
         return V[:, :first], w[:first]
     raise ValueError(f"Only {first} of the n_components={k} leading eigenvalues of {what} "
                      "are numerically non-zero (rank-deficient problem: duplicated or too "
@@ -212,7 +212,7 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
                           f"{int(keep.sum())} of the random-feature kernel (duplicated or nearly "
                           f"duplicated points); using n_components={int(keep.sum()) - 1} (see "
                           "n_components_). Pass a smaller n_components to silence this "
-                          "warning.", ComponentsClippedWarning, stacklevel=3)
+                          "warning.", ComponentsClippedWarning, stacklevel=user_stacklevel())
             k = int(keep.sum()) - 1          # the centring removes one more direction
         G = U[:, keep] * np.sqrt(s2[keep])          # V = G a  <=>  W = (orthonormal basis) a
         # G^T C G with C = S - s s^T / n and S = U diag(s2) U^T: diag(s2^2) - g g^T / n, so no
