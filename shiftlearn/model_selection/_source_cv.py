@@ -9,7 +9,7 @@ on all rows.
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from copy import deepcopy
 from numbers import Integral, Real
@@ -23,8 +23,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._logging import verbose_message
 from .._param_validation import HasMethods, Interval, StrOptions, check_params
+from .._progress import track
 from .._validation import check_X, check_X_y_domain, unlabeled_mask
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = ["SourceCVSearch"]
 
@@ -77,8 +81,8 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
     error_score : float, default=nan
         Score recorded when a fit fails (e.g. ``n_components`` too large for a fold).
     verbose : int, default=0
-        ``1``: one line per fold (time so far, best setting so far) on stderr; ``2``: also one
-        line per fitted setting.
+        ``1``: one line per fold (time so far, best setting so far); ``2``: also one line per
+        fitted setting. Logged (``logging``, INFO), on stderr when logging is not configured.
 
     Attributes
     ----------
@@ -154,8 +158,8 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         return [lab_idx[te] for _, te in split.split(lab_idx)]
 
     def _say(self, level: int, msg: str) -> None:
-        if self.verbose >= level:
-            print(msg, file=sys.stderr, flush=True)
+        if self.verbose >= level:  # logged; on stderr when logging is not configured
+            verbose_message(_LOG, msg)
 
     def _score(self, est, X, y):
         if self.scoring is None:
@@ -198,7 +202,7 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
         self._say(1, f"SourceCVSearch: {len(params)} settings x {len(folds)} folds on "
                      f"{lab_idx.shape[0]} labeled source rows ({len(groups)} fits per fold)")
         t_start = time.perf_counter()
-        for f, test in enumerate(folds):
+        for f, test in enumerate(track(folds, description="source CV folds")):
             train = np.ones(X.shape[0], bool)
             train[test] = False
             for g, (key, plist) in enumerate(groups):
