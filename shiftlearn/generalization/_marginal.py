@@ -32,8 +32,28 @@ Decisions on the paper's ambiguities (see ``docs/marginal_transfer.md``)
 * **Bandwidths:** each of ``sigma_x``, ``sigma_emb``, ``sigma_p`` is a float, ``"median"``
   (median pairwise distance of the training rows, resp. of the training task embeddings) or
   ``"<f>*median"`` (``f`` times it, handy for grids).
-* **Test tasks** may have any size >= 1; a test ``sample_domain`` id also used in training
-  triggers a warning (that is not domain generalization).
+* **Training rows** (the library's unlabeled convention): ``fit`` learns from the labeled rows
+  of source domains (positive ``sample_domain``). Unlabeled rows (``y = -1``/NaN; regression:
+  NaN) and target-domain rows are left out with a warning that counts them per domain, so the
+  output of ``DomainDataset.pack()`` (masked target rows included) can be passed as it is and
+  ``-1`` is never learnt as a class. Labels ``-1/+1`` in source domains are refused with the
+  convention's error (re-encode them, e.g. ``make_rotated_ellipses``' default ``(0, 1)``).
+* **Test tasks** may have any size >= 1, but each is embedded from the rows given in the
+  ``predict`` call: a task with fewer than ``min_predict_task_size`` rows (default 10) is
+  predicted with a warning. Predicting a stream one row at a time would embed every row as its
+  own task (rotated ellipses: 5% -> 45% error); pass a task's rows together, or embed the new
+  rows with a stored sample of their task::
+
+      pred = clf.predict(np.vstack([X_sample, X_new]),
+                         np.full(len(X_sample) + len(X_new), -1))[len(X_sample):]
+
+  A test ``sample_domain`` id also used in training triggers a warning (that is not domain
+  generalization).
+* **Conformance:** declarative ``_parameter_constraints`` (checked before any work) and
+  scikit-learn's ``validate_data`` (feature names recorded in ``fit``; a DataFrame with
+  reordered columns is refused at ``predict``). ``predict`` on a subset of a batch differs from
+  the batch's prediction by design (the batch is one test task): scikit-learn's
+  ``check_methods_subset_invariance`` is an expected failure (``tests/test_common.py``).
 """
 
 from __future__ import annotations
@@ -43,11 +63,18 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._marginal_base import AUTO_RF_MIN_SAMPLES, _MarginalTransferBase, _SquaredHingeNewtonSVC
+from ._marginal_base import (
+    AUTO_RF_MIN_SAMPLES,
+    MARGINAL_PARAMETER_CONSTRAINTS,
+    MIN_PREDICT_TASK_SIZE,
+    _MarginalTransferBase,
+    _SquaredHingeNewtonSVC,
+)
 from ._solvers import kernel_svm_dual, kernel_svr_dual
 
 __all__ = [
     "AUTO_RF_MIN_SAMPLES",
+    "MIN_PREDICT_TASK_SIZE",
     "MarginalTransferClassifier",
     "MarginalTransferRegressor",
     "PoolingClassifier",
@@ -88,7 +115,7 @@ _COMMON_DOC = """
         ``"task"``: weights ``1/(N n_t)`` (every task counts equally, the paper's eq. 7);
         ``"point"``: every row counts equally.
     min_task_size : int, default=2
-        Training tasks with fewer rows raise a ``ValueError``.
+        Training tasks with fewer (labeled) rows raise a ``ValueError``.
     tol : float or None, default=None
         Stopping tolerance of the dual solvers. ``None``: ``1e-2`` for the exact solver and
         ``0.1`` for liblinear (RF solver; liblinear's own default for its dual solvers and the
@@ -102,6 +129,13 @@ _COMMON_DOC = """
         Seeds the random features and the coordinate order.
 """
 
+_PREDICT_SIZE_DOC = """    min_predict_task_size : int, default=10
+        ``predict`` warns when a test task has fewer rows (its embedding is then poor; see
+        the module docstring for how to predict a stream). 10 is where the test error on the
+        rotated ellipses passes three times the whole-task error
+        (``MIN_PREDICT_TASK_SIZE``).
+"""
+
 _LOSS_DOC = """    loss : {"hinge", "squared_hinge"}, default="hinge"
         ``"hinge"``: ``c_a max(0, 1 - y f)``, the paper's text. ``"squared_hinge"``:
         ``c_a max(0, 1 - y f)^2``, the authors' code (liblinear ``-s 1``); same costs ``c_a``.
@@ -113,12 +147,19 @@ _LOSS_DOC = """    loss : {"hinge", "squared_hinge"}, default="hinge"
 
 
 class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
+    _parameter_constraints: dict = {
+        k: MARGINAL_PARAMETER_CONSTRAINTS[k]
+        for k in ("C", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb", "pooling",
+                  "solver", "n_components_emb", "n_components", "sampling", "weighting",
+                  "min_task_size", "min_predict_task_size", "tol", "max_iter", "loss",
+                  "random_state")}
+
     __doc__ = """Marginal transfer learning classifier (hinge or squared hinge, no intercept).
 
     ``fit(X, y, sample_domain)`` on labeled training tasks (one id per task);
     ``predict(X, sample_domain)`` embeds each test task from its own rows. Plain
     ``fit(X, y)`` is one task. Multiclass is one-vs-rest.
-    """ + _COMMON_DOC + _LOSS_DOC + """
+    """ + _COMMON_DOC + _PREDICT_SIZE_DOC + _LOSS_DOC + """
     Attributes
     ----------
     classes_, domains_ (training task ids), n_tasks_, solver_, sigma_x_, sigma_emb_,
@@ -138,7 +179,8 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     def __init__(self, *, C=1.0, sigma_x="median", sigma_emb="median", sigma_p="median",
                  kernel_x="rbf", kernel_emb="rbf", pooling=False, solver="auto",
                  n_components_emb=100, n_components=300, sampling="gaussian", weighting="task",
-                 min_task_size=2, tol=None, max_iter=1000, loss="hinge", random_state=None):
+                 min_task_size=2, min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None,
+                 max_iter=1000, loss="hinge", random_state=None):
         self.C = C
         self.sigma_x = sigma_x
         self.sigma_emb = sigma_emb
@@ -152,6 +194,7 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
         self.sampling = sampling
         self.weighting = weighting
         self.min_task_size = min_task_size
+        self.min_predict_task_size = min_predict_task_size
         self.tol = tol
         self.max_iter = max_iter
         self.loss = loss
@@ -182,8 +225,10 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
         return self.classes_[self._y_index]
 
     def fit(self, X, y, sample_domain=None):
-        """Fit on labeled tasks; ``sample_domain`` gives one id per task (default: one task)."""
-        self._loss()  # validate before any work
+        """Fit on labeled tasks; ``sample_domain`` gives one id per task (default: one task).
+
+        Unlabeled rows and target-domain rows are left out with a warning (see the module
+        docstring)."""
         return self._fit(X, y, sample_domain)
 
     def decision_function(self, X, sample_domain=None):
@@ -205,11 +250,18 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
 
 
 class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
+    _parameter_constraints: dict = {
+        k: MARGINAL_PARAMETER_CONSTRAINTS[k]
+        for k in ("C", "epsilon", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb",
+                  "pooling", "solver", "n_components_emb", "n_components", "sampling",
+                  "weighting", "normalize_y", "min_task_size", "min_predict_task_size", "tol",
+                  "max_iter", "random_state")}
+
     __doc__ = """Marginal transfer learning regressor (epsilon-insensitive loss, SVR-like).
 
     Same interface as :class:`MarginalTransferClassifier`; ``epsilon`` is the width of the
     insensitive tube, in units of the target's standard deviation when ``normalize_y``.
-    """ + _COMMON_DOC + """
+    """ + _COMMON_DOC + _PREDICT_SIZE_DOC + """
     epsilon : float, default=0.1
     normalize_y : bool, default=True
         Standardise ``y`` with the training mean and std (the mean acts as a fixed offset).
@@ -231,7 +283,8 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
     def __init__(self, *, C=1.0, epsilon=0.1, sigma_x="median", sigma_emb="median",
                  sigma_p="median", kernel_x="rbf", kernel_emb="rbf", pooling=False,
                  solver="auto", n_components_emb=100, n_components=300, sampling="gaussian",
-                 weighting="task", normalize_y=True, min_task_size=2, tol=None, max_iter=1000,
+                 weighting="task", normalize_y=True, min_task_size=2,
+                 min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None, max_iter=1000,
                  random_state=None):
         self.C = C
         self.epsilon = epsilon
@@ -248,6 +301,7 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
         self.weighting = weighting
         self.normalize_y = normalize_y
         self.min_task_size = min_task_size
+        self.min_predict_task_size = min_predict_task_size
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
