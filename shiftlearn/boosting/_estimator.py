@@ -1,20 +1,78 @@
-"""``MultiTaskBoostingClassifier``: thin scikit-learn wrapper around ``_core.boost``."""
+"""``MultiTaskBoostingClassifier``: thin scikit-learn wrapper around ``_core.boost``.
+
+Input decisions: parameters are validated declaratively (``_parameter_constraints``, checked by
+:func:`~shiftlearn._param_validation.check_params` before any work); ``X`` goes through
+scikit-learn's ``validate_data`` (feature count and names recorded in ``fit``, checked at
+predict); ``y`` follows the library's unlabeled convention (``-1``/NaN/``""`` rows are ignored,
+labels ``-1/+1`` are refused with the convention's error). Before any allocation, ``fit``
+estimates the memory of the stored ensembles (complete binary trees: ``2**max_depth - 1``
+nodes per tree and task) and of the split search and refuses, naming the bytes, what does not
+fit in :func:`memory_budget` (``max_depth=40`` would need tens of TiB).
+"""
 
 from __future__ import annotations
 
-from collections import deque
+import os
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_X, check_X_y_domain, unlabeled_mask
+from .._param_validation import Interval, StrOptions, check_params
+from .._validation import check_sample_domain, check_X, check_X_y_domain, unlabeled_mask
 from ._binning import bin_tasks
 from ._core import boost, decision_function_stages
+from ._core import decision_function as _final_decision
 
-__all__ = ["MultiTaskBoostingClassifier"]
+__all__ = ["MEMORY_BUDGET", "MultiTaskBoostingClassifier", "fit_memory_bytes", "memory_budget"]
 
 _MODES = ("multitask", "pooling", "source_only", "target_only")
+
+#: bytes ``fit`` may use; ``None``: the machine's physical memory (see :func:`memory_budget`)
+MEMORY_BUDGET: int | None = None
+
+#: working arrays of the split search per (active node, feature, task, bin), in float64s
+#: (histograms, their sums and differences, the sorted prefix sums of ``tree_split_exact``):
+#: tracemalloc peaks at 3.1-6.0 of them for depths 10-12 on 2,000 rows, 6 features, 2 tasks
+_WORK_FACTOR = 6
+
+
+def memory_budget() -> int:
+    """:data:`MEMORY_BUDGET`, or the physical memory (``os.sysconf``; 16 GiB where the platform
+    does not report it)."""
+    if MEMORY_BUDGET is not None:
+        return int(MEMORY_BUDGET)
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
+        return 16 << 30
+
+
+def fit_memory_bytes(n_rows: int, n_features: int, n_tasks: int, n_ensembles: int,
+                     n_estimators: int, max_depth: int, max_bins: int,
+                     min_samples_split: int) -> tuple[int, int]:
+    """``(stored, working)`` bytes of a fit: the ensembles (per iteration ``feature`` and
+    ``threshold`` for ``2**max_depth - 1`` nodes, the latter per task, and ``2**max_depth``
+    leaves; float64/int64) and the split search at the deepest level (at most
+    ``min(2**(max_depth - 1), n_rows // min_samples_split)`` nodes can split).
+
+    Examples
+    --------
+    >>> stored, work = fit_memory_bytes(1000, 5, 2, 1, 500, 40, 255, 2)
+    >>> round(stored / 2**40)          # TiB: the complete trees of depth 40
+    16000
+    """
+    nodes, leaves = 2 ** max_depth - 1, 2 ** max_depth
+    stored = 8 * n_ensembles * n_estimators * ((n_tasks + 1) * nodes + leaves)
+    active = min(2 ** (max_depth - 1), max(n_rows // max(min_samples_split, 1), 1))
+    bins = min(max_bins, n_rows) + 1
+    return stored, 8 * _WORK_FACTOR * active * n_features * n_tasks * bins
+
+
+def _gib(b: float) -> str:
+    return f"{b / 2**40:.1f} TiB" if b >= 2**40 else f"{b / 2**30:.2f} GiB"
 
 
 class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
@@ -32,7 +90,12 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
     learning_rate : float in (0, 1], default 0.1
         Shrinkage gamma: ``beta = gamma * alpha`` after the line search.
     max_depth : int, default 1
-        Depth L of the weak learners (L = 3: at most 8 leaves, the paper's trees).
+        Depth L of the weak learners (L = 3: at most 8 leaves, the paper's trees). Every tree
+        is stored complete (``2**L - 1`` nodes, thresholds per task), so memory grows as
+        ``2**L``: a fit that would not fit in memory is refused up front with the bytes
+        (``max_depth=40``: about 16,000 TiB for two tasks at 500 iterations). The split
+        search runs only over nodes with at least ``min_samples_split`` rows, so its time
+        grows with ``L * min(2**L, n_rows)``.
     weak_learner : {"auto", "stump", "tree"}, default "auto"
         "stump": the paper's decision stump, outputs +-1 with shared polarity, each task picks
         its own error-minimising threshold (needs ``max_depth=1``). "tree": regression tree,
@@ -47,7 +110,7 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         Per-task, per-feature bins. Columns with at most ``max_bins`` distinct values are
         searched exactly (every midpoint); otherwise quantile bins (as HistGradientBoosting).
     min_samples_split : int, default 2
-        A tree node with fewer pooled rows becomes a leaf.
+        A tree node with fewer pooled rows is not split (its rows all go left).
 
     Attributes
     ----------
@@ -86,6 +149,16 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
     (300,)
     """
 
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, 1, closed="right")],
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "weak_learner": [StrOptions({"auto", "stump", "tree"})],
+        "mode": [StrOptions(set(_MODES))],
+        "max_bins": [Interval(Integral, 2, 256, closed="both")],
+        "min_samples_split": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, n_estimators: int = 500, learning_rate: float = 0.1, max_depth: int = 1,
                  *, weak_learner: str = "auto", mode: str = "multitask", max_bins: int = 255,
                  min_samples_split: int = 2):
@@ -98,23 +171,29 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         self.min_samples_split = min_samples_split
 
     # ------------------------------------------------------------------ fit
-    def _check_params(self):
-        if self.mode not in _MODES:
-            raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}.")
-        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 1):
-            raise ValueError(f"n_estimators must be a positive int, got {self.n_estimators!r}.")
-        if not 0 < self.learning_rate <= 1:
-            raise ValueError(f"learning_rate must be in (0, 1], got {self.learning_rate!r}.")
-        if not (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 1):
-            raise ValueError(f"max_depth must be a positive int, got {self.max_depth!r}.")
+    def _weak_learner(self) -> str:
         wl = self.weak_learner
         if wl == "auto":
             wl = "stump" if self.max_depth == 1 else "tree"
-        if wl not in ("stump", "tree"):
-            raise ValueError(f"weak_learner must be 'auto', 'stump' or 'tree', got {wl!r}.")
         if wl == "stump" and self.max_depth != 1:
-            raise ValueError("weak_learner='stump' needs max_depth=1.")
+            raise ValueError("weak_learner='stump' needs max_depth=1 (a stump is one split); "
+                             "use weak_learner='tree' or 'auto' for deeper weak learners.")
         return wl
+
+    def _check_memory(self, n_rows, n_features, n_tasks, n_ensembles):
+        stored, work = fit_memory_bytes(n_rows, n_features, n_tasks, n_ensembles,
+                                        int(self.n_estimators), int(self.max_depth),
+                                        int(self.max_bins), int(self.min_samples_split))
+        budget = memory_budget()
+        if stored + work > budget:
+            raise ValueError(
+                f"MultiTaskBoostingClassifier(max_depth={self.max_depth}, n_estimators="
+                f"{self.n_estimators}) would need about {_gib(stored + work)} of memory "
+                f"({_gib(stored)} to store {n_ensembles} ensemble(s) of {self.n_estimators} "
+                f"complete trees with 2**{self.max_depth} leaves for {n_tasks} task(s), "
+                f"{_gib(work)} for the split search) but {_gib(budget)} is available. Lower "
+                "max_depth (the paper uses 3; each level doubles the stored nodes) or "
+                "n_estimators.")
 
     def fit(self, X, y, sample_domain=None):
         """Fit on the labeled rows; each domain with labels is a task (unlabeled rows ignored).
@@ -124,9 +203,14 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         X : array-like (n, d); y : array-like (n,), ``-1``/NaN = unlabeled;
         sample_domain : array-like (n,) of domain ids (inferred from ``y`` if omitted).
         """
-        wl = self._check_params()
+        check_params(self)
+        wl = self._weak_learner()
+        if y is None:
+            raise ValueError("MultiTaskBoostingClassifier requires y to be passed, but the "
+                             "target y is None (y = -1 marks the unlabeled rows).")
         X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
-                                    allow_unlabeled_source=True, require_source=False)
+                                    allow_unlabeled_source=True, require_source=False,
+                                    estimator=self)
         lab = ~unlabeled_mask(y)
         if self.mode == "source_only":
             lab &= sd > 0
@@ -135,14 +219,20 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         if not lab.any():
             raise ValueError(f"No labeled rows to fit in mode={self.mode!r}.")
         X, y, sd = X[lab], y[lab], sd[lab]
+        check_classification_targets(y)     # a continuous y is refused, not one class per value
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
-            raise ValueError(f"Need at least 2 classes among the labeled rows, got "
-                             f"{self.classes_.tolist()}.")
+            n_cls = self.classes_.size
+            raise ValueError(f"MultiTaskBoostingClassifier needs labeled rows of at least 2 "
+                             f"classes; got {n_cls} class{'es' if n_cls != 1 else ''} "
+                             f"{self.classes_.tolist()} in mode={self.mode!r}. Label rows of "
+                             "another class (y = -1/NaN marks unlabeled rows).")
         self.tasks_ = np.unique(sd)
         task = (np.searchsorted(self.tasks_, sd) if self.mode == "multitask"
                 else np.zeros(sd.size, dtype=np.intp))
         n_tasks = int(task.max()) + 1
+        self._check_memory(X.shape[0], X.shape[1], n_tasks,
+                           1 if self.classes_.size == 2 else self.classes_.size)
         codes, edges, n_edges, frac = bin_tasks(X, task, n_tasks, self.max_bins)
         targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
         self.estimators_ = []
@@ -154,7 +244,6 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
                 weak_learner=wl, min_samples_split=self.min_samples_split))
         losses = np.array([e["train_loss"] for e in self.estimators_])
         self.train_loss_ = losses[0] if len(targets) == 1 else losses
-        self.n_features_in_ = X.shape[1]
         return self
 
     # -------------------------------------------------------------- predict
@@ -170,10 +259,7 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
                     f"sample_domain is required: the model has tasks {self.tasks_.tolist()} "
                     "and not exactly one target (negative id) task to default to.")
             return np.full(X.shape[0], int(np.flatnonzero(self.tasks_ == tgt[0])[0]))
-        sd = np.asarray(sample_domain).reshape(-1)
-        if sd.shape[0] != X.shape[0]:
-            raise ValueError(f"sample_domain has {sd.shape[0]} entries but X has "
-                             f"{X.shape[0]} rows.")
+        sd = check_sample_domain(sample_domain, X.shape[0])
         unknown = np.setdiff1d(np.unique(sd), self.tasks_)
         if unknown.size:
             raise ValueError(f"Domain(s) {unknown.tolist()} were not tasks at fit time "
@@ -182,10 +268,7 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
 
     def _prep(self, X, sample_domain):
         check_is_fitted(self, "estimators_")
-        X = check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with "
-                             f"{self.n_features_in_}.")
+        X = check_X(X, estimator=self, reset=False)
         return X, self._task_index(X, sample_domain)
 
     def staged_decision_function(self, X, sample_domain=None):
@@ -196,8 +279,11 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
             yield fs[0].copy() if len(fs) == 1 else np.column_stack(fs)
 
     def decision_function(self, X, sample_domain=None):
-        """``f_t(x)`` with each row's task thresholds: (n,) binary, (n, n_classes) otherwise."""
-        return deque(self.staged_decision_function(X, sample_domain), maxlen=1)[0]
+        """``f_t(x)`` with each row's task thresholds: (n,) binary, (n, n_classes) otherwise
+        (the last stage of :meth:`staged_decision_function`, computed at once)."""
+        X, task = self._prep(X, sample_domain)
+        fs = [_final_decision(X, task, e) for e in self.estimators_]
+        return fs[0] if len(fs) == 1 else np.column_stack(fs)
 
     def _proba(self, f):
         p = 1.0 / (1.0 + np.exp(-2.0 * np.clip(f, -350, 350)))

@@ -152,7 +152,11 @@ def tree_split_exact(Hw: np.ndarray, Hs: np.ndarray):
     end[:, :-1] = ks[:, :-1] != ks[:, 1:]
     G[~end.reshape(G.shape)] = -np.inf
     flatG = G.transpose(1, 0, 2, 3).reshape(J, -1)
-    best = np.argmax(flatG, axis=1)
+    # first optimum up to a relative 1e-12 (G <= W): exact ties (e.g. two features that
+    # separate the node's rows the same way) go to (side, feature, prefix) order instead of
+    # to rounding, which depends on how many nodes are batched (``_antitonic_rows`` offsets)
+    tol = 1e-12 * np.maximum(W, 1e-300)[:, None]
+    best = np.argmax(flatG >= flatG.max(axis=1, keepdims=True) - tol, axis=1)
     side, feat, pre = np.unravel_index(best, (2, D, M))
     g0 = split_gain(0.0, 0.0, W, S)
     gain = flatG[np.arange(J), best] - g0
