@@ -25,6 +25,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier, uSCA
 from shiftlearn.adaptation._rf import RFSCA, RFTCA
+from shiftlearn.boosting import MultiTaskBoostingClassifier
+from shiftlearn.generalization import (
+    MarginalTransferClassifier,
+    MarginalTransferRegressor,
+    PoolingClassifier,
+    PoolingRegressor,
+)
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.model_selection import SourceCVSearch
 
@@ -37,15 +44,30 @@ ESTIMATORS = [
     RandomFourierFeatures(random_state=0),
     DomainAdaptationClassifier(TCA()),
     SourceCVSearch(DomainAdaptationClassifier(TCA()), {"adapter__mu": [1.0]}),
+    MarginalTransferClassifier(random_state=0),
+    MarginalTransferRegressor(random_state=0),
+    PoolingClassifier(random_state=0),
+    PoolingRegressor(random_state=0),
+    MultiTaskBoostingClassifier(),
 ]
 
 _MINUS_ONE = ("fits labels {-1, +1}: y = -1 marks unlabeled rows (skada's convention), so these "
               "labels are refused with an error that says how to re-encode them (issue #14)")
 
+_TEST_TASK = ("predict embeds the rows of one call (one sample_domain id) as one test task: the "
+              "task's marginal distribution is an input of marginal transfer learning "
+              "(Blanchard et al.), so a row's prediction depends on the other rows of its task "
+              "by design (predicting one row at a time warns)")
+
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "DomainAdaptationClassifier": {"check_classifiers_classes": _MINUS_ONE},
     "SourceCVSearch": {"check_classifiers_classes": _MINUS_ONE},
+    "MarginalTransferClassifier": {"check_classifiers_classes": _MINUS_ONE,
+                                   "check_methods_subset_invariance": _TEST_TASK},
+    "MarginalTransferRegressor": {"check_methods_subset_invariance": _TEST_TASK},
+    "PoolingClassifier": {"check_classifiers_classes": _MINUS_ONE},
+    "MultiTaskBoostingClassifier": {"check_classifiers_classes": _MINUS_ONE},
 }
 
 
