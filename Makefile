@@ -46,7 +46,7 @@ lint: install-test
 	$(VENV)/bin/ruff check shiftlearn tests benchmarks
 
 baselines: install
-	$(PY) benchmarks/baselines_raw_1nn.py
+	$(PY) benchmarks/datasets/datasets_raw_1nn.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

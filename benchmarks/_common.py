@@ -1,4 +1,18 @@
-"""Shared helpers for benchmark scripts: machine facts, timing, writing results."""
+"""Shared helpers for benchmark scripts: machine facts, timing, writing results.
+
+Layout (``benchmarks/README.md``): one folder per subpackage, ``benchmarks/<folder>/<script>.py``,
+and each script writes its published results beside it, ``benchmarks/<folder>/results/
+<script>.md`` and ``.json`` (a variant the script names from its options:
+``<script>_<variant>``). :func:`write_results` derives the folder from the calling script and
+refuses a name that does not start with the script's name, so a result file always says which
+script made it. Checkpoints of resumable scripts are ``results/_<script>...`` (ignored by git).
+A rerun overwrites the published file (``git diff`` shows what changed); to keep a scratch run
+apart, set ``SHIFTLEARN_BENCH_RESULTS=<folder>`` (``benchmarks/scratch/`` is ignored by git).
+
+Scripts put ``benchmarks/`` on ``sys.path`` and import this module as ``_common``. Importing it
+sets the data home to ``../shared/data`` beside the clone when ``SHIFTLEARN_DATA`` is unset (as
+the Makefile and ``tests/conftest.py`` do).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +28,18 @@ from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+BENCHMARKS = Path(__file__).resolve().parent
+# results of the scripts still at the top of benchmarks/ (mutation testing, ...)
+RESULTS = BENCHMARKS / "results"
+SCRATCH_ENV = "SHIFTLEARN_BENCH_RESULTS"
+os.environ.setdefault("SHIFTLEARN_DATA", str(BENCHMARKS.parents[1] / "shared" / "data"))
+
+
+def results_dir(script: str | Path) -> Path:
+    """Where ``script`` writes: ``$SHIFTLEARN_BENCH_RESULTS`` if set, else ``<its folder>/results``
+    (``benchmarks/boosting/boosting_speed.py`` -> ``benchmarks/boosting/results``)."""
+    scratch = os.environ.get(SCRATCH_ENV)
+    return Path(scratch) if scratch else Path(script).resolve().parent / "results"
 
 
 def machine_info() -> dict:
@@ -88,14 +113,30 @@ def markdown_table(rows: list[dict], columns: list[str] | None = None,
     return "\n".join(out)
 
 
-def write_results(name: str, title: str, body_md: str, data: dict, machine: dict) -> Path:
-    """Write ``results/<name>.md`` and ``results/<name>.json``; return the Markdown path."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    md = RESULTS / f"{name}.md"
+def write_results(name: str, title: str, body_md: str, data: dict, machine: dict, *,
+                  script: str | Path | None = None) -> Path:
+    """Write ``<name>.md`` and ``<name>.json`` in :func:`results_dir` of the calling script.
+
+    ``script`` defaults to the ``__file__`` of the caller. ``name`` must be the script's name or
+    start with it and ``_`` (a variant): anything else is a ``ValueError``. Returns the
+    Markdown path.
+    """
+    if script is None:
+        script = sys._getframe(1).f_globals.get("__file__")
+        if script is None:
+            raise ValueError("write_results could not tell which script called it; pass "
+                             "script=__file__")
+    stem = Path(script).stem
+    if name != stem and not name.startswith(stem + "_"):
+        raise ValueError(f"results name {name!r} does not start with the script's name "
+                         f"{stem!r}: name results '{stem}' or '{stem}_<variant>'")
+    out = results_dir(script)
+    out.mkdir(parents=True, exist_ok=True)
+    md = out / f"{name}.md"
     cmd = command_line()
     md.write_text(f"# {title}\n\nMachine: " + ", ".join(f"{k}={v}" for k, v in machine.items())
                   + f"\n\nCommand: `{cmd}`\n\n{body_md}\n")
-    (RESULTS / f"{name}.json").write_text(json.dumps(
+    (out / f"{name}.json").write_text(json.dumps(
         {"title": title, "command": cmd, "machine": machine, "results": data}, indent=2,
         default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
     print(f"wrote {md}")
