@@ -31,6 +31,7 @@ from shiftlearn.generalization import (
     MarginalTransferRegressor,
     PoolingClassifier,
     PoolingRegressor,
+    TaskGroupSearchCV,
 )
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.model_selection import SourceCVSearch
@@ -49,6 +50,8 @@ ESTIMATORS = [
     PoolingClassifier(random_state=0),
     PoolingRegressor(random_state=0),
     MultiTaskBoostingClassifier(),
+    TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
+    TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
 ]
 
 _MINUS_ONE = ("fits labels {-1, +1}: y = -1 marks unlabeled rows (skada's convention), so these "
@@ -68,6 +71,16 @@ EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "MarginalTransferRegressor": {"check_methods_subset_invariance": _TEST_TASK},
     "PoolingClassifier": {"check_classifiers_classes": _MINUS_ONE},
     "MultiTaskBoostingClassifier": {"check_classifiers_classes": _MINUS_ONE},
+    # one entry for both searches (over the marginal classifier and regressor)
+    "TaskGroupSearchCV": {
+        "check_classifiers_classes": _MINUS_ONE,
+        "check_methods_subset_invariance": _TEST_TASK,
+        "check_regressors_train": (
+            "asserts score > 0.5 as an R^2, but the search's score is its scoring (as "
+            "GridSearchCV's), by default the paper's test metric task_group_score, which for a "
+            "regressor is -RMSE over tasks (<= 0); the check's other parts (malformed y, "
+            "prediction shape) are tested in tests/test_marginal.py"),
+    },
 }
 
 

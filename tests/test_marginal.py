@@ -542,3 +542,43 @@ def test_feature_names_checked_at_predict():
         assert est.feature_names_in_.tolist() == ["a", "b"]
         with pytest.raises(ValueError, match="feature names"):
             est.predict(df[["b", "a"]], -sd)
+
+
+# ---------------------------------------------------------- TaskGroupSearchCV conformance
+def test_search_follows_the_unlabeled_convention_and_checks_inputs():
+    from shiftlearn._param_validation import InvalidParameterError
+    ds, src, tgt = _ellipse_dataset()
+    X, y, sd, y_true = ds.pack(sources=src[:8], targets=tgt[:2], return_masked_labels=True)
+    search = TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0, 10.0]},
+                               cv=2, random_state=0)
+    with pytest.warns(UserWarning, match=r"TaskGroupSearchCV trains on the labeled rows.*"
+                                         r"left out 400 of 656 rows"):
+        search.fit(X, y, sd)
+    assert search.classes_.tolist() == [0, 1] and search.best_estimator_.n_tasks_ == 8
+    t = sd < 0
+    assert -1 not in search.predict(X[t], sd[t])
+    assert search.decision_function(X[t], sd[t]).shape == (int(t.sum()),)
+    # one training task: folds of its rows, said in a warning
+    X1, y1, _ = make_rotated_ellipses(1, 40, random_state=0)
+    with pytest.warns(UserWarning, match="only one training task .*the 2 folds split its rows"):
+        TaskGroupSearchCV(PoolingClassifier(random_state=0), {"C": [1.0]}, cv=2).fit(X1, y1)
+    with pytest.raises(InvalidParameterError, match="'cv' parameter"):
+        TaskGroupSearchCV(PoolingClassifier(), {"C": [1.0]}, cv=1).fit(X1, y1)
+    with pytest.raises(ValueError, match="non-empty list of dicts"):
+        TaskGroupSearchCV(PoolingClassifier(), []).fit(X1, y1)
+    with pytest.raises(ValueError, match="No parameter setting"):
+        TaskGroupSearchCV(PoolingClassifier(), {"C": []}).fit(X1, y1)
+    with pytest.raises(ValueError, match="X has 40 rows but y has 39"):
+        TaskGroupSearchCV(PoolingRegressor(), {"C": [1.0]}).fit(X1, y1[:-1].astype(float))
+
+
+def test_search_checks_feature_names_at_predict():
+    pd = pytest.importorskip("pandas")
+    X, y, sd = make_rotated_ellipses(6, 16, random_state=0)
+    df = pd.DataFrame(X, columns=["a", "b"])
+    search = TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]},
+                               cv=2).fit(df, y.astype(float), sd)
+    assert search.feature_names_in_.tolist() == ["a", "b"]
+    assert search.predict(df, -sd).shape == (len(df),)
+    with pytest.raises(ValueError, match="feature names"):
+        search.predict(df[["b", "a"]], -sd)

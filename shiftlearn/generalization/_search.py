@@ -4,19 +4,34 @@ A validation fold is a set of whole training tasks: the model is fitted on the o
 each validation task is predicted with its embedding computed from its own rows, exactly as a
 new test task would be (Blanchard et al. §8.1: 5-fold CV repeated 5 times over random task
 splits; their code searches coordinate-wise, which ``staged=True`` reproduces).
+
+Input decisions: the search trains and scores on the labeled rows of source domains only (the
+library's unlabeled convention, as the marginal-transfer estimators: other rows are left out
+with a warning that counts them per domain). With a single training task (e.g. ``fit(X, y)``
+without ``sample_domain``) there is no other task to hold out, so the folds split that task's
+rows (``KFold``, each validation fold embedded as one test task) with a warning that says so.
+Parameters are validated declaratively; ``X`` goes through scikit-learn's ``validate_data``
+(feature names recorded in ``fit`` and checked at predict).
 """
 
 from __future__ import annotations
 
 import warnings
+from copy import deepcopy
 from itertools import product
+from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone, is_classifier
-from sklearn.model_selection import GroupKFold
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier, is_regressor
+from sklearn.model_selection import GroupKFold, KFold
+from sklearn.utils import get_tags
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_sample_domain
+from .._param_validation import HasMethods, Interval, check_params
+from .._validation import check_sample_domain, check_X, check_X_y_domain
+from ..kernels import _rng
+from ._marginal_base import labeled_training_rows
 
 __all__ = ["TaskGroupSearchCV", "task_group_score"]
 
@@ -43,7 +58,14 @@ def _grid(d: dict) -> list[dict]:
     return [dict(zip(keys, vals, strict=True)) for vals in product(*(list(d[k]) for k in keys))]
 
 
-class TaskGroupSearchCV(BaseEstimator):
+def _estimator_has(attr):
+    def check(self):
+        return hasattr(self.best_estimator_ if hasattr(self, "best_estimator_")
+                       else self.estimator, attr)
+    return check
+
+
+class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
     """Grid search over an estimator's parameters with task-level (GroupKFold) folds.
 
     Parameters
@@ -54,7 +76,8 @@ class TaskGroupSearchCV(BaseEstimator):
         ``staged=True``, a sequence of stages searched one after another (each stage fixes the
         best values found so far: the authors' coordinate-wise search).
     cv : int, default=5
-        Number of task folds (reduced to the number of tasks if larger).
+        Number of task folds (reduced to the number of tasks if larger). With a single
+        training task, folds of its rows (reduced to the number of rows), with a warning.
     n_repeats : int, default=1
         Repetitions with independently shuffled task folds (the paper uses 5).
     staged : bool, default=False
@@ -69,7 +92,8 @@ class TaskGroupSearchCV(BaseEstimator):
     Attributes
     ----------
     best_params_, best_score_, best_estimator_, cv_results_ (list of dicts with ``params``,
-    ``mean_score``, ``std_score``).
+    ``mean_score``, ``std_score``), n_features_in_, feature_names_in_ (DataFrame input),
+    classes_ (classifiers).
 
     Examples
     --------
@@ -81,6 +105,17 @@ class TaskGroupSearchCV(BaseEstimator):
     >>> sorted(search.best_params_)
     ['C']
     """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "param_grid": [dict, list],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "n_repeats": [Interval(Integral, 1, None, closed="left")],
+        "staged": ["boolean"],
+        "scoring": [callable, None],
+        "refit": ["boolean"],
+        "random_state": ["random_state", np.random.Generator],
+    }
 
     def __init__(self, estimator, param_grid, *, cv=5, n_repeats=1, staged=False, scoring=None,
                  refit=True, random_state=None):
@@ -95,12 +130,24 @@ class TaskGroupSearchCV(BaseEstimator):
 
     def _splits(self, sd):
         n_tasks = np.unique(sd).shape[0]
-        if n_tasks < 2:
-            raise ValueError("Task-level cross-validation needs at least 2 training tasks, "
-                             f"got {n_tasks}.")
-        k = min(self.cv, n_tasks)
-        rng = np.random.default_rng(self.random_state)
+        rng = _rng(self.random_state)
         out = []
+        if n_tasks < 2:
+            n = sd.shape[0]
+            if n < 2:
+                raise ValueError("TaskGroupSearchCV needs at least 2 labeled rows to "
+                                 f"cross-validate, got {n} sample.")
+            warnings.warn(
+                f"TaskGroupSearchCV: only one training task ({n} labeled rows), so there is no "
+                f"task to hold out: the {min(self.cv, n)} folds split its rows and each "
+                "validation fold is embedded as one test task. Pass sample_domain with several "
+                "training tasks for task-level cross-validation.", UserWarning, stacklevel=3)
+            for _ in range(self.n_repeats):
+                kf = KFold(n_splits=min(self.cv, n), shuffle=True,
+                           random_state=int(rng.integers(2**31 - 1)))
+                out.extend(kf.split(np.zeros(n)))
+            return out
+        k = min(self.cv, n_tasks)
         for _ in range(self.n_repeats):
             gkf = GroupKFold(n_splits=k, shuffle=True,
                              random_state=int(rng.integers(2**31 - 1)))
@@ -118,15 +165,25 @@ class TaskGroupSearchCV(BaseEstimator):
             scores.append(score(est, X[va], y[va], sd[va]))
         return float(np.mean(scores)), float(np.std(scores))
 
-    def fit(self, X, y, sample_domain):
-        """Search on labeled training tasks (``sample_domain``: one id per task)."""
-        X = np.asarray(X)
-        y = np.asarray(y)
-        sd = check_sample_domain(sample_domain, X.shape[0])
-        splits = self._splits(sd)
+    def fit(self, X, y, sample_domain=None):
+        """Search on labeled training tasks (``sample_domain``: one id per task; unlabeled and
+        target-domain rows are left out with a warning)."""
+        check_params(self)
+        if y is None:
+            raise ValueError("TaskGroupSearchCV requires y to be passed, but the target y is "
+                             "None (training tasks must be labeled).")
+        kind = "regression" if is_regressor(self.estimator) else "classification"
+        X, y, sd = check_X_y_domain(X, y, sample_domain, task=kind,
+                                    allow_unlabeled_source=True, require_source=False,
+                                    estimator=self)
+        keep = labeled_training_rows(y, sd, kind, "TaskGroupSearchCV")
+        if not keep.all():
+            X, y, sd = X[keep], y[keep], sd[keep]
         grids = [self.param_grid] if isinstance(self.param_grid, dict) else list(self.param_grid)
-        if not grids:
-            raise ValueError("param_grid is empty.")
+        if not grids or any(not isinstance(g, dict) for g in grids):
+            raise ValueError("param_grid must be a dict or a non-empty list of dicts "
+                             "(parameter name -> list of values).")
+        splits = self._splits(sd)
         self.cv_results_ = []
         best, best_score = {}, -np.inf
         for stage in grids:
@@ -139,6 +196,10 @@ class TaskGroupSearchCV(BaseEstimator):
                                          "std_score": std})
                 if mean > stage_score:
                     stage_best, stage_score = params, mean
+            if stage_best is None:
+                raise ValueError(f"No parameter setting of {stage!r} got a finite score: the "
+                                 "grid is empty or every setting scored NaN; give each "
+                                 "parameter a non-empty list of values.")
             if self.staged or stage_score > best_score:
                 best, best_score = stage_best, stage_score
         self.best_params_ = best
@@ -147,14 +208,39 @@ class TaskGroupSearchCV(BaseEstimator):
             self.best_estimator_ = clone(self.estimator).set_params(**best).fit(X, y, sd)
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        sub = get_tags(self.estimator)
+        tags.estimator_type = sub.estimator_type
+        tags.classifier_tags = deepcopy(sub.classifier_tags)
+        tags.regressor_tags = deepcopy(sub.regressor_tags)
+        tags.target_tags.required = True
+        return tags
+
+    @property
+    def classes_(self):
+        """``best_estimator_.classes_`` (classifiers)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.classes_
+
+    def _check_X(self, X):
+        check_is_fitted(self, "best_estimator_")
+        return check_X(X, estimator=self, reset=False)
+
     def predict(self, X, sample_domain=None):
         """``best_estimator_.predict(X, sample_domain)``."""
-        check_is_fitted(self, "best_estimator_")
+        X = self._check_X(X)
         return self.best_estimator_.predict(X, sample_domain)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X, sample_domain=None):
+        """``best_estimator_.decision_function(X, sample_domain)``."""
+        X = self._check_X(X)
+        return self.best_estimator_.decision_function(X, sample_domain)
 
     def score(self, X, y, sample_domain=None):
         """:func:`task_group_score` (or ``scoring``) of the refitted best estimator."""
-        check_is_fitted(self, "best_estimator_")
+        X = self._check_X(X)
         if sample_domain is None:
-            sample_domain = np.ones(np.asarray(X).shape[0], dtype=np.int64)
+            sample_domain = np.ones(X.shape[0], dtype=np.int64)
         return (self.scoring or task_group_score)(self.best_estimator_, X, y, sample_domain)
