@@ -1,0 +1,99 @@
+"""The benchmark scripts stay importable and keep the layout of ``benchmarks/README.md``.
+
+Importing a script runs its module level only (imports, constants; ``main`` is behind
+``if __name__ == "__main__"``), so a rename in the library that breaks a benchmark, including
+the internals some scripts measure on purpose, fails here in seconds instead of at the next
+paper-scale run. The layout checks hold the naming scheme: every script in its subpackage
+folder is listed in the README, every results file is named after a script of its folder, and
+``write_results`` refuses any other name.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+FOLDERS = ("adaptation", "kernels", "generalization", "boosting", "model_selection",
+           "federated", "datasets")
+# every script: the subpackage folders and the ones still at the top (mutation testing, ...)
+SCRIPTS = sorted(p for p in [*BENCH.glob("*/*.py"), *BENCH.glob("*.py")]
+                 if not p.name.startswith(("test_", "_")) and p.parent.name != "scratch")
+
+
+@pytest.fixture
+def bench_path(monkeypatch):
+    """``benchmarks/`` and its folders on ``sys.path``; modules and environment restored."""
+    env = dict(os.environ)
+    monkeypatch.setattr(sys, "path", [str(BENCH), *[str(BENCH / f) for f in FOLDERS], *sys.path])
+    yield
+    for name, module in list(sys.modules.items()):  # the scripts only, not what they import
+        if str(getattr(module, "__file__", None) or "").startswith(str(BENCH)):
+            del sys.modules[name]
+    os.environ.clear()
+    os.environ.update(env)
+
+
+def _import(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_folders_hold_the_scripts():
+    assert {p.parent.name for p in SCRIPTS} >= set(FOLDERS)
+    names = [p.stem for p in SCRIPTS]
+    assert len(names) == len(set(names)), "script names must be unique across the folders"
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: str(p.relative_to(BENCH)))
+def test_script_imports(path, bench_path):
+    module = _import(path)
+    assert callable(getattr(module, "main", None)), f"{path.name} has no main()"
+
+
+@pytest.mark.parametrize("path", [p for p in SCRIPTS if p.parent.name in FOLDERS],
+                         ids=lambda p: str(p.relative_to(BENCH)))
+def test_script_listed_and_names_its_results(path):
+    readme = (BENCH / "README.md").read_text()
+    assert f"`{path.name}`" in readme, f"{path.name} is missing from benchmarks/README.md"
+    calls = [node for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "write_results"]
+    assert calls, f"{path.name} never calls write_results"
+    for call in calls:
+        arg = call.args[0]
+        if isinstance(arg, ast.Constant):
+            assert arg.value == path.stem or arg.value.startswith(path.stem + "_"), arg.value
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_results_are_named_after_a_script(folder):
+    stems = {p.stem for p in (BENCH / folder).glob("*.py")}
+    results = sorted((BENCH / folder / "results").glob("*.md"))
+    assert results, f"benchmarks/{folder}/results has no published results"
+    for md in results:
+        assert any(md.stem == s or md.stem.startswith(s + "_") for s in stems), md.name
+        data = json.loads(md.with_suffix(".json").read_text())
+        assert {"title", "command", "machine", "results"} <= set(data), md.name
+
+
+def test_write_results_uses_the_callers_folder_and_name(bench_path, tmp_path, monkeypatch):
+    common = _import(BENCH / "_common.py")
+    script = tmp_path / "adaptation" / "rf_demo.py"
+    machine = {"cpu": "test"}
+    md = common.write_results("rf_demo_variant", "T", "body", {"x": 1}, machine, script=script)
+    assert md == tmp_path / "adaptation" / "results" / "rf_demo_variant.md"
+    assert json.loads(md.with_suffix(".json").read_text())["results"] == {"x": 1}
+    with pytest.raises(ValueError, match="does not start with the script's name 'rf_demo'"):
+        common.write_results("other", "T", "body", {}, machine, script=script)
+    monkeypatch.setenv(common.SCRATCH_ENV, str(tmp_path / "scratch"))
+    md = common.write_results("rf_demo", "T", "body", {}, machine, script=script)
+    assert md == tmp_path / "scratch" / "rf_demo.md"
