@@ -266,7 +266,7 @@ def rff_weights(n_input: int, n_features: int, sigma: float, random_state=None,
     ``z(a) . z(b)`` keeps its expectation up to a term that vanishes with ``n_input`` and has a
     smaller variance: on the Office+Caltech SURF features (d = 800) the rms error of the
     centred kernel at N = 1,000 falls from 0.0103 to 0.0057
-    (``benchmarks/bench_rf_accuracy.py --part orf-error``), what about 3x as many i.i.d.
+    (``benchmarks/adaptation/rf_orthogonal.py --part error``), what about 3x as many i.i.d.
     frequencies give. Costs one QR of a ``n_input x b`` block per ``b <= n_input`` columns,
     ``O(n_input * N * min(n_input, N))`` in all. Also reproducible from an integer seed.
 

@@ -283,7 +283,7 @@ def test_binary_proba_and_labels():
 
 
 def test_multitask_beats_baselines_on_monotone_shift():
-    """Light version of benchmarks/boosting_synthetic.py (100 target labels, 3 seeds)."""
+    """Light version of benchmarks/boosting/boosting_synthetic.py (100 target labels, 3 seeds)."""
     errs = {m: [] for m in ("multitask", "target_only", "pooling")}
     for seed in range(3):
         X, y, sd = make_monotone_shift(1000, 2100, random_state=seed)

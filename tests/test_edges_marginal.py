@@ -88,5 +88,5 @@ def test_auto_solver_switch_boundary(Est):
 
 
 def test_auto_rf_min_samples_is_the_documented_value():
-    """The docs and benchmarks/marginal_speed.py quote 1000 rows."""
+    """The docs and benchmarks/generalization/marginal_speed.py quote 1000 rows."""
     assert AUTO_RF_MIN_SAMPLES == 1000

@@ -133,7 +133,7 @@ def test_linear_usca_equals_tca_up_to_component_scale_when_domain_means_agree():
     does), the linear kernel's domain term ``K l = X (mean_s - mean_t)`` vanishes: TCA and uSCA
     both become kernel PCA, whatever mu and delta, and differ only in the scale of component i
     (TCA ``lambda_i u_i``, uSCA with ``whiten=False`` ``sqrt(lambda_i) u_i``).
-    ``benchmarks/subspace_usca_vs_tca.py`` shows the same on the 12 Office tasks."""
+    ``benchmarks/adaptation/subspace_usca_vs_tca.py`` shows the same on the 12 Office tasks."""
     from shiftlearn.adaptation import TCA
 
     X, y, sd, _ = _da_data(n=50, d=6)

@@ -69,7 +69,7 @@ def top_generalized_eigh(A: np.ndarray, B: np.ndarray, k: int) -> tuple[np.ndarr
 
 #: Up to this dimension the block Krylov loop runs on ONE BLAS thread: its calls (a D x D by
 #: D x b product, a tall-skinny QR, a small eigh per step) are too small for threads to pay off.
-#: Measured on the 2-core machine (``benchmarks/bench_rf_speed.py``, MNIST->USPS, N = 1,000,
+#: Measured on the 2-core machine (``benchmarks/adaptation/rf_speed.py``, MNIST->USPS, N = 1,000,
 #: D = 2,000): the RF-TCA solve takes 0.15 s on one thread and 0.34 s on two. At D = 8,000 one
 #: thread is still faster for RF-TCA but the Cholesky of RF-SCA wants all threads, so only the
 #: Krylov loop is limited.

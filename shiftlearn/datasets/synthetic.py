@@ -52,7 +52,7 @@ def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float
     Because every major axis is within 45 degrees of vertical, "right of the major axis" and
     "right of the vertical axis" agree for most points: a classifier that ignores the task (the
     paper's pooling) can beat chance (``x_1 > 0 => +1`` errs on about 34% of the points, see
-    ``benchmarks/marginal_ellipses.py`` for the pooled Bayes error).
+    ``benchmarks/generalization/marginal_ellipses.py`` for the pooled Bayes error).
 
     Parameters
     ----------

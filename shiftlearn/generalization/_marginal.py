@@ -21,7 +21,8 @@ Decisions on the paper's ambiguities (see ``docs/marginal_transfer.md``)
   same weights ``c_a``: the exact solver runs the squared-hinge dual (no upper bound,
   ``1/(2 c_a)`` on the diagonal), the RF solver a primal Newton method on the float32 features
   (rows >> features), which is much faster than liblinear's dual coordinate descent for the
-  hinge (``benchmarks/marginal_speed.py``). The regressor keeps the epsilon-insensitive loss.
+  hinge (``benchmarks/generalization/marginal_speed.py``). The regressor keeps the
+  epsilon-insensitive loss.
   Multiclass: one-vs-rest (the paper is binary).
 * **Regression target:** with ``normalize_y=True`` (default) ``y`` is standardised with the
   training mean/std before fitting and predictions are mapped back, so ``epsilon`` is in units
@@ -120,7 +121,7 @@ _COMMON_DOC = """
         Stopping tolerance of the dual solvers. ``None``: ``1e-2`` for the exact solver and
         ``0.1`` for liblinear (RF solver; liblinear's own default for its dual solvers and the
         authors' setting; at N n = 10^4 it needs ~5x fewer epochs than ``1e-2`` for the same
-        test error, see ``benchmarks/marginal_speed.py``); for the classifier's
+        test error, see ``benchmarks/generalization/marginal_speed.py``); for the classifier's
         ``loss="squared_hinge"`` the RF solver's default is ``1e-4`` (relative gradient norm of
         the primal Newton method).
     max_iter : int, default=1000

@@ -48,8 +48,9 @@ from ._solvers import linear_squared_hinge_newton
 __all__ = ["AUTO_RF_MIN_SAMPLES", "MIN_PREDICT_TASK_SIZE", "labeled_training_rows"]
 
 #: ``solver="auto"`` uses random features from this many training rows on. Below it both
-#: solvers fit in a fraction of a second (``benchmarks/marginal_speed.py``: at M = 512 exact
-#: ~0.3 s, RF ~0.04 s) and the exact solver has no approximation error, so it is kept there.
+#: solvers fit in a fraction of a second (``benchmarks/generalization/marginal_speed.py``: at
+#: M = 512 exact ~0.3 s, RF ~0.04 s) and the exact solver has no approximation error, so it
+#: is kept there.
 AUTO_RF_MIN_SAMPLES = 1000
 
 #: precision of the random-feature projections and cos/sin (RF solver). float32 cos/sin are
