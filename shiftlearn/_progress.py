@@ -10,6 +10,8 @@ Design decisions
 * rich (a core dependency of the command line, already required by Flower) draws the bars: one
   live display on stderr, *transient* (the bars disappear when done, so the results printed on
   stdout are what stays on screen).
+* Result lines printed on stdout while bars are drawn appear above the bars when stdout is
+  the terminal too (rich's stdout redirection); a redirected stdout is not touched.
 * rich allows one live display at a time, so nested loops share it: an inner :func:`track`
   adds a second bar to the running display (a search inside a loop over tasks shows both).
 * The switch is a :mod:`contextvars` variable, so threads and async tasks started elsewhere do
@@ -75,11 +77,15 @@ def progress_enabled(enabled: bool = True, *, console=None) -> Iterator[bool]:
         _ENABLED.reset(tokens[0])
 
 
-def _stderr_is_terminal() -> bool:
+def _is_terminal(stream) -> bool:
     try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):   # replaced or closed stderr
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):   # replaced or closed stream
         return False
+
+
+def _stderr_is_terminal() -> bool:
+    return _is_terminal(sys.stderr)
 
 
 def _make_display():
@@ -93,10 +99,15 @@ def _make_display():
         TimeRemainingColumn,
     )
 
-    console = _CONSOLE.get() or Console(file=sys.stderr)
+    given = _CONSOLE.get()
+    console = given or Console(file=sys.stderr)
+    # results printed on stdout while the bars are drawn: when stdout is the terminal too, rich
+    # prints them above the bars (else the bars' redraw would erase them); a redirected stdout
+    # is left alone, so `shiftlearn ... > out.txt` still gets every result line
+    share = given is None and _is_terminal(sys.stdout)
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                    console=console, transient=True, redirect_stdout=False,
+                    console=console, transient=True, redirect_stdout=share,
                     redirect_stderr=False)
 
 

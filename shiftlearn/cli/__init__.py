@@ -1,10 +1,10 @@
 """The ``shiftlearn`` command line.
 
-Tools: ``datasets`` (list, verify and download the data sets), ``adapt`` (your own files in,
-target predictions and a report out), ``mmd`` (do two domains differ?) and ``federated``
-(federated RF-TCA jobs). The papers' demos live under ``shiftlearn demo <name>``:
-``subspace`` (raw 1NN against TCA/SCA on a real data set), ``boosting``, ``marginal`` and
-``splits``.
+Tools: ``datasets`` (list, verify and download the data sets), ``shift`` (how far apart are
+your domains?), ``adapt`` (your own files in, target predictions and a report out), ``mmd`` (do
+two domains of a data set differ?) and ``federated`` (federated RF-TCA jobs). The papers'
+demos live under ``shiftlearn demo <name>``: ``subspace`` (raw 1NN against TCA/SCA on a real
+data set), ``boosting``, ``marginal`` and ``splits``.
 
 Design decisions
 ----------------
@@ -20,7 +20,11 @@ Design decisions
   or a message that names its ``pip install`` command) prints one line
   ``shiftlearn <command>: error: <problem and fix>`` on stderr and exits 2; argparse's own
   errors also exit 2; Ctrl-C exits 130 with one line. Any other exception is a bug and keeps
-  its traceback. ``--debug`` (or ``SHIFTLEARN_DEBUG=1``) re-raises everything for developers.
+  its traceback. ``--debug`` (or ``SHIFTLEARN_DEBUG=1``) re-raises everything for developers
+  and shows the library's ``logging`` messages down to DEBUG.
+* Progress bars (:mod:`shiftlearn._progress`, rich) are switched on for the whole command
+  unless ``--quiet``; they are drawn only when stderr is a terminal, so pipes, files and tests
+  see none.
 
 Examples
 --------
@@ -34,16 +38,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from .._progress import progress_enabled
 
 __all__ = ["COMMON_DEFAULTS", "TOOLS", "build_parser", "common_parser", "error_message", "main"]
 
 #: The tools, in the order ``shiftlearn --help`` lists them (modules of this package).
-TOOLS = ("datasets", "adapt", "mmd", "federated")
+TOOLS = ("datasets", "shift", "adapt", "mmd", "federated")
 
 #: Values of the common options that were not given.
 COMMON_DEFAULTS = {"data_home": None, "quiet": False, "seed": 0, "debug": False}
@@ -51,7 +57,7 @@ COMMON_DEFAULTS = {"data_home": None, "quiet": False, "seed": 0, "debug": False}
 #: ``imported module -> shiftlearn extra`` that provides it (an ImportError of one of these is
 #: a missing install, not a bug).
 OPTIONAL_EXTRAS = {"flwr": "federated", "dask": "dask", "distributed": "dask",
-                   "matplotlib": "plot", "pyarrow": None}
+                   "matplotlib": None, "pyarrow": None, "rich": None}
 
 
 def common_parser() -> argparse.ArgumentParser:
@@ -148,8 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not hasattr(args, key):
             setattr(args, key, value)
     prog = args._prog
+    if _debug(args):
+        logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
     try:
-        code = int(args._run(args) or 0)
+        with progress_enabled(not args.quiet):
+            code = int(args._run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except KeyboardInterrupt:

@@ -2,25 +2,30 @@
 
 Design decisions
 ----------------
-* Results go to stdout; progress and notes go to stderr and are silenced by ``--quiet``. A
-  transient progress line is only drawn when stderr is a terminal.
+* Results go to stdout; progress and notes go to stderr and are silenced by ``--quiet``.
+  Progress bars are only drawn when stderr is a terminal (:mod:`shiftlearn._progress`).
 * Numbers a person types are checked by argparse (``count``, ``fraction``, ...), so a bad
   value is refused before anything runs, with argparse's usual exit status 2.
 * Output files are checked before any long computation (:func:`check_output`): the folder must
   exist and the file must be writable (probed by opening it for appending, which works for
   every user including root, and removing it again if it did not exist).
+* Tables for people are drawn by rich (:func:`print_table`): aligned columns, a rule under the
+  header, no colours or markup (cells are printed as given), never wrapped, so the output reads
+  the same on a terminal, in a pipe and in a log file. Progress bars are in
+  :mod:`shiftlearn._progress` (switched on by :func:`shiftlearn.cli.main`).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["check_output", "count", "fraction", "info", "nonnegative", "positive", "progress",
+__all__ = ["check_output", "count", "fraction", "info", "nonnegative", "positive", "print_table",
            "report_paths", "subsample"]
 
 
@@ -30,11 +35,42 @@ def info(args: argparse.Namespace, msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
 
-def progress(args: argparse.Namespace, msg: str) -> None:
-    """A transient progress line on stderr, only on a terminal and without ``--quiet``."""
-    if not getattr(args, "quiet", False) and sys.stderr.isatty():
-        sys.stderr.write("\r\033[K" + msg)
-        sys.stderr.flush()
+def print_table(headers: list[str], rows: list[list], *, title: str | None = None,
+                file=None, align: str | None = None) -> None:
+    """Print an aligned table for people (rich; plain text, no colours, never wrapped).
+
+    ``align`` gives one letter per column, ``l`` or ``r`` (default: the first column left, the
+    others right). Cells are printed with ``str`` (format numbers before). Usable by every
+    command (e.g. a federated job's summary: accuracy with its baselines, rounds, bytes sent).
+
+    Examples
+    --------
+    >>> print_table(["method", "accuracy"], [["raw", "31.4%"], ["SCA", "45.7%"]])
+    method   accuracy
+    ─────────────────
+    raw         31.4%
+    SCA         45.7%
+    """
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    out = sys.stdout if file is None else file
+    align = align or "l" + "r" * (len(headers) - 1)
+    if len(align) != len(headers):
+        raise ValueError(f"align has {len(align)} letters for {len(headers)} columns.")
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for h, a in zip(headers, align, strict=True):
+        table.add_column(str(h), justify="left" if a == "l" else "right", no_wrap=True)
+    for row in rows:
+        if len(row) != len(headers):
+            raise ValueError(f"a row has {len(row)} cells for {len(headers)} columns: {row!r}")
+        table.add_row(*(str(c) for c in row))
+    buf = io.StringIO()
+    Console(file=buf, width=100_000, highlight=False, markup=False, emoji=False,
+            color_system=None, soft_wrap=False).print(table)
+    lines = [line.rstrip() for line in buf.getvalue().splitlines()]
+    print("\n".join(([title] if title else []) + lines), file=out, flush=True)
 
 
 # ------------------------------------------------------------------------ argument types ------
@@ -122,26 +158,35 @@ def check_output(path: str | os.PathLike, option: str, *,
 
 
 def report_paths(report: str, *, named: tuple[str | os.PathLike, ...] = ()
-                 ) -> tuple[Path | None, Path | None, str | None]:
-    """``(markdown path, json path, note)`` for ``--report``.
+                 ) -> tuple[dict[str, Path], str | None]:
+    """``({kind: path}, note)`` for ``--report`` (kinds ``html``, ``md``, ``json``).
 
-    ``x.json`` writes the JSON only; ``x.md`` writes the Markdown and the JSON beside it as
-    ``x.json``, unless that is a file the person named on the command line (then only the
-    Markdown, and ``note`` says why). Any other extension is refused.
+    ``x.json`` writes the JSON only; ``x.html`` (or ``.htm``) and ``x.md`` write the HTML or
+    the Markdown and the JSON beside it as ``x.json``, unless that is a file the person named
+    on the command line (then no JSON, and ``note`` says why). Any other extension is refused.
+    So the formats never overwrite each other.
+
+    Examples
+    --------
+    >>> paths, note = report_paths("out/report.html")
+    >>> sorted((k, str(v)) for k, v in paths.items())
+    [('html', 'out/report.html'), ('json', 'out/report.json')]
     """
     p = Path(report)
     suffix = p.suffix.lower()
     if suffix == ".json":
-        return None, p, None
-    if suffix != ".md":
+        return {"json": p}, None
+    kind = {".md": "md", ".html": "html", ".htm": "html"}.get(suffix)
+    if kind is None:
         raise ValueError(f"--report {report}: unknown extension {p.suffix or '(none)'!r}; "
-                         "end the name in .md (Markdown, with the JSON beside it) or .json "
-                         "(JSON only).")
+                         "end the name in .html (a self-contained page with figures), .md "
+                         "(Markdown) or .json (JSON only); .html and .md also write the JSON "
+                         "beside them.")
     beside = p.with_suffix(".json")
     if any(Path(n).resolve() == beside.resolve() for n in named):
-        return p, None, (f"the JSON report was not written beside the Markdown: {beside} is a "
-                         "file named on the command line")
-    return p, beside, None
+        return {kind: p}, (f"the JSON report was not written beside the {kind.upper()} report: "
+                           f"{beside} is a file named on the command line")
+    return {kind: p, "json": beside}, None
 
 
 def subsample(X: np.ndarray, max_rows: int | None, rng: np.random.Generator) -> np.ndarray:

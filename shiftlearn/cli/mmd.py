@@ -11,7 +11,8 @@ import argparse
 
 import numpy as np
 
-from ._common import count, fraction, progress, subsample
+from .._progress import track
+from ._common import count, fraction, subsample
 
 
 def add_parser(subparsers, parents) -> argparse.ArgumentParser:
@@ -87,14 +88,12 @@ def run(args: argparse.Namespace) -> int:
             f"differ at {args.alpha:g}?")
     print(head)
     print("-" * len(head))
-    for a, b in pairs:
-        progress(args, f"{a} vs {b} ...")
+    for a, b in track(pairs, description="MMD tests"):
         Xa, Xb = prepare(a, b)
         res = mmd_permutation_test(Xa, Xb, bandwidth=bw, n_permutations=args.permutations,
                                    random_state=args.seed)
         biased = mmd2(Xa, Xb, bandwidth=res.sigma if res.sigma else bw)
         q95 = float(np.quantile(res.null_distribution, 0.95)) if args.permutations else np.nan
-        progress(args, "")
         print(f"{a:>14s} {b:>14s} {Xa.shape[0]:6d} {Xb.shape[0]:6d} {res.sigma:9.4g} "
               f"{res.statistic:9.4g} {biased:9.4g} {q95:9.4g} {res.p_value:8.4f}  "
               f"{'yes' if res.reject(args.alpha) else 'no'}", flush=True)

@@ -12,6 +12,7 @@ import argparse
 
 import numpy as np
 
+from ..._progress import track
 from .._common import count, positive
 
 MODES = ("multitask", "target_only", "pooling", "source_only")
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"shift={args.shift} n_source={args.n_source} n_target={args.n_target} "
           f"n_test={args.n_test} K={args.n_estimators} gamma={args.learning_rate:g} "
           f"depth={args.max_depth} seed={args.seed}")
-    for mode, clf in zip(MODES, models, strict=True):
+    for mode, clf in track(list(zip(MODES, models, strict=True)),
+                           description="boosting: one model per mode"):
         clf.fit(X[rows], y[rows], sd[rows])
         err = np.mean(clf.predict(X[test], sd[test]) != y[test])
         print(f"  {mode:12s} target test error {err:.3f}", flush=True)

@@ -11,6 +11,7 @@ import argparse
 import time
 import warnings
 
+from ..._progress import track
 from .._common import count, positive
 
 
@@ -56,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
                                         random_state=args.seed + 1)
     kw = dict(C=args.C, sigma_x=args.sigma_x, solver=args.solver, loss=args.loss,
               sampling=args.sampling, random_state=args.seed)
-    for name, est in (("marginal transfer", MarginalTransferClassifier(**kw)),
-                      ("pooling", PoolingClassifier(**kw))):
+    for name, est in track((("marginal transfer", MarginalTransferClassifier(**kw)),
+                            ("pooling", PoolingClassifier(**kw))), description="fitting"):
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from ..._progress import track
 from .._common import fraction, info
 
 
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     t = time.perf_counter()
     report("leave-one-domain-out", list(LeaveOneDomainOut().split(X, y, d)),
            time.perf_counter() - t)
-    for kernel in ("rbf", "linear"):
+    for kernel in track(("rbf", "linear"), description="cluster splits"):
         cv = ClusterSplit(test_size=args.test_size, kernel=kernel, stratify=strat,
                           init=args.init, random_state=args.seed)
         t = time.perf_counter()

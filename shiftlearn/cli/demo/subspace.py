@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._common import progress
+from ..._progress import task
 
 #: Methods compared with raw 1NN: ``label -> ("module:Class", constructor kwargs, in the
 #: default run?)``. ``random_state`` is set to ``--seed`` where the class accepts it.
@@ -172,30 +172,31 @@ def run(args: argparse.Namespace) -> int:
     accs: dict[str, list[float]] = {m: [] for m in todo}
     secs = dict.fromkeys(todo, 0.0)
     failed = []
-    for i, (s, t) in enumerate(tasks, 1):
-        X, y, sd, y_true = ds.pack(s, t, return_masked_labels=True)
-        src, tgt = sd > 0, sd < 0
-        cells = []
-        for m in todo:
-            progress(args, f"[{i}/{len(tasks)}] {_label(s, t)}: {m} ...")
-            t0 = time.perf_counter()
-            try:
-                if m == "raw":
-                    acc = 100 * _one_nn_accuracy(X[src], y[src], X[tgt], y_true[tgt])
-                elif args.tuned:
-                    acc = 100 * _source_cv_accuracy(methods[m](), DEFAULT_GRIDS.get(m, {}),
-                                                    X, y, sd, y_true)
-                else:
-                    Z = methods[m]().fit_transform(X, y, sd)
-                    acc = 100 * _one_nn_accuracy(Z[src], y[src], Z[tgt], y_true[tgt])
-            except Exception as exc:  # report and go on: one broken method must not hide others
-                failed.append(f"{m} on {_label(s, t)}: {type(exc).__name__}: {exc}")
-                acc = float("nan")
-            secs[m] += time.perf_counter() - t0
-            accs[m].append(acc)
-            cells.append(f"{acc:{width}.2f}" if np.isfinite(acc) else f"{'error':>{width}s}")
-        progress(args, "")
-        print(f"{_label(s, t):16s}" + "".join(cells), flush=True)
+    with task(f"{ds.name}: tasks x methods", len(tasks) * len(todo)) as advance:
+        for s, t in tasks:
+            X, y, sd, y_true = ds.pack(s, t, return_masked_labels=True)
+            src, tgt = sd > 0, sd < 0
+            cells = []
+            for m in todo:
+                advance(0, description=f"{_label(s, t)}: {m}")
+                t0 = time.perf_counter()
+                try:
+                    if m == "raw":
+                        acc = 100 * _one_nn_accuracy(X[src], y[src], X[tgt], y_true[tgt])
+                    elif args.tuned:
+                        acc = 100 * _source_cv_accuracy(methods[m](), DEFAULT_GRIDS.get(m, {}),
+                                                        X, y, sd, y_true)
+                    else:
+                        Z = methods[m]().fit_transform(X, y, sd)
+                        acc = 100 * _one_nn_accuracy(Z[src], y[src], Z[tgt], y_true[tgt])
+                except Exception as exc:  # report and go on: one broken method must not hide others
+                    failed.append(f"{m} on {_label(s, t)}: {type(exc).__name__}: {exc}")
+                    acc = float("nan")
+                secs[m] += time.perf_counter() - t0
+                accs[m].append(acc)
+                cells.append(f"{acc:{width}.2f}" if np.isfinite(acc) else f"{'error':>{width}s}")
+                advance()
+            print(f"{_label(s, t):16s}" + "".join(cells), flush=True)
     print("-" * len(head))
     print(f"{'mean':16s}" + "".join(f"{np.mean(accs[m]):{width}.2f}" for m in todo))
     print(f"{'time (s)':16s}" + "".join(f"{secs[m]:{width}.1f}" for m in todo))

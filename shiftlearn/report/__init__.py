@@ -1,0 +1,14 @@
+"""Reports for people: the shift between domains in numbers and words, and self-contained HTML.
+
+* :func:`analyse_shift` / :class:`ShiftAnalysis`: pairwise MMD² between domains with
+  Holm-corrected permutation tests, per-class shift, a plain-language sentence.
+* :class:`HtmlReport` and the figure functions of :mod:`shiftlearn.report._figures`: one HTML
+  file with its figures embedded (``shiftlearn shift --report x.html``,
+  ``shiftlearn adapt --report x.html``).
+"""
+
+from ._html import HtmlReport, png_size
+from ._shift import ShiftAnalysis, analyse_shift, describe, domain_map, holm, row_map
+
+__all__ = ["HtmlReport", "ShiftAnalysis", "analyse_shift", "describe", "domain_map", "holm",
+           "png_size", "row_map"]
