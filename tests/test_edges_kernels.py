@@ -304,3 +304,13 @@ def test_random_fourier_features_defaults_and_sampling():
     iid = RandomFourierFeatures(n_features=3, random_state=0).fit(X)
     G = iid.omega_.T @ iid.omega_
     assert np.abs(G - np.diag(np.diag(G))).max() > 1e-3
+
+
+def test_sampling_check_names_the_parameter():
+    from shiftlearn.kernels import check_rff_sampling
+
+    assert check_rff_sampling("orthogonal") == "orthogonal"
+    with pytest.raises(ValueError, match=r"^sampling must be one of \('gaussian', 'orthogonal'\)"):
+        check_rff_sampling("sobol")
+    with pytest.raises(ValueError, match="^frequencies must be one of"):
+        check_rff_sampling("sobol", name="frequencies")
