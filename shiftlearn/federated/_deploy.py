@@ -6,6 +6,18 @@ exactly those process groups (TERM, then KILL), also when the job failed. ``flwr
 even if the ServerApp crashed, so :meth:`run` trusts only the result file it asks the
 ServerApp to write.
 
+Design decisions (issue #22): the deployment uses **TLS and SuperNode authentication by
+default**. :meth:`LoopbackDeployment.start` creates a private CA and a certificate for
+``127.0.0.1`` (:func:`~shiftlearn.federated._tls.make_certificates`) and one key pair per
+SuperNode (:func:`~shiftlearn.federated._tls.make_node_keys`) under ``workdir``, starts the
+SuperLink with ``--ssl-*`` and ``--enable-supernode-auth``, registers every node's public key
+with ``flwr supernode register`` *before* the node starts (Flower 1.41 refuses a node whose key
+is not registered: exit code 305, "Failed to activate SuperNode"), and gives the SuperNodes
+``--root-certificates`` and ``--auth-supernode-private-key``. ``insecure=True`` is the former
+plain-text deployment (no TLS, no authentication); ``auth=False`` keeps TLS only.
+:meth:`LoopbackDeployment.spawn_supernode` starts an extra node (plain text, or with a key
+that is not registered) for the refusal tests.
+
 Design decisions (issue #14): :meth:`LoopbackDeployment.start` checks that the ``federated``
 extra is installed (the ``flwr`` package and its ``flower-superlink``, ``flower-supernode``
 and ``flwr`` executables in ``bin_dir``) before it starts anything, and raises an
@@ -31,7 +43,7 @@ from pathlib import Path
 from ._jobs import DEFAULTS, baseline, baseline_warning, job_config
 
 __all__ = ["FLOWER_EXECUTABLES", "LoopbackDeployment", "check_flower", "free_port",
-           "live_processes", "write_app"]
+           "live_processes", "wait_for_port", "write_app"]
 
 #: The executables of the ``federated`` extra that a loopback deployment starts.
 FLOWER_EXECUTABLES = ("flower-superlink", "flower-supernode", "flwr")
@@ -54,6 +66,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float, what: str) -> None:
+    """Wait until 127.0.0.1:``port`` accepts TCP connections (``RuntimeError`` naming ``what``
+    if ``proc`` exits or ``timeout`` passes first)."""
+    t0 = time.monotonic()
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() - t0 > timeout:
+                raise RuntimeError(f"{what} did not start") from None
+            time.sleep(0.2)
 
 
 def live_processes(pgids) -> list[int]:
@@ -114,14 +140,43 @@ clientapp = "shiftlearn.federated.flower:client_app"
 
 
 class LoopbackDeployment:
-    """``with LoopbackDeployment(4, workdir) as dep: result = dep.run({...})``."""
+    """``with LoopbackDeployment(4, workdir) as dep: result = dep.run({...})``.
 
-    def __init__(self, n_nodes: int, workdir, *, bin_dir: str | None = None):
+    Parameters
+    ----------
+    n_nodes : int
+        SuperNodes to start, one per client (``partition-id`` 0..n_nodes-1).
+    workdir : path
+        Logs, the app folder, ``$FLWR_HOME``, certificates (``tls/``) and node keys
+        (``keys/``, mode 0600) go here.
+    bin_dir : str, optional
+        Folder of the Flower executables (default: beside this Python).
+    insecure : bool, default=False
+        Plain text, no node authentication (the SuperLink's and SuperNodes' ``--insecure``).
+    auth : bool, optional
+        SuperNode authentication (default: on unless ``insecure``; it needs TLS).
+    node_configs : dict, optional
+        Extra ``--node-config`` entries per partition id, e.g.
+        ``{1: 'fail-stage="secagg-collect"'}`` (fault injection, see ``flower.py``).
+    """
+
+    def __init__(self, n_nodes: int, workdir, *, bin_dir: str | None = None,
+                 insecure: bool = False, auth: bool | None = None,
+                 node_configs: dict | None = None):
         self.n_nodes = int(n_nodes)
         self.workdir = Path(workdir)
         self.bin = Path(bin_dir or Path(sys.executable).parent)
+        self.insecure = bool(insecure)
+        self.auth = (not self.insecure) if auth is None else bool(auth)
+        if self.auth and self.insecure:
+            raise ValueError("SuperNode authentication needs TLS: use insecure=False, or "
+                             "auth=False for a plain-text deployment.")
+        self.node_configs = dict(node_configs or {})
         self.procs: list[subprocess.Popen] = []
         self.port = free_port()
+        self.certs = None
+        self.node_keys: list = []
+        self.node_ids: dict[int, int] = {}   # partition id -> node id given at registration
         self.env = dict(os.environ, FLWR_HOME=str(self.workdir / "flwr_home"),
                         FLWR_DISABLE_UPDATE_CHECK="1", FLWR_TELEMETRY_ENABLED="0",
                         FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION="1",
@@ -133,35 +188,101 @@ class LoopbackDeployment:
         p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=self.env,
                              start_new_session=True)
         p._shiftlearn_log = log  # type: ignore[attr-defined]
+        p._shiftlearn_name = name  # type: ignore[attr-defined]
         self.procs.append(p)
         return p
 
+    def flwr(self, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+        """Run the ``flwr`` CLI against this deployment's ``$FLWR_HOME`` (own session)."""
+        return subprocess.run([str(self.bin / "flwr"), *args], env=self.env,
+                              capture_output=True, timeout=timeout, start_new_session=True)
+
     def start(self, ready_timeout: float = 30.0) -> LoopbackDeployment:
+        from ._tls import make_certificates, make_node_keys
+
         check_flower(self.bin)
         home = self.workdir / "flwr_home"
         home.mkdir(parents=True, exist_ok=True)
-        (home / "config.toml").write_text(
-            f'[superlink]\ndefault = "loopback"\n\n[superlink.loopback]\n'
-            f'address = "127.0.0.1:{self.port}"\ninsecure = true\n')
-        self._spawn([str(self.bin / "flower-superlink"), "--insecure", "--host", "127.0.0.1",
-                     "--port", str(self.port), "--disable-runtime-dependency-installation"],
-                    "superlink")
-        t0 = time.monotonic()
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    break
-            except OSError:
-                if self.procs[0].poll() is not None or time.monotonic() - t0 > ready_timeout:
-                    raise RuntimeError("the SuperLink did not start; see "
-                                       f"{self.workdir / 'superlink.log'}") from None
-                time.sleep(0.2)
+        link = [str(self.bin / "flower-superlink"), "--host", "127.0.0.1", "--port",
+                str(self.port), "--disable-runtime-dependency-installation"]
+        conn = f'[superlink]\ndefault = "loopback"\n\n[superlink.loopback]\n' \
+               f'address = "127.0.0.1:{self.port}"\n'
+        if self.insecure:
+            link.append("--insecure")
+            conn += "insecure = true\n"
+        else:
+            self.certs = make_certificates(self.workdir / "tls")
+            link += self.certs.superlink_args()
+            conn += f"root-certificates = {json.dumps(str(self.certs.ca_cert))}\n"
+        if self.auth:
+            link.append("--enable-supernode-auth")
+        (home / "config.toml").write_text(conn)
+        sl = self._spawn(link, "superlink")
+        try:
+            wait_for_port(self.port, sl, ready_timeout, "the SuperLink")
+        except RuntimeError:
+            raise RuntimeError("the SuperLink did not start; see "
+                               f"{self.workdir / 'superlink.log'}") from None
+        if self.auth:
+            self.node_keys = make_node_keys(self.workdir / "keys", self.n_nodes)
+            self.node_ids = self.register([k.public_key for k in self.node_keys])
         for i in range(self.n_nodes):
-            self._spawn([str(self.bin / "flower-supernode"), "--insecure", "--superlink",
-                         f"127.0.0.1:{self.port}", "--host", "127.0.0.1", "--port",
-                         str(free_port()), "--node-config",
-                         f"partition-id={i} num-partitions={self.n_nodes}"], f"supernode{i}")
+            self.spawn_supernode(i, key=self.node_keys[i].private_key if self.auth else None)
         return self
+
+    def register(self, public_keys) -> dict[int, int]:
+        """``flwr supernode register`` each public key (in parallel); ``{index: node_id}``."""
+        procs = [subprocess.Popen([str(self.bin / "flwr"), "supernode", "register", str(k),
+                                   "loopback", "--format", "json"], env=self.env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  start_new_session=True) for k in public_keys]
+        out = {}
+        for i, p in enumerate(procs):
+            try:
+                so, se = p.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                so, se = p.communicate()
+            text = so.decode(errors="replace")
+            try:
+                out[i] = int(json.loads(text[text.index("{"):])["node-id"])
+            except (ValueError, KeyError):
+                tail = (text + se.decode(errors="replace"))[-1500:]
+                raise RuntimeError(f"flwr supernode register {public_keys[i]} failed (exit "
+                                   f"{p.returncode}): {tail}") from None
+        return out
+
+    def spawn_supernode(self, partition_id: int, *, insecure: bool | None = None,
+                        key=None, name: str | None = None,
+                        extra_args: list[str] | None = None) -> subprocess.Popen:
+        """Start one SuperNode for ``partition_id`` (its own session, stopped by
+        :meth:`stop`). ``insecure`` defaults to the deployment's; ``key`` is the path of its
+        private key (OpenSSH format) for an authenticated SuperLink."""
+        insecure = self.insecure if insecure is None else insecure
+        args = [str(self.bin / "flower-supernode"), "--superlink", f"127.0.0.1:{self.port}",
+                "--host", "127.0.0.1", "--port", str(free_port())]
+        if insecure:
+            args.append("--insecure")
+        elif self.certs is not None:
+            args += ["--root-certificates", str(self.certs.ca_cert)]
+        if key is not None:
+            args += ["--auth-supernode-private-key", str(key)]
+        conf = f"partition-id={partition_id} num-partitions={self.n_nodes}"
+        if partition_id in self.node_configs:
+            conf += f" {self.node_configs[partition_id]}"
+        args += ["--node-config", conf, *(extra_args or [])]
+        return self._spawn(args, name or f"supernode{partition_id}")
+
+    def supernodes(self) -> list[dict]:
+        """``flwr supernode list --format json``: the nodes the SuperLink knows."""
+        proc = self.flwr("supernode", "list", "loopback", "--format", "json")
+        text = proc.stdout.decode(errors="replace")
+        try:
+            return list(json.loads(text[text.index("{"):])["nodes"])
+        except (ValueError, KeyError):
+            raise RuntimeError(f"flwr supernode list failed (exit {proc.returncode}): "
+                               + (text + proc.stderr.decode(errors="replace"))[-1500:]
+                               ) from None
 
     def run(self, overrides: dict | None = None, timeout: float = 300.0) -> dict:
         """Run one job; returns the ServerApp's result dict (+ ``"W"`` etc. from the npz;

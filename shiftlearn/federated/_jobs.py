@@ -49,6 +49,10 @@ DEFAULTS: dict = {
     "classifier-every": 1,
     "batch-size": 0,               # 0: full local batch
     "sampling": "paper",
+    "secure-aggregation": False,   # oneshot only: Flower's SecAgg+ (the server sees sums)
+    "secagg-frac-bits": 32,        # fixed point: each client rounds to 2**-32
+    "secagg-int-bits": 20,         # every statistic below 2**20 in magnitude (rows/client)
+    "secagg-threshold": 0,         # SecAgg+ shares to rebuild a mask; 0: n_clients - 1
     "wait-nodes-s": 60.0,
     "round-timeout-s": 60.0,
     "result-path": "",
@@ -131,6 +135,10 @@ def simulate_job(overrides: dict | None = None,
     """Run a job in the simulator; returns ``{"W", "C" (iterative), "eigenvalues" (one-shot),
     "sigma", "target_accuracy", "baseline", "warning", "bytes_up", "bytes_down", "rounds"}``.
 
+    A one-shot job with ``secure-aggregation = true`` returns what the Flower run's server
+    computes from the SecAgg+ sum, bit for bit (:func:`~shiftlearn.federated._secagg.
+    secure_oneshot`; no network faults are simulated for it, ``conditions`` is ignored).
+
     Iterative jobs: ``target_accuracy`` (the federated model on the target's labels, for
     evaluation only), ``baseline`` (:func:`baseline`: ``source_only`` and ``chance``) and,
     when the federated model is below either, ``warning`` (:func:`baseline_warning`).
@@ -146,6 +154,18 @@ def simulate_job(overrides: dict | None = None,
     sigma = float(cfg["sigma"]) or agree_bandwidth([local_bandwidth(p.X) for p in parts])
     target = parts[-1]
     out: dict = {"sigma": sigma, "protocol": cfg["protocol"]}
+    if cfg["secure-aggregation"] and cfg["protocol"] != "oneshot":
+        raise ValueError("secure-aggregation=true needs protocol=oneshot: the iterative "
+                         "protocol exchanges per-client embeddings (docs/federated.md).")
+    if cfg["secure-aggregation"]:
+        from ._secagg import secure_oneshot
+
+        oc = oneshot_config(cfg, sigma)
+        sec = secure_oneshot([(p.X, p.y, p.domain_id) for p in parts], oc,
+                             int(cfg["secagg-frac-bits"]), int(cfg["secagg-int-bits"]))
+        out.update(W=sec["W"], eigenvalues=sec["eigenvalues"],
+                   side_counts=sec["side_counts"], max_entry_error=sec["max_entry_error"])
+        return out
     if cfg["protocol"] == "oneshot":
         oc = oneshot_config(cfg, sigma)
         res = run_oneshot([(p.X, p.y, p.domain_id) for p in parts], oc,

@@ -1,0 +1,206 @@
+"""A private certificate authority and SuperNode keys for a small Flower deployment.
+
+:func:`make_certificates` writes what ``flower-superlink --ssl-ca-certfile/--ssl-certfile/
+--ssl-keyfile`` needs (``ca.pem``, ``server.pem``, ``server.key``): a self-signed CA and a
+server certificate signed by it whose subject alternative names are the hosts the SuperNodes
+and the operator dial (``127.0.0.1`` and ``localhost`` for a loopback run; the server's DNS
+name or address across machines). SuperNodes pass ``--root-certificates ca.pem`` and the
+operator's ``$FLWR_HOME/config.toml`` names it as ``root-certificates``. :func:`make_node_keys`
+writes one EC key pair per SuperNode in OpenSSH format, the format Flower 1.41 reads:
+``flower-supernode --auth-supernode-private-key node<i>.key`` and
+``flwr supernode register node<i>.pub <connection>`` (the SuperLink runs with
+``--enable-supernode-auth``, and refuses every node whose public key was not registered).
+
+Design decisions
+----------------
+* Keys are ECDSA on NIST P-384 (the curve Flower's documentation uses; SuperNode keys must be
+  on a NIST curve, ``flwr supernode register`` refuses others); certificates are SHA-384
+  signed, valid from one hour ago (clock skew) for ``days`` days.
+* Private keys are written unencrypted with mode ``0600`` (Flower reads them without a
+  passphrase); the CA's private key is written too, so that more server certificates can be
+  issued later, and must be kept off the server for a real deployment.
+* This is for a test or small deployment. Hospitals with a PKI should use certificates from
+  it: Flower only needs the three PEM files.
+* Uses the ``cryptography`` package (installed with ``flwr``); no ``openssl`` executable.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Certificates", "make_certificates", "make_node_keys", "NodeKey"]
+
+
+@dataclass(frozen=True)
+class Certificates:
+    """Paths of the PEM files :func:`make_certificates` wrote."""
+
+    ca_cert: Path
+    ca_key: Path
+    server_cert: Path
+    server_key: Path
+    hosts: tuple[str, ...]
+
+    def superlink_args(self) -> list[str]:
+        """``flower-superlink`` arguments that switch TLS on with these files."""
+        return ["--ssl-ca-certfile", str(self.ca_cert), "--ssl-certfile",
+                str(self.server_cert), "--ssl-keyfile", str(self.server_key)]
+
+
+@dataclass(frozen=True)
+class NodeKey:
+    """One SuperNode's key pair (OpenSSH format) as written by :func:`make_node_keys`."""
+
+    private_key: Path
+    public_key: Path
+
+
+def _crypto():
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    except ImportError as exc:  # pragma: no cover - cryptography comes with flwr
+        raise ImportError("creating certificates needs the cryptography package, installed "
+                          'with the federated extra: pip install "shiftlearn[federated]"'
+                          ) from exc
+    return x509, hashes, serialization, ec, NameOID, ExtendedKeyUsageOID
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+
+
+def _san(hosts):
+    x509 = _crypto()[0]
+    names = []
+    for h in hosts:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(h)))
+        except ValueError:
+            names.append(x509.DNSName(h))
+    return x509.SubjectAlternativeName(names)
+
+
+def make_certificates(directory, hosts=("127.0.0.1", "localhost"), *, days: int = 365,
+                      name: str = "shiftlearn federation") -> Certificates:
+    """Create a private CA and a server certificate for ``hosts`` under ``directory``.
+
+    Parameters
+    ----------
+    directory : path
+        Created if missing; ``ca.pem``, ``ca.key``, ``server.pem`` and ``server.key`` are
+        (over)written there.
+    hosts : sequence of str
+        Names and IP addresses the SuperLink is reached at (the certificate's subject
+        alternative names); a client that dials another name is refused by its TLS check.
+    days : int
+        Validity of both certificates.
+    name : str
+        Organisation name written in the certificates.
+
+    Returns
+    -------
+    Certificates
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from cryptography import x509
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     certs = make_certificates(d, hosts=["127.0.0.1", "server.example.org"])
+    ...     cert = x509.load_pem_x509_certificate(certs.server_cert.read_bytes())
+    ...     san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    ...     sorted(str(v) for v in san.value.get_values_for_type(x509.DNSName))
+    ['server.example.org']
+    """
+    x509, hashes, serialization, ec, NameOID, EKU = _crypto()
+    hosts = tuple(str(h) for h in hosts)
+    if not hosts or any(not h.strip() for h in hosts):
+        raise ValueError("make_certificates needs at least one host name or IP address the "
+                         "SuperLink is reached at, e.g. hosts=['server.example.org'].")
+    if int(days) < 1:
+        raise ValueError(f"days must be at least 1, got {days}.")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(days=int(days))
+
+    ca_key = ec.generate_private_key(ec.SECP384R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, name),
+                         x509.NameAttribute(NameOID.COMMON_NAME, f"{name} CA")])
+    ca_cert = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+               .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+               .not_valid_before(start).not_valid_after(end)
+               .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+               .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True,
+                                            crl_sign=True, content_commitment=False,
+                                            key_encipherment=False, data_encipherment=False,
+                                            key_agreement=False, encipher_only=False,
+                                            decipher_only=False), critical=True)
+               .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()),
+                              critical=False)
+               .sign(ca_key, hashes.SHA384()))
+
+    srv_key = ec.generate_private_key(ec.SECP384R1())
+    srv_name = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, name),
+                          x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])])
+    srv_cert = (x509.CertificateBuilder().subject_name(srv_name).issuer_name(ca_name)
+                .public_key(srv_key.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(start).not_valid_after(end)
+                .add_extension(x509.BasicConstraints(ca=False, path_length=None),
+                               critical=True)
+                .add_extension(_san(hosts), critical=False)
+                .add_extension(x509.ExtendedKeyUsage([EKU.SERVER_AUTH]), critical=False)
+                .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                    ca_key.public_key()), critical=False)
+                .sign(ca_key, hashes.SHA384()))
+
+    pem = serialization.Encoding.PEM
+    pkcs8 = serialization.PrivateFormat.PKCS8
+    none = serialization.NoEncryption()
+    out = Certificates(d / "ca.pem", d / "ca.key", d / "server.pem", d / "server.key", hosts)
+    out.ca_cert.write_bytes(ca_cert.public_bytes(pem))
+    _write_private(out.ca_key, ca_key.private_bytes(pem, pkcs8, none))
+    out.server_cert.write_bytes(srv_cert.public_bytes(pem))
+    _write_private(out.server_key, srv_key.private_bytes(pem, pkcs8, none))
+    return out
+
+
+def make_node_keys(directory, n_nodes: int, *, prefix: str = "node") -> list[NodeKey]:
+    """Write ``n_nodes`` SuperNode key pairs ``<prefix><i>.key`` / ``<prefix><i>.pub``.
+
+    The private key goes to ``flower-supernode --auth-supernode-private-key`` on node ``i``
+    (and nowhere else); the public key to ``flwr supernode register`` by the operator.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     keys = make_node_keys(d, 2)
+    ...     keys[1].public_key.read_text().split()[0]
+    'ecdsa-sha2-nistp384'
+    """
+    _, _, serialization, ec, _, _ = _crypto()
+    if int(n_nodes) < 1:
+        raise ValueError(f"n_nodes must be at least 1, got {n_nodes}.")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(int(n_nodes)):
+        key = ec.generate_private_key(ec.SECP384R1())
+        nk = NodeKey(d / f"{prefix}{i}.key", d / f"{prefix}{i}.pub")
+        _write_private(nk.private_key, key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+            serialization.NoEncryption()))
+        nk.public_key.write_bytes(key.public_key().public_bytes(
+            serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH) + b"\n")
+        out.append(nk)
+    return out
