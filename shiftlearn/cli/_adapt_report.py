@@ -1,16 +1,80 @@
-"""The report of ``shiftlearn adapt``: a dict (written as JSON) rendered as Markdown."""
+"""The report of ``shiftlearn adapt``: a dict (written as JSON) rendered as Markdown or as one
+self-contained HTML page with figures.
+
+Design decisions
+----------------
+* The dict built by :func:`shiftlearn.cli.adapt.run` is the single source: the JSON is the dict,
+  the Markdown and the HTML only render it (plus, for the HTML, the figures drawn from the
+  arrays by :func:`figures`), so the three formats cannot disagree.
+* The HTML page (:class:`shiftlearn.report.HtmlReport`) embeds its figures as PNG data and has
+  no script or link: it opens offline. Its first lines say what was decided and, when the
+  target file has labels, how accurate it was; the details follow.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-__all__ = ["markdown", "write_report"]
+import numpy as np
+
+__all__ = ["decision", "figures", "html", "markdown", "write_report"]
 
 
+def _pct(v) -> str:
+    return "–" if v is None else f"{100 * v:.2f}%"
+
+
+def _num(v) -> str:
+    return "–" if v is None or not np.isfinite(v) else f"{v:.4f}"
+
+
+def _label(method: str) -> str:
+    return "no adaptation" if method == "none" else method
+
+
+def decision(rep: dict) -> str:
+    """One sentence: what was chosen (or asked for), and on what evidence."""
+    sel = rep.get("selection")
+    if sel is None:
+        how = rep["params_from"]
+        if rep["method"] == "raw":
+            return ("No adaptation (--method raw): the classifier is trained on the source rows "
+                    "as they are.")
+        cv = rep.get("source_cv")
+        est = (f"; its 5-fold source CV accuracy is {_pct(cv['mean'])} (± {_pct(cv['std'])})"
+               if cv else "")
+        return f"{rep['method']} as asked, hyper-parameters from {how}{est}."
+    rows = sel["candidates"]
+    none = next(r for r in rows if r["method"] == "none")
+    chosen = next(r for r in rows if r["chosen"])
+    if chosen["method"] == "none":
+        others = [r for r in rows if r["method"] != "none" and r["score"] is not None]
+        top = max(others, key=lambda r: r["score"]) if others else None
+        return (f"Decision: do not adapt. No adapter's validation estimate ({sel['criterion']}) "
+                f"beats the raw features ({_num(none['score'])}"
+                + (f"; best adapter {top['method']} {_num(top['score'])})." if top else ")."))
+    return (f"Decision: adapt with {chosen['method']}: its validation estimate "
+            f"({sel['criterion']}) is {_num(chosen['score'])} against {_num(none['score'])} "
+            "without adaptation.")
+
+
+def _accuracy_line(rep: dict) -> str | None:
+    ta = rep.get("target_accuracy")
+    if ta is None:
+        return None
+    return (f"The target file has labels (used for this line only, never to choose): accuracy "
+            f"{_pct(ta['adapted'])} with the model of this report against {_pct(ta['raw'])} "
+            "with the same classifier on the raw features, over the "
+            f"{ta['rows']} target rows whose label is given (labels compared as values: 1 "
+            "equals 1.0).")
+
+
+# ---------------------------------------------------------------------------- Markdown -----
 def markdown(rep: dict) -> str:
     """The Markdown report of one ``shiftlearn adapt`` run."""
     L = [f"# shiftlearn adapt: {rep['method']} + {rep['classifier']}", "",
+         f"**{decision(rep)}**", "",
          f"Command: `{rep['command']}`  ", f"Date (UTC): {rep['date_utc']}; shiftlearn "
          f"{rep['version']}", "", "## Data", "",
          "| domain | file | rows | labeled | classes |", "|---|---|---|---|---|"]
@@ -20,49 +84,190 @@ def markdown(rep: dict) -> str:
     L += ["", f"{rep['n_features']} features; label column {rep['label_column']!r}."]
     if rep.get("notes"):
         L += ["", "Notes from reading the files:", ""] + [f"* {n}" for n in rep["notes"]]
+    sel = rep.get("selection")
+    if sel is not None:
+        L += ["", "## Which method?", "", f"Criterion: {sel['how']}"
+              + ("; hyper-parameters searched on the default grids." if sel["tuned"] else
+                 "; library defaults (add --tune to search the grids)."), "",
+              "| candidate | validation estimate | ± std | best setting | chosen |",
+              "|---|---|---|---|---|"]
+        for r in sel["candidates"]:
+            L.append(f"| {_label(r['method'])} | {_num(r['score'])} | {_num(r['std'])} | "
+                     f"`{json.dumps(r['params'])}` | {'**yes**' if r['chosen'] else ''} |")
     if rep["shift_raw"]:
         L += ["", "## How far is the target from each source?", "",
               "Unbiased MMD² between the source and the target (Gaussian kernel, "
-              "median-heuristic bandwidth of each space, at most 1,000 rows per side, seeded) "
-              f"and its permutation p-value ({rep['permutations']} permutations). Small p: the "
-              "distributions differ. The MMD² of the raw and the adapted space are on "
-              "different scales; a small p in the adapted space means the target still "
-              "differs from the source there (the test is often more powerful in a few "
-              "learned dimensions than in the raw ones).", "",
-              "| source | MMD² raw | p raw | MMD² adapted | p adapted |",
+              "median-heuristic bandwidth of each space, at most 500 rows per domain, seeded) "
+              f"and its permutation p-value ({rep['permutations']} permutations or more), "
+              "Holm-corrected over all pairs of domains. Small p: the distributions differ. "
+              "The MMD² of the raw and the adapted space are on different scales; a small p in "
+              "the adapted space means the target still differs from the source there.", "",
+              "| source | MMD² raw | p raw (Holm) | MMD² adapted | p adapted (Holm) |",
               "|---|---|---|---|---|"]
         for i, (b, a) in enumerate(zip(rep["shift_raw"], rep["shift_adapted"], strict=True),
                                    1):
-            L.append(f"| {i} | {b['mmd2_unbiased']:.4g} | {b['p_value']:.3g} | "
-                     + (f"{a['mmd2_unbiased']:.4g} | {a['p_value']:.3g} |" if a
+            L.append(f"| {i} | {b['mmd2_unbiased']:.4g} | {b['p_holm']:.3g} | "
+                     + (f"{a['mmd2_unbiased']:.4g} | {a['p_holm']:.3g} |" if a
                         else "– | – |"))
     L += ["", "## Model", "", f"Hyper-parameters: `{json.dumps(rep['params'])}` "
           f"({rep['params_from']})."]
-    if rep.get("source_cv") is not None:
-        cv = rep["source_cv"]
+    cv = rep.get("source_cv")
+    if cv is not None and cv.get("n_settings"):
         L.append(f"5-fold source CV accuracy of the chosen setting: {100 * cv['mean']:.2f}% "
                  f"(± {100 * cv['std']:.2f}) over {cv['n_settings']} settings.")
     L += ["", "## Predictions", "", "| class | source share | predicted target share |",
           "|---|---|---|"]
     for c, s, p in rep["class_mix"]:
         L.append(f"| {c} | {100 * s:.1f}% | {100 * p:.1f}% |")
-    if rep.get("target_accuracy") is not None:
-        ta = rep["target_accuracy"]
-        L += ["", "The target file has labels (used for this line only, never to choose): "
-              f"accuracy {100 * ta['adapted']:.2f}% adapted vs {100 * ta['raw']:.2f}% with the "
-              f"same classifier on the raw features, over the {ta['rows']} target rows whose "
-              "label is given (labels compared as values: 1 equals 1.0)."]
+    if rep.get("confidence"):
+        c = rep["confidence"]
+        L += ["", f"Mean confidence of the predictions {c['mean']:.3f}; {c['below_0.5']} "
+              "row(s) below 0.5."]
+    line = _accuracy_line(rep)
+    if line:
+        L += ["", line]
     L += ["", f"Time: fit {rep['seconds']['fit']:.2f} s, report {rep['seconds']['report']:.2f} s."]
     return "\n".join(L) + "\n"
 
 
-def write_report(rep: dict, md_path: Path | None, json_path: Path | None) -> list[Path]:
-    """Write the Markdown and/or the JSON; returns the paths written."""
+# ------------------------------------------------------------------------------ figures -----
+def figures(rep: dict, names: list[str], spaces: dict, analyses: dict, *, seed: int = 0
+            ) -> dict[str, bytes]:
+    """The PNG figures of the HTML report: heat-maps and 2-D pictures of the domains in the raw
+    and adapted spaces, the candidates' validation estimates, the class mix."""
+    from ..report import row_map
+    from ..report._figures import bar_chart, grouped_bars, heatmap, scatter_figure
+
+    out = {}
+    for key, res in analyses.items():
+        out[f"heat_{key}"] = heatmap(res.mmd2, res.names,
+                                     marks=res.differ() if res.permutations else None,
+                                     title=f"MMD² between domains, {key} features")
+    markers = {n: ("^" if i == len(names) - 1 else "o") for i, n in enumerate(names)}
+    for key, arrays in spaces.items():
+        pts = row_map(dict(zip(names, arrays, strict=True)), max_rows=300, standardize=False,
+                      random_state=seed)
+        out[f"map_{key}"] = scatter_figure(pts, title=f"Rows on 2 principal components, {key} "
+                                           "features", markers=markers)
+    sel = rep.get("selection")
+    if sel is not None:
+        rows = sel["candidates"]
+        chosen = next(i for i, r in enumerate(rows) if r["chosen"])
+        out["candidates"] = bar_chart(
+            [_label(r["method"]) for r in rows],
+            [np.nan if r["score"] is None else r["score"] for r in rows],
+            errors=[0 if r["std"] is None else r["std"] for r in rows], highlight=chosen,
+            title=f"Validation estimate of each candidate ({sel['criterion']})",
+            ylabel="validation estimate (greater is better)")
+    classes = [c for c, _, _ in rep["class_mix"]]
+    series = {"source": [s for _, s, _ in rep["class_mix"]],
+              "predicted target": [p for _, _, p in rep["class_mix"]]}
+    if rep.get("class_mix_true") is not None:
+        series["true target (given labels)"] = rep["class_mix_true"]
+    out["class_mix"] = grouped_bars(classes, series, title="Class mix", ylabel="share of rows")
+    return out
+
+
+# --------------------------------------------------------------------------------- HTML -----
+def html(rep: dict, pictures: dict[str, bytes]) -> str:
+    """The self-contained HTML page of one ``shiftlearn adapt`` run."""
+    from ..report import HtmlReport
+
+    doc = HtmlReport(f"shiftlearn adapt: {rep['method']} + {rep['classifier']}")
+    doc.paragraph(decision(rep), cls="lead")
+    line = _accuracy_line(rep)
+    if line:
+        doc.paragraph(line, cls="lead")
+    sel = rep.get("selection")
+    if sel is not None and sel["choice"] == "none":
+        doc.paragraph("The predictions come from the classifier on the raw features: by this "
+                      "criterion, adapting did not look better. A different criterion "
+                      "(--select) may disagree; none of them sees target labels.",
+                      cls="warning")
+    doc.heading("Data")
+    doc.table(["domain", "role", "file", "rows", "labeled", "classes"],
+              [[d.get("name", d["id"]), d["role"], d["file"], d["rows"], d["labeled"],
+                d["classes"]] for d in rep["domains"]])
+    doc.paragraph(f"{rep['n_features']} features; label column {rep['label_column']!r}.",
+                  cls="muted")
+    if sel is not None:
+        doc.heading("Which method?")
+        doc.paragraph(f"Candidates: no adaptation (the same classifier on the raw features, "
+                      f"always a candidate, kept on ties) and every adapter. Criterion: "
+                      f"{sel['how']}"
+                      + ("; hyper-parameters searched on the default grids." if sel["tuned"]
+                         else "; library defaults (add --tune to search the grids)."))
+        if "candidates" in pictures:
+            doc.figure(pictures["candidates"], "Validation estimate of each candidate (its best "
+                       "setting; bars: ± one standard deviation over the folds); the chosen one "
+                       "is highlighted.")
+        doc.table(["candidate", "validation estimate", "± std", "best setting", "chosen"],
+                  [[_label(r["method"]), _num(r["score"]), _num(r["std"]),
+                    json.dumps(r["params"]) if r["params"] else "defaults",
+                    "chosen" if r["chosen"] else ""] for r in sel["candidates"]],
+                  highlight=[r["chosen"] for r in sel["candidates"]])
+    doc.heading("How far apart are the domains, before and after?")
+    if rep["shift_matrices"]:
+        doc.paragraph("Unbiased MMD² between every pair of domains (Gaussian kernel, median-"
+                      "heuristic bandwidth of each space, at most 500 rows per domain, seeded); "
+                      "* marks pairs that differ after Holm's correction. The raw and the "
+                      "adapted features are different spaces: compare the patterns, not the "
+                      "numbers across the two maps.")
+        for key in ("raw", "adapted"):
+            if f"heat_{key}" in pictures:
+                res = rep["shift_matrices"][key]
+                doc.figure(pictures[f"heat_{key}"], f"{key.capitalize()} features: "
+                           f"{res['sentence']}")
+        if "adapted" not in rep["shift_matrices"]:
+            doc.paragraph("No adaptation: the model works in the raw space, so there is no "
+                          "'after' map.", cls="muted")
+    else:
+        doc.paragraph("No MMD tests (--permutations 0).", cls="muted")
+    for key in ("raw", "adapted"):
+        if f"map_{key}" in pictures:
+            doc.figure(pictures[f"map_{key}"], f"{key.capitalize()} features: the rows of every "
+                       "domain (at most 300 each, seeded) on the first two principal components "
+                       "of the pooled rows; the target is drawn with triangles.")
+    doc.heading("Predictions")
+    doc.figure(pictures["class_mix"], "Share of each class among the source rows and among the "
+               "target's predictions" + (" and its given labels" if rep.get("class_mix_true")
+                                         else "") + "; a predicted mix far from the source's "
+               "can be real label shift or a sign of a poor fit.")
+    true = rep.get("class_mix_true")
+    doc.table(["class", "source share", "predicted target share"]
+              + (["given target labels"] if true else []),
+              [[c, f"{100 * s:.1f}%", f"{100 * p:.1f}%"]
+               + ([f"{100 * true[i]:.1f}%"] if true else [])
+               for i, (c, s, p) in enumerate(rep["class_mix"])])
+    if rep.get("confidence"):
+        c = rep["confidence"]
+        doc.paragraph(f"Mean confidence of the predictions {c['mean']:.3f}; {c['below_0.5']} "
+                      "row(s) below 0.5 (column 'confidence' of --out).")
+    doc.heading("Model")
+    doc.paragraph(f"Classifier: {rep['classifier']}; hyper-parameters ({rep['params_from']}):")
+    doc.code(json.dumps(rep["params"], indent=1) if rep["params"] else "none (no adapter)")
+    doc.heading("Reproducibility")
+    doc.code(rep["command"])
+    doc.paragraph(f"shiftlearn {rep['version']}; seed {rep.get('seed', 0)}; {rep['date_utc']} "
+                  f"UTC; fit {rep['seconds']['fit']:.2f} s, report "
+                  f"{rep['seconds']['report']:.2f} s.", cls="muted")
+    if rep.get("notes"):
+        doc.heading("Notes from reading the files", 3)
+        doc.items(rep["notes"])
+    return doc.render()
+
+
+def write_report(rep: dict, paths: dict[str, Path], pictures: dict[str, bytes] | None = None
+                 ) -> list[Path]:
+    """Write the report in each format of ``paths`` (``html``, ``md``, ``json``); returns the
+    paths written."""
     written = []
-    if md_path is not None:
-        md_path.write_text(markdown(rep), encoding="utf-8")
-        written.append(md_path)
-    if json_path is not None:
-        json_path.write_text(json.dumps(rep, indent=2, allow_nan=False), encoding="utf-8")
-        written.append(json_path)
+    for kind, path in paths.items():
+        if kind == "md":
+            path.write_text(markdown(rep), encoding="utf-8")
+        elif kind == "html":
+            path.write_text(html(rep, pictures or {}), encoding="utf-8")
+        else:
+            path.write_text(json.dumps(rep, indent=2, allow_nan=False), encoding="utf-8")
+        written.append(path)
     return written

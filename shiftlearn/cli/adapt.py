@@ -1,19 +1,36 @@
 """``shiftlearn adapt``: domain adaptation on your own files, with a report.
 
 Labeled source file(s) and one unlabeled target file in; the target's predicted labels and a
-report out: the data, how far the target is from each source before and after adaptation
-(MMD permutation tests), the method and its hyper-parameters (chosen by 5-fold CV on the
-source labels with ``--tune``, the papers' protocol), the predicted class mix, and, if the
-target file happens to carry labels, the accuracy of the adapted and of the raw model (for
-evaluation only: nothing is chosen with them).
+report out: the data, how far the domains are apart before and after adaptation (MMD
+permutation tests, Holm-corrected), which method was chosen and why (``--method auto``, the
+default: no adaptation and every adapter compared by a target-label-free criterion,
+``--select``), its hyper-parameters (``--tune``: searched on the default grids), the predicted
+class mix against the source's, and, if the target file happens to carry labels, the accuracy
+of the adapted and of the raw model (for evaluation only: nothing is chosen with them).
+``--report x.html`` is one self-contained page with figures (heat-maps and 2-D pictures of the
+domains before and after, the candidates' validation estimates, the class mix).
 
 Design decisions
 ----------------
 * Every output path is checked before any file is read or any model fitted; ``--out`` and
   ``--report`` may not name an input file or each other.
-* ``--report x.json`` writes the JSON only, ``--report x.md`` the Markdown and the JSON beside
-  it as ``x.json`` unless that is a file named on the command line; other extensions are
-  refused. Without ``--report`` the Markdown goes to stdout.
+* ``--report x.json`` writes the JSON only, ``--report x.html`` / ``x.md`` the HTML page or the
+  Markdown and the JSON beside it as ``x.json`` unless that is a file named on the command
+  line; other extensions are refused. Without ``--report`` the Markdown goes to stdout.
+* ``--method auto`` is :class:`~shiftlearn.model_selection.AdaptationSelector`: no adaptation
+  is always a candidate and wins ties. The adapters it compares are sized to the data
+  (``--candidates sized``): the exact TCA, SCA and uSCA up to :data:`EXACT_MAX_ROWS` rows,
+  their random-feature versions above (the same models without the n x n kernel; below that
+  size they are slower than the exact ones, 1,000 random features each).
+* ``--select`` maps to a splitter and a scorer: ``source-cv`` is ``SourceKFold(5)`` with
+  source accuracy (the default until the #15 study names a better criterion); ``cluster`` is
+  ``DomainAwareSplit(ClusterSplit())`` (the most shifted validation rows, Napoli & White);
+  ``lodo`` is ``LeaveOneDomainOut`` (needs two source files); the names of :data:`SCORERS`
+  are the target-label-free scorers of :mod:`shiftlearn.model_selection._scorers` over
+  ``SourceKFold(5)``. With a named ``--method``, ``--tune`` uses 5-fold source CV and
+  ``--select`` is refused.
+* ``--out`` holds ``row,prediction`` and, when the classifier gives graded probabilities
+  (``logreg``; 1-NN's are always 0 or 1), ``confidence``: the predicted class's probability.
 * Files are read by :func:`shiftlearn.datasets._tables.read_table` (pandas/pyarrow); its notes
   (a dropped index column, an encoding fallback, a header guess) are printed and kept in the
   report. Labels are compared as values (``1`` equals ``1.0``) across all files
@@ -35,10 +52,20 @@ import time
 
 import numpy as np
 
-from ._common import check_output, count, info, report_paths, subsample
+from ._common import check_output, count, info, report_paths
 
-METHODS = ("raw", "TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA")
+METHODS = ("auto", "raw", "TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA")
 CLASSIFIERS = ("1nn", "logreg")
+#: ``--select`` name -> scorer class of :mod:`shiftlearn.model_selection._scorers` (target-label
+#: free criteria, validated on ``SourceKFold(5)``); ``source-cv``, ``cluster`` and ``lodo`` are
+#: splitters scored by source accuracy
+SCORERS = {"iw": "ImportanceWeightedScorer", "entropy": "PredictionEntropyScorer",
+           "snd": "SoftNeighborhoodDensity", "dev": "DeepEmbeddedValidation",
+           "circular": "CircularValidation", "mixval": "MixValScorer", "mmd": "MMDScorer"}
+SELECT = ("source-cv", "cluster", "lodo", *SCORERS)
+#: above this many rows, ``--method auto`` considers the random-feature adapters instead of the
+#: exact ones (same models; the exact ones form an n x n kernel: 200 MB at 5,000 rows)
+EXACT_MAX_ROWS = 5000
 
 
 def add_parser(subparsers, parents) -> argparse.ArgumentParser:
@@ -52,7 +79,7 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                     "text with an optional header (also .gz/.bz2/.xz/.zip compressed; UTF-8, "
                     "UTF-16 or Windows encodings), Parquet, or .npy/.npz (arrays X, y).",
         epilog="Example: shiftlearn adapt a.csv b.csv --target c.csv --label-column label "
-               "--method SCA --tune --out predictions.csv --report report.md")
+               "--tune --out predictions.csv --report report.html")
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="labeled source file(s), one "
                    "domain each")
     p.add_argument("--target", required=True, help="the unlabeled target file")
@@ -64,23 +91,36 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     p.add_argument("--target-has-labels", action="store_true",
                    help="the target file has the label column too (only used to print the "
                         "accuracy, never to choose anything)")
-    p.add_argument("--method", choices=METHODS, default="SCA",
-                   help="adapter, or raw for none (default: %(default)s)")
+    p.add_argument("--method", choices=METHODS, default="auto",
+                   help="auto (default): choose among no adaptation and every adapter by "
+                        "--select; or one adapter; or raw for none")
+    p.add_argument("--select", choices=SELECT, default="source-cv",
+                   help="criterion of --method auto: source-cv (5-fold CV on the source "
+                        "labels, default), cluster (the most shifted validation split), lodo "
+                        "(leave one source file out), or a target-label-free scorer: "
+                        + ", ".join(SCORERS))
     p.add_argument("--classifier", choices=CLASSIFIERS, default="1nn",
                    help="trained on the adapted source rows (default 1nn, the papers' choice)")
+    p.add_argument("--candidates", default="sized", metavar="LIST",
+                   help="adapters --method auto compares with no adaptation: a comma-separated "
+                        "list (e.g. TCA,SCA), all, or sized (default: TCA, SCA, uSCA up to "
+                        f"{EXACT_MAX_ROWS} rows, RF-TCA, RF-SCA above)")
     p.add_argument("--tune", action="store_true",
-                   help="choose the hyper-parameters by 5-fold CV on the source labels "
-                        "(grids: shiftlearn.model_selection.DEFAULT_GRIDS)")
+                   help="search the hyper-parameters (grids: shiftlearn.model_selection."
+                        "DEFAULT_GRIDS) by --select with auto, by 5-fold source CV with a named "
+                        "method")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="set an adapter hyper-parameter (repeatable), e.g. n_components=20")
     p.add_argument("--permutations", type=count(0), default=200, metavar="N",
                    help="permutations of each MMD test in the report (default 200; 0 skips "
                         "the tests)")
     p.add_argument("--out", metavar="FILE",
-                   help="write the target predictions here (CSV: row,prediction)")
+                   help="write the target predictions here (CSV: row,prediction, and "
+                        "confidence with --classifier logreg)")
     p.add_argument("--report", metavar="FILE",
-                   help="write the report here: .md (Markdown, and the JSON beside it) or "
-                        ".json (JSON only); default: Markdown on stdout")
+                   help="write the report here: .html (one page with figures) or .md "
+                        "(Markdown), each with the JSON beside it, or .json (JSON only); "
+                        "default: Markdown on stdout")
     return p
 
 
@@ -138,9 +178,11 @@ def _check_sizes(args, srcs, tgt) -> None:
     if len(tgt.X) == 0:
         raise ValueError(f"{tgt.path}: the target file has no data rows; nothing to predict.")
     if len(tgt.X) < 2 and args.method != "raw":
-        raise ValueError(f"{tgt.path}: the target file has 1 row, and {args.method} learns the "
-                         "target's distribution from at least 2; give more target rows or use "
-                         "--method raw --permutations 0.")
+        who = ("--method auto compares adapters, which learn" if args.method == "auto" else
+               f"{args.method} learns")
+        raise ValueError(f"{tgt.path}: the target file has 1 row, and {who} the target's "
+                         "distribution from at least 2; give more target rows or use --method "
+                         "raw --permutations 0.")
     if args.permutations:
         small = [t.path for t in [*srcs, tgt] if len(t.X) < 2]
         if small:
@@ -190,19 +232,115 @@ def parse_params(items: list[str]) -> dict:
     return out
 
 
-def _fit(args, X, y, sd, codes):
-    """Fit the classifier (``raw``) or adapter + classifier (tuned by source CV with --tune).
-    Returns the model, the fitted adapter's ``transform`` (None for raw), its parameters,
-    where they came from and the CV summary."""
+def _criterion(args, n_sources: int):
+    """``(cv, scoring, words)`` of ``--select`` for :class:`AdaptationSelector`."""
+    from ..model_selection import ClusterSplit, DomainAwareSplit, LeaveOneDomainOut, SourceKFold
+
+    if args.select == "source-cv":
+        return (SourceKFold(5, random_state=args.seed), None,
+                "5-fold CV on the source labels (accuracy on the held-out source rows)")
+    if args.select == "cluster":
+        return (DomainAwareSplit(ClusterSplit(random_state=args.seed)), None,
+                "one clustering-based validation split (Napoli & White: the 20% of the source "
+                "rows most shifted from the rest), accuracy on it")
+    if args.select == "lodo":
+        if n_sources < 2:
+            raise ValueError("--select lodo leaves one source file out at a time and needs at "
+                             f"least two source files, got {n_sources}; give more source files "
+                             "or choose --select source-cv.")
+        return (LeaveOneDomainOut(), None,
+                "leave one source file out (accuracy on the held-out source)")
+    from ..model_selection import _scorers
+
+    scorer = getattr(_scorers, SCORERS[args.select])()
+    return (SourceKFold(5, random_state=args.seed), scorer,
+            f"{SCORERS[args.select]} (target-label free; greater is better) on 5 source folds "
+            "with every target row")
+
+
+def _candidates(text: str, n_rows: int) -> list[str]:
+    """The adapters of ``--candidates`` (``sized``: exact up to :data:`EXACT_MAX_ROWS` rows,
+    random-feature above; ``all``; or a comma-separated list)."""
+    adapters = [m for m in METHODS if m not in ("auto", "raw")]
+    if text == "sized":
+        return ["TCA", "SCA", "uSCA"] if n_rows <= EXACT_MAX_ROWS else ["RF-TCA", "RF-SCA"]
+    if text == "all":
+        return adapters
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in adapters]
+    if bad or not names:
+        raise ValueError(f"--candidates {text!r}: unknown method(s) {bad or '(none given)'}; "
+                         f"give a comma-separated list of {', '.join(adapters)}, or all, or "
+                         "sized. No adaptation is always a candidate.")
+    return list(dict.fromkeys(names))
+
+
+def _counting(scoring, advance):
+    """The scorer (``None``: the estimator's own accuracy on labeled rows), advancing a bar."""
+    def score(estimator, X, y, **kw):
+        try:
+            return estimator.score(X, y) if scoring is None else scoring(estimator, X, y, **kw)
+        finally:
+            advance()
+    return score
+
+
+def _auto(args, X, y, sd, clf, n_sources):
+    """``--method auto``: :class:`AdaptationSelector` over no adaptation and every adapter."""
+    from sklearn.model_selection import ParameterGrid
+
+    from .._progress import task
+    from ..model_selection._select import AdaptationSelector, candidate_grid
+
+    cv, scoring, words = _criterion(args, n_sources)
+    methods = _candidates(args.candidates, X.shape[0])
+    grids = None if args.tune else {}
+    n_fits = len(ParameterGrid(candidate_grid(["none", *methods], grids=grids,
+                                              random_state=args.seed))) * \
+        cv.get_n_splits(X, y, groups=sd)
+    with task(f"choosing by {args.select}", n_fits) as advance:
+        sel = AdaptationSelector(methods=methods, classifier=clf,
+                                 scoring=_counting(scoring, advance), cv=cv, grids=grids,
+                                 random_state=args.seed).fit(X, y, sd)
+    summary = [{"method": r["method"], "score": _finite(r["score"]),
+                "std": _finite(r["std"]), "params": _plain(r["params"]),
+                "chosen": bool(r["chosen"])} for r in sel.summary_]
+    return sel, {"criterion": args.select, "how": words, "tuned": bool(args.tune),
+                 "candidates": summary, "choice": sel.choice_, "methods": methods}
+
+
+def _fit(args, X, y, sd, codes, n_sources):
+    """Fit the classifier (``raw``), adapter + classifier (tuned by source CV with --tune), or
+    choose among them (``auto``). Returns the model, the fitted adapter's ``transform`` (None
+    without adaptation), its parameters, where they came from, the validation estimate of the
+    chosen setting and the selection summary (``auto``; else None)."""
     from ..model_selection import DEFAULT_GRIDS, source_cv_estimator
 
     params = parse_params(args.param)
     clf = _classifier(args.classifier)
+    if args.method != "auto" and args.select != "source-cv":
+        raise ValueError(f"--select {args.select} chooses among methods and applies to --method "
+                         f"auto; with --method {args.method}, --tune uses 5-fold source CV. "
+                         "Drop --select or use --method auto.")
     if args.method == "raw":
         if params or args.tune:
             raise ValueError("--param and --tune need an adapter; choose a --method other "
                              "than raw.")
-        return clf.fit(X[:len(codes)], codes), None, {}, "no adapter", None
+        return clf.fit(X[:len(codes)], codes), None, {}, "no adapter", None, None
+    if args.method == "auto":
+        if params:
+            raise ValueError("--param sets the parameters of one method; with --method auto "
+                             "every method keeps its defaults (or its grid with --tune). Name "
+                             "the method, e.g. --method SCA --param n_components=20.")
+        sel, selection = _auto(args, X, y, sd, clf, n_sources)
+        model = sel.best_estimator_
+        chosen = next(r for r in selection["candidates"] if r["chosen"])
+        estimate = {"mean": chosen["score"], "std": chosen["std"], "criterion": args.select}
+        if model.adapter_ is None:
+            return model, None, {}, f"no adaptation, chosen by {args.select}", estimate, selection
+        how = " over the default grids" if args.tune else " (library defaults)"
+        return (model, model.adapter_.transform, _plain(model.adapter_.get_params()),
+                f"chosen by {args.select}{how}", estimate, selection)
     adapter = _adapter(args.method, args.seed, params)
     grid = {k: v for k, v in DEFAULT_GRIDS.get(args.method, {}).items() if k not in params}
     model = source_cv_estimator(adapter, grid if args.tune else {}, clf,
@@ -213,24 +351,21 @@ def _fit(args, X, y, sd, codes):
         i = model.best_index_
         cv_info = {"mean": float(model.best_score_),
                    "std": float(model.cv_results_["std_test_score"][i]),
-                   "n_settings": len(model.cv_results_["params"])}
+                   "n_settings": len(model.cv_results_["params"]), "criterion": "source-cv"}
         model = model.best_estimator_
-    final = {k: (v if isinstance(v, int | float | str | bool) or v is None else str(v))
-             for k, v in model.adapter_.get_params().items()}
-    return model, model.adapter_.transform, final, params_from, cv_info
+    return model, model.adapter_.transform, _plain(model.adapter_.get_params()), params_from, \
+        cv_info, None
 
 
-def _shift(Xs_list, Xt, seed: int, permutations: int, max_rows: int = 1000) -> list[dict]:
-    """MMD permutation test of each source against the target (seeded subsamples)."""
-    from ..kernels import mmd_permutation_test
+def _plain(params: dict) -> dict:
+    """Parameters as JSON values (numbers, text, booleans, None; anything else as text)."""
+    return {k: (v.item() if isinstance(v, np.generic) else
+                v if isinstance(v, int | float | str | bool) or v is None else str(v))
+            for k, v in params.items()}
 
-    rng = np.random.default_rng(seed)
-    out = []
-    for Xs in Xs_list:
-        r = mmd_permutation_test(subsample(Xs, max_rows, rng), subsample(Xt, max_rows, rng),
-                                 n_permutations=permutations, random_state=seed)
-        out.append({"mmd2_unbiased": float(r.statistic), "p_value": float(r.p_value)})
-    return out
+
+def _finite(v) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
 
 
 def _value(c):
@@ -238,87 +373,162 @@ def _value(c):
     return c.item() if isinstance(c, np.generic) else c
 
 
+def _confidence(model, X) -> np.ndarray | None:
+    """The predicted class's probability, for classifiers with graded probabilities (logreg);
+    None for 1-NN, whose probabilities are always 0 or 1."""
+    if not hasattr(model, "predict_proba"):
+        return None
+    est = getattr(model, "estimator_", model)
+    if getattr(est, "n_neighbors", None) == 1:
+        return None
+    return np.asarray(model.predict_proba(X)).max(axis=1)
+
+
+# ------------------------------------------------------------------------------ shift ------
+def _names(srcs, tgt) -> list[str]:
+    """Display names of the domains: file names without extensions, made unique."""
+    from pathlib import Path
+
+    stems = [Path(t.path).name.split(".")[0] for t in [*srcs, tgt]]
+    if len(set(stems)) < len(stems):
+        stems = [f"{i + 1}: {s}" for i, s in enumerate(stems)]
+    last = stems[-1] if "target" in stems[-1].lower() else f"{stems[-1]} (target)"
+    return [*stems[:-1], last]
+
+
+def _analyses(args, names, spaces: dict, advance):
+    """:func:`~shiftlearn.report.analyse_shift` of the raw and (if any) adapted features."""
+    from ..report import analyse_shift
+
+    out = {}
+    for key, arrays in spaces.items():
+        out[key] = analyse_shift(dict(zip(names, arrays, strict=True)),
+                                 permutations=args.permutations, max_rows=MAX_ROWS,
+                                 standardize=False, random_state=args.seed,
+                                 on_test=lambda what, key=key: advance(
+                                     description=f"MMD tests ({key}): {what}"))
+    return out
+
+
+#: rows per domain in the report's MMD tests and pictures (seeded sample)
+MAX_ROWS = 500
+
+
+def _source_vs_target(res) -> list[dict]:
+    """Each source against the target, from the pairwise analysis (the JSON's ``shift_*``)."""
+    t = res.names[-1]
+    return [{"mmd2_unbiased": p["mmd2"], "p_value": p["p_value"], "p_holm": p["p_holm"]}
+            for p in res.pairs if p["b"] == t]
+
+
 # ---------------------------------------------------------------------------------- run ------
 def _outputs(args):
     inputs = (*args.sources, args.target)
     out = check_output(args.out, "--out", inputs=inputs) if args.out else None
-    md = js = note = None
+    paths, note = {}, None
     if args.report:
-        md, js, note = report_paths(args.report, named=(*inputs, *([args.out] if args.out else [])))
-        for path in (md, js):
-            if path is None:
-                continue
+        paths, note = report_paths(args.report, named=(*inputs, *([args.out] if args.out else [])))
+        for path in paths.values():
             if out is not None and path.resolve() == out.resolve():
                 raise ValueError(f"--out {args.out} and the report {path} are the same file; "
                                  "give them different names.")
             check_output(path, "--report", inputs=inputs)
-    return out, md, js, note
+    return out, paths, note
+
+
+def _write_predictions(out, classes, pred_codes, conf) -> None:
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["row", "prediction"] + (["confidence"] if conf is not None else []))
+        for i, c in enumerate(pred_codes):
+            w.writerow([i + 1, _value(classes[c])] + ([f"{conf[i]:.4f}"] if conf is not None
+                                                     else []))
 
 
 def run(args: argparse.Namespace) -> int:
     from .. import __version__
-    from ._adapt_report import markdown, write_report
+    from .._progress import task
+    from ._adapt_report import figures, markdown, write_report
 
     command = "shiftlearn " + shlex.join(sys.argv[1:] if args._argv is None else args._argv)
-    out, md_path, json_path, note = _outputs(args)
+    out, paths, note = _outputs(args)
     t_start = time.perf_counter()
     srcs, tgt, classes, codes, tgt_codes, X, y, sd = _load(args)
     _check_sizes(args, srcs, tgt)
     K, d, n_src = len(srcs), X.shape[1], len(codes)
+    how = {"auto": f" (chosen among no adaptation and every adapter by {args.select}"
+                   + (", grids searched" if args.tune else "") + ")",
+           "raw": ""}.get(args.method, " (tuned by 5-fold source CV)" if args.tune else "")
     info(args, f"shiftlearn adapt: {K} source file(s), {n_src} labeled rows, {len(tgt.X)} "
                f"target rows, {d} features, {np.unique(codes).size} classes; method "
-               f"{args.method}" + (" (tuned by 5-fold source CV)" if args.tune else ""))
+               f"{args.method}{how}")
     t0 = time.perf_counter()
-    model, embed, final, params_from, cv_info = _fit(args, X, y, sd, codes)
+    model, embed, final, params_from, cv_info, selection = _fit(args, X, y, sd, codes, K)
     t_fit = time.perf_counter() - t0
+    if selection is not None:
+        info(args, "chose " + ("no adaptation" if selection["choice"] == "none" else
+                               selection["choice"]) + f" ({args.select})")
     t0 = time.perf_counter()
     pred_codes = np.asarray(model.predict(tgt.X), dtype=np.int64)
+    conf = _confidence(model, tgt.X)
     if out is not None:
-        with open(out, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(["row", "prediction"])
-            w.writerows((i, _value(classes[c])) for i, c in enumerate(pred_codes, 1))
+        _write_predictions(out, classes, pred_codes, conf)
         info(args, f"wrote {len(pred_codes)} predictions to {out}")
-    perms = args.permutations
-    if perms:
-        info(args, "MMD tests (raw and adapted features) ...")
-        shift_raw = _shift([t.X for t in srcs], tgt.X, args.seed, perms)
-        shift_ad = ([None] * K if embed is None else
-                    _shift([embed(t.X) for t in srcs], embed(tgt.X), args.seed, perms))
-    else:
-        shift_raw, shift_ad = [], []
+    names = _names(srcs, tgt)
+    analyses, spaces = {}, {"raw": [t.X for t in srcs] + [tgt.X]}
+    if embed is not None and (args.permutations or "html" in paths):
+        spaces["adapted"] = [embed(t.X) for t in srcs] + [embed(tgt.X)]
+    if args.permutations:
+        k = K + 1
+        with task("MMD tests", len(spaces) * k * (k - 1) // 2) as advance:
+            analyses = _analyses(args, names, spaces, advance)
     seen = np.unique(np.r_[codes, pred_codes])
     src_share = np.bincount(codes, minlength=classes.size)[seen] / n_src
     tgt_share = np.bincount(pred_codes, minlength=classes.size)[seen] / len(pred_codes)
+    method = args.method if selection is None else (
+        "auto: " + ("no adaptation" if selection["choice"] == "none" else selection["choice"]))
     rep = {"command": command,
            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "version": __version__,
-           "method": args.method, "classifier": args.classifier, "n_features": d,
-           "label_column": args.label_column, "permutations": perms,
+           "method": method, "classifier": args.classifier, "n_features": d,
+           "label_column": args.label_column, "permutations": args.permutations,
+           "seed": args.seed,
            "notes": [_cli_note(n) for t in [*srcs, tgt] for n in t.notes],
-           "domains": [{"role": "source", "id": i + 1, "file": str(t.path), "rows": len(t.X),
-                        "labeled": len(t.X), "classes": int(np.unique(c).size)}
+           "domains": [{"role": "source", "id": i + 1, "name": names[i], "file": str(t.path),
+                        "rows": len(t.X), "labeled": len(t.X),
+                        "classes": int(np.unique(c).size)}
                        for i, (t, c) in enumerate(zip(srcs, np.split(
                            codes, np.cumsum([len(t.X) for t in srcs])[:-1]), strict=True))]
-           + [{"role": "target", "id": -(K + 1), "file": str(tgt.path), "rows": len(tgt.X),
-               "labeled": 0, "classes": "–"}],
-           "shift_raw": shift_raw, "shift_adapted": shift_ad, "params": final,
-           "params_from": params_from, "source_cv": cv_info,
+           + [{"role": "target", "id": -(K + 1), "name": names[-1], "file": str(tgt.path),
+               "rows": len(tgt.X), "labeled": 0, "classes": "–"}],
+           "shift_raw": _source_vs_target(analyses["raw"]) if analyses else [],
+           "shift_adapted": (_source_vs_target(analyses["adapted"]) if "adapted" in analyses
+                             else [None] * K if analyses else []),
+           "shift_matrices": {k: v.to_dict() for k, v in analyses.items()},
+           "params": final, "params_from": params_from, "source_cv": cv_info,
+           "selection": selection,
            "class_mix": [[str(_value(classes[c])), float(s), float(p)]
-                         for c, s, p in zip(seen, src_share, tgt_share, strict=True)]}
+                         for c, s, p in zip(seen, src_share, tgt_share, strict=True)],
+           "confidence": None if conf is None else {
+               "mean": float(conf.mean()), "below_0.5": int(np.sum(conf < 0.5))}}
     if tgt_codes is not None and np.any(tgt_codes >= 0):
+        known = tgt_codes >= 0                    # rows whose label is given
         raw_clf = _classifier(args.classifier).fit(X[:n_src], codes)
         raw_pred = np.asarray(raw_clf.predict(tgt.X), dtype=np.int64)
-        known = tgt_codes >= 0                    # rows whose label is given
         rep["target_accuracy"] = {
             "adapted": float(np.mean(pred_codes[known] == tgt_codes[known])),
             "raw": float(np.mean(raw_pred[known] == tgt_codes[known])),
             "rows": int(known.sum())}
+        true_share = np.bincount(tgt_codes[known], minlength=classes.size)[seen] / known.sum()
+        rep["class_mix_true"] = [float(v) for v in true_share]
     rep["seconds"] = {"fit": t_fit, "report": time.perf_counter() - t0,
                       "total": time.perf_counter() - t_start}
-    if md_path is None and json_path is None:
+    if not paths:
         print(markdown(rep))
     else:
-        written = write_report(rep, md_path, json_path)
+        pictures = {}
+        if "html" in paths:
+            pictures = figures(rep, names, spaces, analyses, seed=args.seed)
+        written = write_report(rep, paths, pictures)
         info(args, "wrote " + " and ".join(str(p) for p in written))
     if note:
         info(args, f"note: {note}")
