@@ -103,3 +103,122 @@ def test_linear_path_chooses_the_same_split_as_the_full_kernel(tolerance):
     assert np.array_equal(a.labels, b.labels)
     np.testing.assert_allclose(a.objective_trace, b.objective_trace, rtol=1e-10)
     assert a.mmd2[0] == pytest.approx(b.mmd2[0], rel=1e-9)
+
+
+# ------------------------------------------------------------------ ClusterSplit plumbing
+def _labeled(seed=0):
+    X, _ = _asymmetric(seed=seed)
+    rng = np.random.default_rng(seed)
+    y = (X[:, 0] + rng.normal(size=X.shape[0]) > 2).astype(int)
+    groups = rng.choice([1, 2, 3], size=X.shape[0], p=[0.5, 0.3, 0.2])
+    return X, y, groups
+
+
+def _reference(X, y, groups, *, test_size, kernel="rbf", gamma=None, n_components=None,
+               tolerance=0.0, solver="closed_form", max_iter=100, tol=0.0, n_init=1,
+               init="random", n_splits=1, stratify="label_domain", seed=0):
+    """What ClusterSplit documents it does, spelled out with the public functions."""
+    from shiftlearn.model_selection._splitters import constraint_codes
+
+    codes = constraint_codes(y, groups, stratify, X.shape[0])
+    rng = np.random.default_rng(seed)
+    op, gamma_ = kernel_operator(X, kernel=kernel, gamma=gamma, n_components=n_components,
+                                 random_state=rng)
+    k = 2 if n_splits == 1 else n_splits
+    res = constrained_kernel_kmeans(X, codes, n_clusters=k, test_size=test_size,
+                                    tolerance=tolerance, solver=solver, max_iter=max_iter,
+                                    tol=tol, n_init=n_init, random_state=rng, operator=op,
+                                    init=init)
+    return res, gamma_
+
+
+CASES = [
+    ({}, None),
+    ({"kernel": "linear"}, "kernel"),
+    ({"gamma": 2.0}, "gamma"),
+    ({"gamma": 0.3, "n_components": 15}, "n_components"),
+    ({"solver": "lp"}, None),           # the LP and the closed form give the same optimum
+    ({"max_iter": 1}, "max_iter"),
+    ({"tol": 0.9}, "tol"),
+    ({"n_init": 4, "max_iter": 1, "seed": 1}, "n_init"),
+    ({"init": "pca"}, "init"),
+    ({"tolerance": 0.6}, "tolerance"),
+    ({"n_splits": 3}, "n_splits"),
+]
+
+
+@pytest.mark.parametrize("params,key", CASES, ids=[",".join(c) or "defaults" for c, _ in CASES])
+def test_cluster_split_passes_each_parameter_to_the_kmeans(params, key):
+    from shiftlearn import ClusterSplit
+
+    X, y, groups = _labeled()
+    cv = ClusterSplit(test_size=0.3, random_state=params.get("seed", 0),
+                      **{k: v for k, v in params.items() if k != "seed"})
+    folds = list(cv.split(X, y, groups))
+    res, gamma_ = _reference(X, y, groups, test_size=0.3, **params)
+    np.testing.assert_array_equal(cv.labels_, res.labels)
+    assert cv.objective_ == res.objective and cv.n_iter_ == res.n_iter
+    assert cv.gamma_ == gamma_
+    np.testing.assert_array_equal(cv.mmd2_, res.mmd2)
+    n_folds = params.get("n_splits", 1)
+    assert len(folds) == n_folds == cv.get_n_splits()
+    if key is not None:                  # the parameter does change the split
+        base, _ = _reference(X, y, groups, test_size=0.3,
+                             **{k: v for k, v in params.items() if k != key})
+        assert (not np.array_equal(base.labels, res.labels) or base.n_iter != res.n_iter
+                or base.objective != res.objective)
+
+
+def test_cluster_split_dict_tolerance_is_per_group():
+    from shiftlearn import ClusterSplit
+    from shiftlearn.model_selection._splitters import constraint_codes
+
+    X, y, groups = _labeled(1)
+    codes = constraint_codes(y, groups, "label_domain", X.shape[0])
+    tau = np.zeros(codes.max() + 1)
+    tau[[0, 3]] = [0.5, 0.8]
+    a = ClusterSplit(test_size=0.3, tolerance={0: 0.5, 3: 0.8}, random_state=0)
+    list(a.split(X, y, groups))
+    res, _ = _reference(X, y, groups, test_size=0.3, tolerance=tau)
+    np.testing.assert_array_equal(a.labels_, res.labels)
+
+
+def test_cluster_split_defaults_and_stratify_fallback():
+    from shiftlearn import ClusterSplit
+
+    assert vars(ClusterSplit()) == {
+        "n_splits": 1, "test_size": 0.2, "kernel": "rbf", "gamma": None,
+        "stratify": "label_domain", "tolerance": 0, "n_components": None, "featurizer": None,
+        "random_state": None, "solver": "closed_form", "max_iter": 100, "tol": 0.0,
+        "n_init": 1, "init": "random"}
+    X, y, _ = _labeled(2)
+    # label_domain without groups is stratified by label, as stratify="label"
+    a = ClusterSplit(test_size=0.3, random_state=0)
+    (_, va_a), = a.split(X, y)
+    b = ClusterSplit(test_size=0.3, stratify="label", random_state=0)
+    (_, va_b), = b.split(X, y)
+    np.testing.assert_array_equal(va_a, va_b)
+    for c in (0, 1):
+        assert (y[va_a] == c).sum() == int(np.floor(0.3 * (y == c).sum() + 0.5))
+
+
+def test_cluster_split_errors_name_the_problem():
+    from shiftlearn import ClusterSplit
+
+    X, y, groups = _labeled(3)
+    with pytest.raises(ValueError, match="^n_splits must be a positive integer, got 0"):
+        list(ClusterSplit(n_splits=0).split(X, y, groups))
+
+    def two_rows_short(A):
+        return A[:-2]
+
+    with pytest.raises(ValueError, match="^The featurizer returned 86 rows for 88 inputs"):
+        list(ClusterSplit(featurizer=two_rows_short).split(X, y, groups))
+
+    def nan_features(A):
+        out = A.copy()
+        out[0, 0] = np.nan
+        return out
+
+    with pytest.raises(ValueError, match="featurizer output contains NaN"):
+        list(ClusterSplit(featurizer=nan_features).split(X, y, groups))
