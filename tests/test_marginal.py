@@ -582,3 +582,41 @@ def test_search_checks_feature_names_at_predict():
     assert search.predict(df, -sd).shape == (len(df),)
     with pytest.raises(ValueError, match="feature names"):
         search.predict(df[["b", "a"]], -sd)
+
+
+# ------------------------------------------------------------------- guards (issue #14)
+def test_exact_fit_memory_is_checked_before_allocating(monkeypatch):
+    import shiftlearn.adaptation._base as base_mod
+    X, y, sd = make_rotated_ellipses(8, 16, random_state=0)
+    monkeypatch.setattr(base_mod, "MEMORY_BUDGET", 100_000)          # 128 rows: 275 kB needed
+    with pytest.raises(ValueError, match=r"exact solver on 128 training rows needs about .* "
+                                         r"Use solver='rf'"):
+        MarginalTransferClassifier(solver="exact").fit(X, y, sd)
+    with pytest.raises(ValueError, match="Use kernel_x='rbf' with solver='rf'"):
+        MarginalTransferRegressor(kernel_x="linear").fit(X, y.astype(float), sd)
+    MarginalTransferClassifier(solver="rf", random_state=0).fit(X, y, sd)   # no M x M matrix
+
+
+def test_extreme_values_give_value_errors_or_finite_output():
+    X, y, sd = make_rotated_ellipses(4, 10, random_state=0)
+    for value in (1e-300, 1e300):                   # ZeroDivisionError / OverflowError before
+        with pytest.raises(ValueError, match=r"sigma_x=.*outside \[1e-150, 1e\+150\]"):
+            MarginalTransferClassifier(sigma_x=value).fit(X, y, sd)
+    with pytest.raises(ValueError, match="squared-hinge costs are too large"):     # it hung
+        MarginalTransferClassifier(C=1e300, solver="rf", loss="squared_hinge").fit(X, y, sd)
+    with pytest.raises(ValueError, match="numerically singular"):   # it was a LinAlgError
+        MarginalTransferClassifier(C=1e20, solver="rf", loss="squared_hinge",
+                                   random_state=0).fit(X, y, sd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MarginalTransferClassifier(C=1e10, solver="rf", loss="squared_hinge",
+                                         random_state=0).fit(X, y, sd)
+    assert np.isfinite(clf.decision_function(X, -sd)).all()
+    for solver in ("exact", "rf"):
+        # a constant target: every dual coefficient is 0 (the exact predict used to fail)
+        reg = MarginalTransferRegressor(solver=solver, random_state=0).fit(X, np.full(40, 3.0),
+                                                                           sd)
+        assert np.allclose(reg.predict(X, -sd), 3.0)
+        big = MarginalTransferRegressor(solver=solver, random_state=0).fit(
+            X, X[:, 0] * 1e300, sd)                 # y.std() overflowed to inf
+        assert np.isfinite(big.predict(X, -sd)).all() and big.y_scale_ > 1e299

@@ -7,12 +7,12 @@ predict); ``y`` follows the library's unlabeled convention (``-1``/NaN/``""`` ro
 labels ``-1/+1`` are refused with the convention's error). Before any allocation, ``fit``
 estimates the memory of the stored ensembles (complete binary trees: ``2**max_depth - 1``
 nodes per tree and task) and of the split search and refuses, naming the bytes, what does not
-fit in :func:`memory_budget` (``max_depth=40`` would need tens of TiB).
+fit in the library's memory budget (:func:`shiftlearn.adaptation._base.memory_budget`, the
+physical memory unless ``MEMORY_BUDGET`` is set; ``max_depth=40`` would need thousands of TiB).
 """
 
 from __future__ import annotations
 
-import os
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,32 +22,19 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import Interval, StrOptions, check_params
 from .._validation import check_sample_domain, check_X, check_X_y_domain, unlabeled_mask
+from ..adaptation._base import memory_budget
 from ._binning import bin_tasks
 from ._core import boost, decision_function_stages
 from ._core import decision_function as _final_decision
 
-__all__ = ["MEMORY_BUDGET", "MultiTaskBoostingClassifier", "fit_memory_bytes", "memory_budget"]
+__all__ = ["MultiTaskBoostingClassifier", "fit_memory_bytes"]
 
 _MODES = ("multitask", "pooling", "source_only", "target_only")
-
-#: bytes ``fit`` may use; ``None``: the machine's physical memory (see :func:`memory_budget`)
-MEMORY_BUDGET: int | None = None
 
 #: working arrays of the split search per (active node, feature, task, bin), in float64s
 #: (histograms, their sums and differences, the sorted prefix sums of ``tree_split_exact``):
 #: tracemalloc peaks at 3.1-6.0 of them for depths 10-12 on 2,000 rows, 6 features, 2 tasks
 _WORK_FACTOR = 6
-
-
-def memory_budget() -> int:
-    """:data:`MEMORY_BUDGET`, or the physical memory (``os.sysconf``; 16 GiB where the platform
-    does not report it)."""
-    if MEMORY_BUDGET is not None:
-        return int(MEMORY_BUDGET)
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
-        return 16 << 30
 
 
 def fit_memory_bytes(n_rows: int, n_features: int, n_tasks: int, n_ensembles: int,

@@ -310,8 +310,15 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
     def _encode_targets(self, y):
         y = np.asarray(y, dtype=np.float64)
         if self._param("normalize_y", True):
-            self.y_mean_ = float(y.mean())
-            sd = float(y.std())
+            with np.errstate(over="ignore"):
+                self.y_mean_, sd = float(y.mean()), float(y.std())
+            if not (np.isfinite(self.y_mean_) and np.isfinite(sd)):
+                # y.std() overflows for |y| ~ 1e300: moments of y / max|y|, scaled back
+                m = float(np.max(np.abs(y)))
+                self.y_mean_, sd = float((y / m).mean()) * m, float((y / m).std()) * m
+            if not (np.isfinite(self.y_mean_) and np.isfinite(sd)):
+                raise ValueError("The regression target's mean or spread overflows float64; "
+                                 "rescale y.")
             self.y_scale_ = sd if sd > 0 else 1.0
         else:
             self.y_mean_, self.y_scale_ = 0.0, 1.0

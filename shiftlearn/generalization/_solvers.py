@@ -19,7 +19,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.linalg import solve
+from scipy.linalg import LinAlgError, solve
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = ["kernel_svm_dual", "kernel_svr_dual", "linear_squared_hinge_newton"]
@@ -189,6 +189,16 @@ def linear_squared_hinge_newton(Z: np.ndarray, y: np.ndarray, c: np.ndarray, *,
     c = np.asarray(c, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     D = Z.shape[1]
+    # the Hessian's entries are up to 2 max(c) max ||z||^2: they must be finite in float64
+    # (C = 1e300 hung); products run in float64 where sqrt(2 c) |z| leaves float32's range
+    scale = 2.0 * float(c.max(initial=0.0)) * float(np.max(np.einsum("ij,ij->i", Z, Z),
+                                                            initial=0.0))
+    if not np.isfinite(scale) or scale > 1e200:
+        raise ValueError(f"The squared-hinge costs are too large (2 max(c) max||z||^2 = "
+                         f"{scale:.3g} overflows the Newton system): lower C (or rescale the "
+                         "features).")
+    if Z.dtype == np.float32 and scale > 1e30:
+        Z = Z.astype(np.float64)
     w = np.zeros(D)
     margin = np.zeros(Z.shape[0])  # y * (Z w)
     g0 = None
@@ -207,7 +217,22 @@ def linear_squared_hinge_newton(Z: np.ndarray, y: np.ndarray, c: np.ndarray, *,
         Zs = Za * np.sqrt(2.0 * c[act]).astype(Z.dtype)[:, None]
         H = (Zs.T @ Zs).astype(np.float64)  # A^T A: numpy calls BLAS syrk (half the flops)
         H[np.diag_indices(D)] += 1.0
-        d = solve(H, -g, assume_a="pos", overwrite_a=True, check_finite=False)  # Cholesky
+        try:
+            d = solve(H, -g, assume_a="pos", overwrite_a=True, check_finite=False)  # Cholesky
+        except LinAlgError:
+            if Z.dtype == np.float64:
+                raise ValueError("The squared-hinge Newton system is numerically singular "
+                                 f"(costs up to {float(c.max()):.3g}): lower C.") from None
+            # large costs: float32 rounding of Z^T Z made H indefinite; redo in float64
+            Z = Z.astype(np.float64)
+            Zs = Z[act] * np.sqrt(2.0 * c[act])[:, None]
+            H = Zs.T @ Zs
+            H[np.diag_indices(D)] += 1.0
+            try:
+                d = solve(H, -g, assume_a="pos", overwrite_a=True, check_finite=False)
+            except LinAlgError:
+                raise ValueError("The squared-hinge Newton system is numerically singular "
+                                 f"(costs up to {float(c.max()):.3g}): lower C.") from None
         delta = y * (Z @ d.astype(Z.dtype)).astype(np.float64)
         # exact line search, 1-D Newton on the piecewise-linear derivative
         # phi'(t) = w.d + t d.d - 2 sum_{m + t delta < 1} c delta (1 - m - t delta)
