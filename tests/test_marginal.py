@@ -594,7 +594,11 @@ def test_exact_fit_memory_is_checked_before_allocating(monkeypatch):
         MarginalTransferClassifier(solver="exact").fit(X, y, sd)
     with pytest.raises(ValueError, match="Use kernel_x='rbf' with solver='rf'"):
         MarginalTransferRegressor(kernel_x="linear").fit(X, y.astype(float), sd)
-    MarginalTransferClassifier(solver="rf", random_state=0).fit(X, y, sd)   # no M x M matrix
+    monkeypatch.setattr(base_mod, "MEMORY_BUDGET", None)        # the machine's memory
+    MarginalTransferClassifier(solver="exact", random_state=0).fit(X, y, sd)
+    with pytest.raises(ValueError, match=r"solver='rf' on 128 training rows with "
+                                         r"n_components=10000000000 .*Lower n_components"):
+        MarginalTransferClassifier(solver="rf", n_components=10**10).fit(X, y, sd)
 
 
 def test_extreme_values_give_value_errors_or_finite_output():

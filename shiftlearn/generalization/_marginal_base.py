@@ -316,6 +316,8 @@ class _MarginalTransferBase(BaseEstimator):
         self.solver_ = self._choose_solver(M)
         if self.solver_ == "exact":
             self._check_exact_memory(M)
+        else:
+            self._check_rf_memory(M, X.shape[1])
         med = {}
 
         def median_x() -> float:  # computed once, shared by sigma_x and sigma_emb
@@ -352,6 +354,22 @@ class _MarginalTransferBase(BaseEstimator):
                 f"{need / 2**30:.1f} GiB ({EXACT_FIT_MATRICES:g} float64 {M} x {M} matrices) but "
                 f"{budget / 2**30:.1f} GiB are available. Use {alt}, or fit on a subsample of "
                 "each task's rows.")
+
+    def _check_rf_memory(self, M: int, d: int) -> None:
+        """Refuse a random-feature fit whose features do not fit in memory (e.g. a mistyped
+        ``n_components=10**7``): ``4 M 2Q`` float32 (features and the solvers' copies) plus
+        ``2 (2Q)^2`` float64 (the Newton system) plus the ``(d + 2L) x Q`` frequencies
+        (tracemalloc at M = 4,000: 2.2 M 2Q float32 for liblinear, 3.9-7.1 M 2Q plus the
+        Newton system for the squared hinge at Q = 300-2,000)."""
+        Q, L = int(self.n_components), int(self._param("n_components_emb", 100))
+        need = 4.0 * M * 2 * Q * 4 + 2.0 * (2 * Q) ** 2 * 8 + (d + 2 * L) * Q * 8.0
+        budget = memory_budget()
+        if need > budget:
+            raise ValueError(
+                f"{type(self).__name__} with solver='rf' on {M} training rows with "
+                f"n_components={Q} and n_components_emb={L} needs about {need / 2**30:.1f} GiB "
+                f"but {budget / 2**30:.1f} GiB are available. Lower n_components (300 is the "
+                "default; the kernel error falls as 1/sqrt(n_components)) or fit on fewer rows.")
 
     def _fit_exact(self, X, Y, task, c, rng, pooling, ke):
         N = self.n_tasks_
