@@ -222,3 +222,199 @@ def test_cluster_split_errors_name_the_problem():
 
     with pytest.raises(ValueError, match="featurizer output contains NaN"):
         list(ClusterSplit(featurizer=nan_features).split(X, y, groups))
+
+
+# ------------------------------------------------------------------ the Lloyd loop's contract
+def test_fixed_point_trace_and_iteration_count():
+    """tol = 0: Psi strictly decreases along the trace, the last assignment step reproduces
+    the labels (converged), and n_iter counts the assignment steps (= len(trace))."""
+    X, codes = _asymmetric(seed=5)
+    for kw in ({}, {"kernel": "linear"}, {"gamma": 0.3, "n_components": 20}):
+        res = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=2, **kw)
+        assert res.converged is True and res.n_iter >= 2
+        assert len(res.objective_trace) == res.n_iter
+        assert np.all(np.diff(res.objective_trace) < 0)
+        assert res.objective == res.objective_trace[-1]
+
+
+def test_max_iter_stop_is_not_convergence():
+    X, codes = _asymmetric(seed=5)
+    res = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=2, max_iter=1)
+    assert res.n_iter == 1 and res.converged is False
+    assert len(res.objective_trace) == 2
+
+
+@pytest.mark.parametrize("tol", [0.05, 0.3])
+def test_tol_stops_at_the_first_small_gain(tol):
+    """Stop after the first iteration whose gain is <= tol x the separation SSq - Psi."""
+    X, codes = _asymmetric(seed=6, n_big=150, n_small=40)
+    full = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=0, gamma=0.2)
+    res = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=0, gamma=0.2,
+                                    tol=tol)
+    tr, ssq = res.objective_trace, res.ssq_total
+    gains = -np.diff(tr)
+    sep = ssq - np.asarray(tr[1:])
+    assert res.converged is True
+    assert np.all(gains[:-1] > tol * sep[:-1])         # every earlier step was worth it
+    assert gains[-1] <= tol * sep[-1]                   # the last one was not
+    assert full.objective_trace[:len(tr)] == pytest.approx(tr, rel=1e-12)
+    assert res.n_iter < full.n_iter                     # tol did stop early
+
+
+# ------------------------------------------------------------------ constraints
+def test_soft_tolerance_is_used_by_both_solvers():
+    from shiftlearn.model_selection._cluster_kmeans import group_bounds
+
+    X, codes = _asymmetric(seed=7)
+    hard = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=0)
+    for solver in ("closed_form", "lp"):
+        soft = constrained_kernel_kmeans(X, codes, test_size=0.3, tolerance=0.6,
+                                         random_state=0, solver=solver)
+        m, lo, hi = group_bounds(np.bincount(codes), 0.3, 0.6)
+        cnt = np.bincount(codes[soft.labels == 1], minlength=m.size)
+        assert np.all((cnt >= lo) & (cnt <= hi))
+        assert np.any(cnt != m)                        # the slack is used ...
+        assert soft.objective < hard.objective         # ... and pays off
+        if solver == "closed_form":
+            ref = soft
+        else:
+            np.testing.assert_array_equal(soft.labels, ref.labels)
+
+
+def test_k_folds_with_tolerance_respect_the_soft_bounds_and_use_them():
+    X, codes = _asymmetric(seed=8, n_big=90, n_small=30)
+    K, tau = 3, 0.5
+    res = constrained_kernel_kmeans(X, codes, n_clusters=K, tolerance=tau, random_state=0)
+    sizes = np.bincount(codes)
+    n = codes.size
+    counts = np.array([np.bincount(codes[res.labels == j], minlength=sizes.size)
+                       for j in range(K)])
+    assert np.all(counts >= np.floor(sizes * (1 - tau) / K))
+    assert np.all(counts <= np.ceil(sizes * (1 + tau) / K))
+    tot = counts.sum(axis=1)
+    assert np.all((tot >= np.floor(n * (1 - tau) / K)) & (tot <= np.ceil(n * (1 + tau) / K)))
+    hard_hi = np.ceil(sizes / K)
+    assert np.any(counts > hard_hi) or np.any(tot > np.ceil(n / K))   # the slack is used
+
+
+def test_random_k_fold_start_is_stratified_and_seeded():
+    from shiftlearn.model_selection._cluster_kmeans import _init_labels
+
+    codes = np.repeat([0, 1, 2], [10, 7, 5])
+    a = _init_labels(codes, 3, None, np.random.default_rng(0))
+    b = _init_labels(codes, 3, None, np.random.default_rng(1))
+    for g in range(3):
+        cnt = np.bincount(a[codes == g], minlength=3)
+        assert cnt.max() - cnt.min() <= 1              # each group spread evenly
+    assert not np.array_equal(a, b)
+
+
+def test_warning_for_groups_without_validation_rows_names_how_many():
+    X, codes = _asymmetric(seed=9)
+    codes = codes.copy()
+    codes[:2] = [5, 6]                                  # two singleton groups: round(0.2) = 0
+    with pytest.warns(UserWarning, match="^2 constraint group"):
+        constrained_kernel_kmeans(X, codes, test_size=0.2, random_state=0)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # every group has a validation row
+        constrained_kernel_kmeans(X, codes[::-1] * 0, test_size=0.2, random_state=0)
+
+
+def test_argument_checks_both_sides():
+    X, codes = _asymmetric(seed=10, n_big=12, n_small=6)
+    n = X.shape[0]
+    # boundaries that are accepted
+    res = constrained_kernel_kmeans(X, np.zeros(n, int), n_clusters=n, random_state=0)
+    assert sorted(res.labels.tolist()) == list(range(n))
+    constrained_kernel_kmeans(X, codes, n_init=1, max_iter=1, random_state=0)
+    bad = [
+        ({"F": X[:, 0]}, r"^F must be 2-D, got shape \(18,\)"),
+        ({"codes": codes[:-1]}, r"^codes must have shape \(18,\), got \(17,\)"),
+        ({"n_clusters": 1}, r"^n_clusters must be an integer >= 2, got 1"),
+        ({"n_clusters": n + 1}, r"^n_clusters=19 exceeds the number of rows \(18\)"),
+        ({"n_init": 0}, r"^n_init must be a positive integer, got 0"),
+        ({"max_iter": 0}, r"^max_iter must be a positive integer, got 0"),
+        ({"solver": "simplex"}, r"^solver must be one of"),
+        ({"test_size": 0.0}, r"^test_size must be a float in \(0, 1\), got 0.0"),
+        ({"test_size": 1.0}, r"^test_size must be a float in \(0, 1\), got 1.0"),
+        ({"test_size": 1.5}, r"^test_size must be a float in \(0, 1\), got 1.5"),
+        ({"test_size": 0.97}, r"^test_size=0.97 puts every row in validation"),
+    ]
+    for kw, msg in bad:
+        args = {"F": X, "codes": codes}
+        args.update(kw)
+        with pytest.raises(ValueError, match=msg):
+            constrained_kernel_kmeans(args.pop("F"), args.pop("codes"), random_state=0, **args)
+
+
+# ------------------------------------------------------------------ kernels of the clustering
+@pytest.mark.parametrize("path", ["full", "linear", "nystroem"])
+def test_pca_start_scores_are_the_leading_kernel_principal_component(path):
+    from shiftlearn.model_selection._cluster_kmeans import _pca_scores
+
+    X, _ = _asymmetric(seed=11)
+    if path == "full":
+        op, _ = kernel_operator(X, gamma=0.3)
+    elif path == "linear":
+        op, _ = kernel_operator(X, kernel="linear")
+    else:
+        op, _ = kernel_operator(X, gamma=0.3, n_components=20, random_state=0)
+        op_full = _nystroem_as_full(op)
+    K = (op.K if op.K is not None else op.Phi @ (op.M if op.M is not None else np.eye(
+        op.Phi.shape[1])) @ op.Phi.T)
+    if path == "nystroem":
+        K = op_full.K
+    n = K.shape[0]
+    H = np.eye(n) - 1.0 / n
+    w, V = np.linalg.eigh(H @ K @ H)
+    s = _pca_scores(op, np.random.default_rng(0))
+    assert abs(np.corrcoef(s, V[:, -1])[0, 1]) > 1 - 1e-6
+    assert w[-1] > 1.5 * w[-2]                          # a well-separated leading component
+
+
+def test_split_mmd2_uses_gamma_and_the_given_kernel():
+    from shiftlearn.kernels import mmd2_from_kernels, rbf_kernel, sigma_from_gamma
+    from shiftlearn.model_selection import split_mmd2
+
+    X, _ = _asymmetric(seed=12)
+    tr, te = np.arange(0, 60), np.arange(60, X.shape[0])
+    A, B = X[tr], X[te]
+    s = sigma_from_gamma(2.0)
+    ref = mmd2_from_kernels(rbf_kernel(A, sigma=s), rbf_kernel(B, sigma=s),
+                            rbf_kernel(A, B, sigma=s))
+    assert split_mmd2(X, tr, te, gamma=2.0) == pytest.approx(ref, rel=1e-12)
+    assert split_mmd2(X, tr, te) != pytest.approx(ref, rel=1e-3)     # default gamma = 1/d
+    lin = mmd2_from_kernels(A @ A.T, B @ B.T, A @ B.T)
+    assert split_mmd2(X, tr, te, kernel="linear") == pytest.approx(lin, rel=1e-12)
+    assert lin == pytest.approx(float(np.sum((A.mean(0) - B.mean(0)) ** 2)), rel=1e-9)
+
+    def cubic(P, Q):
+        return (P @ Q.T + 1.0) ** 3
+
+    ref3 = mmd2_from_kernels(cubic(A, A), cubic(B, B), cubic(A, B))
+    assert split_mmd2(X, tr, te, kernel=cubic) == pytest.approx(ref3, rel=1e-12)
+
+
+@pytest.mark.parametrize("n_moved", [1, 5, 10, 11, 60, 85])
+def test_incremental_cluster_sums_equal_a_fresh_computation(n_moved):
+    """The factored path updates the cluster sums from the rows that moved (fewer than n/8)
+    or recomputes them; either way the statistics equal a fresh computation (float32
+    features: to float32 rounding)."""
+    X, _ = _asymmetric(seed=13)                         # n = 88: n // 8 = 11
+    for dtype in (np.float64, np.float32):
+        op, _ = kernel_operator(X.astype(dtype), kernel="linear")
+        rng = np.random.default_rng(n_moved)
+        lab0 = (rng.random(88) < 0.4).astype(np.int64)
+        lab1 = lab0.copy()
+        idx = rng.choice(88, n_moved, replace=False)
+        lab1[idx] = 1 - lab1[idx]
+        prev = _stats(op, lab0, 2, need_D=False)
+        inc = _stats(op, lab1, 2, prev=prev, need_D=False)
+        fresh = _stats(op, lab1, 2, need_D=False)
+        rtol = 1e-12 if dtype == np.float64 else 1e-6   # float32 products: float32 rounding
+        exact = X[lab1 == 1].astype(dtype).astype(np.float64).sum(axis=0)
+        np.testing.assert_allclose(inc.U[:, 1], exact, rtol=rtol)
+        np.testing.assert_allclose(inc.U, fresh.U, rtol=rtol)
+        assert inc.psi == pytest.approx(fresh.psi, rel=rtol)
