@@ -286,3 +286,73 @@ def test_superlink_admits_only_registered_node_keys(tls_superlink, tmp_path):
     assert plain.poll() is None
     assert "Connection attempt failed" in (dep.workdir / "plaintext.log").read_text(
         errors="replace")
+
+
+# ------------------------------------------------------------------------ command line, flags
+def test_cli_writes_certificates_and_node_keys(tmp_path, capsys):
+    import json
+
+    from shiftlearn import cli
+
+    assert cli.main(["federated", "certs", str(tmp_path / "tls"), "--host",
+                     "server.example.org", "--days", "30"]) == 0
+    out = capsys.readouterr()
+    paths = json.loads(out.out)
+    assert paths["hosts"] == ["server.example.org"] and "--ssl-certfile" in out.err
+    assert all((tmp_path / "tls" / f).is_file()
+               for f in ("ca.pem", "ca.key", "server.pem", "server.key"))
+    assert cli.main(["federated", "node-keys", str(tmp_path / "keys"), "--nodes", "3"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 3
+    assert cli.main(["federated", "certs", str(tmp_path / "x"), "--host", " "]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--host" in err[0]
+
+
+def test_loopback_defaults_to_tls_and_authentication(tmp_path):
+    from shiftlearn.federated._deploy import LoopbackDeployment
+
+    dep = LoopbackDeployment(2, tmp_path / "a")
+    assert not dep.insecure and dep.auth
+    assert not LoopbackDeployment(2, tmp_path / "b", insecure=True).auth
+    assert not LoopbackDeployment(2, tmp_path / "c", auth=False).auth
+    with pytest.raises(ValueError, match="authentication needs TLS"):
+        LoopbackDeployment(2, tmp_path / "d", insecure=True, auth=True)
+
+
+def test_hello_refuses_two_nodes_claiming_one_client(monkeypatch):
+    """Fail closed: a node that claims an already claimed client id stops the run instead of
+    silently taking the slot (the ServerApp's first round, with a stand-in for Flower's Grid)."""
+    pytest.importorskip("flwr")
+    from flwr.app import ConfigRecord, Message, RecordDict
+    from flwr.supercore.task_identity import TaskIdentity
+
+    from shiftlearn.federated import PROTOCOL, PROTOCOL_VERSION, flower
+    from shiftlearn.federated._jobs import job_config
+
+    for attr in ("_run_id", "_node_id", "_task_id"):
+        monkeypatch.setattr(TaskIdentity, attr, 1)
+    claims = {11: 1, 12: 2, 13: 3, 14: 4, 99: 2}       # node 99 also claims client 2
+
+    class Grid:
+        sent: dict = {}
+
+        def get_node_ids(self):
+            return list(claims)
+
+        def push_messages(self, messages):
+            ids = []
+            for m in messages:
+                mid = f"m{len(self.sent)}"
+                m.metadata.__dict__["_message_id"] = mid
+                self.sent[mid] = m
+                ids.append(mid)
+            return ids
+
+        def pull_messages(self, ids):
+            return [Message(RecordDict({"hello": ConfigRecord({
+                "client_id": claims[self.sent[i].metadata.dst_node_id], "local_sigma": 1.0,
+                "protocol": PROTOCOL, "version": PROTOCOL_VERSION, "n_input": 5})}),
+                reply_to=self.sent[i]) for i in ids]
+
+    with pytest.raises(RuntimeError, match="SuperNodes 12 and 99 both claim client 2"):
+        flower._run(Grid(), job_config({}), {}, None, None)

@@ -5,7 +5,10 @@ Run a job in the fault-injecting simulator, on a Flower loopback (a SuperLink an
 
     shiftlearn federated simulate --set protocol=iterative rounds=50 --loss 0.3
     shiftlearn federated loopback --nodes 4 --set protocol=oneshot
+    shiftlearn federated loopback --set secure-aggregation=true   # one-shot under SecAgg+
     shiftlearn federated app ./fedrftca-app      # then: flwr run ./fedrftca-app <superlink>
+    shiftlearn federated certs ./tls --host server.example.org    # private CA + server cert
+    shiftlearn federated node-keys ./keys --nodes 4               # SuperNode key pairs
     shiftlearn federated keys                    # every job key and its default
 
 Design decisions
@@ -18,6 +21,12 @@ Design decisions
 * The result is printed as JSON on stdout (arrays summarised by shape and norm); a one-line
   summary with the target accuracy and its baselines (``baseline`` in the result: source only,
   chance), and the result's ``warning`` if any, go to stderr.
+* ``loopback`` runs with TLS (a private CA made for the run) and SuperNode authentication
+  (every node's key registered before it starts) unless ``--insecure`` (plain text, any node
+  may join) or ``--no-auth`` (TLS only) is given (issue #22).
+* ``certs`` and ``node-keys`` write the files of the multi-machine recipe in
+  ``docs/federated.md`` (``shiftlearn.federated._tls``; the ``cryptography`` package comes
+  with ``flwr``) and print the flags that use them.
 * ``loopback`` needs the ``federated`` extra (``flwr`` and its executables, beside Python or on
   the PATH); its absence is reported with the install command before anything starts.
 """
@@ -36,7 +45,7 @@ from ._common import count, info
 
 #: Job keys whose value counts something and has a floor above 0.
 _FLOORS = {"num-clients": 2, "n-per-client": 2, "n-features": 1, "n-components": 1,
-           "rounds": 1, "local-steps": 1, "classifier-every": 1}
+           "rounds": 1, "local-steps": 1, "classifier-every": 1, "secagg-int-bits": 1}
 
 
 def _probability(text: str) -> float:
@@ -58,7 +67,7 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                     "Flower app folder for real machines.",
         epilog="Job keys and their defaults: `shiftlearn federated keys`.")
     sub = p.add_subparsers(dest="action", required=True, title="actions",
-                           metavar="{simulate,loopback,app,keys}")
+                           metavar="{simulate,loopback,app,certs,node-keys,keys}")
     s = sub.add_parser("simulate", parents=parents,
                        help="run a job in the fault-injecting simulator",
                        description="Run a federated job in-process, with simulated message "
@@ -84,15 +93,39 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                     help="SuperNodes to start, one per client (default 4)")
     lp.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                     help="job keys, e.g. protocol=oneshot dataset=office_caltech")
+    lp.add_argument("--insecure", action="store_true",
+                    help="plain text and no node authentication (default: TLS with a private "
+                         "CA made for the run, and only registered SuperNode keys may join)")
+    lp.add_argument("--no-auth", action="store_true",
+                    help="TLS, but without SuperNode authentication")
     a = sub.add_parser("app", parents=parents,
                        help="write the Flower app folder (pyproject.toml) for `flwr run`",
                        description="Write the Flower app folder whose components are this "
                                    "installed package's server and client apps.")
     a.add_argument("directory", help="folder to write (created if missing)")
+    c = sub.add_parser("certs", parents=parents,
+                       help="create a private CA and a SuperLink certificate (TLS)",
+                       description="Write ca.pem, ca.key, server.pem and server.key: a private "
+                                   "certificate authority and a SuperLink certificate for the "
+                                   "given host names/addresses.")
+    c.add_argument("directory", help="folder to write (created if missing)")
+    c.add_argument("--host", action="append", default=None, metavar="NAME",
+                   help="host name or IP address the SuperLink is reached at (repeatable; "
+                        "default 127.0.0.1 and localhost)")
+    c.add_argument("--days", type=count(1), default=365, metavar="N",
+                   help="validity in days (default 365)")
+    nk = sub.add_parser("node-keys", parents=parents,
+                        help="create SuperNode key pairs for node authentication",
+                        description="Write node<i>.key (for flower-supernode "
+                                    "--auth-supernode-private-key) and node<i>.pub (for flwr "
+                                    "supernode register), EC P-384, OpenSSH format.")
+    nk.add_argument("directory", help="folder to write (created if missing)")
+    nk.add_argument("--nodes", type=count(1), default=4, metavar="N",
+                    help="key pairs to write (default 4)")
     k = sub.add_parser("keys", parents=parents, help="list the job keys and their defaults",
                        description="List every job key (Flower run-config name) and its "
                                    "default.")
-    for action in (s, lp, a, k):  # errors name the action: "shiftlearn federated simulate"
+    for action in (s, lp, a, c, nk, k):  # errors name the action: "shiftlearn federated simulate"
         action.set_defaults(_prog=action.prog)
     return p
 
@@ -224,6 +257,27 @@ def run(args: argparse.Namespace) -> int:
 
         print(write_app(Path(args.directory)) / "pyproject.toml")
         return 0
+    if args.action == "certs":
+        from ..federated._tls import make_certificates
+
+        certs = make_certificates(Path(args.directory), hosts=args.host or
+                                  ("127.0.0.1", "localhost"), days=args.days)
+        print(json.dumps({k: str(v) if isinstance(v, Path) else list(v)
+                          for k, v in vars(certs).items()}, indent=2))
+        info(args, "SuperLink: flower-superlink " + " ".join(certs.superlink_args())
+             + f"; SuperNodes: --root-certificates {certs.ca_cert}; keep {certs.ca_key} "
+             "off the servers.")
+        return 0
+    if args.action == "node-keys":
+        from ..federated._tls import make_node_keys
+
+        keys = make_node_keys(Path(args.directory), args.nodes)
+        print(json.dumps([{"private_key": str(k.private_key),
+                           "public_key": str(k.public_key)} for k in keys], indent=2))
+        info(args, "node i: flower-supernode --auth-supernode-private-key <node<i>.key>; "
+             "operator: flwr supernode register <node<i>.pub> <connection>; SuperLink: "
+             "--enable-supernode-auth.")
+        return 0
     job = _job(args)
     if args.action == "simulate":
         from ..federated._jobs import simulate_job
@@ -238,7 +292,8 @@ def run(args: argparse.Namespace) -> int:
     from ..federated._deploy import LoopbackDeployment
 
     with tempfile.TemporaryDirectory() as tmp, \
-            LoopbackDeployment(args.nodes, tmp, bin_dir=str(folder)) as dep:
+            LoopbackDeployment(args.nodes, tmp, bin_dir=str(folder), insecure=args.insecure,
+                               auth=not (args.insecure or args.no_auth)) as dep:
         res = dep.run(job)
     _print(args, res)
     return 0 if res.get("status") == "ok" else 1

@@ -125,7 +125,8 @@ def make_certificates(directory, hosts=("127.0.0.1", "localhost"), *, days: int 
     hosts = tuple(str(h) for h in hosts)
     if not hosts or any(not h.strip() for h in hosts):
         raise ValueError("make_certificates needs at least one host name or IP address the "
-                         "SuperLink is reached at, e.g. hosts=['server.example.org'].")
+                         "SuperLink is reached at, e.g. hosts=['server.example.org'] (the command "
+                         "line's --host).")
     if int(days) < 1:
         raise ValueError(f"days must be at least 1, got {days}.")
     d = Path(directory)
