@@ -64,13 +64,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._marginal_base import (
-    AUTO_RF_MIN_SAMPLES,
-    MARGINAL_PARAMETER_CONSTRAINTS,
-    MIN_PREDICT_TASK_SIZE,
-    _MarginalTransferBase,
-    _SquaredHingeNewtonSVC,
-)
+from ._marginal_base import AUTO_RF_MIN_SAMPLES, _MarginalTransferBase, _SquaredHingeNewtonSVC
+from ._marginal_checks import MARGINAL_PARAMETER_CONSTRAINTS, MIN_PREDICT_TASK_SIZE
 from ._solvers import kernel_svm_dual, kernel_svr_dual
 
 __all__ = [

@@ -30,8 +30,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import HasMethods, Interval, check_params
 from .._validation import check_sample_domain, check_X, check_X_y_domain
+from ..adaptation._base import user_stacklevel
 from ..kernels import _rng
-from ._marginal_base import labeled_training_rows
+from ._marginal_checks import labeled_training_rows
 
 __all__ = ["TaskGroupSearchCV", "task_group_score"]
 
@@ -141,7 +142,8 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"TaskGroupSearchCV: only one training task ({n} labeled rows), so there is no "
                 f"task to hold out: the {min(self.cv, n)} folds split its rows and each "
                 "validation fold is embedded as one test task. Pass sample_domain with several "
-                "training tasks for task-level cross-validation.", UserWarning, stacklevel=3)
+                "training tasks for task-level cross-validation.", UserWarning,
+                stacklevel=user_stacklevel())
             for _ in range(self.n_repeats):
                 kf = KFold(n_splits=min(self.cv, n), shuffle=True,
                            random_state=int(rng.integers(2**31 - 1)))
