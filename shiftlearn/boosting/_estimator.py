@@ -204,7 +204,12 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         elif self.mode == "target_only":
             lab &= sd < 0
         if not lab.any():
-            raise ValueError(f"No labeled rows to fit in mode={self.mode!r}.")
+            which = {"source_only": " of source domains (positive sample_domain)",
+                     "target_only": " of target domains (negative sample_domain)"}.get(
+                         self.mode, "")
+            raise ValueError(f"No labeled rows{which} to fit in mode={self.mode!r}: label some "
+                             "rows (y = -1/NaN marks unlabeled ones) or choose another mode "
+                             f"({', '.join(repr(m) for m in _MODES)}).")
         X, y, sd = X[lab], y[lab], sd[lab]
         check_classification_targets(y)     # a continuous y is refused, not one class per value
         self.classes_ = np.unique(y)
