@@ -543,3 +543,40 @@ def test_small_n_row_space_solve_equals_the_full_solve(Est, kw, dtype):
     np.testing.assert_allclose(small.eigenvalues_, full.eigenvalues_, rtol=rtol)
     np.testing.assert_allclose(np.abs(small.transform(X)), np.abs(full.transform(X)),
                                rtol=rtol, atol=rtol * np.abs(full.transform(X)).max())
+
+
+@pytest.mark.parametrize("Est,kw", [(RFTCA, {"penalty": "coefficients"}), (RFTCA, {}),
+                                    (RFSCA, {})])
+@pytest.mark.parametrize("n", [2000, 400])
+def test_memory_estimate_bounds_the_measured_peak(Est, kw, n):
+    """The guard's counts (FIT_MATRICES: full 2N x 2N path, and the n <= N row-space path)
+    are at least what numpy allocates (dense solver, the largest; small chunks)."""
+    import tracemalloc
+
+    from shiftlearn.adaptation._rf import FIT_MATRICES
+
+    X, y, sd, _, _ = _da_data(n=n // 2)
+    N = 400
+    D = 2 * N
+    tracemalloc.start()
+    Est(n_features=N, bandwidth=3.0, random_state=0, eigen_solver="dense", chunk_size=100,
+        **kw).fit(X, y, sample_domain=sd)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    if n > N:
+        bound = FIT_MATRICES["full"] * D * D * 8 + 2 * 100 * D * 8      # + two chunks
+    else:
+        bound = (FIT_MATRICES["row_space"] + FIT_MATRICES["row_space_square"] * n / D) * n * D * 8
+    assert 0.4 * bound <= peak <= bound
+
+
+def test_huge_n_features_is_refused_before_allocating(monkeypatch):
+    from shiftlearn.adaptation import _base
+
+    monkeypatch.setattr(_base, "MEMORY_BUDGET", 1 << 30)
+    X, y, sd, _, _ = _da_data(n=3000)
+    with pytest.raises(ValueError, match=r"RFTCA.fit \(n_features=3000\) needs about 2\.7 GiB "
+                       r".* but 1\.0 GiB are available .* Lower n_features"):
+        RFTCA(n_features=3000).fit(X, y, sample_domain=sd)
+    with pytest.raises(ValueError, match=r"RFSCA.fit on 60 rows needs .* Lower n_features"):
+        RFSCA(n_features=100_000_000).fit(X[:60], y[:60], sample_domain=sd[:60])

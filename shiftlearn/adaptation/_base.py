@@ -274,17 +274,18 @@ def memory_budget() -> int:
 
 
 def check_dense_memory(n_rows: int, n_cols: int, n_matrices: float, owner: str,
-                       alternative: str) -> None:
+                       alternative: str, *, advice: str | None = None) -> None:
     """Refuse up front a computation that needs ``n_matrices`` float64 ``n_rows x n_cols``
     matrices at once when they exceed :func:`memory_budget`.
 
     Numpy would otherwise ask for the memory and die with ``MemoryError`` (or the machine would
-    swap); the ``ValueError`` names the GiB needed and available and the way out.
+    swap); the ``ValueError`` names the GiB needed and available and the way out
+    (``advice`` replaces the default sentence, which points to ``alternative``).
 
     Examples
     --------
     >>> try:
-    ...     check_dense_memory(10**6, 10**6, 1.2, "TCA.fit", "RFTCA")
+    ...     check_dense_memory(10**6, 10**6, 1.2, "TCA.fit on 1000000 rows", "RFTCA")
     ... except ValueError as exc:
     ...     print(str(exc)[:60])
     TCA.fit on 1000000 rows needs about 8940.7 GiB of memory (1.
@@ -294,11 +295,12 @@ def check_dense_memory(n_rows: int, n_cols: int, n_matrices: float, owner: str,
     if need > budget:
         src = ("shiftlearn.adaptation._base.MEMORY_BUDGET" if MEMORY_BUDGET is not None
                else "the physical memory")
+        advice = advice or (f"Use {alternative}, whose memory does not depend on the number of "
+                            "rows, or fit on a subsample of the rows.")
         raise ValueError(
-            f"{owner} on {n_rows} rows needs about {need / 2**30:.1f} GiB of memory "
+            f"{owner} needs about {need / 2**30:.1f} GiB of memory "
             f"({n_matrices:g} float64 {n_rows} x {n_cols} matrices) but {budget / 2**30:.1f} "
-            f"GiB are available ({src}). Use {alternative}, whose memory does not depend on the "
-            "number of rows, or fit on a subsample of the rows.")
+            f"GiB are available ({src}). {advice}")
 
 
 #: target size (bytes) of one row block of an out-of-sample kernel in ``transform``

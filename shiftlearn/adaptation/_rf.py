@@ -40,7 +40,13 @@ from ..kernels import (
     rff_map,
     rff_weights,
 )
-from ._base import BaseSubspaceTransformer, clip_n_components, resolve_tca_mu, whitening_scale
+from ._base import (
+    BaseSubspaceTransformer,
+    check_dense_memory,
+    clip_n_components,
+    resolve_tca_mu,
+    whitening_scale,
+)
 from ._eigen import top_generalized_eigh
 from ._rf_solvers import (
     rfsca_from_stats,
@@ -52,6 +58,15 @@ from ._rf_stats import RFStats, omega_fingerprint, rf_stats
 
 __all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats",
            "top_generalized_eigh"]
+
+
+#: Peak numpy memory of a fit in float64 2N x 2N matrices (tracemalloc, N = 300-600: 8.1 with
+#: the dense solver, 10.1 for penalty="coefficients", whose dense path also keeps an
+#: eigendecomposition of Z^T Z; the randomized solver needs less but may fall back to dense),
+#: and of the n <= N row-space fit in float64 n x 2N matrices (3.0: the features, their float64
+#: transpose and Q) plus n x n ones (up to 6: statistics and pencils in the n coordinates;
+#: measured 5.3-6.0 n x 2N at n = N); tests/test_rf.py checks them.
+FIT_MATRICES = {"full": 10.2, "row_space": 3.1, "row_space_square": 6.5}
 
 
 _RF_CONSTRAINTS: dict = {
@@ -131,12 +146,25 @@ class _RFBase(BaseSubspaceTransformer):
     def _fit_stats(self, X, y, sd) -> tuple[RFStats, np.ndarray | None]:
         """The statistics, and ``None`` or the basis ``Q`` they are coordinates in (``n < 2N``,
         see the module docstring)."""
+        n, D = X.shape[0], 2 * self.n_features
+        name = type(self).__name__
+        advice = ("Lower n_features (the random-feature problem needs about 10 float64 "
+                  "2 n_features x 2 n_features matrices, whatever the number of rows).")
+        row_space = n <= self.n_features and not self.keep_stats
+        omega_part = X.shape[1] * self.n_features          # the frequencies themselves
+        if row_space:       # checked before anything of size n_features is drawn
+            check_dense_memory(n, D, FIT_MATRICES["row_space"] + FIT_MATRICES["row_space_square"]
+                               * n / D + omega_part / (n * D), f"{name}.fit on {n} rows", "",
+                               advice=advice)
+        else:
+            check_dense_memory(D, D, FIT_MATRICES["full"] + omega_part / (D * D),
+                               f"{name}.fit (n_features={self.n_features})", "", advice=advice)
         self.sigma_ = resolve_bandwidth(self.bandwidth, X)
         self.omega_ = rff_weights(X.shape[1], self.n_features, self.sigma_, self.random_state,
                                   sampling=self.sampling)
         self.fingerprint_ = omega_fingerprint(self.omega_)
         dt = self._compute_dtype(X)
-        if X.shape[0] <= self.n_features and not self.keep_stats:
+        if row_space:
             Z = rff_map(np.asarray(X, dtype=dt), self.omega_.astype(dt, copy=False),
                         fast_trig=True)                      # the features transform uses
             Q, R = scipy.linalg.qr(Z.T.astype(np.float64, copy=False), mode="economic",

@@ -479,7 +479,8 @@ class SCA(BaseSubspaceTransformer):
                                   f"the centred kernel of {n} training rows has rank <= {n - 1}",
                                   name)
         solver = resolve_sca_solver(self.eigen_solver, n, k)
-        check_dense_memory(n, n, FIT_MATRICES[solver], f"{name}.fit (eigen_solver={solver!r})",
+        check_dense_memory(n, n, FIT_MATRICES[solver],
+                           f"{name}.fit on {n} rows (eigen_solver={solver!r})",
                            "RFSCA (random-feature SCA, the same problem with random Fourier "
                            "features)")
         self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None

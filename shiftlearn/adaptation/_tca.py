@@ -265,7 +265,8 @@ class TCA(BaseSubspaceTransformer):
                               f"the centred kernel of {n} training rows has rank <= {n - 1}",
                               "TCA")
         solver = resolve_tca_solver(self.eigen_solver, n, k)
-        check_dense_memory(n, n, FIT_MATRICES[solver], f"TCA.fit (eigen_solver={solver!r})",
+        check_dense_memory(n, n, FIT_MATRICES[solver],
+                           f"TCA.fit on {n} rows (eigen_solver={solver!r})",
                            "RFTCA (random-feature TCA, the same problem with random Fourier "
                            "features)")
         self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None
