@@ -356,3 +356,25 @@ def test_hello_refuses_two_nodes_claiming_one_client(monkeypatch):
 
     with pytest.raises(RuntimeError, match="SuperNodes 12 and 99 both claim client 2"):
         flower._run(Grid(), job_config({}), {}, None, None)
+
+
+def test_plain_messages_carry_the_statistics_verbatim():
+    """Why plain text is not enough: the serialized one-shot reply holds the client's float64
+    sums byte for byte (what an observer of an --insecure deployment reads), while the secure
+    reply's payload is limbs that SecAgg+ then masks."""
+    pytest.importorskip("flwr")
+    from shiftlearn.federated import OneShotClient, StatsRequest, encode
+    from shiftlearn.federated.flower import to_records
+
+    parts = _blobs_parts(n=30)
+    cfg = OneShotConfig(n_features=10, n_components=2, sigma=3.0)
+    client = OneShotClient(1, parts[0][0], parts[0][1], parts[0][2], cfg, [1, 2, 3, -4], 3)
+    reply = client.handle(StatsRequest(round=1, client_id=1))
+    content = to_records(*encode(reply))
+
+    def serialized(obj) -> bytes:   # what Flower transfers: the object and all its children
+        return obj.deflate() + b"".join(serialized(c) for c in (obj.children or {}).values())
+
+    wire = serialized(content)
+    assert reply.arrays["domain_sums"][0].tobytes() in wire
+    assert reply.arrays["moment_labeled"].tobytes() in wire
