@@ -23,8 +23,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier, uSCA
-from shiftlearn.adaptation._rf import RFSCA, RFTCA
+from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA, DomainAdaptationClassifier, uSCA
 from shiftlearn.boosting import MultiTaskBoostingClassifier
 from shiftlearn.generalization import (
     MarginalTransferClassifier,
