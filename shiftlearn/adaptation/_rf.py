@@ -194,6 +194,10 @@ class _RFBase(BaseSubspaceTransformer):
         """
         check_params(self)
         self._use_frequencies(stats, omega)
+        D = stats.n_components                # the statistics' two moments already exist
+        check_dense_memory(D, D, FIT_MATRICES["full"] - 2, f"{type(self).__name__}"
+                           f".fit_from_stats (n_features={D // 2})", "",
+                           advice="Use fewer random features (n_features).")
         return self._solve(stats, None)
 
     def _transform(self, X):
