@@ -59,3 +59,19 @@ MUTATION_GROUPS ?=
 mutation: install-test
 	$(PY) -c "import mutmut" 2>/dev/null || $(PIP) install -q -e '.[mutation]'
 	$(PY) benchmarks/mutation.py $(MUTATION_GROUPS)
+
+# speed history (pytest-benchmark, the bench extra): benchmarks/test_speed_history.py times the
+# fits the docs promise on one BLAS thread, saves each run in .benchmarks/ (ignored by git) and
+# compares it with the previous one. BENCH_SRC=DIR times the library found in DIR (a git
+# worktree of an older commit) with the same cases; BENCH_ARGS are passed to pytest, e.g.
+# BENCH_ARGS="--benchmark-compare-fail=min:20%". See benchmarks/README.md.
+BENCH_SRC ?= .
+BENCH_ARGS ?=
+.PHONY: bench
+bench: install-test
+	$(PY) -c "import pytest_benchmark" 2>/dev/null || $(PIP) install -q -e '.[bench]'
+	cd $(BENCH_SRC) && OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	  $(abspath $(PY)) -m pytest $(CURDIR)/benchmarks/test_speed_history.py -q -p no:cacheprovider \
+	  --rootdir=$(CURDIR) --import-mode=importlib --benchmark-only --benchmark-storage=$(CURDIR)/.benchmarks \
+	  --benchmark-autosave $$(ls $(CURDIR)/.benchmarks/*/*.json >/dev/null 2>&1 && \
+	  echo --benchmark-compare) $(BENCH_ARGS)
