@@ -232,6 +232,28 @@ def parse_params(items: list[str]) -> dict:
     return out
 
 
+def _check_options(args) -> None:
+    """Refuse inconsistent options before any file is read."""
+    params = parse_params(args.param)
+    if args.method != "auto" and args.select != "source-cv":
+        raise ValueError(f"--select {args.select} chooses among methods and applies to --method "
+                         f"auto; with --method {args.method}, --tune uses 5-fold source CV. "
+                         "Drop --select or use --method auto.")
+    if args.method == "raw" and (params or args.tune):
+        raise ValueError("--param and --tune need an adapter; choose a --method other than "
+                         "raw.")
+    if args.method == "auto":
+        if params:
+            raise ValueError("--param sets the parameters of one method; with --method auto "
+                             "every method keeps its defaults (or its grid with --tune). Name "
+                             "the method, e.g. --method SCA --param n_components=20.")
+        _candidates(args.candidates, 0)
+        if args.select == "lodo" and len(args.sources) < 2:
+            raise ValueError("--select lodo leaves one source file out at a time and needs at "
+                             f"least two source files, got {len(args.sources)}; give more "
+                             "source files or choose --select source-cv.")
+
+
 def _criterion(args, n_sources: int):
     """``(cv, scoring, words)`` of ``--select`` for :class:`AdaptationSelector`."""
     from ..model_selection import ClusterSplit, DomainAwareSplit, LeaveOneDomainOut, SourceKFold
@@ -244,10 +266,6 @@ def _criterion(args, n_sources: int):
                 "one clustering-based validation split (Napoli & White: the 20% of the source "
                 "rows most shifted from the rest), accuracy on it")
     if args.select == "lodo":
-        if n_sources < 2:
-            raise ValueError("--select lodo leaves one source file out at a time and needs at "
-                             f"least two source files, got {n_sources}; give more source files "
-                             "or choose --select source-cv.")
         return (LeaveOneDomainOut(), None,
                 "leave one source file out (accuracy on the held-out source)")
     from ..model_selection import _scorers
@@ -318,20 +336,9 @@ def _fit(args, X, y, sd, codes, n_sources):
 
     params = parse_params(args.param)
     clf = _classifier(args.classifier)
-    if args.method != "auto" and args.select != "source-cv":
-        raise ValueError(f"--select {args.select} chooses among methods and applies to --method "
-                         f"auto; with --method {args.method}, --tune uses 5-fold source CV. "
-                         "Drop --select or use --method auto.")
     if args.method == "raw":
-        if params or args.tune:
-            raise ValueError("--param and --tune need an adapter; choose a --method other "
-                             "than raw.")
         return clf.fit(X[:len(codes)], codes), None, {}, "no adapter", None, None
     if args.method == "auto":
-        if params:
-            raise ValueError("--param sets the parameters of one method; with --method auto "
-                             "every method keeps its defaults (or its grid with --tune). Name "
-                             "the method, e.g. --method SCA --param n_components=20.")
         sel, selection = _auto(args, X, y, sd, clf, n_sources)
         model = sel.best_estimator_
         chosen = next(r for r in selection["candidates"] if r["chosen"])
@@ -452,6 +459,7 @@ def run(args: argparse.Namespace) -> int:
 
     command = "shiftlearn " + shlex.join(sys.argv[1:] if args._argv is None else args._argv)
     out, paths, note = _outputs(args)
+    _check_options(args)
     t_start = time.perf_counter()
     srcs, tgt, classes, codes, tgt_codes, X, y, sd = _load(args)
     _check_sizes(args, srcs, tgt)

@@ -73,14 +73,29 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
 # ------------------------------------------------------------------------------ reading ------
 def _read(args):
     """``(names, {name: X}, {name: labels or None}, files per name, notes)``."""
-    from ..datasets._tables import encode_labels, read_table
+    from ..datasets._tables import TableError, encode_labels, read_table
 
     header = _HEADER[args.header]
     with_labels = args.label_column is not None
-    tables = [read_table(f, label_column=args.label_column, with_labels=with_labels,
-                         domain_column=args.domain_column, header=header,
-                         allow_missing_labels=True) for f in args.files]
-    notes = [n for t in tables for n in t.notes]
+    tables, notes, first = [], [], None
+    for f in args.files:
+        try:
+            t = read_table(f, label_column=args.label_column, with_labels=with_labels,
+                           domain_column=args.domain_column, header=header,
+                           allow_missing_labels=True)
+        except TableError as exc:
+            # a file without the named label column (a target without labels) is unlabeled
+            if not with_labels or f"no column named {args.label_column!r}" not in str(exc):
+                raise
+            first = first or exc
+            t = read_table(f, with_labels=False, domain_column=args.domain_column,
+                           header=header)
+            t.notes.append(f"{f}: no column {args.label_column!r}, so its rows are unlabeled "
+                           "(no per-class shift for them).")
+        tables.append(t)
+        notes += t.notes
+    if with_labels and all(t.y is None for t in tables):
+        raise first                        # names the columns and a close match
     first = tables[0]
     for t in tables[1:]:
         if t.X.shape[1] != first.X.shape[1]:
@@ -92,9 +107,12 @@ def _read(args):
                              "columns in the same order.")
     labels = None
     if with_labels:
-        classes, codes = encode_labels(tables)
-        labels = [np.array([None if c < 0 else str(_value(classes[c])) for c in code],
-                           dtype=object) for code in codes]
+        labeled = [t for t in tables if t.y is not None]
+        classes, codes = encode_labels(labeled)
+        code_of = {id(t): c for t, c in zip(labeled, codes, strict=True)}
+        labels = [None if t.y is None else
+                  np.array([None if c < 0 else str(_value(classes[c])) for c in code_of[id(t)]],
+                           dtype=object) for t in tables]
     X, y, files = {}, {}, {}
     if args.domain_column is None:
         if len(tables) < 2:
@@ -116,17 +134,24 @@ def _read(args):
             rows = doms == d
             if d not in X:
                 names.append(d)
-                X[d], y[d], files[d] = t.X[rows], (None if labels is None else
-                                                   labels[i][rows]), [str(t.path)]
+                X[d], y[d], files[d] = t.X[rows], _rows(labels, i, rows), [str(t.path)]
             else:
                 X[d] = np.vstack([X[d], t.X[rows]])
                 if labels is not None:
-                    y[d] = np.concatenate([y[d], labels[i][rows]])
+                    more = _rows(labels, i, rows)
+                    if more is None:
+                        more = np.full(int(rows.sum()), None, dtype=object)
+                    y[d] = (np.concatenate([np.full(len(X[d]) - len(more), None, dtype=object)
+                                            if y[d] is None else y[d], more]))
                 files[d].append(str(t.path))
     if len(names) < 2:
         raise ValueError(f"the domain column {args.domain_column!r} holds one domain "
                          f"({names[0]!r}); the shift is measured between two domains or more.")
     return names, X, y, files, notes
+
+
+def _rows(labels, i, rows):
+    return None if labels is None or labels[i] is None else labels[i][rows]
 
 
 def _value(v):
@@ -179,7 +204,11 @@ def _print(res, args) -> None:
                  for p in res.pairs], title="Tests, pair by pair")
     print("")
     print(res.sentence)
-    if res.classes:
+    if res.classes and not res.per_class:
+        print("")
+        print("Per-class shift: no class has 2 labeled rows in two domains or more (labels in "
+              + ", ".join(res.class_share) + " only).")
+    elif res.classes:
         print("")
         by = {c: [t for t in res.per_class if t["class"] == c] for c in res.classes}
         rows = []

@@ -1,0 +1,182 @@
+"""``shiftlearn adapt --method auto`` (the default): no adaptation against the adapters, chosen
+by ``--select``; the HTML report; confidence in the predictions; the errors of the new options.
+"""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from shiftlearn import cli
+
+
+def _blobs(tmp_path, seed=0, n=25, sources=1):
+    """Three classes in 4-D, target moved in two features; unequal class sizes."""
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0, 0, 0, 0], [4, 0, 0, 0], [0, 4, 0, 0]], dtype=float)
+    files = []
+    for s in range(sources):
+        y = np.repeat([0, 1, 2], [n, n + 5, n - 5])
+        X = centers[y] + rng.normal(scale=0.7, size=(len(y), 4))
+        pd.DataFrame(X, columns=[f"x{i}" for i in range(4)]).assign(label=y).to_csv(
+            tmp_path / f"src{s}.csv", index=False)
+        files.append(str(tmp_path / f"src{s}.csv"))
+    yt = np.repeat([0, 1, 2], n)
+    Xt = centers[yt] + rng.normal(scale=0.7, size=(len(yt), 4)) + [0, 0, 1.5, -1.0]
+    pd.DataFrame(Xt, columns=[f"x{i}" for i in range(4)]).assign(label=yt).to_csv(
+        tmp_path / "tgt.csv", index=False)
+    return files, str(tmp_path / "tgt.csv"), yt
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shiftlearn adapt: error: "), err
+    return lines[0]
+
+
+def test_auto_reports_every_candidate_and_marks_one(tmp_path, capsys):
+    files, tgt, yt = _blobs(tmp_path)
+    rep = tmp_path / "r.json"
+    assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels", "--label-column",
+                     "label", "--permutations", "0", "--candidates", "TCA,SCA", "--report",
+                     str(rep)]) == 0
+    data = json.loads(rep.read_text())
+    sel = data["selection"]
+    assert [c["method"] for c in sel["candidates"]] == ["none", "TCA", "SCA"]
+    assert sum(c["chosen"] for c in sel["candidates"]) == 1
+    chosen = next(c for c in sel["candidates"] if c["chosen"])
+    # the chosen one has the best estimate; ties go to the earlier one (no adaptation first)
+    best = max(c["score"] for c in sel["candidates"])
+    assert chosen["score"] == best
+    assert chosen is next(c for c in sel["candidates"] if c["score"] == best)
+    label = "no adaptation" if chosen["method"] == "none" else chosen["method"]
+    assert data["method"] == f"auto: {label}"
+    assert sel["criterion"] == "source-cv" and sel["methods"] == ["TCA", "SCA"]
+    assert 0 <= data["target_accuracy"]["adapted"] <= 1
+
+
+def test_auto_candidates_are_sized_to_the_data(monkeypatch):
+    from shiftlearn.cli import adapt
+
+    assert adapt._candidates("sized", adapt.EXACT_MAX_ROWS) == ["TCA", "SCA", "uSCA"]
+    assert adapt._candidates("sized", adapt.EXACT_MAX_ROWS + 1) == ["RF-TCA", "RF-SCA"]
+    assert adapt._candidates("all", 10) == ["TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA"]
+    assert adapt._candidates("SCA, TCA,SCA", 10) == ["SCA", "TCA"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--select", "lodo"], "needs at least two source files, got 1"),
+    (["--method", "TCA", "--select", "cluster"], "applies to --method auto"),
+    (["--param", "n_components=2"], "with --method auto every method keeps its defaults"),
+    (["--candidates", "TCA,XYZ"], "unknown method(s) ['XYZ']"),
+    (["--candidates", ","], "unknown method(s) (none given)"),
+])
+def test_auto_option_mistakes_are_one_line(tmp_path, capsys, monkeypatch, extra, message):
+    from shiftlearn.cli import adapt
+
+    files, tgt, _ = _blobs(tmp_path, n=10)
+    monkeypatch.setattr(adapt, "_load", lambda args: pytest.fail("read before checking"))
+    assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels",
+                     "--permutations", "0", *extra]) == 2
+    assert message in _one_error_line(capsys)
+
+
+def test_lodo_with_two_sources_and_cluster_split(tmp_path, capsys):
+    files, tgt, _ = _blobs(tmp_path, n=12, sources=2)
+    for select in ("lodo", "cluster"):
+        rep = tmp_path / f"{select}.json"
+        assert cli.main(["adapt", *files, "--target", tgt, "--permutations", "0",
+                         "--target-has-labels", "--candidates", "TCA", "--select", select,
+                         "--report", str(rep)]) == 0
+        sel = json.loads(rep.read_text())["selection"]
+        assert sel["criterion"] == select and len(sel["candidates"]) == 2
+
+
+def test_target_free_scorer_and_confidence_column(tmp_path, capsys):
+    pytest.importorskip("shiftlearn.model_selection._scorers")
+    files, tgt, yt = _blobs(tmp_path, n=15)
+    out, rep = tmp_path / "p.csv", tmp_path / "r.json"
+    assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels",
+                     "--permutations", "0", "--classifier", "logreg", "--select", "entropy",
+                     "--candidates", "TCA", "--out", str(out), "--report", str(rep)]) == 0
+    data = json.loads(rep.read_text())
+    assert data["selection"]["criterion"] == "entropy"
+    assert "PredictionEntropyScorer" in data["selection"]["how"]
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == ["row", "prediction", "confidence"]
+    conf = np.array([float(r["confidence"]) for r in rows])
+    assert np.all((conf >= 1 / 3 - 1e-9) & (conf <= 1))    # the top of 3 probabilities
+    assert data["confidence"]["mean"] == pytest.approx(conf.mean(), abs=1e-4)
+    assert data["confidence"]["below_0.5"] == int(np.sum(conf < 0.5))
+
+
+def test_one_nn_has_no_confidence_column(tmp_path, capsys):
+    files, tgt, _ = _blobs(tmp_path, n=10)
+    out = tmp_path / "p.csv"
+    assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels", "--method",
+                     "raw", "--permutations", "0", "--out", str(out)]) == 0
+    assert out.read_text().splitlines()[0] == "row,prediction"
+
+
+def test_html_report_is_self_contained_and_has_its_figures(tmp_path, capsys):
+    files, tgt, _ = _blobs(tmp_path, n=15)
+    page = tmp_path / "r.html"
+    assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels", "--method",
+                     "TCA", "--param", "n_components=2", "--permutations", "30",
+                     "--report", str(page)]) == 0
+    text = page.read_text()
+    # heat-maps raw + adapted, PCA pictures raw + adapted, class mix
+    assert text.count('<img class="figure"') == 5
+    assert "<script" not in text and "http://" not in text and "https://" not in text
+    assert f"shiftlearn adapt {files[0]} --target {tgt}" in text  # the exact command
+    data = json.loads((tmp_path / "r.json").read_text())         # the JSON beside it
+    assert set(data["shift_matrices"]) == {"raw", "adapted"}
+    assert data["version"] in text
+
+
+# ---------------------------------------------------------------- on the shared data ------
+def _exe():
+    exe = shutil.which("shiftlearn", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("the shiftlearn entry point is not installed beside this Python")
+    return exe
+
+
+def test_adapt_auto_on_office_caltech_csvs(tmp_path, data_home):
+    """webcam -> dslr as CSV files, through the installed command: the reported accuracies are
+    those of the predictions file and of a 1-NN computed here on the same arrays."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from shiftlearn.datasets import load_office_caltech
+
+    ds = load_office_caltech(data_home)
+    arrays = {}
+    for d in ("webcam", "dslr"):
+        X, y = ds.get(d, preprocess=False)[:2]
+        arrays[d] = (X, y)
+        pd.DataFrame(X).add_prefix("f").assign(label=y).to_csv(tmp_path / f"{d}.csv",
+                                                                index=False)
+    run = subprocess.run([_exe(), "adapt", "webcam.csv", "--target", "dslr.csv",
+                          "--target-has-labels", "--label-column", "label", "--candidates",
+                          "SCA", "--permutations", "20", "--out", "pred.csv", "--report",
+                          "r.json"], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, "SHIFTLEARN_DATA": data_home})
+    assert run.returncode == 0, run.stderr
+    data = json.loads((tmp_path / "r.json").read_text())
+    Xs, ys = arrays["webcam"]
+    Xt, yt = arrays["dslr"]
+    raw = KNeighborsClassifier(1).fit(Xs, ys).score(Xt, yt)
+    assert data["target_accuracy"]["raw"] == pytest.approx(raw)
+    pred = pd.read_csv(tmp_path / "pred.csv")["prediction"].to_numpy()
+    assert data["target_accuracy"]["adapted"] == pytest.approx(np.mean(pred == yt))
+    assert data["target_accuracy"]["adapted"] > 0.1              # far above chance (10%)
+    assert [c["method"] for c in data["selection"]["candidates"]] == ["none", "SCA"]
