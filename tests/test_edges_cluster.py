@@ -418,3 +418,76 @@ def test_incremental_cluster_sums_equal_a_fresh_computation(n_moved):
         np.testing.assert_allclose(inc.U[:, 1], exact, rtol=rtol)
         np.testing.assert_allclose(inc.U, fresh.U, rtol=rtol)
         assert inc.psi == pytest.approx(fresh.psi, rel=rtol)
+
+
+def test_kernel_operator_arguments_both_sides():
+    from shiftlearn.kernels import gamma_from_sigma, median_heuristic, rbf_kernel
+
+    X, _ = _asymmetric(seed=14)
+    op, g = kernel_operator(X)                          # defaults: rbf, gamma = 1 / d
+    assert g == pytest.approx(1 / 3)
+    np.testing.assert_allclose(op.K, rbf_kernel(X, sigma=np.sqrt(1.5)), rtol=1e-12)
+    op, g = kernel_operator(X, gamma="median")          # a bandwidth rule, seed 0
+    assert g == pytest.approx(gamma_from_sigma(median_heuristic(X, random_state=0)))
+    op, _ = kernel_operator(X, gamma=0.5, n_components=1, random_state=0)   # 1 landmark: ok
+    assert op.Phi.shape == (X.shape[0], 1)
+    for bad in (0.0, -1.0, np.inf, True, "bogus"):
+        with pytest.raises(ValueError):
+            kernel_operator(X, gamma=bad)
+    with pytest.raises(ValueError, match="^gamma must be None, a positive float or a bandwidth"):
+        kernel_operator(X, gamma=0.0)
+    with pytest.raises(ValueError, match="^n_components must be a positive integer or None, "
+                                         "got 0"):
+        kernel_operator(X, n_components=0)
+
+
+def test_gamma_reaches_the_kernel_and_result_shapes():
+    X, codes = _asymmetric(seed=15)
+    rng = np.random.default_rng(0)
+    init = np.zeros(X.shape[0], np.int64)
+    for g in (0, 1):
+        rows = np.flatnonzero(codes == g)
+        init[rng.choice(rows, int(np.floor(0.2 * rows.size + 0.5)), replace=False)] = 1
+    a = constrained_kernel_kmeans(X, codes, gamma=2.0, init=init)
+    op, _ = kernel_operator(X, gamma=2.0)
+    b = constrained_kernel_kmeans(X, codes, operator=op, init=init)
+    c = constrained_kernel_kmeans(X, codes, init=init)
+    assert a.objective_trace == b.objective_trace and a.objective_trace != c.objective_trace
+    # one split: one MMD value per trace entry; every iteration records its cost
+    assert a.mmd2.shape == (1,) and a.mmd2_init.shape == (1,)
+    assert all(v.shape == (1,) for v in a.mmd2_trace)
+    assert len(a.mmd2_trace) == len(a.objective_trace)
+    assert len(a.cost_trace) == a.n_iter
+    # a float array of 0/1 is a valid init
+    d = constrained_kernel_kmeans(X, codes, gamma=2.0, init=init.astype(float))
+    assert d.objective_trace == a.objective_trace
+
+
+def test_init_array_and_tol_checks():
+    X, codes = _asymmetric(seed=16)
+    n = X.shape[0]
+    ok = np.r_[np.ones(20, int), np.zeros(n - 20, int)]
+    for bad in (ok[:-1], np.r_[-1, ok[1:]], np.r_[2, ok[1:]]):
+        with pytest.raises(ValueError, match=rf"^init must hold {n} labels in 0\.\.1\."):
+            constrained_kernel_kmeans(X, codes, init=bad)
+    with pytest.raises(ValueError, match="^An init array and n_init > 1 are exclusive"):
+        constrained_kernel_kmeans(X, codes, init=ok, n_init=2)
+    with pytest.raises(ValueError, match=r"^tol must be a float >= 0, got -0.1"):
+        constrained_kernel_kmeans(X, codes, tol=-0.1)
+    constrained_kernel_kmeans(X, codes, tol=0, init=ok)       # 0 is accepted
+
+
+def test_unlabeled_rows_with_positive_groups_switch_to_domain_adaptation():
+    """y = -1 rows (with groups) are targets: they join every training and validation fold."""
+    from shiftlearn import ClusterSplit
+
+    X, y, groups = _labeled(4)
+    y = y.copy()
+    y[-15:] = -1
+    cv = ClusterSplit(test_size=0.25, random_state=0)
+    (tr, va), = cv.split(X, y, groups)
+    unl = np.flatnonzero(y == -1)
+    assert np.isin(unl, tr).all() and np.isin(unl, va).all()
+    assert cv.labels_.shape == (X.shape[0] - 15,)
+    assert cv.mmd2_.shape == (1,) and cv.n_iter_ >= 1 and cv.converged_ in (True, False)
+    assert len(cv.objective_trace_) >= 1 and len(cv.mmd2_trace_) >= 1 and cv.gamma_ > 0
