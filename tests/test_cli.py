@@ -183,7 +183,7 @@ def _subparsers(parser):
 def test_tools_at_top_and_demos_under_demo(capsys):
     p = cli.build_parser()
     top = _subparsers(p).choices
-    assert list(top) == ["datasets", "adapt", "mmd", "federated", "demo"]
+    assert list(top) == ["datasets", "shift", "adapt", "mmd", "federated", "demo"]
     assert list(_subparsers(top["demo"]).choices) == ["subspace", "boosting", "marginal",
                                                       "splits"]
     with pytest.raises(SystemExit) as exc:
