@@ -8,7 +8,8 @@ Design decisions
 * Every piece of text is HTML-escaped (:func:`html.escape`): file names and labels come from
   users' files.
 * Figures carry ``class="figure"``, their pixel size and an ``alt`` text, so a browser test can
-  check that each one loads and is not blank.
+  check that each one loads and is not blank; a figure is as wide as its image (the caption
+  wraps), so two figures sit side by side on a laptop screen.
 
 Examples
 --------
@@ -40,7 +41,7 @@ th { background: #f3f3f3; }
 td:first-child, th:first-child { text-align: left; }
 tr.chosen td { background: #fff0e6; font-weight: 600; }
 figure { display: inline-block; margin: .5em 1em .5em 0; vertical-align: top; }
-figcaption { font-size: .85em; color: #555; max-width: 560px; }
+figcaption { font-size: .85em; color: #555; }
 img.figure { border: 1px solid #eee; }
 code, pre { background: #f6f6f6; padding: .1em .3em; border-radius: 3px; font-size: .9em; }
 pre { padding: .6em; white-space: pre-wrap; word-break: break-all; }
@@ -104,7 +105,7 @@ class HtmlReport:
         self.n_figures += 1
         data = base64.b64encode(png).decode("ascii")
         self.parts.append(
-            f'<figure><img class="figure" id="figure-{self.n_figures}" width="{w}" '
+            f'<figure style="width: {w + 2}px"><img class="figure" id="figure-{self.n_figures}" width="{w}" '
             f'height="{h}" alt="{html.escape(alt or caption)}" '
             f'src="data:image/png;base64,{data}"><figcaption>{html.escape(caption)}'
             "</figcaption></figure>")
