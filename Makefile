@@ -33,9 +33,19 @@ demo: install
 	$(VENV)/bin/shiftlearn demo subspace
 
 # ruff first, pytest last: the output ends with pytest's summary line
-test: install-test
+test: install-test browser
 	$(VENV)/bin/ruff check shiftlearn tests benchmarks
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
+
+# headless Chromium for the HTML-report tests (Debian's package), best effort: without root or
+# network those tests are skipped and say why
+.PHONY: browser
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && { timeout 300 apt-get install -y -q chromium >/dev/null 2>&1 || { timeout 300 apt-get \
+	  update -q >/dev/null 2>&1 && timeout 300 apt-get install -y -q chromium >/dev/null 2>&1; }; } \
+	  && echo "installed chromium for the HTML-report tests" \
+	  || echo "chromium not available: the HTML-report browser tests will be skipped"; }
 
 # paper-scale runs; "no tests collected" (exit 5) is not a failure here
 test-slow: install-test
