@@ -99,8 +99,11 @@ def _read(args):
     first = tables[0]
     for t in tables[1:]:
         if t.X.shape[1] != first.X.shape[1]:
+            hint = (" If one of them has a label column, name it with --label-column."
+                    if abs(t.X.shape[1] - first.X.shape[1]) == 1 and not with_labels else "")
             raise ValueError(f"{t.path} has {t.X.shape[1]} feature columns but {first.path} has "
-                             f"{first.X.shape[1]}; every file needs the same feature columns.")
+                             f"{first.X.shape[1]}; every file needs the same feature columns."
+                             + hint)
         if t.feature_names and first.feature_names and t.feature_names != first.feature_names:
             raise ValueError(f"{t.path}: feature columns {t.feature_names} differ from "
                              f"{first.path}'s {first.feature_names}; give the files the same "
