@@ -105,8 +105,9 @@ class HtmlReport:
         self.n_figures += 1
         data = base64.b64encode(png).decode("ascii")
         self.parts.append(
-            f'<figure style="width: {w + 2}px"><img class="figure" id="figure-{self.n_figures}" width="{w}" '
-            f'height="{h}" alt="{html.escape(alt or caption)}" '
+            f'<figure style="width: {w + 2}px"><img class="figure" '
+            f'id="figure-{self.n_figures}" width="{w}" height="{h}" '
+            f'alt="{html.escape(alt or caption)}" '
             f'src="data:image/png;base64,{data}"><figcaption>{html.escape(caption)}'
             "</figcaption></figure>")
 
