@@ -314,3 +314,32 @@ def test_sampling_check_names_the_parameter():
         check_rff_sampling("sobol")
     with pytest.raises(ValueError, match="^frequencies must be one of"):
         check_rff_sampling("sobol", name="frequencies")
+
+
+def test_resolve_bandwidth_passes_its_seed():
+    from shiftlearn.kernels import median_heuristic, resolve_bandwidth
+
+    X = np.random.default_rng(4).standard_exponential(size=(1001, 2))
+    assert resolve_bandwidth("median", X, random_state=1) == median_heuristic(X, random_state=1)
+    assert resolve_bandwidth("median", X, random_state=1) != resolve_bandwidth("median", X)
+
+
+def test_random_fourier_features_small_inputs_and_dtypes():
+    from shiftlearn.kernels import RandomFourierFeatures
+
+    X1 = np.array([[0.5, 1.0]])
+    with pytest.raises(ValueError, match=r"^n_samples=1: the bandwidth rule 'median' needs at "
+                                         "least 2 rows"):
+        RandomFourierFeatures(n_features=3).fit(X1)
+    # the rules that do not look at distances, and numeric bandwidths, work on one row
+    assert RandomFourierFeatures(n_features=3, bandwidth="n_features").fit(X1).sigma_ == 1.0
+    RandomFourierFeatures(n_features=3, bandwidth=2.0).fit(X1)
+    # two rows are enough for a rule; one feature is fine
+    RandomFourierFeatures(n_features=3).fit(X1.repeat(2, axis=0) + [[0.0], [1.0]])
+    RandomFourierFeatures(n_features=3).fit(np.arange(5.0)[:, None])
+    # float32 in, float32 out; float64 in, float64 out (the declared tags)
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    rff = RandomFourierFeatures(n_features=4, random_state=0).fit(X)
+    assert rff.transform(X.astype(np.float32)).dtype == np.float32
+    assert rff.transform(X).dtype == np.float64
+    assert rff.__sklearn_tags__().transformer_tags.preserves_dtype == ["float64", "float32"]
