@@ -423,3 +423,41 @@ def test_rftca_coefficients_dense_and_cholesky_agree_and_clip_on_duplicates():
     with pytest.raises(ValueError, match="^The random-feature kernel has numerical rank 1"):
         rftca_from_stats(stc, n_components=2, penalty="coefficients", eigen_solver="dense",
                          rank_deficient="clip")
+
+
+def test_statistics_dtypes_and_small_cases():
+    X, y, sd = _data()
+    om = rff_weights(3, 4, 1.0, random_state=0)
+    st = rf_stats(X, y, sd, omega=om)
+    for name in ("domains", "domain_counts", "class_counts"):
+        assert getattr(st, name).dtype == np.int64, name
+    merged = rf_stats(X[:50], y[:50], sd[:50], omega=om) + rf_stats(X[50:], y[50:], sd[50:],
+                                                                     omega=om)
+    assert merged.domain_counts.dtype == np.int64 and merged.class_counts.dtype == np.int64
+    # float32 features: products in float32, sums and moments in float64
+    Z32 = rff_map(X, om).astype(np.float32)
+    ff = RFStats.from_features(Z32, y, sd)
+    for name in ("domain_sums", "class_sums", "moment_labeled", "moment_unlabeled"):
+        assert getattr(ff, name).dtype == np.float64, name
+    assert ff.domain_counts.dtype == np.int64 and ff.class_counts.dtype == np.int64
+    nolab = RFStats.from_features(Z32, None, sd)
+    assert nolab.classes.dtype == np.int64 and nolab.class_counts.dtype == np.int64
+    # a float32 X is mapped in float32 (not silently in float64)
+    st32 = rf_stats(X.astype(np.float32), y, sd, omega=om, fast_trig=False)
+    st64 = rf_stats(X, y, sd, omega=om, fast_trig=False)
+    assert np.abs(st32.moment_labeled - st64.moment_labeled).max() > 0
+    # one row: zero scatter; one target row: a target mean
+    one = rf_stats(X[:1], None, np.array([1]), omega=om)
+    assert np.all(one.total_scatter() == 0)
+    st1 = rf_stats(X[:4], None, np.array([1, 1, 1, -2]), omega=om, fast_trig=False)
+    np.testing.assert_allclose(st1.side_mean(-1), rff_map(X[3:4], om)[0], rtol=1e-12)
+    # string labels
+    ys = np.where(y == -1, "", np.char.add("c", y.astype(str)))
+    sts = rf_stats(X, ys, sd, omega=om, fast_trig=False)
+    assert sts.classes.tolist() == ["c0", "c1", "c2"]
+    np.testing.assert_array_equal(sts.class_counts, st64.class_counts)
+    np.testing.assert_allclose(sts.class_sums, st64.class_sums, rtol=1e-12)
+    # adding a non-zero int is not a merge
+    with pytest.raises(TypeError):
+        st + 1
+    assert (0 + st) is st
