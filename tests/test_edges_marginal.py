@@ -90,3 +90,122 @@ def test_auto_solver_switch_boundary(Est):
 def test_auto_rf_min_samples_is_the_documented_value():
     """The docs and benchmarks/generalization/marginal_speed.py quote 1000 rows."""
     assert AUTO_RF_MIN_SAMPLES == 1000
+
+
+# ------------------------------------------------------------------ embeddings (plain functions)
+def _tasks_xy(seed=0, sizes=(7, 2, 11, 4), d=2, shuffle=True):
+    rng = np.random.default_rng(seed)
+    task = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.normal(size=(task.size, d)) + task[:, None] * 0.7
+    if shuffle:
+        p = rng.permutation(task.size)
+        X, task = X[p], task[p]
+    return X, task
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_exact_embedding_gram_is_the_mean_kernel_between_tasks(kernel):
+    from shiftlearn.generalization._embedding import exact_embedding_gram
+    from shiftlearn.kernels import kernel_matrix
+
+    X, t = _tasks_xy()
+    Y, ty = _tasks_xy(seed=1, sizes=(3, 5, 1))
+    sigma = 1.3 if kernel == "rbf" else None
+    K = kernel_matrix(X, Y, kernel=kernel, sigma=sigma)
+    ref = np.array([[K[t == i][:, ty == j].mean() for j in range(3)] for i in range(4)])
+    for chunk in (2048, 3):
+        G = exact_embedding_gram(X, t, 4, Y, ty, 3, kernel=kernel, sigma=sigma,
+                                 chunk_rows=chunk)
+        np.testing.assert_allclose(G, ref, rtol=1e-12, atol=1e-14)
+    Kxx = kernel_matrix(X, kernel=kernel, sigma=sigma)
+    ref_xx = np.array([[Kxx[t == i][:, t == j].mean() for j in range(4)] for i in range(4)])
+    np.testing.assert_allclose(exact_embedding_gram(X, t, 4, kernel=kernel, sigma=sigma),
+                               ref_xx, rtol=1e-12, atol=1e-14)
+
+
+def test_embedding_distances_gaussian_and_median_rule():
+    from shiftlearn.generalization._embedding import (
+        embedding_sq_distances,
+        gaussian_from_sq_distances,
+        median_sigma_from_sq_distances,
+    )
+
+    G = np.array([[2.0, 1.0 + 1e-15], [1.0 + 1e-15, 0.0]])
+    D = embedding_sq_distances(G, np.diag(G), np.diag(G))
+    np.testing.assert_allclose(D, [[0.0, 0.0], [0.0, 0.0]], atol=1e-14)
+    assert np.all(D >= 0)                                   # rounding below 0 is clipped
+    D2 = np.array([[0.0, 4.0, 9.0], [4.0, 0.0, 1.0], [9.0, 1.0, 0.0]])
+    np.testing.assert_allclose(gaussian_from_sq_distances(D2, 2.0), np.exp(-D2 / 8.0))
+    assert median_sigma_from_sq_distances(D2) == 2.0        # median of 4, 9, 1 is 4
+    assert median_sigma_from_sq_distances(D2[:2, :2]) == 2.0   # two tasks: one distance
+    assert median_sigma_from_sq_distances(np.zeros((1, 1))) == 1.0
+    assert median_sigma_from_sq_distances(np.zeros((3, 3))) == 1.0
+    assert median_sigma_from_sq_distances(np.full((2, 2), 0.25) - np.diag([0.25, 0.25])) == 0.5
+
+
+def test_product_kernel_multiplies_task_and_point_kernels():
+    from shiftlearn.generalization._embedding import product_kernel
+    from shiftlearn.kernels import rbf_kernel
+
+    X, t = _tasks_xy()
+    Y, ty = _tasks_xy(seed=2, sizes=(2, 3, 1, 4))
+    KP = np.random.default_rng(0).random((4, 4)) + 0.5
+    for chunk in (2048, 5):
+        K = product_kernel(X, t, KP, Y, ty, sigma=0.9, chunk_rows=chunk)
+        np.testing.assert_allclose(K, KP[t][:, ty] * rbf_kernel(X, Y, sigma=0.9), rtol=1e-12)
+    K = product_kernel(X, t, KP, kernel="linear")
+    np.testing.assert_allclose(K, KP[t][:, t] * (X @ X.T), rtol=1e-12)
+
+
+def test_task_rows_and_rff_embeddings():
+    from shiftlearn.generalization._embedding import rff_embeddings, task_rows
+    from shiftlearn.kernels import rff_map, rff_weights
+
+    t = np.array([2, 0, 2, 0, 2])
+    rows = task_rows(t)
+    assert [r.tolist() for r in rows] == [[1, 3], [], [0, 2, 4]]
+    assert [r.tolist() for r in task_rows(t, 4)][3] == []
+    assert task_rows(np.array([], dtype=int)) == []
+    X, task = _tasks_xy()
+    np.testing.assert_allclose(rff_embeddings(X, task, 4, None),
+                               np.array([X[task == i].mean(axis=0) for i in range(4)]))
+    W = rff_weights(2, 6, 1.0, random_state=0)
+    Z = rff_map(X, W)
+    ref = np.array([Z[task == i].mean(axis=0) for i in range(4)])
+    np.testing.assert_allclose(rff_embeddings(X, task, 4, W), ref, rtol=1e-12)
+    e32 = rff_embeddings(X, task, 4, W, dtype=np.float32)
+    assert e32.dtype == np.float64
+    assert 0 < np.abs(e32 - ref).max() < 1e-5
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_rff_product_features_are_rff_of_the_stacked_input(shuffle):
+    """z(u) with u = (x / sigma_x, Z_P[task] / sigma_p) and frequencies (V_x; V_p): the task
+    offsets are a shortcut, not an approximation; chunking and row order do not matter."""
+    from shiftlearn.generalization._embedding import rff_product_features
+    from shiftlearn.kernels import rff_map
+
+    X, task = _tasks_xy(shuffle=shuffle)
+    rng = np.random.default_rng(3)
+    ZP = rng.normal(size=(5, 4))                      # task 4 has no rows: skipped
+    Vx, Vp = rng.normal(size=(2, 7)), rng.normal(size=(4, 7))
+    ref = rff_map(np.hstack([X / 0.8, ZP[task] / 1.7]), np.vstack([Vx, Vp]))
+    for chunk in (None, 3):
+        Z = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7,
+                                 chunk_size=chunk)
+        np.testing.assert_allclose(Z, ref, rtol=1e-10, atol=1e-12)
+    out = np.full((X.shape[0], 14), np.nan)
+    res = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7, out=out)
+    assert res is out
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
+    f32 = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7, dtype=np.float32)
+    assert 0 < np.abs(f32 - ref).max() < 1e-5
+    # pooling: plain RFF of x / sigma_x, chunked or not
+    pool = rff_map(X / 0.8, Vx)
+    for chunk in (None, 4):
+        np.testing.assert_allclose(
+            rff_product_features(X, task, None, Vx, None, sigma_x=0.8, sigma_p=1.7,
+                                 chunk_size=chunk), pool, rtol=1e-12)
+        np.testing.assert_allclose(
+            rff_product_features(X, task, ZP, Vx, None, sigma_x=0.8, sigma_p=1.7,
+                                 chunk_size=chunk), pool, rtol=1e-12)
