@@ -88,6 +88,7 @@ def _line_search_cases():
         ([1e-7, 1.0], [1.0, -1.0]),                # ... and mirrored
         ([1.0, tiny], [0.5, -2.0]),                # interior optimum 10.95 close to the cap
         ([tiny, 1.0], [2.0, -0.5]),                # ... mirrored: -10.95
+        ([1.0, np.exp(-20.0)], [2.0, -2.0]),       # optimum 5 although exp(-a / m) says cap
         ([3.0, 1.0], [0.1, -0.1]),                 # small margins: Newton needs the curvature
         ([3.0, 1.0], [1e-3, -1e-3]),               # optimum beyond the cap
         ([2.0], [0.5]), ([2.0], [-0.5]),           # one entry: the loss is monotone
