@@ -244,13 +244,18 @@ def test_max_iter_stop_is_not_convergence():
     assert len(res.objective_trace) == 2
 
 
-@pytest.mark.parametrize("tol", [0.05, 0.3])
-def test_tol_stops_at_the_first_small_gain(tol):
-    """Stop after the first iteration whose gain is <= tol x the separation SSq - Psi."""
-    X, codes = _asymmetric(seed=6, n_big=150, n_small=40)
-    full = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=0, gamma=0.2)
-    res = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=0, gamma=0.2,
-                                    tol=tol)
+@pytest.mark.parametrize("tol,small", [(0.05, False), (0.3, False), (0.3, True)])
+def test_tol_stops_at_the_first_small_gain(tol, small):
+    """Stop after the first iteration whose gain is <= tol x the separation SSq - Psi (also
+    when the separation is below 1: a small-scale linear kernel)."""
+    if small:
+        X = np.random.default_rng(0).normal(size=(120, 3)) * 0.05
+        codes, kw = np.zeros(120, int), {"kernel": "linear"}
+    else:
+        X, codes = _asymmetric(seed=6, n_big=150, n_small=40)
+        kw = {"gamma": 0.2}
+    full = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=0, **kw)
+    res = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=0, tol=tol, **kw)
     tr, ssq = res.objective_trace, res.ssq_total
     gains = -np.diff(tr)
     sep = ssq - np.asarray(tr[1:])
@@ -294,13 +299,14 @@ def test_k_folds_with_tolerance_respect_the_soft_bounds_and_use_them():
     tot = counts.sum(axis=1)
     assert np.all((tot >= np.floor(n * (1 - tau) / K)) & (tot <= np.ceil(n * (1 + tau) / K)))
     hard_hi = np.ceil(sizes / K)
-    assert np.any(counts > hard_hi) or np.any(tot > np.ceil(n / K))   # the slack is used
+    assert np.any(counts > hard_hi)                                   # the slack is used ...
+    assert np.any(tot > np.ceil(n / K))                               # ... also by the folds
 
 
 def test_random_k_fold_start_is_stratified_and_seeded():
     from shiftlearn.model_selection._cluster_kmeans import _init_labels
 
-    codes = np.repeat([0, 1, 2], [10, 7, 5])
+    codes = np.r_[np.tile([0, 1, 2], 5), np.zeros(4, int)]     # interleaved groups
     a = _init_labels(codes, 3, None, np.random.default_rng(0))
     b = _init_labels(codes, 3, None, np.random.default_rng(1))
     for g in range(3):
@@ -312,8 +318,8 @@ def test_random_k_fold_start_is_stratified_and_seeded():
 def test_warning_for_groups_without_validation_rows_names_how_many():
     X, codes = _asymmetric(seed=9)
     codes = codes.copy()
-    codes[:2] = [5, 6]                                  # two singleton groups: round(0.2) = 0
-    with pytest.warns(UserWarning, match="^2 constraint group"):
+    codes[:3] = [5, 6, 7]                               # three singleton groups: round(0.2) = 0
+    with pytest.warns(UserWarning, match="^3 constraint group"):
         constrained_kernel_kmeans(X, codes, test_size=0.2, random_state=0)
     import warnings
 
@@ -491,3 +497,32 @@ def test_unlabeled_rows_with_positive_groups_switch_to_domain_adaptation():
     assert cv.labels_.shape == (X.shape[0] - 15,)
     assert cv.mmd2_.shape == (1,) and cv.n_iter_ >= 1 and cv.converged_ in (True, False)
     assert len(cv.objective_trace_) >= 1 and len(cv.mmd2_trace_) >= 1 and cv.gamma_ > 0
+
+
+def test_bandwidth_rule_uses_seed_0_on_large_inputs():
+    from shiftlearn.kernels import gamma_from_sigma, median_heuristic
+
+    X = np.random.default_rng(17).standard_exponential(size=(1001, 2))
+    _, g = kernel_operator(X, gamma="median")
+    assert g == gamma_from_sigma(median_heuristic(X, random_state=0))
+    assert g != gamma_from_sigma(median_heuristic(X, random_state=1))
+
+
+@pytest.mark.parametrize("routing", ["sample_domain", "groups"])
+def test_da_mode_clusters_the_labeled_sources_like_a_source_only_split(routing):
+    """DA mode = the DG split of the labeled source rows (features, labels, source domains as
+    strata), with every target row added to both sides."""
+    from shiftlearn import ClusterSplit
+
+    X, y, groups = _labeled(5)
+    sd = np.where(np.arange(X.shape[0]) % 4 == 0, -9, groups)       # a quarter are targets
+    y = np.where(sd < 0, -1, y)
+    src = np.flatnonzero(sd > 0)
+    cv = ClusterSplit(test_size=0.25, random_state=0)
+    kw = {"sample_domain": sd} if routing == "sample_domain" else {"groups": sd}
+    (tr, va), = cv.split(X, y, **kw)
+    ref = ClusterSplit(test_size=0.25, random_state=0)
+    (rtr, rva), = ref.split(X[src], y[src], sd[src])
+    np.testing.assert_array_equal(np.intersect1d(va, src), src[rva])
+    np.testing.assert_array_equal(np.intersect1d(tr, src), src[rtr])
+    np.testing.assert_array_equal(cv.labels_, ref.labels_)
