@@ -461,3 +461,76 @@ def test_statistics_dtypes_and_small_cases():
     with pytest.raises(TypeError):
         st + 1
     assert (0 + st) is st
+
+
+def test_statistics_without_labels_one_source_id_and_empty_have_the_documented_shapes():
+    X, y, sd = _data()
+    om = rff_weights(3, 4, 1.0, random_state=0)
+    for st in (rf_stats(X, None, sd, omega=om), RFStats.from_features(rff_map(X, om), None, sd),
+               RFStats.empty(8)):
+        assert st.classes.shape == (0,) and st.classes.dtype == np.int64
+        assert st.class_counts.shape == (0,) and st.class_counts.dtype == np.int64
+        assert st.class_sums.shape == (0, 8) and st.n_labeled == 0
+    e = RFStats.empty(8)
+    assert e.domains.dtype == np.int64 and e.domain_counts.dtype == np.int64
+    merged = e + rf_stats(X, y, sd, omega=om) + e
+    assert merged.domains.dtype == np.int64 and merged.domain_counts.dtype == np.int64
+    assert merged.classes.dtype == np.int64 and merged.class_counts.dtype == np.int64
+    # a float32 X is mapped in float32: not the float64 statistics of the same values
+    X32 = X.astype(np.float32)
+    st32 = rf_stats(X32, y, sd, omega=om, fast_trig=False)
+    st64 = rf_stats(X32.astype(np.float64), y, sd, omega=om, fast_trig=False)
+    assert np.abs(st32.moment_labeled - st64.moment_labeled).max() > 0
+    # one row: its mean is its feature vector
+    one = rf_stats(X[:1], None, np.array([1]), omega=om, fast_trig=False)
+    np.testing.assert_allclose(one.mean(), rff_map(X[:1], om)[0], rtol=1e-12)
+    # "sides" with the single source id 1
+    st = rf_stats(X, None, np.where(sd > 0, 1, -2), omega=om)
+    assert st.domain_means("sides").shape == (2, 8)
+    # string labels straight from features
+    Z = rff_map(X, om)
+    ys = np.where(y == -1, "", np.char.add("c", y.astype(str)))
+    ff = RFStats.from_features(Z, ys, sd)
+    assert ff.classes.tolist() == ["c0", "c1", "c2"]
+
+
+def test_rftca_clipping_on_every_path():
+    from shiftlearn.adaptation._base import ComponentsClippedWarning
+
+    X, y, sd = _data(seed=9)
+    om = rff_weights(3, 60, 1.1, random_state=9)
+    # three distinct points: the kernel has rank 3, the centred one rank 2
+    Xd = np.repeat(X[:3], 20, axis=0)
+    sdd = np.where(np.arange(60) % 2 == 0, 1, -2)
+    std = rf_stats(Xd, None, sdd, omega=om, fast_trig=False)
+    # n_components = the rank: the centring leaves 2 non-zero eigenvalues
+    with pytest.raises(ValueError, match="^Only 2 of the n_components=3 leading eigenvalues"):
+        rftca_from_stats(std, n_components=3, penalty="coefficients", eigen_solver="dense")
+    for solver in ("dense", "randomized"):
+        with pytest.warns(ComponentsClippedWarning):
+            V, w = rftca_from_stats(std, n_components=5, penalty="coefficients",
+                                    eigen_solver=solver, rank_deficient="clip")
+        assert V.shape[1] == 2
+    with pytest.warns(ComponentsClippedWarning):
+        V, w = rftca_from_stats(std, n_components=5, rank_deficient="clip")     # features
+    assert V.shape[1] == 2
+    # two distinct points: rank 2, one component after centring (clipped, not refused)
+    X2 = np.repeat(X[:2], 10, axis=0)
+    st2 = rf_stats(X2, None, np.where(np.arange(20) % 2 == 0, 1, -2), omega=om, fast_trig=False)
+    with pytest.warns(ComponentsClippedWarning, match="using n_components=1"):
+        V, w = rftca_from_stats(st2, n_components=3, penalty="coefficients",
+                                eigen_solver="dense", rank_deficient="clip")
+    assert V.shape[1] == 1
+    # one component is a valid request
+    V, w = rftca_from_stats(rf_stats(X, None, sd, omega=om), n_components=1)
+    assert V.shape == (120, 1)
+
+
+def test_rftca_coefficients_auto_solver_on_800_features():
+    X, y, sd = _data(seed=10)
+    om = rff_weights(3, 400, 1.1, random_state=10)        # D = 800: "auto" may go randomized
+    st = rf_stats(X, None, sd, omega=om, fast_trig=False)
+    w_auto = rftca_from_stats(st, n_components=3, penalty="coefficients")[1]
+    w_dense = rftca_from_stats(st, n_components=3, penalty="coefficients",
+                               eigen_solver="dense")[1]
+    np.testing.assert_allclose(w_auto, w_dense, rtol=1e-6)
