@@ -135,7 +135,7 @@ def test_embedding_distances_gaussian_and_median_rule():
     np.testing.assert_allclose(D, [[0.0, 0.0], [0.0, 0.0]], atol=1e-14)
     assert np.all(D >= 0)                                   # rounding below 0 is clipped
     D2 = np.array([[0.0, 4.0, 9.0], [4.0, 0.0, 1.0], [9.0, 1.0, 0.0]])
-    np.testing.assert_allclose(gaussian_from_sq_distances(D2, 2.0), np.exp(-D2 / 8.0))
+    np.testing.assert_allclose(gaussian_from_sq_distances(D2, 1.5), np.exp(-D2 / 4.5))
     assert median_sigma_from_sq_distances(D2) == 2.0        # median of 4, 9, 1 is 4
     assert median_sigma_from_sq_distances(D2[:2, :2]) == 2.0   # two tasks: one distance
     assert median_sigma_from_sq_distances(np.zeros((1, 1))) == 1.0
@@ -209,3 +209,27 @@ def test_rff_product_features_are_rff_of_the_stacked_input(shuffle):
         np.testing.assert_allclose(
             rff_product_features(X, task, ZP, Vx, None, sigma_x=0.8, sigma_p=1.7,
                                  chunk_size=chunk), pool, rtol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["alternating", "middle_task_empty", "few_frequencies"])
+def test_rff_product_features_on_awkward_task_layouts(layout):
+    from shiftlearn.generalization._embedding import rff_product_features
+    from shiftlearn.kernels import rff_map
+
+    rng = np.random.default_rng(4)
+    Q = 7
+    if layout == "alternating":                        # rows of a task with gaps of one row
+        task = np.array([0, 1, 0, 1, 0, 2, 2])
+    elif layout == "middle_task_empty":
+        task = np.array([0, 0, 1, 3, 3, 4, 1])         # task 2 has no rows
+    else:
+        task = np.repeat(np.arange(5), 2)              # 5 tasks, 3 frequencies
+        Q = 3
+    X = rng.normal(size=(task.size, 2))
+    ZP = rng.normal(size=(5, 4))
+    Vx, Vp = rng.normal(size=(2, Q)), rng.normal(size=(4, Q))
+    ref = rff_map(np.hstack([X / 0.8, ZP[task] / 1.7]), np.vstack([Vx, Vp]))
+    for chunk in (None, 1):
+        Z = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7,
+                                 chunk_size=chunk)
+        np.testing.assert_allclose(Z, ref, rtol=1e-10, atol=1e-12)
