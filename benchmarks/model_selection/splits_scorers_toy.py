@@ -17,8 +17,7 @@ candidate's target accuracy, the gap closed (random = mean over the candidates) 
 rho between validation and target scores.
 
 Run: ``python benchmarks/model_selection/splits_scorers_toy.py`` (``--quick``: 1 seed, 1NN).
-Writes ``results/splits_scorers_toy.{md,json}``. The scorers are imported from their private
-modules until ``shiftlearn.model_selection`` exports them.
+Writes ``results/splits_scorers_toy.{md,json}``.
 """
 
 from __future__ import annotations
@@ -39,19 +38,17 @@ from _common import header, markdown_table, write_results  # noqa: E402
 
 from shiftlearn.adaptation import SCA, DomainAdaptationClassifier  # noqa: E402
 from shiftlearn.datasets import make_sca_toy  # noqa: E402
-from shiftlearn.model_selection import SourceKFold  # noqa: E402
-from shiftlearn.model_selection._evaluation import (  # noqa: E402
-    MixupValidationScorer,
-    selection_summary,
-)
-from shiftlearn.model_selection._scorers import (  # noqa: E402
+from shiftlearn.model_selection import (  # noqa: E402
     CircularValidation,
     DeepEmbeddedValidation,
     ImportanceWeightedScorer,
+    MixupValidationScorer,
     MixValScorer,
     MMDScorer,
     PredictionEntropyScorer,
     SoftNeighborhoodDensity,
+    SourceKFold,
+    selection_summary,
 )
 
 GRID = [{"adapter": [None]},

@@ -1,13 +1,70 @@
-"""shiftlearn.model_selection"""
+"""shiftlearn.model_selection: choosing without target labels.
 
-from ._cluster_kmeans import constrained_kernel_kmeans, split_mmd2  # noqa: F401
-from ._cluster_split import ClusterSplit  # noqa: F401
-from ._grids import DEFAULT_GRIDS, source_cv_estimator  # noqa: F401
-from ._source_cv import SourceCVSearch  # noqa: F401
-from ._splitters import (  # noqa: F401
+Domain-aware splitters (held-out labeled source rows, target rows in every fold), target-label-free
+scorers for ``GridSearchCV``/``cross_validate``, the selector that decides whether and how to adapt
+(:class:`AdaptationSelector`), evaluation utilities, the cluster-based validation split and the
+default grids.
+"""
+
+from ._cluster_kmeans import constrained_kernel_kmeans, split_mmd2
+from ._cluster_split import ClusterSplit
+from ._evaluation import (
+    MixupValidationScorer,
+    RankCorrelation,
+    WorstDomainScorer,
+    gap_closed,
+    rank_correlation,
+    selected_index,
+    selection_summary,
+)
+from ._grids import DEFAULT_GRIDS, source_cv_estimator
+from ._scorers import (
+    CircularValidation,
+    DeepEmbeddedValidation,
+    ImportanceWeightedScorer,
+    MixValScorer,
+    MMDScorer,
+    PredictionEntropyScorer,
+    SoftNeighborhoodDensity,
+)
+from ._select import ADAPTERS, AdaptationSelector, candidate_grid, make_adapter
+from ._source_cv import SourceCVSearch
+from ._splitters import (
     DomainAwareSplit,
     LeaveOneDomainOut,
     RandomStratifiedSplit,
     SourceKFold,
     split_domains,
 )
+
+__all__ = [
+    "ADAPTERS",
+    "DEFAULT_GRIDS",
+    "AdaptationSelector",
+    "CircularValidation",
+    "ClusterSplit",
+    "DeepEmbeddedValidation",
+    "DomainAwareSplit",
+    "ImportanceWeightedScorer",
+    "LeaveOneDomainOut",
+    "MMDScorer",
+    "MixValScorer",
+    "MixupValidationScorer",
+    "PredictionEntropyScorer",
+    "RandomStratifiedSplit",
+    "RankCorrelation",
+    "SoftNeighborhoodDensity",
+    "SourceCVSearch",
+    "SourceKFold",
+    "WorstDomainScorer",
+    "candidate_grid",
+    "constrained_kernel_kmeans",
+    "gap_closed",
+    "make_adapter",
+    "rank_correlation",
+    "selected_index",
+    "selection_summary",
+    "source_cv_estimator",
+    "split_domains",
+    "split_mmd2",
+]
