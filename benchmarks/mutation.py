@@ -86,6 +86,12 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  ["tests/test_boosting.py", "tests/test_edges_boosting.py"]),
 }
 
+#: tests that cannot pass under mutmut whatever the mutant: they check the stack level of a
+#: warning (the file it points at), and mutmut's trampoline adds a frame to every call
+DESELECT = {
+    "tca": ["tests/test_tca.py::test_default_n_components_is_clipped_on_small_data"],
+}
+
 KILLED = ("killed", "timeout", "caught by type check", "segfault")
 
 
@@ -144,6 +150,8 @@ def prepare(group: str, worktree: bool = False) -> tuple[Path, list[str]]:
     mut = dict(py["tool"]["mutmut"])
     mut["only_mutate"] = modules
     mut["pytest_add_cli_args_test_selection"] = tests
+    for test_id in DESELECT.get(group, []):
+        mut["pytest_add_cli_args"] = [*mut.get("pytest_add_cli_args", []), "--deselect", test_id]
     text = (_toml_table("tool.pytest.ini_options", py["tool"]["pytest"]["ini_options"]) + "\n"
             + _toml_table("tool.mutmut", mut))
     (wd / "pyproject.toml").write_text(text)
