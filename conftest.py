@@ -25,3 +25,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in NEEDS_DATA and "doctest" in type(item).__name__.lower():
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _sklearn_config_isolated():
+    """Each test item (doctests included) starts from scikit-learn's default configuration and
+    cannot leak a change: importing skada switches metadata routing on for the whole process
+    (``set_config(enable_metadata_routing=True)``), which would silently change how later tests
+    in the same worker pass ``groups`` and ``sample_domain``."""
+    import sklearn
+
+    with sklearn.config_context(enable_metadata_routing=False):
+        yield

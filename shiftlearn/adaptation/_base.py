@@ -336,6 +336,10 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     pure-DA method) and ``_allow_unlabeled_source``.
     """
 
+    # scikit-learn metadata routing: sample_domain is requested by default, so
+    # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
+    __metadata_request__fit = {"sample_domain": True}
+
     _require_target = False
     _allow_unlabeled_source = True
     # fitted attributes sliced by ``truncate``: column-indexed matrices and per-component vectors

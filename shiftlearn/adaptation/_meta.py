@@ -76,6 +76,10 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     (60,)
     """
 
+    # scikit-learn metadata routing: sample_domain is requested by default, so
+    # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
+    __metadata_request__fit = {"sample_domain": True}
+
     _parameter_constraints: dict = {
         "adapter": [HasMethods(["fit", "transform"]), None],
         "estimator": [HasMethods(["fit", "predict"]), None],

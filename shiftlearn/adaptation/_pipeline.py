@@ -89,6 +89,10 @@ class LabeledOnly(MetaEstimatorMixin, BaseEstimator):
     [0, 1, 0, 1]
     """
 
+    # scikit-learn metadata routing: sample_domain is requested by default, so
+    # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
+    __metadata_request__fit = {"sample_domain": True}
+
     def __init__(self, estimator):
         self.estimator = estimator
 

@@ -136,6 +136,11 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
     (300,)
     """
 
+    # scikit-learn metadata routing: sample_domain is requested by default, so
+    # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
+    __metadata_request__fit = {"sample_domain": True}
+    __metadata_request__predict = {"sample_domain": True}
+
     _parameter_constraints: dict = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, 1, closed="right")],

@@ -320,6 +320,7 @@ class LoopbackDeployment:
         return result
 
     def stop(self) -> None:
+        pgids = [p.pid for p in self.procs]
         for p in self.procs:
             if p.poll() is None:
                 try:
@@ -339,6 +340,11 @@ class LoopbackDeployment:
             p.wait()
             p._shiftlearn_log.close()  # type: ignore[attr-defined]
         self.procs = []
+        # SIGKILL is delivered asynchronously: wait (at most 5 s) until the groups' other
+        # members (superexec, clientapp processes) are gone, so stop() returns with none left
+        deadline = time.monotonic() + 5
+        while live_processes(pgids) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def __enter__(self) -> LoopbackDeployment:
         try:

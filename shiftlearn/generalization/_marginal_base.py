@@ -78,6 +78,11 @@ class _SquaredHingeNewtonSVC:
 class _MarginalTransferBase(BaseEstimator):
     """Shared fit/predict machinery (see the module docstring)."""
 
+    # scikit-learn metadata routing: sample_domain is requested by default, so
+    # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
+    __metadata_request__fit = {"sample_domain": True}
+    __metadata_request__predict = {"sample_domain": True}
+
     _task_kind = "classification"
 
     # -- parameters read through these helpers so the Pooling* subclasses can omit them --

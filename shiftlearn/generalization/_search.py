@@ -107,6 +107,10 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
     ['C']
     """
 
+    # scikit-learn metadata routing: sample_domain is requested by default, so
+    # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
+    __metadata_request__fit = {"sample_domain": True}
+
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
         "param_grid": [dict, list],

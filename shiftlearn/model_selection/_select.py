@@ -164,6 +164,10 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     (45,)
     """
 
+    # scikit-learn metadata routing: sample_domain is requested by default, so
+    # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
+    __metadata_request__fit = {"sample_domain": True}
+
     _parameter_constraints: dict = {
         "methods": [StrOptions({"all"}), list, tuple],
         "classifier": [HasMethods(["fit", "predict"]), None],

@@ -113,6 +113,10 @@ class SourceCVSearch(MetaEstimatorMixin, BaseEstimator):
     ['adapter__beta', 'adapter__n_components']
     """
 
+    # scikit-learn metadata routing: sample_domain is requested by default, so
+    # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
+    __metadata_request__fit = {"sample_domain": True}
+
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
         "param_grid": [dict, list],
