@@ -157,9 +157,6 @@ def test_federated_keys_and_app(tmp_path, capsys):
     assert line.startswith("shiftlearn federated app: error: ")
 
 
-@pytest.mark.xfail(raises=MemoryError, strict=False,
-                   reason="until MultiTaskBoostingClassifier refuses max_depth=40 up front "
-                          "(issue #14 guards, task B2); the CLI then prints its ValueError")
 def test_boosting_huge_depth_is_one_line(capsys):
     line = _error(["demo", "boosting", "--max-depth", "40", "--n-estimators", "2",
                    "--n-source", "50", "--n-test", "50"], capsys)
