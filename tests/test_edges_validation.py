@@ -128,3 +128,116 @@ def test_no_labeled_row_both_sides():
     y1 = np.full(8, -1)
     y1[:2] = [0, 1]
     check_X_y_domain(X, y1, sd, allow_unlabeled_source=True)
+
+
+# --------------------------------------------------- from the mutation run (tests/..., #23)
+def test_check_X_records_in_fit_and_checks_afterwards():
+    from sklearn.base import BaseEstimator
+
+    from shiftlearn._validation import check_X
+
+    class Est(BaseEstimator):
+        pass
+
+    est = Est()
+    Xi = np.arange(6).reshape(3, 2)                      # integers become float64
+    out = check_X(Xi, estimator=est, reset=True)
+    assert out.dtype == np.float64 and est.n_features_in_ == 2
+    check_X(np.zeros((4, 2)), estimator=est)             # default: check, do not record
+    with pytest.raises(ValueError, match="features"):
+        check_X(np.zeros((4, 3)), estimator=est)
+    assert est.n_features_in_ == 2
+    with pytest.raises(ValueError, match="NaN"):
+        check_X(np.array([[np.nan, 1.0]]), estimator=est)
+    # through check_X_y_domain: recorded in fit
+    est2 = Est()
+    check_X_y_domain(np.zeros((4, 5)), np.array([0, 1, 0, 1]), estimator=est2)
+    assert est2.n_features_in_ == 5
+
+
+def test_check_X_without_estimator_dtype_rows_and_name():
+    from shiftlearn._validation import check_X
+
+    assert check_X(np.arange(4).reshape(2, 2)).dtype == np.float64
+    assert check_X(np.ones((2, 2), np.float32)).dtype == np.float32
+    assert check_X(np.ones((1, 2))).shape == (1, 2)      # one row is enough by default
+    with pytest.raises(ValueError, match="minimum of 2 is required"):
+        check_X(np.ones((1, 2)), ensure_min_samples=2)
+    bad = np.array([[np.nan, 1.0]])
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        check_X(bad)
+    with pytest.raises(ValueError, match="Input Y contains NaN"):
+        check_X(bad, name="Y")
+
+
+def test_column_vector_y_warns_as_scikit_learn():
+    from sklearn.exceptions import DataConversionWarning
+
+    with pytest.warns(DataConversionWarning):
+        _, y2, _ = check_X_y_domain(np.zeros((3, 2)), np.array([[0], [1], [0]]))
+    assert y2.shape == (3,)
+
+
+def test_regression_targets_keep_minus_one_and_report_the_regression_mask():
+    from shiftlearn._validation import check_unlabeled_convention
+
+    y = np.array([3.0, -1.0, 3.0])
+    X = np.zeros((3, 2))
+    _, y2, sd = check_X_y_domain(X, y, task="regression")       # -1.0 is a value: accepted
+    assert sd.tolist() == [1, 1, 1]
+    assert check_unlabeled_convention(y, task="regression").tolist() == [False, False, False]
+    assert unlabeled_mask(np.array([1.0, None], dtype=object), task="regression").tolist() == [
+        False, True]
+    for y_int in (np.array([1, -1]), np.array([True, False])):
+        m = unlabeled_mask(y_int, task="regression")
+        assert m.dtype == bool and not m.any()
+
+
+def test_mask_dtypes_and_scalars():
+    for y in (np.array([0.5, 1.5]), np.array([True, False]), np.array([1, 2]),
+              np.array(["a", ""]), np.array([1.0, np.nan])):
+        assert unlabeled_mask(y).dtype == bool
+    assert unlabeled_mask(np.int64(-1)).tolist() == [True]
+    assert unlabeled_mask(np.float64(2.0)).shape == (1,)
+
+
+def test_object_labels_missing_values_bytes_and_booleans():
+    import pandas as pd
+
+    obj = np.array(["a", pd.NA, b"-1", b"", True, False, None, b"x"], dtype=object)
+    assert unlabeled_mask(obj).tolist() == [False, True, True, True, False, False, True, False]
+
+
+def test_only_the_minus_one_marker_is_ambiguous():
+    from shiftlearn._validation import check_unlabeled_convention
+
+    # NaN / None / "" mark unlabeled rows unambiguously: one class beside them is fine
+    for y in (np.array([2.0, 2.0, np.nan]), np.array(["cat", "", None], dtype=object),
+              np.array(["cat", np.nan, np.nan], dtype=object)):
+        check_unlabeled_convention(y)
+    # -1 beside one class is refused, also as an object float or among mixed types
+    for y in (np.array([1, -1, -1], dtype=object), np.array([1.0, -1.0, -1.0], dtype=object),
+              np.array(["a", "a", -1], dtype=object)):
+        with pytest.raises(ValueError, match="beside a single other class"):
+            check_unlabeled_convention(y)
+    # two classes beside -1: the marker, whatever the types
+    assert check_unlabeled_convention(np.array(["a", 1, -1], dtype=object)).tolist() == [
+        False, False, True]
+    assert check_unlabeled_convention(np.array(["a", "b", -1], dtype=object)).tolist() == [
+        False, False, True]
+    # the message says where the -1 rows are
+    with pytest.raises(ValueError, match=r"\(skada's convention\), which would leave one "
+                                         r"class"):
+        check_unlabeled_convention(np.array(["a", "a", -1], dtype=object))
+    with pytest.raises(ValueError, match=r"\(skada's convention\) \(in source domains, which "
+                                         r"must be labeled\), which would"):
+        check_unlabeled_convention(np.array([1, -1, 1]), np.array([1, 1, -2]))
+    with pytest.raises(ValueError, match=r"single other class \('a'\)"):
+        check_unlabeled_convention(np.array(["a", "a", -1], dtype=object))
+
+
+def test_object_string_labels_are_kept_as_values():
+    obj = np.array(["cat", None, "dog", "", "cat"], dtype=object)
+    _, y2, sd = check_X_y_domain(np.zeros((5, 2)), obj, task="classification")
+    assert y2.tolist() == ["cat", "", "dog", "", "cat"]
+    assert sd.tolist() == [1, -2, 1, -2, 1]
