@@ -234,6 +234,8 @@ def test_only_the_minus_one_marker_is_ambiguous():
         check_unlabeled_convention(np.array([1, -1, 1]), np.array([1, 1, -2]))
     with pytest.raises(ValueError, match=r"single other class \('a'\)"):
         check_unlabeled_convention(np.array(["a", "a", -1], dtype=object))
+    with pytest.raises(ValueError, match=r"single other class \(1\)"):
+        check_unlabeled_convention(np.array([1, -1, 1]))
 
 
 def test_object_string_labels_are_kept_as_values():
