@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
@@ -59,7 +60,9 @@ def test_skada_pipeline_gives_the_same_predictions(toy):
     X, y, sd, yt = toy
     ours = make_da_pipeline(TCA(n_components=2), KNeighborsClassifier(1)).fit(
         X, y, sample_domain=sd).predict(X[sd < 0])
-    with warnings.catch_warnings():
+    # skada's pipelines need scikit-learn's metadata routing (skada switches it on when imported;
+    # the test suite resets it per test)
+    with warnings.catch_warnings(), sklearn.config_context(enable_metadata_routing=True):
         warnings.simplefilter("error", UserWarning)     # no false alarm inside skada
         theirs = skada.make_da_pipeline(TCA(n_components=2), KNeighborsClassifier(1)).fit(
             X, y, sample_domain=sd).predict(X[sd < 0])
