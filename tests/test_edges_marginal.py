@@ -233,3 +233,122 @@ def test_rff_product_features_on_awkward_task_layouts(layout):
         Z = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7,
                                  chunk_size=chunk)
         np.testing.assert_allclose(Z, ref, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ parameters reach the fit
+def _fit_q(Est=MarginalTransferClassifier, sizes=(12, 5, 9), **kw):
+    X, y, sd = _tasks(sizes, regression="Regressor" in Est.__name__)
+    kw.setdefault("random_state", 0)
+    return _fit(Est, X, y, sd, **kw), (X, y, sd)
+
+
+@pytest.mark.filterwarnings("ignore:.*min_predict_task_size")
+@pytest.mark.parametrize("solver", ["exact", "rf"])
+def test_embedding_parameters_reach_the_fit_and_predict(solver):
+    est, (X, y, sd) = _fit_q(solver=solver, sigma_emb=2.0, sigma_p=0.7, n_components_emb=7,
+                             n_components=20)
+    assert est.sigma_emb_ == 2.0 and est.sigma_p_ == 0.7 and isinstance(est.n_iter_, int)
+    if solver == "rf":
+        assert est.W_.shape == (2, 7) and est.ZP_.shape == (3, 14)
+    lin, _ = _fit_q(solver=solver, kernel_emb="linear", n_components=20)
+    assert lin.sigma_emb_ is None
+    if solver == "rf":
+        assert lin.W_ is None and lin.ZP_.shape == (3, 2)          # task means
+    lin.decision_function(X, sd + 10)
+    linx, _ = _fit_q(solver=solver, kernel_x="linear") if solver == "exact" else (None, None)
+    if linx is not None:
+        assert linx.sigma_x_ is None
+        linx.decision_function(X, sd + 10)
+    for bad in ("sigma_emb", "sigma_p"):
+        with pytest.raises(ValueError, match=bad):
+            _fit_q(solver=solver, n_components=20, **{bad: "-2*median"})
+
+
+@pytest.mark.parametrize("Est", [PoolingClassifier, PoolingRegressor])
+@pytest.mark.parametrize("solver", ["exact", "rf"])
+def test_pooling_has_no_embedding_state(Est, solver):
+    est, (X, y, sd) = _fit_q(Est, solver=solver, n_components=20)
+    assert est.sigma_emb_ is None and est.sigma_p_ is None
+    if solver == "rf":
+        assert est.W_ is None and est.V_p_ is None and est.ZP_ is None
+        assert abs(float(np.std(est.V_x_)) - 1.0) < 0.2          # unit-bandwidth frequencies
+    est.predict(X, sd + 10)
+    est.predict(X)                                               # one test task
+
+
+def test_rf_sigma_p_with_one_and_two_training_tasks():
+    from shiftlearn.kernels import median_heuristic
+
+    one, _ = _fit_q(sizes=(10,), solver="rf", n_components=20)
+    assert one.sigma_p_ == 1.0                                   # no pair of tasks to measure
+    two, _ = _fit_q(sizes=(10, 6), solver="rf", n_components=20)
+    assert two.sigma_p_ == pytest.approx(median_heuristic(two.ZP_))
+    assert two.sigma_p_ != 1.0
+    V = np.vstack([two.V_x_, two.V_p_])
+    assert abs(float(np.std(V)) - 1.0) < 0.2                     # unit-bandwidth frequencies
+
+
+def test_task_weighting_sets_the_per_point_costs():
+    """Exact hinge solver: 0 <= alpha_a <= c_a with c_a = C M / (N n_t) ('task') or C
+    ('point'); with a small C many rows sit at their bound, so the largest |dual coef| of each
+    task is its c_a."""
+    sizes = (24, 6, 12)
+    M, N = sum(sizes), len(sizes)
+    for weighting in ("task", "point"):
+        est, (X, y, sd) = _fit_q(sizes=sizes, solver="exact", C=0.05, weighting=weighting,
+                                 kernel_x="linear", pooling=True)
+        coef = np.abs(est.dual_coef_[:, 0])
+        for i, n_t in enumerate(sizes):
+            c_t = 0.05 * M / (N * n_t) if weighting == "task" else 0.05
+            in_task = est.support_task_ == i
+            assert coef[in_task].max() == pytest.approx(c_t, rel=1e-6)
+
+
+def test_squared_hinge_newton_svc_matches_the_solver():
+    from shiftlearn.generalization._marginal_base import _SquaredHingeNewtonSVC
+    from shiftlearn.generalization._solvers import linear_squared_hinge_newton
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(40, 5)).astype(np.float32)
+    w = rng.random(40) + 0.5
+    for labels in (np.arange(40) % 2, np.arange(40) % 3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svc = _SquaredHingeNewtonSVC(C=0.7, tol=1e-8, max_iter=50).fit(Z, labels, w)
+        pos = [1] if labels.max() == 1 else [0, 1, 2]
+        for j, k in enumerate(pos):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                ref = linear_squared_hinge_newton(Z, np.where(labels == k, 1.0, -1.0), 0.7 * w,
+                                                  tol=1e-8, max_iter=50)
+            np.testing.assert_allclose(svc.coef_[j], ref, rtol=1e-5, atol=1e-7)
+        out = svc.decision_function(Z)
+        assert out.shape == ((40,) if len(pos) == 1 else (40, 3))
+
+
+def test_predictions_do_not_depend_on_row_order():
+    """(Not on the batch either, but a smaller batch is another test task: another marginal.)"""
+    est, (X, y, sd) = _fit_q(solver="exact")
+    rng = np.random.default_rng(1)
+    Xt = rng.normal(size=(4100, 2))                    # more than one 4096-row block
+    f = est.decision_function(Xt)
+    np.testing.assert_allclose(est.decision_function(Xt[::-1]), f[::-1], rtol=1e-10,
+                               atol=1e-12)
+    assert np.all(f != 0)                              # every row of every block is computed
+
+
+def test_one_test_task_without_sample_domain_warns_about_nothing():
+    import warnings as w
+
+    est, (X, y, sd) = _fit_q(solver="exact")
+    with w.catch_warnings():
+        w.simplefilter("error")
+        est.predict(np.random.default_rng(2).normal(size=(30, 2)))
+
+
+def test_missing_y_and_task_size_messages():
+    X, y, sd = _tasks((6, 3, 9, 2))
+    with pytest.raises(ValueError, match="^MarginalTransferClassifier requires y to be passed"):
+        MarginalTransferClassifier().fit(X, None, sd)
+    with pytest.raises(ValueError, match=r"task 2 has only 3 sample\(s\), task 4 has only 2 "):
+        _fit(MarginalTransferClassifier, X, y, sd, min_task_size=4)
