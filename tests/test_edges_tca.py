@@ -111,3 +111,55 @@ def test_constant_rows_are_refused_and_two_rows_are_enough():
     Z = TCA(n_components=1, kernel="linear").fit_transform(np.array([[0.0], [1.0]]),
                                                            sample_domain=np.array([1, -1]))
     assert Z.shape == (2, 1) and np.all(np.isfinite(Z))
+
+
+# ------------------------------------------------------------------ from the mutation run
+def test_tca_components_defaults_and_arpack_reproducibility():
+    X, sd = _unequal((300, 101), d=3, seed=3)            # n = 401: "auto" is ARPACK
+    K = rbf_kernel(X, sigma=1.7)
+    ell = _ell(sd)
+    w, W, KW = tca_components(K, ell, 3)
+    w2, W2, KW2 = tca_components(K, ell, 3, 1.0, eigen_solver="auto", tol=1e-10,
+                                 random_state=0)
+    np.testing.assert_array_equal(w, w2)
+    np.testing.assert_array_equal(W, W2)                 # same start vector: bit for bit
+    A, M = _pencil(K, ell, 1.0)
+    ref = scipy.linalg.eigh(A, M, eigvals_only=True, subset_by_index=[398, 400])[::-1]
+    np.testing.assert_allclose(w, ref, rtol=1e-9)
+    # two fits of the estimator give the same components
+    a = TCA(n_components=3).fit(X, sample_domain=sd).components_
+    b = TCA(n_components=3).fit(X, sample_domain=sd).components_
+    np.testing.assert_array_equal(a, b)
+
+
+def test_tca_documented_defaults_and_fitted_attributes():
+    from shiftlearn.adaptation._base import ComponentsClippedWarning
+
+    assert TCA().get_params() == {"n_components": 30, "mu": 1.0, "gamma": None,
+                                  "kernel": "rbf", "bandwidth": "median", "scaling": "eigh",
+                                  "eigen_solver": "auto"}
+    X, sd = _unequal((8, 5), seed=4)
+    with pytest.warns(ComponentsClippedWarning,
+                      match=r"^TCA: n_components=20 is more than the data allow \(the centred "
+                            r"kernel of 13 training rows has rank <= 12\); using "
+                            r"n_components=12"):
+        tca = TCA(n_components=20, eigen_solver="dense").fit(X, sample_domain=sd)
+    assert tca.n_components_ == 12 and tca.components_.shape == (13, 12)
+    one = TCA(n_components=1, scaling="constraint").fit(X, sample_domain=sd)
+    assert one.n_components_ == 1 and one.components_.shape == (13, 1)
+    lin = TCA(n_components=2, kernel="linear").fit(X, sample_domain=sd)
+    assert lin.sigma_ is None
+
+
+def test_tca_computes_in_float64_whatever_the_input():
+    X, sd = _unequal((40, 15), seed=5)
+    a = TCA(n_components=3, eigen_solver="dense").fit(X, sample_domain=sd)
+    b = TCA(n_components=3, eigen_solver="dense").fit(X.astype(np.float32).astype(np.float64),
+                                                      sample_domain=sd)
+    c = TCA(n_components=3, eigen_solver="dense").fit(X.astype(np.float32), sample_domain=sd)
+    np.testing.assert_allclose(c.eigenvalues_, b.eigenvalues_, rtol=1e-12)
+    assert c.X_fit_.dtype == np.float64
+    Xt = X[:7].astype(np.float32)
+    np.testing.assert_allclose(c.transform(Xt), b.transform(Xt.astype(np.float64)),
+                               rtol=1e-12, atol=1e-12)
+    assert a.X_fit_.dtype == np.float64
