@@ -85,3 +85,162 @@ def test_sca_fit_matches_primal_on_unequal_domains_and_unbalanced_classes():
         sca = SCA(n_components=k, beta=beta, delta=delta, kernel="linear", eps=1e-10,
                   whiten=False, eigen_solver=solver).fit(X, y, sd)
         np.testing.assert_allclose(sca.eigenvalues_, w_p, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ from the mutation run
+def test_class_scatter_normalization_none_matches_the_unscaled_primal():
+    X, y, sd = _unequal((60, 25), d=5, seed=3)
+    beta, delta, k = 0.4, 2.0, 3
+    Xc, Sd = _domain_scatter_primal(X, sd)
+    lab = y >= 0
+    mus = {c: Xc[lab & (y == c)].mean(axis=0) for c in np.unique(y[lab])}
+    mbar = Xc[lab].mean(axis=0)
+    Sb = sum((y[lab] == c).sum() * np.outer(m - mbar, m - mbar) for c, m in mus.items())
+    Sw = sum((Xc[lab & (y == c)] - m).T @ (Xc[lab & (y == c)] - m) for c, m in mus.items())
+    A = (1 - beta) * Xc.T @ Xc / len(X) + beta * Sb
+    M = delta * Sd + Sw + np.eye(X.shape[1])
+    w_p = scipy.linalg.eigh(A, M, eigvals_only=True)[::-1][:k]
+    for solver in ("dense", "arpack"):
+        sca = SCA(n_components=k, beta=beta, delta=delta, kernel="linear", eps=1e-10,
+                  whiten=False, class_scatter_normalization="none",
+                  eigen_solver=solver).fit(X, y, sd)
+        np.testing.assert_allclose(sca.eigenvalues_, w_p, rtol=1e-6)
+
+
+def _sca_fit(X, y, sd, **kw):
+    from shiftlearn.adaptation._sca import clear_cache
+
+    clear_cache()
+    return SCA(**kw).fit(X, y, sd)
+
+
+@pytest.mark.parametrize("change", ["X", "y", "sd", "kernel", "bandwidth", "eps",
+                                    "class_scatter_normalization", "centering", "supervised"])
+def test_the_factorisation_cache_never_mixes_problems(change):
+    """Fit A, then B that differs in one input or parameter: B (served with A in the cache)
+    equals B fitted with an empty cache."""
+    X, y, sd = _unequal((30, 14), d=3, seed=6)
+    kw = dict(n_components=2, beta=0.5, delta=1.0, eigen_solver="arpack")
+    X2, y2, sd2, kw2 = X, y, sd, dict(kw)
+    if change == "X":
+        X2 = X + 0.05
+    elif change == "y":                      # another partition (renaming classes is not)
+        y2 = y.copy()
+        lab = np.flatnonzero(y >= 0)[:8]
+        y2[lab] = (y[lab] + 1) % 3
+    elif change == "sd":
+        sd2 = np.where(sd > 0, 1, -3)
+        sd2[:5] = 2
+    else:
+        kw2[change] = {"kernel": "linear", "bandwidth": 0.7, "eps": 1e-2,
+                       "class_scatter_normalization": "none", "centering": "literal",
+                       "supervised": False}[change]
+        if change == "supervised":
+            kw2["beta"] = 0.0
+    fresh = _sca_fit(X2, y2, sd2, **kw2)
+    _sca_fit(X, y, sd, **kw)
+    served = SCA(**kw2).fit(X2, y2, sd2)
+    np.testing.assert_allclose(served.eigenvalues_, fresh.eigenvalues_, rtol=1e-10)
+
+
+def test_cache_switch_and_single_domain_and_unsupervised_paths():
+    from shiftlearn.adaptation import _sca
+
+    X, y, sd = _unequal((30, 14), d=3, seed=7)
+    old = _sca.CACHE_ENABLED
+    try:
+        _sca.clear_cache()
+        _sca.CACHE_ENABLED = False
+        SCA(n_components=2, eigen_solver="arpack").fit(X, y, sd)
+        assert len(_sca._CACHE) == 0
+    finally:
+        _sca.CACHE_ENABLED = old
+    src = sd > 0
+    for solver in ("dense", "arpack"):
+        # one domain (DG with a single source): no domain scatter
+        one = SCA(n_components=2, beta=0.5, eigen_solver=solver).fit(X[src], y[src], sd[src])
+        assert one.setting_ == "dg" and np.all(np.isfinite(one.eigenvalues_))
+        # labels ignored: no class scatter, no classes
+        u = SCA(n_components=2, beta=0.7, supervised=False, eigen_solver=solver).fit(X, y, sd)
+        assert u.classes_.shape == (0,) and u.setting_ == "da"
+        assert np.all(np.isfinite(u.eigenvalues_))
+        # beta = 0 with a single labeled class is allowed
+        y1 = np.where(y >= 0, 0, -1)
+        SCA(n_components=2, beta=0.0, eigen_solver=solver).fit(X, y1, sd)
+    nolab = SCA(n_components=2, beta=0.0).fit(X, None, sd)
+    assert nolab.classes_.shape == (0,)
+
+
+def test_whitening_scales_by_the_eigenvalues():
+    X, y, sd = _unequal((40, 20), d=3, seed=8)
+    a = SCA(n_components=3, eigen_solver="dense").fit(X, y, sd)
+    b = SCA(n_components=3, eigen_solver="dense", whiten=False).fit(X, y, sd)
+    np.testing.assert_allclose(a.transform(X), b.transform(X) / np.sqrt(b.eigenvalues_),
+                               rtol=1e-8, atol=1e-10)
+
+
+def test_sca_defaults_solver_switch_and_float64():
+    from shiftlearn.adaptation import uSCA
+    from shiftlearn.adaptation._sca import resolve_sca_solver
+
+    assert SCA().get_params() == {
+        "n_components": 10, "beta": 0.5, "delta": 1.0, "kernel": "rbf",
+        "bandwidth": "median", "eps": 1e-5, "whiten": True, "class_scatter_normalization": "n_s",
+        "centering": "first", "supervised": True, "setting": "auto", "eigen_solver": "auto"}
+    assert uSCA().get_params()["whiten"] is True
+    assert resolve_sca_solver("auto", 300, 10) == "dense"
+    assert resolve_sca_solver("auto", 301, 10) == "arpack"
+    assert resolve_sca_solver("auto", 1000, 200) == "arpack"
+    assert resolve_sca_solver("auto", 1000, 201) == "dense"
+    assert resolve_sca_solver("arpack", 50, 48) == "arpack"
+    assert resolve_sca_solver("arpack", 50, 49) == "dense"
+    with pytest.raises(ValueError, match="^eigen_solver must be 'auto', 'arpack' or 'dense', "
+                                         "got 'svd'"):
+        resolve_sca_solver("svd", 50, 3)
+    X, y, sd = _unequal((30, 12), d=3, seed=9)
+    a = SCA(n_components=2, eigen_solver="dense").fit(X.astype(np.float32), y, sd)
+    b = SCA(n_components=2, eigen_solver="dense").fit(X.astype(np.float32).astype(np.float64),
+                                                     y, sd)
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, rtol=1e-12)
+    np.testing.assert_allclose(a.transform(X[:5].astype(np.float32)),
+                               b.transform(X[:5].astype(np.float32).astype(np.float64)),
+                               rtol=1e-10, atol=1e-12)
+    assert SCA(n_components=2, kernel="linear").fit(X, y, sd).sigma_ is None
+
+
+def test_sca_solve_defaults_and_singular_denominator():
+    from shiftlearn.adaptation import sca_solve
+    from shiftlearn.kernels import rbf_kernel
+
+    X, y, sd = _unequal((40, 25), d=3, seed=10)
+    K = rbf_kernel(X, sigma=1.5)
+    prob = sca_problem(K, y, sd, beta=0.5, delta=1.0)
+    w, B = sca_solve(prob, 3)                                   # "auto": dense at n = 65
+    w2, _ = sca_solve(prob, 3, eigen_solver="dense")
+    np.testing.assert_array_equal(w, w2)
+    w3, _ = sca_solve(prob, 3, eigen_solver="arpack")           # no factors dict given
+    np.testing.assert_allclose(w3, w2, rtol=1e-8)
+    # eps = 0 and no labels: M0 = K~ is singular, the Cholesky needs the 1e-10 jitter
+    p0 = sca_problem(K, None, sd, beta=0.0, delta=1.0, eps=0.0, supervised=False)
+    w0, B0 = sca_solve(p0, 3, eigen_solver="arpack")
+    n = K.shape[0]
+    Mj = p0.M + 1e-10 * np.trace(p0.M0) / n * np.eye(n)
+    ref = scipy.linalg.eigh(p0.A(), Mj, eigvals_only=True)[::-1][:3]
+    np.testing.assert_allclose(w0, ref, rtol=1e-9)
+    # a zero denominator cannot be factored even with the jitter
+    pz = sca_problem(np.ones((6, 6)), None, np.r_[np.ones(3, int), -np.ones(3, int)],
+                     beta=0.0, delta=0.0, eps=0.0, supervised=False)
+    with pytest.raises(ValueError, match="positive definite"):
+        sca_solve(pz, 2, eigen_solver="arpack")
+
+
+def test_rayleigh_check_is_silent_on_sound_fits():
+    import warnings
+
+    X, y, sd = _unequal((40, 20), d=3, seed=11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for kw in (dict(beta=0.5), dict(beta=1.0, n_components=2), dict(beta=0.0),
+                   dict(kernel="linear", n_components=3)):
+            kw.setdefault("n_components", 4)
+            SCA(eigen_solver="arpack", **kw).fit(X, y, sd)
