@@ -395,7 +395,7 @@ def test_rftca_coefficients_dense_and_cholesky_agree_and_clip_on_duplicates():
     st = rf_stats(X, None, sd, omega=om, fast_trig=False)
     Vd, wd = rftca_from_stats(st, n_components=4, penalty="coefficients", eigen_solver="dense")
     Vr, wr = rftca_from_stats(st, n_components=4, penalty="coefficients",
-                              eigen_solver="randomized")
+                              eigen_solver="arpack")
     np.testing.assert_allclose(wr, wd, rtol=1e-6)
     # exact TCA with the random-feature kernel K = Z Z^T (Pan's penalty on the coefficients)
     Z = rff_map(X, om)
@@ -506,7 +506,7 @@ def test_rftca_clipping_on_every_path():
     # n_components = the rank: the centring leaves 2 non-zero eigenvalues
     with pytest.raises(ValueError, match="^Only 2 of the n_components=3 leading eigenvalues"):
         rftca_from_stats(std, n_components=3, penalty="coefficients", eigen_solver="dense")
-    for solver in ("dense", "randomized"):
+    for solver in ("dense", "arpack"):
         with pytest.warns(ComponentsClippedWarning):
             V, w = rftca_from_stats(std, n_components=5, penalty="coefficients",
                                     eigen_solver=solver, rank_deficient="clip")
@@ -528,7 +528,7 @@ def test_rftca_clipping_on_every_path():
 
 def test_rftca_coefficients_auto_solver_on_800_features():
     X, y, sd = _data(seed=10)
-    om = rff_weights(3, 400, 1.1, random_state=10)        # D = 800: "auto" may go randomized
+    om = rff_weights(3, 400, 1.1, random_state=10)        # D = 800: "auto" may go to ARPACK
     st = rf_stats(X, None, sd, omega=om, fast_trig=False)
     w_auto = rftca_from_stats(st, n_components=3, penalty="coefficients")[1]
     w_dense = rftca_from_stats(st, n_components=3, penalty="coefficients",

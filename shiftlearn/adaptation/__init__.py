@@ -4,7 +4,6 @@ from ._base import (
     BaseSubspaceTransformer,
     check_n_components,
     mmd_vector,
-    solve_generalized_eigh,
     whitening_scale,
 )
 from ._meta import DomainAdaptationClassifier
@@ -25,7 +24,6 @@ __all__ = [
     "mmd_vector",
     "sca_problem",
     "sca_solve",
-    "solve_generalized_eigh",
     "tca_components",
     "uSCA",
     "whitening_scale",

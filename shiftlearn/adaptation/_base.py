@@ -1,9 +1,5 @@
 """Shared pieces of the subspace adapters (TCA, SCA and their random-feature versions).
 
-* :func:`solve_generalized_eigh`: leading eigenpairs of a symmetric-definite pencil
-  ``A b = lambda M b`` (symmetrised, ridge ``eps``, ``scipy.linalg.eigh(..., subset_by_index)``),
-  returned leading first. skada 0.6 and ADAPT call ``eigh`` on ``solve(M, A)``, which is not
-  symmetric, so their components are wrong; this is the proper solve.
 * :func:`whitening_scale`: the ``Lambda^{-1/2}`` factor of SCA / DICA, with a floor.
 * :func:`mmd_vector`: TCA's ``l`` (``1/n_s`` on source rows, ``-1/n_t`` on target rows).
 * :func:`clip_n_components`: ``k`` clipped to what the data allow, with a
@@ -27,7 +23,6 @@ from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -36,7 +31,6 @@ from .._validation import check_X, check_X_y_domain
 from ._pipeline import warn_if_plain_pipeline
 
 __all__ = [
-    "lowrank_inv_sqrt_weights",
     "BaseSubspaceTransformer",
     "ComponentsClippedWarning",
     "check_dense_memory",
@@ -44,123 +38,8 @@ __all__ = [
     "clip_n_components",
     "kernel_row_chunks",
     "mmd_vector",
-    "solve_generalized_eigh",
     "whitening_scale",
 ]
-
-
-def solve_generalized_eigh(
-    A: np.ndarray,
-    M: np.ndarray,
-    k: int,
-    eps: float = 0.0,
-    *,
-    overwrite: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Leading ``k`` eigenpairs of the symmetric-definite pencil ``A b = lambda (M + eps I) b``.
-
-    Both matrices are symmetrised (``(A + A^T)/2``) first, so round-off asymmetry of products
-    such as ``K L K`` does no harm; only the ``k`` largest eigenpairs are computed
-    (``scipy.linalg.eigh(..., subset_by_index=[n-k, n-1])``).
-
-    Parameters
-    ----------
-    A : ndarray of shape (n, n)
-        Symmetric matrix of the numerator (the quantity maximised).
-    M : ndarray of shape (n, n)
-        Symmetric positive (semi-)definite matrix of the constraint ``B^T M B = I``.
-    k : int
-        Number of leading eigenpairs (``1 <= k <= n``).
-    eps : float, default=0.0
-        Ridge added to ``M``'s diagonal (SCA's footnote-1 ``eps I``). If ``M + eps I`` is not
-        numerically positive definite, the ridge is raised once to
-        ``1e-10 * trace(M) / n`` (stated, deterministic) before giving up.
-    overwrite : bool, default=False
-        Allow ``A`` and ``M`` to be modified in place (saves two n×n copies).
-
-    Returns
-    -------
-    eigenvalues : ndarray of shape (k,)
-        Descending.
-    eigenvectors : ndarray of shape (n, k)
-        Column ``j`` pairs with ``eigenvalues[j]``; normalised so that
-        ``B^T (M + eps I) B = I``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> A = np.diag([1.0, 3.0, 2.0]); M = np.eye(3)
-    >>> w, B = solve_generalized_eigh(A, M, 2)
-    >>> w.tolist()
-    [3.0, 2.0]
-    """
-    A = np.asarray(A, dtype=np.float64)
-    M = np.asarray(M, dtype=np.float64)
-    n = A.shape[0]
-    if A.shape != (n, n) or M.shape != (n, n):
-        raise ValueError(f"A and M must be square of the same size, got {A.shape} and {M.shape}.")
-    if not isinstance(k, Integral) or not 1 <= k <= n:
-        raise ValueError(f"k must be an integer in [1, {n}], got {k!r}.")
-    if overwrite:
-        A += A.T
-        A *= 0.5
-        M += M.T
-        M *= 0.5
-    else:
-        A = (A + A.T) * 0.5
-        M = (M + M.T) * 0.5
-    if eps:
-        M.flat[:: n + 1] += eps
-    try:
-        w, B = scipy.linalg.eigh(A, M, subset_by_index=[n - k, n - 1], overwrite_a=True,
-                                 overwrite_b=False, check_finite=False)
-    except np.linalg.LinAlgError:
-        scale = float(np.trace(M)) / n
-        if not scale > 1e-300:          # M = 0 (e.g. constant rows and eps = 0): no ridge helps
-            raise ValueError(_NOT_PD) from None
-        M.flat[:: n + 1] += 1e-10 * scale
-        try:
-            w, B = scipy.linalg.eigh(A, M, subset_by_index=[n - k, n - 1],
-                                     check_finite=False)
-        except np.linalg.LinAlgError as exc:
-            raise ValueError(_NOT_PD) from exc
-    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(B))):
-        raise ValueError(_NOT_PD)
-    return w[::-1].copy(), B[:, ::-1].copy()
-
-
-def arpack_failure(owner: str, exc: Exception) -> ValueError:
-    """The ``ValueError`` for an ARPACK failure (no convergence, a zero operator): what
-    happened and the two ways out."""
-    return ValueError(f"{owner}: the iterative eigensolver (ARPACK) failed ({exc}); the problem "
-                      "is (nearly) degenerate, e.g. duplicated rows or fewer distinct rows than "
-                      "components. Use eigen_solver='dense' or a smaller n_components.")
-
-
-_NOT_PD = ("The constraint matrix M is not positive definite even with a ridge (a singular "
-           "denominator: constant or duplicated rows, or a linear kernel with fewer features than "
-           "rows); increase eps.")
-
-
-def lowrank_inv_sqrt_weights(sq_norms, weight: float) -> np.ndarray:
-    """Closed-form inverse square root of an identity plus a low-rank term.
-
-    For ``F`` with mutually orthogonal columns of squared norms ``sq_norms``,
-    ``(I + weight F F^T)^{-1/2} = I + F diag(a) F^T`` with
-    ``a = ((1 + weight sq)^{-1/2} - 1) / sq`` (``a = 0`` where ``sq = 0``). TCA's rank-one
-    denominator ``I + mu u u^T`` and SCA's ``I + delta W W^T`` (after an SVD of ``W``) use it.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> u = np.array([[3.0], [4.0]])
-    >>> S = np.eye(2) + u @ np.diag(lowrank_inv_sqrt_weights([25.0], 2.0)) @ u.T
-    >>> bool(np.allclose(S @ S @ (np.eye(2) + 2.0 * u @ u.T), np.eye(2)))
-    True
-    """
-    sq = np.atleast_1d(np.asarray(sq_norms, dtype=np.float64))
-    safe = np.where(sq > 0, sq, 1.0)
-    return np.where(sq > 0, (1.0 / np.sqrt(1.0 + weight * sq) - 1.0) / safe, 0.0)
 
 
 def whitening_scale(eigenvalues: np.ndarray, *, rtol: float = 1e-10) -> np.ndarray:

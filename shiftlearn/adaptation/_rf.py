@@ -47,7 +47,6 @@ from ._base import (
     resolve_tca_mu,
     whitening_scale,
 )
-from ._eigen import top_generalized_eigh
 from ._rf_solvers import (
     rfsca_from_stats,
     rfsca_max_components,
@@ -56,13 +55,12 @@ from ._rf_solvers import (
 )
 from ._rf_stats import RFStats, omega_fingerprint, rf_stats
 
-__all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats",
-           "top_generalized_eigh"]
+__all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats"]
 
 
 #: Peak numpy memory of a fit in float64 2N x 2N matrices (tracemalloc, N = 300-600: 8.1 with
 #: the dense solver, 10.1 for penalty="coefficients", whose dense path also keeps an
-#: eigendecomposition of Z^T Z; the randomized solver needs less but may fall back to dense),
+#: eigendecomposition of Z^T Z; the ARPACK solver needs less but may fall back to dense),
 #: and of the n <= N row-space fit in float64 n x 2N matrices (3.0: the features, their float64
 #: transpose and Q) plus n x n ones (up to 6: statistics and pencils in the n coordinates;
 #: measured 5.3-6.0 n x 2N at n = N); tests/test_rf.py checks them.
@@ -74,7 +72,7 @@ _RF_CONSTRAINTS: dict = {
     "n_features": [Interval(Integral, 1, None, closed="left")],
     "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
     "sampling": [StrOptions(set(RFF_SAMPLINGS))],
-    "eigen_solver": [StrOptions({"auto", "dense", "randomized"})],
+    "eigen_solver": [StrOptions({"auto", "dense", "arpack"})],
     "random_state": ["random_state", np.random.Generator],
     "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
     "dtype": [StrOptions({"float32", "float64"}), Options(type, {np.float32, np.float64}), None],
@@ -256,11 +254,12 @@ class RFTCA(_RFBase):
         random-feature kernel (tends to exact TCA with the same ``mu``; one extra Cholesky
         factor of ``Z^T Z``, or a full eigendecomposition with the dense solver). See
         :func:`rftca_from_stats`.
-    eigen_solver : {"auto", "dense", "randomized"}, default="auto"
+    eigen_solver : {"auto", "dense", "arpack"}, default="auto"
         ``"dense"``: ``scipy.linalg.eigh(..., subset_by_index)`` on the ``2N x 2N`` pencil;
-        ``"randomized"``: block subspace iteration on the reduced operator, with an exact
-        residual test (falls back to dense); ``"auto"``: randomized for ``2N >= 800`` and
-        ``n_components <= 2N / 10``. See :func:`~shiftlearn.adaptation._eigen.solve_pencil`.
+        ``"arpack"``: ``scipy.sparse.linalg.eigsh`` on the reduced operator (relative
+        tolerance ``1e-10``; falls back to dense if ARPACK fails); ``"auto"``: ARPACK for
+        ``2N >= 800`` and ``n_components <= 2N / 10``. Both through
+        :func:`shiftlearn._linalg.leading_eigh`.
     random_state : int, Generator or None
         Seed of the frequencies ``Omega`` (an int makes every result reproducible).
     chunk_size : int or None

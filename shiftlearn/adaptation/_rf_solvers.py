@@ -2,7 +2,8 @@
 
 Each solver reads only ``2N x 2N`` matrices and short factors from the statistics (see
 :mod:`shiftlearn.adaptation._rf_stats` for the scatter formulas) and solves for the leading
-eigenvectors only (:func:`~shiftlearn.adaptation._eigen.solve_pencil`).
+eigenvectors only (:func:`shiftlearn._linalg.leading_eigh`, dense or ARPACK; see
+:func:`resolve_eigen_solver`).
 """
 
 from __future__ import annotations
@@ -11,13 +12,65 @@ import warnings
 
 import numpy as np
 from scipy.linalg import cho_factor, eigh
+from scipy.sparse.linalg import LinearOperator
 
+from .._linalg import ArpackFailure, add_gram_, leading_eigh, lowrank_inv_sqrt_weights, sym_
 from ._base import ComponentsClippedWarning, check_n_components, user_stacklevel
-from ._eigen import _add_gram_, _rank_one_krylov, _sym_, resolve_eigen_solver, solve_pencil
 from ._rf_stats import RFStats, rf_stats  # noqa: F401  (rf_stats: used by the doctests)
 
-__all__ = ["rfsca_from_stats", "rfsca_max_components", "rftca_from_stats",
-           "rftca_max_components"]
+__all__ = ["resolve_eigen_solver", "rfsca_from_stats", "rfsca_max_components",
+           "rftca_from_stats", "rftca_max_components"]
+
+
+def resolve_eigen_solver(eigen_solver: str, D: int, k: int) -> str:
+    """Validate ``eigen_solver``; ``"auto"`` means ``"arpack"`` when ``D >= 800`` and
+    ``k <= D / 10`` (few leading pairs of a large pencil), else ``"dense"``. ARPACK cannot
+    return ``D - 1`` or more pairs, so those go dense too.
+
+    Examples
+    --------
+    >>> resolve_eigen_solver("auto", 2000, 30), resolve_eigen_solver("auto", 600, 30)
+    ('arpack', 'dense')
+    """
+    if eigen_solver not in ("auto", "dense", "arpack"):
+        raise ValueError("eigen_solver must be 'auto', 'dense' or 'arpack', "
+                         f"got {eigen_solver!r}.")
+    if eigen_solver == "auto":
+        eigen_solver = "arpack" if (D >= 800 and k <= D / 10) else "dense"
+    return "dense" if k >= D - 1 else eigen_solver
+
+
+def _rank_one_pencil(A, mu: float, d: np.ndarray, k: int, solver: str, *, apply_A=None,
+                     owner: str = "RF-TCA"):
+    """Leading ``k`` pairs of ``A v = lambda (I + mu d d^T) v``, ``V^T (I + mu d d^T) V = I``.
+
+    ``"dense"``: the explicit pencil (``A`` may be overwritten). ``"arpack"``: ARPACK on
+    ``T = B^{-1/2} A B^{-1/2}`` as an operator, with the closed-form
+    ``B^{-1/2} = I + alpha d d^T`` (:func:`~shiftlearn._linalg.lowrank_inv_sqrt_weights`), and
+    ``V = B^{-1/2} Y``; ``apply_A(x)`` replaces ``A @ x`` when ``A`` is not formed
+    (``A=None``). If ARPACK fails, the dense solve is used when ``A`` is a matrix; with only
+    ``apply_A`` the :class:`~shiftlearn._linalg.ArpackFailure` propagates.
+    """
+    D = d.shape[0]
+    if solver == "dense":
+        B = np.eye(D)
+        add_gram_(B, d[None, :], mu)
+        return leading_eigh(A, k, B, overwrite=True, owner=owner)
+    alpha = float(lowrank_inv_sqrt_weights(float(d @ d), mu)[0])
+    apply_A = A.__matmul__ if apply_A is None else apply_A
+
+    def half(X):                                    # B^{-1/2} X = X + alpha d (d^T X)
+        return X + alpha * np.multiply.outer(d, d @ X)
+
+    op = LinearOperator((D, D), matvec=lambda x: half(apply_A(half(np.ravel(x)))),
+                        dtype=np.float64)
+    try:
+        w, Y = leading_eigh(op, k, solver="arpack", owner=owner)
+    except ArpackFailure:
+        if A is None:
+            raise
+        return _rank_one_pencil(A, mu, d, k, "dense", owner=owner)
+    return w, half(Y)
 
 
 def _rftca_coefficients_cholesky(stats: RFStats, k: int, mu: float, d: np.ndarray,
@@ -29,11 +82,11 @@ def _rftca_coefficients_cholesky(stats: RFStats, k: int, mu: float, d: np.ndarra
     ``rho = rank_tol * max diag(S)`` (directions with ``S``-eigenvalue far below ``rho`` carry
     no kernel mass and are penalised by ``1 / rho`` instead of being dropped). The reduced
     scatter ``G^T C G = U S U^T - g g^T / n`` (``g = U s``) is applied as an operator, two
-    triangular products and one product with ``S`` per block, inside block Krylov.
-    Returns ``None`` (callers use the eigendecomposition) if the factor or Krylov fails.
+    triangular products and one product with ``S`` per vector, inside ARPACK.
+    Returns ``None`` (callers use the eigendecomposition) if the factor or ARPACK fails.
     """
     D, n = stats.n_components, stats.n_samples
-    S = _sym_(stats.total_moment())
+    S = sym_(stats.total_moment())
     Sr = S.copy()
     Sr.flat[:: D + 1] += rank_tol * max(float(np.max(np.diag(S))), 1e-300)
     try:
@@ -43,11 +96,14 @@ def _rftca_coefficients_cholesky(stats: RFStats, k: int, mu: float, d: np.ndarra
     Ut = np.triu(U)                                  # explicit factor for BLAS products
     g = Ut @ (stats.domain_sums.sum(axis=0) / np.sqrt(max(n, 1)))
 
-    def apply_A(X):                                  # (U S U^T - g g^T) X
-        return Ut @ (S @ (Ut.T @ X)) - np.outer(g, g @ X)
+    def apply_A(x):                                  # (U S U^T - g g^T) x
+        return Ut @ (S @ (Ut.T @ x)) - g * (g @ x)
 
-    out = _rank_one_krylov(apply_A, (mu, Ut @ d), D, k)
-    return None if out is None else (out[0], Ut.T @ out[1])
+    try:
+        w, V = _rank_one_pencil(None, mu, Ut @ d, k, "arpack", apply_A=apply_A)
+    except ArpackFailure:
+        return None
+    return w, Ut.T @ V
 
 
 def _check_k(n_components, limit: int, why: str) -> int:
@@ -142,16 +198,16 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
         up to a rescaling of ``mu`` (the paper's Lemma 2).
         ``"coefficients"``: Pan's penalty ``tr(W^T W)`` on the ``n`` kernel coefficients;
         this is exact TCA with the random-feature kernel, so it tends to exact TCA with the
-        same ``mu`` as ``N`` grows. With the randomized solver it runs on a Cholesky factor of
+        same ``mu`` as ``N`` grows. With the ARPACK solver it runs on a Cholesky factor of
         ``S + rho I`` (``S = Z^T Z``, ``rho = rank_tol * max diag(S)``) and block Krylov,
         with the dense solver in the eigenbasis of ``S`` (one full ``2N x 2N``
         eigendecomposition, directions with eigenvalue below ``rank_tol * max`` dropped);
         the two agree to the solver tolerance (tested).
-    eigen_solver : {"auto", "dense", "randomized"}
-        See :func:`solve_pencil`.
+    eigen_solver : {"auto", "dense", "arpack"}
+        See :func:`resolve_eigen_solver`.
     rank_tol : float
         ``"coefficients"``: relative level below which directions of ``S`` carry no kernel
-        mass (dropped by the dense solver, ridge ``rho`` of the randomized one).
+        mass (dropped by the dense solver, ridge ``rho`` of the ARPACK one).
     rank_deficient : {"raise", "clip"}
         When some of the ``n_components`` leading eigenvalues are numerically zero
         (``<= 1e-10`` times the largest): a ``ValueError``, or return only the non-zero ones
@@ -186,17 +242,17 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
     k = _check_k(n_components, *rftca_max_components(stats))
     d = stats.mmd_vector()
     if penalty == "features":
-        w, V = solve_pencil(stats.total_scatter(), None, k, eigen_solver, rank_one=(mu, d),
-                            overwrite=True)
+        w, V = _rank_one_pencil(stats.total_scatter(), mu, d, k,
+                                resolve_eigen_solver(eigen_solver, D, k))
     elif penalty == "coefficients":
         out = None
-        if resolve_eigen_solver(eigen_solver, D, k) == "randomized":
+        if resolve_eigen_solver(eigen_solver, D, k) == "arpack":
             out = _rftca_coefficients_cholesky(stats, k, mu, d, rank_tol)
         if out is not None:
             w, V = out
             return _check_spectrum(w, V, k, "the RF-TCA problem", rank_deficient,
                                    scale=float(n) ** 2)
-        s2, U = eigh(_sym_(stats.total_moment()), overwrite_a=True, check_finite=False)
+        s2, U = eigh(sym_(stats.total_moment()), overwrite_a=True, check_finite=False)
         keep = s2 > rank_tol * max(s2[-1], 1e-300)
         if keep.sum() < k:
             if keep.sum() < 2:
@@ -218,9 +274,9 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
         # G^T C G with C = S - s s^T / n and S = U diag(s2) U^T: diag(s2^2) - g g^T / n, so no
         # D^3 product is needed (g = G^T s).
         g = (G.T @ stats.domain_sums.sum(axis=0)) / np.sqrt(max(n, 1))
-        Ch = _add_gram_(np.diag(s2[keep] ** 2), g[None, :], -1.0)
+        Ch = add_gram_(np.diag(s2[keep] ** 2), g[None, :], -1.0)
         dh = G.T @ d
-        w, A = solve_pencil(Ch, None, k, eigen_solver, rank_one=(mu, dh), overwrite=True)
+        w, A = _rank_one_pencil(Ch, mu, dh, k, resolve_eigen_solver(eigen_solver, Ch.shape[0], k))
         V = G @ A
     else:
         raise ValueError(f"penalty must be 'features' or 'coefficients', got {penalty!r}.")
@@ -268,8 +324,8 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         exact :class:`~shiftlearn.adaptation.SCA`.
     class_scatter_normalization : {"n_s", "none"}
         Divide the class scatters by the number of labeled rows (default), or not.
-    eigen_solver : {"auto", "dense", "randomized"}
-        See :func:`solve_pencil`.
+    eigen_solver : {"auto", "dense", "arpack"}
+        See :func:`resolve_eigen_solver`.
     rank_deficient : {"raise", "clip"}
         As in :func:`rftca_from_stats`.
 
@@ -325,7 +381,7 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         norm = ns if class_scatter_normalization == "none" else 1.0
         Fb, Fw = stats.class_factors()
         if beta > 0:
-            _add_gram_(A, Fb, beta * norm / ns)
+            add_gram_(A, Fb, beta * norm / ns)
         M = stats.moment_labeled * (norm / ns)
         terms = [(Fw, -norm / ns)]
     else:
@@ -336,8 +392,9 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
         means = stats.domain_means(domains)
         terms.append((means - means.mean(axis=0), delta / max(means.shape[0], 1)))
     if terms:          # both low-rank terms of M in one pass over it
-        _add_gram_(M, np.vstack([F for F, _ in terms]),
+        add_gram_(M, np.vstack([F for F, _ in terms]),
                    np.concatenate([np.full(F.shape[0], a) for F, a in terms]))
-    w, V = solve_pencil(A, M, k, eigen_solver, overwrite=True)
+    w, V = leading_eigh(A, k, M, solver=resolve_eigen_solver(eigen_solver, D, k),
+                        overwrite=True, owner="RF-SCA")
     # eigenvalues are at most trace(A) <= trace(S) / n = 1 (features of unit norm)
     return _check_spectrum(w, V, k, "the RF-SCA problem", rank_deficient, scale=1.0)

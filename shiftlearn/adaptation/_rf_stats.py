@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._linalg import _BLOCK, sym
 from .._validation import (
     check_sample_domain,
     check_unlabeled_convention,
@@ -37,7 +38,6 @@ from .._validation import (
     unlabeled_mask,
 )
 from ..kernels import cos_sin_into
-from ._eigen import _BLOCK, _sym
 
 __all__ = ["RFStats", "omega_fingerprint", "rf_stats"]
 
@@ -237,7 +237,7 @@ class RFStats:
         :meth:`domain_means`."""
         means = self.domain_means(domains)
         dev = means - means.mean(axis=0)
-        return _sym(dev.T @ dev / max(means.shape[0], 1))
+        return sym(dev.T @ dev / max(means.shape[0], 1))
 
     def class_factors(self) -> tuple[np.ndarray, np.ndarray]:
         """Low-rank factors ``(F_b, F_w)`` of the class scatters of the labeled rows:
@@ -257,7 +257,7 @@ class RFStats:
         Fb, Fw = self.class_factors()
         Sb = Fb.T @ Fb / ns
         Sw = (self.moment_labeled - Fw.T @ Fw) / ns
-        return _sym(Sb), _sym(Sw)
+        return sym(Sb), sym(Sw)
 
 
 def _rows(Z: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -40,8 +40,8 @@ the symmetric ``C = S^{-1/2} G ((1-beta)/n I + beta F) G^T S^{-1/2}`` (``P = K~ 
 rank ``<= C-1``) come from Lanczos with ``O(n^2)`` products (or an SVD of the low-rank factor at
 ``beta = 1``), ``B = L^{-T} S^{-1/2} V``; so ``B^T M B = I`` exactly as the constraint (18), and
 every ``beta`` and ``delta`` of a grid reuses one factorisation. The dense reference path
-(``eigen_solver="dense"``) calls
-:func:`~shiftlearn.adaptation._base.solve_generalized_eigh`.
+(``eigen_solver="dense"``) solves the explicit pencil with ``scipy.linalg.eigh``; both go
+through :func:`shiftlearn._linalg.leading_eigh`.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
+from scipy.sparse.linalg import LinearOperator
 
+from .._linalg import NOT_POSITIVE_DEFINITE, leading_eigh, lowrank_inv_sqrt_weights
 from .._param_validation import Interval, StrOptions
 from .._validation import unlabeled_mask
 from ..kernels import (
@@ -68,14 +69,10 @@ from ..kernels import (
     resolve_bandwidth,
 )
 from ._base import (
-    _NOT_PD,
     BaseSubspaceTransformer,
-    arpack_failure,
     check_dense_memory,
     clip_n_components,
     kernel_row_chunks,
-    lowrank_inv_sqrt_weights,
-    solve_generalized_eigh,
     whitening_scale,
 )
 
@@ -211,7 +208,7 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
     n = prob.Kc.shape[0]
     k = n_components
     if resolve_sca_solver(eigen_solver, n, k) == "dense":
-        return solve_generalized_eigh(prob.A(), prob.M, k)
+        return leading_eigh(prob.A(), k, prob.M, overwrite=True, owner="SCA")
     f = {} if factors is None else factors
     if "Lc" not in f:
         try:
@@ -224,7 +221,7 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
                 f["Lc"] = scipy.linalg.cholesky(prob.M0 + jitter * np.eye(n), lower=True,
                                                 check_finite=False)
             except np.linalg.LinAlgError as exc:
-                raise ValueError(_NOT_PD) from exc
+                raise ValueError(NOT_POSITIVE_DEFINITE) from exc
         f["Gp"] = scipy.linalg.solve_triangular(f["Lc"], prob.Pf, lower=True,
                                                 check_finite=False) \
             if prob.Pf.shape[1] else prob.Pf
@@ -257,13 +254,7 @@ def sca_solve(prob: SCAProblem, n_components: int, *, eigen_solver: str = "auto"
             return s_inv_sqrt(out).ravel()
 
         op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
-        v0 = np.random.default_rng(random_state).standard_normal(n)
-        try:
-            w, V = eigsh(op, k=k, which="LA", v0=v0, tol=1e-10)
-        except ArpackError as exc:      # ArpackNoConvergence included
-            raise arpack_failure("SCA", exc) from exc
-        order = np.argsort(w)[::-1]
-        w, V = w[order], V[:, order]
+        w, V = leading_eigh(op, k, solver="arpack", random_state=random_state, owner="SCA")
     B = scipy.linalg.solve_triangular(Lc, s_inv_sqrt(V), lower=True, trans="T",
                                       check_finite=False)
     return w, B
@@ -380,7 +371,7 @@ class SCA(BaseSubspaceTransformer):
         ``"da"`` demands target rows (negative ids), ``"dg"`` forbids them; ``"auto"`` accepts
         either (DA when targets are present).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
-        ``"dense"``: :func:`solve_generalized_eigh` on the explicit pencil (``O(n^3)``, exact
+        ``"dense"``: ``scipy.linalg.eigh`` on the explicit pencil (``O(n^3)``, exact
         reference); ``"arpack"``: Cholesky of ``M`` + Lanczos; ``"auto"`` picks dense for
         ``n <= 300``.
 

@@ -15,8 +15,8 @@ Because ``M = I + mu u u^T`` (``u = K l``) is identity plus rank one, ``M^{-1/2}
 and the pencil reduces to the standard problem ``G^T G v = lambda v`` with
 ``G = H K M^{-1/2}``; the leading ``v`` are found by Lanczos (ARPACK) with ``O(n^2)``
 matrix-vector products, no ``n x n`` inverse and no ``O(n^3)`` product. ``w = M^{-1/2} v``. The
-dense reference path (``eigen_solver="dense"``) calls
-:func:`~shiftlearn.adaptation._base.solve_generalized_eigh` on the same pencil.
+dense reference path (``eigen_solver="dense"``) solves the same pencil with
+``scipy.linalg.eigh``; both go through :func:`shiftlearn._linalg.leading_eigh`.
 """
 
 from __future__ import annotations
@@ -25,20 +25,18 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
+from scipy.sparse.linalg import LinearOperator
 
+from .._linalg import ARPACK_TOL, leading_eigh, lowrank_inv_sqrt_weights
 from .._param_validation import Interval, StrOptions
 from ..kernels import BANDWIDTH_RULES, kernel_matrix, resolve_bandwidth
 from ._base import (
     BaseSubspaceTransformer,
-    arpack_failure,
     check_dense_memory,
     clip_n_components,
     kernel_row_chunks,
-    lowrank_inv_sqrt_weights,
     mmd_vector,
     resolve_tca_mu,
-    solve_generalized_eigh,
 )
 
 __all__ = ["TCA", "tca_components"]
@@ -51,7 +49,7 @@ def tca_components(
     mu: float = 1.0,
     *,
     eigen_solver: str = "auto",
-    tol: float = 1e-10,
+    tol: float = ARPACK_TOL,
     random_state=0,
     overwrite_K: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -68,10 +66,11 @@ def tca_components(
         Weight of the MMD term (Pan et al.); ``mu = 1 / gamma`` of the RF-TCA paper.
     eigen_solver : {"auto", "arpack", "dense"}
         ``"arpack"``: Lanczos on the reduced standard problem (``O(n^2)`` per iteration);
-        ``"dense"``: :func:`solve_generalized_eigh` on the explicit pencil (``O(n^3)``);
+        ``"dense"``: ``scipy.linalg.eigh`` on the explicit pencil (``O(n^3)``);
         ``"auto"``: dense when ``n <= 400`` or ``n_components > n / 5``, else arpack.
     tol : float
-        ARPACK relative tolerance of the eigenvalues (0 = machine precision).
+        ARPACK relative tolerance of the eigenvalues (:data:`shiftlearn._linalg.ARPACK_TOL`;
+        0 = machine precision).
     random_state : int
         Seed of ARPACK's start vector (results are deterministic).
     overwrite_K : bool
@@ -103,7 +102,7 @@ def tca_components(
         A = HK.T @ HK
         M = mu * np.outer(u, u)
         M.flat[:: n + 1] += 1.0
-        w, W = solve_generalized_eigh(A, M, n_components, overwrite=True)
+        w, W = leading_eigh(A, n_components, M, overwrite=True, owner="TCA")
         return w, W, HK @ W + (col_mean @ W)[None, :]
     # M^{-1/2} = I + alpha u u^T  for  M = I + mu u u^T
     uu = float(u @ u)
@@ -119,13 +118,8 @@ def tca_components(
         return G.T @ (G @ v)
 
     op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
-    v0 = np.random.default_rng(random_state).standard_normal(n)
-    try:
-        w, V = eigsh(op, k=n_components, which="LA", tol=tol, v0=v0)
-    except ArpackError as exc:          # ArpackNoConvergence included
-        raise arpack_failure("TCA", exc) from exc
-    order = np.argsort(w)[::-1]
-    w, V = w[order], V[:, order]
+    w, V = leading_eigh(op, n_components, solver="arpack", tol=tol, random_state=random_state,
+                        owner="TCA")
     W = V + alpha * np.outer(u, u @ V)  # w = M^{-1/2} v
     # K W = H K W + 1 (col_mean^T W) and H K W = H K M^{-1/2} V = G V
     return w, W, G @ V + (col_mean @ W)[None, :]
