@@ -126,7 +126,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         self.n_init = n_init
         self.init = init
 
-    def get_n_splits(self, X=None, y=None, groups=None) -> int:
+    def get_n_splits(self, X=None, y=None, groups=None, sample_domain=None) -> int:
         return int(self.n_splits)
 
     def _features(self, X) -> np.ndarray:

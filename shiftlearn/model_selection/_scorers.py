@@ -126,10 +126,17 @@ def _domain_kw(est, method: str, sd) -> dict:
         pass
     if get_config()["enable_metadata_routing"]:
         try:
-            if "sample_domain" in get_routing_for_object(est).consumes(method, ["sample_domain"]):
-                return {"sample_domain": sd}
+            used = get_routing_for_object(est).consumes(method, ["sample_domain",
+                                                                 "allow_source"])
         except (AttributeError, TypeError, ValueError):
-            pass
+            used = set()
+        if "sample_domain" in used:
+            kw = {"sample_domain": sd}
+            # skada's adapters refuse source rows at predict/transform unless told (its own
+            # scorers pass allow_source=True the same way)
+            if "allow_source" in used and np.any(np.asarray(sd) > 0):
+                kw["allow_source"] = True
+            return kw
     return {}
 
 

@@ -1,0 +1,332 @@
+"""Selection without target labels, SKADA-Bench style, on the data we hold (issue #15, item 5).
+
+For every task and classifier (1NN; standardised logistic regression), every candidate is scored
+by every criterion on the same validation folds, then refitted on all rows to measure its target
+accuracy (the target labels are used for that measurement only):
+
+* candidates, ours: no adaptation, TCA, SCA, uSCA, RF-TCA, RF-SCA over one small grid each
+  (:data:`OUR_GRIDS`); peers: skada's CORAL, SA, JDOT, KMM (reweighting), LinOT, OT label
+  propagation and TCA, each over a small grid (:func:`peer_candidates`), with the same classifier;
+* criteria (``SourceKFold(3)``: held-out labeled source rows, every target row in training and
+  validation): source accuracy (the papers' source CV), IW, PE, DEV, circular validation, our
+  joint-MMD scorer; plus source accuracy on ``ClusterSplit`` folds (Napoli & White) and the
+  ORACLE (target accuracy, reference only);
+* ``auto``: the best of ours (no adaptation included) under a criterion, i.e. what
+  ``AdaptationSelector``/``shiftlearn adapt --method auto`` choose; each peer: the best of its own
+  grid under the same criterion; "source only": no adaptation.
+
+Differences from SKADA-Bench (stated, not hidden): one transductive split (fit on all source +
+target rows, measure on the target rows) instead of 5 outer splits; 3 inner folds; tiny grids;
+JDOT always uses a plain logistic regression (it needs sample weights, which 1NN does not
+take); peers run on at most ``--peer-max-rows`` rows per domain (skada's JDOT/KMM/OT build n_s x n_t
+matrices), the subsample is seeded and the peer's target accuracy is measured on the same rows.
+
+Run: ``python benchmarks/model_selection/selection_study.py`` (parts are kept in
+``results/_selection_study_parts.json`` so an interrupted run resumes; ``--report`` rebuilds the
+tables from the parts; ``--quick``: the toy and two Office tasks, 1NN only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import sklearn
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
+from _common import PartsFile, header, markdown_table, results_dir, write_results  # noqa: E402
+
+from shiftlearn import DomainAdaptationClassifier  # noqa: E402
+from shiftlearn.datasets import (  # noqa: E402
+    load_mnist_usps,
+    load_msrc_voc,
+    load_office_caltech,
+    make_sca_toy,
+)
+from shiftlearn.model_selection import (  # noqa: E402
+    CircularValidation,
+    ClusterSplit,
+    DeepEmbeddedValidation,
+    ImportanceWeightedScorer,
+    MMDScorer,
+    PredictionEntropyScorer,
+    SourceKFold,
+    candidate_grid,
+)
+
+OURS = ("none", "TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA")
+#: one small grid per method (the same policy for every method, ours and skada's: 2-8 points)
+OUR_GRIDS = {
+    "TCA": {"kernel": ["linear", "rbf"], "n_components": [30, 10]},
+    "SCA": {"kernel": ["linear", "rbf"], "beta": [0.1, 0.9], "n_components": [30, 10],
+            "whiten": [False]},
+    "uSCA": {"kernel": ["linear", "rbf"], "delta": [1.0, 10.0], "n_components": [30, 10],
+             "whiten": [False]},
+    "RF-TCA": {"n_components": [30, 10]},
+    "RF-SCA": {"beta": [0.1, 0.9], "n_components": [30, 10], "whiten": [False]},
+}
+PEERS = ("CORAL", "SA", "JDOT", "KMM", "LinOT", "OTLabelProp", "skada TCA")
+CRITERIA = ("source-cv", "cluster", "IW", "PE", "DEV", "circular", "MMD")
+
+
+def classifiers() -> dict:
+    return {"1nn": lambda: KNeighborsClassifier(1),
+            "logreg": lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))}
+
+
+def scorers() -> dict:
+    return {"source-cv": "accuracy", "IW": ImportanceWeightedScorer(),
+            "PE": PredictionEntropyScorer(), "DEV": DeepEmbeddedValidation(),
+            "circular": CircularValidation(), "MMD": MMDScorer()}
+
+
+def tasks(quick: bool) -> list[tuple[str, str, str]]:
+    """``(data set, source, target)``; the toy's "domains" are its seeds."""
+    out = [("toy", "0", "toy"), ("toy", "1", "toy"), ("toy", "2", "toy")]
+    office = load_office_caltech()
+    out += [("office_caltech", s, t) for s, t in office.tasks]
+    out += [("mnist_usps", s, t) for s, t in load_mnist_usps().tasks]
+    out += [("msrc_voc", s, t) for s, t in load_msrc_voc().tasks]
+    if quick:
+        out = out[:1] + [("office_caltech", "webcam", "dslr"), ("office_caltech", "dslr",
+                                                                 "webcam")]
+    return out
+
+
+def load_task(name: str, s: str, t: str):
+    """``X, y (target -1), sample_domain, y_target``."""
+    if name == "toy":
+        return make_sca_toy(n_per_cluster=50, random_state=int(s), return_target_labels=True)
+    ds = {"office_caltech": load_office_caltech, "mnist_usps": load_mnist_usps,
+          "msrc_voc": load_msrc_voc}[name]()
+    X, y, sd, y_true = ds.pack(s, t, return_masked_labels=True)
+    return X, y, sd, y_true[sd < 0]
+
+
+def peer_candidates(clf) -> list[tuple[str, object, dict]]:
+    """``(label, skada pipeline, grid)`` for each peer (skada imported here: it switches
+    scikit-learn's metadata routing on for the process)."""
+    import skada
+
+    c = clone(clf)
+    return [
+        ("CORAL", skada.CORAL(c), {"coraladapter__reg": ["auto", 1.0]}),
+        ("SA", skada.SubspaceAlignment(c), {"subspacealignmentadapter__n_components": [10, 30]}),
+        # JDOT refits its classifier with sample weights, which 1NN does not take (nor, under
+        # metadata routing, a scaler pipeline): it always uses a plain logistic regression
+        ("JDOT", skada.JDOTClassifier(LogisticRegression(max_iter=1000)), {"alpha": [0.1, 1.0]}),
+        ("KMM", skada.KMMReweight(c), {"kmmreweightadapter__B": [10.0, 1000.0]}),
+        ("LinOT", skada.LinearOTMapping(c), {"linearotmappingadapter__reg": [0.1, 1.0]}),
+        ("OTLabelProp", skada.OTLabelProp(c), {"otlabelpropadapter__reg": [None, 1.0]}),
+        ("skada TCA", skada.TransferComponentAnalysis(c),
+         {"transfercomponentanalysisadapter__n_components": [10, 30]}),
+    ]
+
+
+def _subsample(sd, max_rows: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    keep = []
+    for d in np.unique(sd):
+        idx = np.flatnonzero(sd == d)
+        if idx.size > max_rows:
+            idx = np.sort(rng.choice(idx, max_rows, replace=False))
+        keep.append(idx)
+    return np.sort(np.concatenate(keep))
+
+
+def _search(est, grid, X, y, sd, cv, scoring, routing: bool):
+    search = GridSearchCV(est, grid, cv=cv, scoring=scoring, refit=False, error_score=np.nan)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        if routing:
+            search.fit(X, y, sample_domain=sd)
+        else:
+            search.fit(X, y, groups=sd, sample_domain=sd)
+    return search.cv_results_
+
+
+def _target_accuracies(est, params_list, X, y, sd, yt, routing: bool) -> list[float]:
+    out = []
+    tgt = sd < 0
+    for p in params_list:
+        model = clone(est).set_params(**p)
+        try:
+            with sklearn.config_context(enable_metadata_routing=routing):
+                model.fit(X, y, sample_domain=sd)
+                pred = (model.predict(X[tgt], sample_domain=sd[tgt]) if routing
+                        else model.predict(X[tgt]))
+            out.append(float(np.mean(pred == yt)))
+        except Exception:  # noqa: BLE001 - a failing candidate is recorded as NaN
+            out.append(float("nan"))
+    return out
+
+
+def _label(p) -> str:
+    a = p.get("adapter", "peer")
+    name = "none" if a is None else type(a).__name__ if a != "peer" else "peer"
+    return {"RFTCA": "RF-TCA", "RFSCA": "RF-SCA"}.get(name, name)
+
+
+def run_task(name, s, t, clf_name, peer_max_rows: int) -> dict:
+    X, y, sd, yt = load_task(name, s, t)
+    clf = classifiers()[clf_name]()
+    sc = scorers()
+    t0 = time.perf_counter()
+    res = {"n": int(X.shape[0]), "ours": {}, "peers": {}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DomainAdaptationClassifier(None, clf)
+        grid = candidate_grid(OURS, grids=OUR_GRIDS)
+        cvr = _search(est, grid, X, y, sd, SourceKFold(3, random_state=0), sc, False)
+        clus = _search(est, grid, X, y, sd, ClusterSplit(test_size=0.3, random_state=0),
+                       "accuracy", False)
+        params = cvr["params"]
+        res["ours"] = {
+            "labels": [_label(p) for p in params],
+            "params": [repr({k: v for k, v in p.items() if k != "adapter"}) for p in params],
+            "criteria": {**{c: list(map(float, cvr[f"mean_test_{c}"])) for c in sc},
+                         "cluster": list(map(float, clus["mean_test_score"]))},
+            "target": _target_accuracies(est, params, X, y, sd, yt, False)}
+        res["seconds_ours"] = time.perf_counter() - t0
+        keep = _subsample(sd, peer_max_rows, 0)
+        Xp, yp, sdp = X[keep], y[keep], sd[keep]
+        ytp = yt[np.searchsorted(np.flatnonzero(sd < 0), keep[sd[keep] < 0])]
+        for label, pipe, pgrid in peer_candidates(clf):
+            t1 = time.perf_counter()
+            try:
+                pr = _search(pipe, pgrid, Xp, yp, sdp, SourceKFold(3, random_state=0), sc,
+                             True)
+                pc = _search(pipe, pgrid, Xp, yp, sdp,
+                             ClusterSplit(test_size=0.3, random_state=0), "accuracy", True)
+                res["peers"][label] = {
+                    "params": [repr(p) for p in pr["params"]],
+                    "criteria": {**{c: list(map(float, pr[f"mean_test_{c}"])) for c in sc},
+                                 "cluster": list(map(float, pc["mean_test_score"]))},
+                    "target": _target_accuracies(pipe, pr["params"], Xp, yp, sdp, ytp, True),
+                    "seconds": time.perf_counter() - t1}
+            except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported
+                res["peers"][label] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        res["peer_rows"] = int(keep.size)
+    res["seconds"] = time.perf_counter() - t0
+    return res
+
+
+# ----------------------------------------------------------------------------------- tables
+def _pick(criteria: dict, target: list, crit: str, idx=None) -> float:
+    v = np.asarray(criteria[crit] if crit != "oracle" else target, float)
+    tg = np.asarray(target, float)
+    idx = np.arange(v.size) if idx is None else np.asarray(idx)
+    if idx.size == 0:
+        return float("nan")
+    vv = np.where(np.isfinite(v[idx]), v[idx], -np.inf)
+    if not np.isfinite(vv).any():
+        return float("nan")
+    return float(tg[idx[int(np.argmax(vv))]])   # ties: first (no adaptation comes first)
+
+
+def summarise(parts: dict, clf: str) -> tuple[list[dict], list[dict], dict]:
+    keys = sorted(k for k in parts if k.endswith(f"|{clf}"))
+    rows, per_task = {}, []
+    for k in keys:
+        r = parts[k]
+        o = r["ours"]
+        labels = o["labels"]
+        task = k.rsplit("|", 1)[0]
+        line = {"task": task, "raw": o["target"][labels.index("none")]}
+        for crit in (*CRITERIA, "oracle"):
+            rows.setdefault("auto (ours, incl. no adaptation)", {}).setdefault(crit, []).append(
+                _pick(o["criteria"], o["target"], crit))
+            line[crit] = rows["auto (ours, incl. no adaptation)"][crit][-1]
+            for m in OURS[1:]:
+                idx = [i for i, lab in enumerate(labels) if lab == m]
+                rows.setdefault(m, {}).setdefault(crit, []).append(
+                    _pick(o["criteria"], o["target"], crit, idx))
+            for p in PEERS:
+                pr = r["peers"].get(p, {})
+                val = (_pick(pr["criteria"], pr["target"], crit) if "criteria" in pr
+                       else float("nan"))
+                rows.setdefault(p, {}).setdefault(crit, []).append(val)
+        rows.setdefault("source only (no adaptation)", {})
+        for crit in (*CRITERIA, "oracle"):
+            rows["source only (no adaptation)"].setdefault(crit, []).append(line["raw"])
+        per_task.append(line)
+    table = []
+    for method, d in rows.items():
+        row = {"method": method}
+        for crit in (*CRITERIA, "oracle"):
+            v = np.asarray(d[crit], float)
+            row[crit] = 100 * float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+            if not np.isfinite(v).all():
+                row[crit + " n"] = int(np.isfinite(v).sum())
+        table.append(row)
+    order = ["auto (ours, incl. no adaptation)", "source only (no adaptation)", *OURS[1:],
+             *PEERS]
+    table.sort(key=lambda r: order.index(r["method"]))
+    return table, per_task, {"tasks": len(keys)}
+
+
+def report(parts: dict, machine: dict, seconds: float | None) -> None:
+    body = [__doc__.split("\n\n")[1].strip(), ""]
+    data = {}
+    for clf in classifiers():
+        table, per_task, info = summarise(parts, clf)
+        if not info["tasks"]:
+            continue
+        cols = ["method", *CRITERIA, "oracle"]
+        body += [f"## classifier: {clf} ({info['tasks']} tasks), mean target accuracy %", "",
+                 markdown_table([{c: r.get(c, "") for c in cols} for r in table], cols), ""]
+        best = max(CRITERIA, key=lambda c: table[0][c])
+        body += [f"Best target-free criterion for `auto`: **{best}** "
+                 f"({table[0][best]:.2f}% vs {table[1][best]:.2f}% source only).", ""]
+        lines = []
+        for t in per_task:
+            lines.append({"task": t["task"], "raw": 100 * t["raw"],
+                          **{c: 100 * t[c] for c in (*CRITERIA, "oracle")},
+                          "auto - raw (best criterion)": 100 * (t[best] - t["raw"])})
+        body += [f"### per task, `auto` under each criterion ({clf})", "",
+                 markdown_table(lines, ["task", "raw", *CRITERIA, "oracle",
+                                        "auto - raw (best criterion)"]), ""]
+        data[clf] = {"table": table, "per_task": per_task, "best_criterion": best}
+    if seconds is not None:
+        body.append(f"Wall time of this run: {seconds / 60:.1f} min.")
+    write_results("selection_study", "Selection without target labels: the study",
+                  "\n".join(body), data, machine)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--classifiers", nargs="+", default=list(classifiers()),
+                    choices=list(classifiers()))
+    ap.add_argument("--peer-max-rows", type=int, default=800)
+    ap.add_argument("--report", action="store_true", help="only rebuild the tables")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.classifiers = ["1nn"]
+    machine = header("Selection without target labels: the study")
+    store = PartsFile(results_dir(__file__) / "_selection_study_parts.json")
+    t0 = time.perf_counter()
+    if not args.report:
+        for name, s, t in tasks(args.quick):
+            for clf in args.classifiers:
+                key = f"{name}:{s}->{t}|{clf}"
+                if key in store:
+                    continue
+                r = run_task(name, s, t, clf, args.peer_max_rows)
+                store.save(key, r)
+                print(f"{key}: {r['seconds']:.0f} s (ours {r['seconds_ours']:.0f} s)",
+                      flush=True)
+    report(store.load(), machine, None if args.report else time.perf_counter() - t0)
+
+
+if __name__ == "__main__":
+    main()
