@@ -81,8 +81,9 @@ def test_auto_solver_switch_boundary(Est):
     X2, y2, sd2 = _tasks(sizes[:2] + [sizes[2] + 1], regression=reg)
     assert X2.shape[0] == M
     assert _fit(Est, X2, y2, sd2, random_state=0).solver_ == "rf"
-    # a linear kernel_x has no random-feature solver: exact on both sides
-    assert _fit(Est, X2, y2, sd2, kernel_x="linear").solver_ == "exact"
+    # a linear kernel_x has no random-feature solver: exact below, Nyström from the threshold
+    assert _fit(Est, X, y, sd, kernel_x="linear").solver_ == "exact"
+    assert _fit(Est, X2, y2, sd2, kernel_x="linear").solver_ == "nystroem"
     # explicit solvers are kept on the other side of the boundary
     assert _fit(Est, X, y, sd, solver="rf", random_state=0).solver_ == "rf"
 
@@ -288,20 +289,28 @@ def test_rf_sigma_p_with_one_and_two_training_tasks():
     assert abs(float(np.std(V)) - 1.0) < 0.2                     # unit-bandwidth frequencies
 
 
-def test_task_weighting_sets_the_per_point_costs():
-    """Exact hinge solver: 0 <= alpha_a <= c_a with c_a = C M / (N n_t) ('task') or C
-    ('point'); with a small C many rows sit at their bound, so the largest |dual coef| of each
-    task is its c_a."""
+@pytest.mark.parametrize("weighting", ["task", "point"])
+def test_task_weighting_sets_the_per_point_costs(weighting):
+    """Linear kernel_x with pooling: the exact model is the linear SVM without intercept on x
+    with costs c_a = C M / (N n_t) ('task') or C ('point'), which liblinear solves directly
+    (sample_weight = the per-row cost / C) to the same decision values."""
+    from sklearn.svm import LinearSVC
+
     sizes = (24, 6, 12)
     M, N = sum(sizes), len(sizes)
-    for weighting in ("task", "point"):
-        est, (X, y, sd) = _fit_q(sizes=sizes, solver="exact", C=0.05, weighting=weighting,
-                                 kernel_x="linear", pooling=True)
-        coef = np.abs(est.dual_coef_[:, 0])
-        for i, n_t in enumerate(sizes):
-            c_t = 0.05 * M / (N * n_t) if weighting == "task" else 0.05
-            in_task = est.support_task_ == i
-            assert coef[in_task].max() == pytest.approx(c_t, rel=1e-6)
+    est, (X, y, sd) = _fit_q(sizes=sizes, solver="exact", C=0.05, weighting=weighting,
+                             kernel_x="linear", pooling=True, tol=1e-8)
+    n_t = np.repeat(sizes, sizes).astype(float)
+    w = M / (N * n_t) if weighting == "task" else np.ones(M)
+    ref = LinearSVC(C=0.05, loss="hinge", fit_intercept=False, dual=True, tol=1e-8,
+                    max_iter=100_000, random_state=0).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(est.decision_function(X, sd + 10), ref.decision_function(X),
+                               atol=1e-6)
+    other = LinearSVC(C=0.05, loss="hinge", fit_intercept=False, dual=True, tol=1e-8,
+                      max_iter=100_000, random_state=0).fit(
+        X, y, sample_weight=np.ones(M) if weighting == "task" else M / (N * n_t))
+    assert np.max(np.abs(other.decision_function(X) - ref.decision_function(X))) > 1e-3
+    assert est.support_vectors_.shape[0] == 2          # rank 2 (d = 2): two pivot rows
 
 
 def test_squared_hinge_newton_svc_matches_the_solver():

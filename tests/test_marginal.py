@@ -22,8 +22,8 @@ from shiftlearn.generalization._embedding import (
     rff_product_features,
 )
 from shiftlearn.generalization._solvers import (
-    kernel_svm_dual,
-    kernel_svr_dual,
+    kernel_svm,
+    kernel_svr,
     linear_squared_hinge_newton,
 )
 from shiftlearn.kernels import rbf_kernel, rff_weights
@@ -76,32 +76,83 @@ def test_rff_embedding_is_permutation_invariant():
     assert np.allclose(a, b)
 
 
-def test_no_bias_svm_matches_kkt():
+def _box_qp_reference(K, y, c, loss="hinge", epsilon=None):
+    """The no-intercept dual solved by scipy's L-BFGS-B (independent of liblinear and of our
+    factor): returns ``beta`` with ``f = K beta``. Hinge: ``max sum alpha - 1/2 (alpha y)^T K
+    (alpha y)``, ``0 <= alpha <= c``; squared hinge: no upper bound and ``1/(2c)`` on the
+    diagonal; SVR (``epsilon`` given): ``beta = b+ - b-`` with both in ``[0, c]``."""
+    from scipy.optimize import minimize
+
+    M = y.shape[0]
+    if epsilon is not None:
+        def fg(z):
+            b = z[:M] - z[M:]
+            g = K @ b - y
+            return 0.5 * b @ (K @ b) - y @ b + epsilon * z.sum(), \
+                np.concatenate([g + epsilon, -g + epsilon])
+        bounds = [(0.0, ci) for ci in c] * 2
+        z = minimize(fg, np.zeros(2 * M), jac=True, method="L-BFGS-B", bounds=bounds,
+                     options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 50_000}).x
+        return z[:M] - z[M:]
+    ridge = 0.5 / c if loss == "squared_hinge" else 0.0
+    upper = None if loss == "squared_hinge" else c
+
+    def fg(a):
+        b = a * y
+        Kb = K @ b
+        return 0.5 * b @ Kb + 0.5 * (ridge * a) @ a - a.sum(), y * Kb + ridge * a - 1.0
+
+    bounds = [(0.0, None if upper is None else ci) for ci in (c if upper is None else upper)]
+    a = minimize(fg, np.zeros(M), jac=True, method="L-BFGS-B", bounds=bounds,
+                 options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 50_000}).x
+    return a * y
+
+
+def _primal(K, beta, y, c, loss="hinge", epsilon=None):
+    f = K @ beta
+    if epsilon is not None:
+        return 0.5 * beta @ f + c @ np.maximum(0.0, np.abs(y - f) - epsilon)
+    h = np.maximum(0.0, 1.0 - y * f)
+    return 0.5 * beta @ f + c @ (h**2 if loss == "squared_hinge" else h)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "epsilon_insensitive"])
+def test_exact_solver_matches_an_independent_dual_solver(loss):
+    """Factor + liblinear reaches the optimum of the no-intercept dual (scipy's L-BFGS-B on the
+    box QP as reference): same objective, same decision values, unequal per-row costs."""
     rng = np.random.default_rng(3)
-    X = rng.normal(size=(60, 2))
-    y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 0, 1.0, -1.0)
-    K = rbf_kernel(X, sigma=1.0)
-    c = np.full(60, 2.0)
-    beta = kernel_svm_dual(K, y, c, tol=1e-6, max_iter=5000, random_state=0)
-    alpha = beta * y
-    margin = y * (K @ beta)
-    assert np.all(alpha >= -1e-12) and np.all(alpha <= c + 1e-12)
-    free = (alpha > 1e-6) & (alpha < c - 1e-6)
-    assert np.allclose(margin[free], 1.0, atol=1e-3)
-    assert np.all(margin[alpha < 1e-9] >= 1 - 1e-3)
-    assert np.all(margin[alpha > c - 1e-9] <= 1 + 1e-3)
-    assert abs(alpha.sum() - alpha @ y) > 0  # no sum(alpha y) = 0 constraint enforced
+    X = rng.normal(size=(70, 2))
+    K = rbf_kernel(X, sigma=0.8)
+    c = rng.uniform(0.5, 4.0, size=70)
+    if loss == "epsilon_insensitive":
+        y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=70)
+        beta = kernel_svr(K, y, c, epsilon=0.1, tol=1e-8, max_iter=100_000, random_state=0)
+        ref = _box_qp_reference(K, y, c, epsilon=0.1)
+        kw = dict(epsilon=0.1)
+    else:
+        y = np.where(X[:, 0] + 0.3 * rng.normal(size=70) > 0, 1.0, -1.0)
+        beta = kernel_svm(K, y, c, loss=loss, tol=1e-8, max_iter=100_000, random_state=0)
+        ref = _box_qp_reference(K, y, c, loss=loss)
+        kw = dict(loss=loss)
+    p_new, p_ref = _primal(K, beta, y, c, **kw), _primal(K, ref, y, c, **kw)
+    assert abs(p_new - p_ref) <= 1e-6 * p_ref, (p_new, p_ref)
+    np.testing.assert_allclose(K @ beta, K @ ref, atol=2e-4)
+    # and not trivially: a different cost vector gives another optimum
+    other = kernel_svm(K, y, c * 3, tol=1e-8, max_iter=100_000, random_state=0) \
+        if loss != "epsilon_insensitive" else kernel_svr(K, y, c * 3, epsilon=0.1, tol=1e-8,
+                                                         max_iter=100_000, random_state=0)
+    assert np.max(np.abs(K @ other - K @ ref)) > 1e-2
 
 
 def test_no_bias_svr_fits_within_tube():
     X = np.linspace(-2, 2, 50)[:, None]
     y = np.sin(X.ravel())
     K = rbf_kernel(X, sigma=0.5)
-    beta = kernel_svr_dual(K, y, np.full(50, 100.0), epsilon=0.05, tol=1e-6, max_iter=5000,
-                           random_state=0)
+    beta = kernel_svr(K, y, np.full(50, 100.0), epsilon=0.05, tol=1e-6, max_iter=5000,
+                      random_state=0)
     resid = np.abs(K @ beta - y)
     assert resid.max() < 0.05 + 1e-3
-    assert np.all(np.abs(beta[resid < 0.05 - 1e-3]) < 1e-9)  # inside the tube: no coefficient
+    assert resid.max() > 0.05 - 1e-3                   # the tube is used: not an interpolant
 
 
 # -------------------------------------------------------------------------------- estimators
@@ -192,7 +243,12 @@ def test_auto_solver_switches_on_size():
     n = AUTO_RF_MIN_SAMPLES // 8 + 1
     X, y, sd = make_rotated_ellipses(8, n, random_state=0)
     assert MarginalTransferClassifier().fit(X, y, sd).solver_ == "rf"
-    assert MarginalTransferClassifier(kernel_x="linear").fit(X, y, sd).solver_ == "exact"
+    # no random features for these: Nyström above the threshold
+    assert MarginalTransferClassifier(kernel_x="linear").fit(X, y, sd).solver_ == "nystroem"
+    assert MarginalTransferClassifier(kernel_p="polynomial").fit(X, y, sd).solver_ == "nystroem"
+    assert MarginalTransferClassifier(tau=0.5).fit(X, y, sd).solver_ == "nystroem"
+    assert MarginalTransferClassifier(kernel_p="exponential",
+                                      normalize_p=True).fit(X, y, sd).solver_ == "rf"
 
 
 def test_bandwidth_specs():
@@ -227,7 +283,8 @@ def test_clear_errors_and_warnings():
         clf.predict(X[:8], sd[:3])
     with pytest.raises(ValueError, match="solver"):
         MarginalTransferClassifier(solver="magic").fit(X, y, sd)
-    with pytest.raises(ValueError, match="kernel_x='rbf'"):
+    with pytest.raises(ValueError, match="solver='rf' needs a shift-invariant kernel_x .*got "
+                                         "kernel_x='linear'; use solver='nystroem'"):
         MarginalTransferClassifier(solver="rf", kernel_x="linear").fit(X, y, sd)
     # a NaN target is an unlabeled row (the convention): left out with a warning, not an error
     y_nan = np.where(np.arange(len(y)) == 0, np.nan, X[:, 0])
@@ -329,16 +386,15 @@ def test_squared_hinge_dual_and_newton_match_primal():
     y = np.where(X @ [1.0, -0.5, 0.2] + 0.5 * rng.normal(size=80) > 0, 1.0, -1.0)
     c = rng.uniform(0.2, 3.0, size=80)  # unequal per-point costs, as with task weights
     w_ref = _squared_hinge_reference(X, y, c)
-    beta = kernel_svm_dual(X @ X.T, y, c, loss="squared_hinge", tol=1e-9, max_iter=20_000,
-                           random_state=0)
+    beta = kernel_svm(X @ X.T, y, c, loss="squared_hinge", tol=1e-9, max_iter=20_000,
+                      random_state=0)
+    assert np.count_nonzero(beta) == 3                 # rank 3: the factor has 3 pivots
     w_dual = X.T @ beta
     w_newton = linear_squared_hinge_newton(X, y, c, tol=1e-10)
     scale = np.linalg.norm(w_ref)
     assert np.linalg.norm(w_dual - w_ref) < 1e-5 * scale
     assert np.linalg.norm(w_newton - w_ref) < 1e-6 * scale
-    assert np.all(beta * y >= 0)  # alpha >= 0, and above the hinge's box c_a somewhere:
-    assert np.any(beta * y > c)
-    w_hinge = X.T @ kernel_svm_dual(X @ X.T, y, c, tol=1e-9, max_iter=20_000, random_state=0)
+    w_hinge = X.T @ kernel_svm(X @ X.T, y, c, tol=1e-9, max_iter=20_000, random_state=0)
     assert np.linalg.norm(w_hinge - w_ref) > 1e-2 * scale  # a different objective
 
 
@@ -351,9 +407,10 @@ def test_squared_hinge_exact_and_rf_agree_on_ellipses(ellipses):
     p_ex, p_rf = ex.predict(Xt, sdt), rf.predict(Xt, sdt)
     assert np.mean(p_ex == p_rf) > 0.95
     assert np.mean(p_ex == yt) > 0.9 and np.mean(p_rf == yt) > 0.9
-    # the same objective as the hinge path's weights: squared hinge has fewer zero coefficients
+    # another objective than the hinge's: other decision values
     hinge = MarginalTransferClassifier(solver="exact", C=10.0, sigma_x=0.3, random_state=0)
-    assert ex.dual_coef_.shape[0] > hinge.fit(X, y, sd).dual_coef_.shape[0]
+    f_sq, f_h = ex.decision_function(Xt, sdt), hinge.fit(X, y, sd).decision_function(Xt, sdt)
+    assert np.mean(np.abs(f_sq - f_h)) > 0.05
 
 
 def test_invalid_loss_raises():
@@ -362,7 +419,7 @@ def test_invalid_loss_raises():
         with pytest.raises(ValueError, match="'loss' parameter .* among .*'hinge'"):
             Est(loss="log").fit(X, y, sd)
     with pytest.raises(ValueError, match="loss"):
-        kernel_svm_dual(np.eye(2), np.array([1.0, -1.0]), np.ones(2), loss="squared")
+        kernel_svm(np.eye(2), np.array([1.0, -1.0]), np.ones(2), loss="squared")
     assert MarginalTransferClassifier(loss="squared_hinge")._tol("rf") == 1e-4
     assert MarginalTransferClassifier()._tol("rf") == 0.1
 
@@ -590,10 +647,18 @@ def test_exact_fit_memory_is_checked_before_allocating(monkeypatch):
     X, y, sd = make_rotated_ellipses(8, 16, random_state=0)
     monkeypatch.setattr(base_mod, "MEMORY_BUDGET", 100_000)          # 128 rows: 275 kB needed
     with pytest.raises(ValueError, match=r"exact solver on 128 training rows needs about .* "
-                                         r"Use solver='rf'"):
+                                         r"Use solver='nystroem' .* or solver='rf'"):
         MarginalTransferClassifier(solver="exact").fit(X, y, sd)
-    with pytest.raises(ValueError, match="Use kernel_x='rbf' with solver='rf'"):
+    with pytest.raises(ValueError, match=r"Use solver='nystroem' \(Nyström features of any "
+                                         r"kernel; memory linear"):
         MarginalTransferRegressor(kernel_x="linear").fit(X, y.astype(float), sd)
+    with pytest.raises(ValueError, match=r"solver='nystroem' on 128 training rows and 100 "
+                                         r"landmarks needs about .*Lower n_landmarks"):
+        MarginalTransferClassifier(solver="nystroem", n_landmarks=100).fit(X, y, sd)
+    monkeypatch.setattr(base_mod, "MEMORY_BUDGET", 400_000)     # 128 x 100 x 4 x 8 = 410 kB
+    with pytest.raises(ValueError, match="100 landmarks needs about"):
+        MarginalTransferClassifier(solver="nystroem", n_landmarks=100).fit(X, y, sd)
+    MarginalTransferClassifier(solver="nystroem", n_landmarks=97, random_state=0).fit(X, y, sd)
     monkeypatch.setattr(base_mod, "MEMORY_BUDGET", None)        # the machine's memory
     MarginalTransferClassifier(solver="exact", random_state=0).fit(X, y, sd)
     with pytest.raises(ValueError, match=r"solver='rf' on 128 training rows with "

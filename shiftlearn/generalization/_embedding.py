@@ -28,7 +28,11 @@ __all__ = [
     "product_kernel",
     "rff_embeddings",
     "rff_product_features",
+    "TASK_KERNELS",
+    "canonical_task_kernel",
     "task_indicator",
+    "task_kernel",
+    "task_kernel_sigma",
     "task_rows",
 ]
 
@@ -88,6 +92,114 @@ def embedding_sq_distances(G_xy: np.ndarray, diag_x: np.ndarray, diag_y: np.ndar
 def gaussian_from_sq_distances(D2: np.ndarray, sigma: float) -> np.ndarray:
     """``exp(-D2 / (2 sigma^2))``: the Gaussian-like kernel on embeddings, eq. (11)."""
     return np.exp(-D2 / (2.0 * sigma**2))
+
+
+#: the kernels ``K`` on embeddings, ``k_P(P, P') = K(Psi(P), Psi(P'))`` (eq. 10)
+TASK_KERNELS = ("gaussian", "exponential", "polynomial", "indicator")
+
+
+def canonical_task_kernel(kind: str, normalize: bool) -> str:
+    """The kernel actually computed: the *normalised* exponential kernel is the Gaussian one
+    (paper §6.1: ``exp(<v, v'>/s^2) / sqrt(exp(||v||^2/s^2) exp(||v'||^2/s^2)) =
+    exp(-||v - v'||^2 / (2 s^2))``), so it is computed (and its bandwidth rule applied) as the
+    Gaussian; the Gaussian and the indicator are normalised already."""
+    return "gaussian" if kind == "exponential" and normalize else kind
+
+
+def task_kernel(G: np.ndarray, diag_a: np.ndarray, diag_b: np.ndarray, *,
+                kind: str = "gaussian", sigma: float | None = 1.0, degree: int = 2,
+                normalize: bool = False, tau: float = 0.0,
+                same: np.ndarray | None = None) -> np.ndarray:
+    """``k_P`` between two sets of tasks from their embeddings' inner products.
+
+    ``G[i, j] = <Psi_i, Psi_j>`` (eq. 30), ``diag_a[i] = ||Psi_i||^2``, ``diag_b[j] =
+    ||Psi_j||^2``. ``K`` is one of (``s`` = ``sigma``):
+
+    * ``"gaussian"``, eq. (11): ``exp(-||Psi_i - Psi_j||^2 / (2 s^2))``;
+    * ``"exponential"``, eq. (12) with ``G(t) = exp(t / s^2)``: ``exp(<Psi_i, Psi_j> / s^2)``;
+    * ``"polynomial"``, eq. (12) with ``G(t) = (1 + t / s^2)^degree``;
+    * ``"indicator"``, §5.2: ``1`` if the tasks are the same (``same[i, j]``), else ``0``.
+
+    ``normalize=True`` applies the normalised kernel of §6.1,
+    ``K*(v, v') = K(v, v') / sqrt(K(v, v) K(v', v'))`` (it changes the exponential and
+    polynomial kernels only). Finally ``k_P = tau + (1 - tau) K`` (§5.2): ``tau = 1`` is
+    pooling (``k_P = 1``), ``tau = 0`` is ``K`` itself; with ``kind="indicator"`` this is the
+    paper's family ``k_P = 1`` on the same task, ``tau`` otherwise (``tau = 0``: one
+    independent machine per task). Overflow of the unnormalised exponential or polynomial
+    kernel is a ``ValueError`` that names the fix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = np.array([[1.0, 0.5], [0.5, 2.0]]); d = np.diag(G)
+    >>> np.round(task_kernel(G, d, d, sigma=1.0), 4)          # exp(-(1 + 2 - 1) / 2)
+    array([[1.    , 0.3679],
+           [0.3679, 1.    ]])
+    >>> bool(np.allclose(task_kernel(G, d, d, kind="exponential", normalize=True),
+    ...                  task_kernel(G, d, d)))
+    True
+    >>> task_kernel(G, d, d, kind="indicator", tau=0.3, same=np.eye(2, dtype=bool))
+    array([[1. , 0.3],
+           [0.3, 1. ]])
+    """
+    kind = canonical_task_kernel(kind, normalize)
+    if kind == "gaussian":
+        K = gaussian_from_sq_distances(embedding_sq_distances(G, diag_a, diag_b), sigma)
+    elif kind == "indicator":
+        if same is None:
+            raise ValueError("The indicator kernel needs same[i, j] (same task or not).")
+        K = np.asarray(same, dtype=np.float64)
+    elif kind == "exponential":
+        E = np.asarray(G, dtype=np.float64) / sigma**2
+        top = float(np.max(E, initial=0.0))
+        if not top <= 700.0:
+            raise ValueError(
+                f"kernel_p='exponential' overflows: <Psi_i, Psi_j> / sigma_p^2 reaches "
+                f"{top:.3g} (exp overflows float64 above 709). Use normalize_p=True (the "
+                "normalised exponential kernel is the Gaussian one), a larger sigma_p, or "
+                "rescale X.")
+        K = np.exp(E)
+    elif kind == "polynomial":
+        B = 1.0 + np.asarray(G, dtype=np.float64) / sigma**2
+        if normalize:
+            B = B / np.sqrt(np.outer(1.0 + diag_a / sigma**2, 1.0 + diag_b / sigma**2))
+        with np.errstate(over="ignore"):
+            K = B**degree
+        if not np.all(np.isfinite(K)):
+            raise ValueError(
+                f"kernel_p='polynomial' overflows float64 ((1 + <Psi_i, Psi_j> / sigma_p^2)^"
+                f"{degree}): use normalize_p=True, a larger sigma_p, a lower degree_p, or "
+                "rescale X.")
+    else:
+        raise ValueError(f"kind must be one of {TASK_KERNELS}, got {kind!r}.")
+    if tau:
+        K = tau + (1.0 - tau) * K
+    return K
+
+
+def task_kernel_sigma(G: np.ndarray, D2: np.ndarray, kind: str) -> float:
+    """The ``"median"`` rule of ``sigma_P`` for a task kernel on the training tasks' ``G``
+    (embedding inner products) and ``D2`` (squared embedding distances): the argument of the
+    kernel is 1 at the median pair of distinct tasks. Gaussian: the median embedding distance
+    (:func:`median_sigma_from_sq_distances`); exponential and polynomial: ``sqrt(median
+    |<Psi_i, Psi_j>|)`` over pairs ``i < j`` (with one task: ``sqrt(||Psi||^2)``); 1.0 when
+    degenerate (zero or non-finite) and for the indicator, which has no bandwidth.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = np.array([[4.0, 1.0, 9.0], [1.0, 1.0, 4.0], [9.0, 4.0, 9.0]])
+    >>> task_kernel_sigma(G, None, "exponential")             # sqrt(median(1, 9, 4))
+    2.0
+    """
+    if kind == "gaussian":
+        return median_sigma_from_sq_distances(D2)
+    if kind == "indicator":
+        return 1.0
+    n = G.shape[0]
+    vals = np.abs(G[np.triu_indices(n, k=1)]) if n >= 2 else np.abs(np.diag(G))
+    m = float(np.median(vals)) if vals.size else 0.0
+    return float(np.sqrt(m)) if np.isfinite(m) and m > 0 else 1.0
 
 
 def median_sigma_from_sq_distances(D2: np.ndarray) -> float:

@@ -65,8 +65,11 @@ from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._marginal_base import AUTO_RF_MIN_SAMPLES, _MarginalTransferBase, _SquaredHingeNewtonSVC
-from ._marginal_checks import MARGINAL_PARAMETER_CONSTRAINTS, MIN_PREDICT_TASK_SIZE
-from ._solvers import kernel_svm_dual, kernel_svr_dual
+from ._marginal_checks import (
+    DEFAULT_N_LANDMARKS,
+    MARGINAL_PARAMETER_CONSTRAINTS,
+    MIN_PREDICT_TASK_SIZE,
+)
 
 __all__ = [
     "AUTO_RF_MIN_SAMPLES",
@@ -145,10 +148,10 @@ _LOSS_DOC = """    loss : {"hinge", "squared_hinge"}, default="hinge"
 class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     _parameter_constraints: dict = {
         k: MARGINAL_PARAMETER_CONSTRAINTS[k]
-        for k in ("C", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb", "pooling",
-                  "solver", "n_components_emb", "n_components", "sampling", "weighting",
-                  "min_task_size", "min_predict_task_size", "tol", "max_iter", "loss",
-                  "random_state")}
+        for k in ("C", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb", "kernel_p",
+                  "degree_p", "normalize_p", "tau", "pooling", "solver", "n_components_emb",
+                  "n_components", "n_landmarks", "sampling", "weighting", "min_task_size",
+                  "min_predict_task_size", "tol", "max_iter", "loss", "random_state")}
 
     __doc__ = """Marginal transfer learning classifier (hinge or squared hinge, no intercept).
 
@@ -173,20 +176,27 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     """
 
     def __init__(self, *, C=1.0, sigma_x="median", sigma_emb="median", sigma_p="median",
-                 kernel_x="rbf", kernel_emb="rbf", pooling=False, solver="auto",
-                 n_components_emb=100, n_components=300, sampling="gaussian", weighting="task",
-                 min_task_size=2, min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None,
-                 max_iter=1000, loss="hinge", random_state=None):
+                 kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian", degree_p=2,
+                 normalize_p=False, tau=0.0, pooling=False, solver="auto",
+                 n_components_emb=100, n_components=300, n_landmarks=DEFAULT_N_LANDMARKS,
+                 sampling="gaussian", weighting="task", min_task_size=2,
+                 min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None, max_iter=1000,
+                 loss="hinge", random_state=None):
         self.C = C
         self.sigma_x = sigma_x
         self.sigma_emb = sigma_emb
         self.sigma_p = sigma_p
         self.kernel_x = kernel_x
         self.kernel_emb = kernel_emb
+        self.kernel_p = kernel_p
+        self.degree_p = degree_p
+        self.normalize_p = normalize_p
+        self.tau = tau
         self.pooling = pooling
         self.solver = solver
         self.n_components_emb = n_components_emb
         self.n_components = n_components
+        self.n_landmarks = n_landmarks
         self.sampling = sampling
         self.weighting = weighting
         self.min_task_size = min_task_size
@@ -207,15 +217,16 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
             return np.where(self._y_index == 1, 1.0, -1.0)[:, None]
         return np.where(self._y_index[:, None] == np.arange(self.classes_.shape[0]), 1.0, -1.0)
 
-    def _solve_kernel(self, K, yk, c, seed):
-        return kernel_svm_dual(K, yk, c, loss=self._loss(), tol=self._tol("exact"),
-                               max_iter=self.max_iter, random_state=seed, return_n_iter=True)
-
-    def _linear_model(self, seed):
-        if self._loss() == "squared_hinge":
-            return _SquaredHingeNewtonSVC(C=self.C, tol=self._tol("rf"), max_iter=self.max_iter)
-        return LinearSVC(C=self.C, loss="hinge", fit_intercept=False, dual=True,
-                         tol=self._tol("rf"), max_iter=self.max_iter, random_state=seed)
+    def _linear_model(self, seed, solver):
+        """The linear machine on the solver's features: liblinear (``LinearSVC``, no
+        intercept); the squared hinge on random or Nyström features (rows >> features) by the
+        primal Newton method."""
+        loss = self._loss()
+        if loss == "squared_hinge" and solver != "exact":
+            return _SquaredHingeNewtonSVC(C=self.C, tol=self._tol(solver),
+                                          max_iter=self.max_iter)
+        return LinearSVC(C=self.C, loss=loss, fit_intercept=False, dual=True,
+                         tol=self._tol(solver), max_iter=self.max_iter, random_state=seed)
 
     def _linear_target(self, Y):
         return self.classes_[self._y_index]
@@ -249,9 +260,10 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
     _parameter_constraints: dict = {
         k: MARGINAL_PARAMETER_CONSTRAINTS[k]
         for k in ("C", "epsilon", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb",
-                  "pooling", "solver", "n_components_emb", "n_components", "sampling",
-                  "weighting", "normalize_y", "min_task_size", "min_predict_task_size", "tol",
-                  "max_iter", "random_state")}
+                  "kernel_p", "degree_p", "normalize_p", "tau", "pooling", "solver",
+                  "n_components_emb", "n_components", "n_landmarks", "sampling", "weighting",
+                  "normalize_y", "min_task_size", "min_predict_task_size", "tol", "max_iter",
+                  "random_state")}
 
     __doc__ = """Marginal transfer learning regressor (epsilon-insensitive loss, SVR-like).
 
@@ -277,9 +289,10 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
     _task_kind = "regression"
 
     def __init__(self, *, C=1.0, epsilon=0.1, sigma_x="median", sigma_emb="median",
-                 sigma_p="median", kernel_x="rbf", kernel_emb="rbf", pooling=False,
-                 solver="auto", n_components_emb=100, n_components=300, sampling="gaussian",
-                 weighting="task", normalize_y=True, min_task_size=2,
+                 sigma_p="median", kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian",
+                 degree_p=2, normalize_p=False, tau=0.0, pooling=False, solver="auto",
+                 n_components_emb=100, n_components=300, n_landmarks=DEFAULT_N_LANDMARKS,
+                 sampling="gaussian", weighting="task", normalize_y=True, min_task_size=2,
                  min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None, max_iter=1000,
                  random_state=None):
         self.C = C
@@ -289,10 +302,15 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
         self.sigma_p = sigma_p
         self.kernel_x = kernel_x
         self.kernel_emb = kernel_emb
+        self.kernel_p = kernel_p
+        self.degree_p = degree_p
+        self.normalize_p = normalize_p
+        self.tau = tau
         self.pooling = pooling
         self.solver = solver
         self.n_components_emb = n_components_emb
         self.n_components = n_components
+        self.n_landmarks = n_landmarks
         self.sampling = sampling
         self.weighting = weighting
         self.normalize_y = normalize_y
@@ -319,13 +337,9 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
             self.y_mean_, self.y_scale_ = 0.0, 1.0
         return ((y - self.y_mean_) / self.y_scale_)[:, None]
 
-    def _solve_kernel(self, K, yk, c, seed):
-        return kernel_svr_dual(K, yk, c, epsilon=self.epsilon, tol=self._tol("exact"),
-                               max_iter=self.max_iter, random_state=seed, return_n_iter=True)
-
-    def _linear_model(self, seed):
+    def _linear_model(self, seed, solver):
         return LinearSVR(C=self.C, epsilon=self.epsilon, loss="epsilon_insensitive",
-                         fit_intercept=False, dual=True, tol=self._tol("rf"),
+                         fit_intercept=False, dual=True, tol=self._tol(solver),
                          max_iter=self.max_iter, random_state=seed)
 
     def _linear_target(self, Y):
@@ -361,13 +375,15 @@ class PoolingClassifier(MarginalTransferClassifier):
     """
 
     def __init__(self, *, C=1.0, sigma_x="median", kernel_x="rbf", solver="auto",
-                 n_components=300, sampling="gaussian", weighting="task", min_task_size=2,
-                 tol=None, max_iter=1000, loss="hinge", random_state=None):
+                 n_components=300, n_landmarks=DEFAULT_N_LANDMARKS, sampling="gaussian",
+                 weighting="task", min_task_size=2, tol=None, max_iter=1000, loss="hinge",
+                 random_state=None):
         self.C = C
         self.sigma_x = sigma_x
         self.kernel_x = kernel_x
         self.solver = solver
         self.n_components = n_components
+        self.n_landmarks = n_landmarks
         self.sampling = sampling
         self.weighting = weighting
         self.min_task_size = min_task_size
@@ -391,14 +407,16 @@ class PoolingRegressor(MarginalTransferRegressor):
     """
 
     def __init__(self, *, C=1.0, epsilon=0.1, sigma_x="median", kernel_x="rbf",
-                 solver="auto", n_components=300, sampling="gaussian", weighting="task",
-                 normalize_y=True, min_task_size=2, tol=None, max_iter=1000, random_state=None):
+                 solver="auto", n_components=300, n_landmarks=DEFAULT_N_LANDMARKS,
+                 sampling="gaussian", weighting="task", normalize_y=True, min_task_size=2,
+                 tol=None, max_iter=1000, random_state=None):
         self.C = C
         self.epsilon = epsilon
         self.sigma_x = sigma_x
         self.kernel_x = kernel_x
         self.solver = solver
         self.n_components = n_components
+        self.n_landmarks = n_landmarks
         self.sampling = sampling
         self.weighting = weighting
         self.normalize_y = normalize_y

@@ -6,6 +6,7 @@ random-feature fits, prediction by test task (decisions: :mod:`._marginal`; inpu
 from __future__ import annotations
 
 import warnings
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -17,23 +18,27 @@ from .._validation import check_sample_domain, check_X, check_X_y_domain
 from ..adaptation._base import user_stacklevel
 from ..kernels import _rng, median_heuristic, rff_weights
 from ._embedding import (
+    canonical_task_kernel,
     embedding_sq_distances,
     exact_embedding_gram,
-    gaussian_from_sq_distances,
-    median_sigma_from_sq_distances,
     product_kernel,
     rff_embeddings,
     rff_product_features,
+    task_kernel,
+    task_kernel_sigma,
 )
 from ._marginal_checks import (
+    DEFAULT_N_LANDMARKS,
     MIN_PREDICT_TASK_SIZE,
+    RF_KERNELS,
     check_exact_memory,
+    check_nystroem_memory,
     check_rf_memory,
     labeled_training_rows,
     resolve_sigma,
     warn_small_test_tasks,
 )
-from ._solvers import linear_squared_hinge_newton
+from ._solvers import expansion_coef, landmark_factor, linear_squared_hinge_newton
 
 __all__ = ["AUTO_RF_MIN_SAMPLES"]
 
@@ -86,9 +91,6 @@ class _MarginalTransferBase(BaseEstimator):
     _task_kind = "classification"
 
     # -- parameters read through these helpers so the Pooling* subclasses can omit them --
-    def _pooling(self) -> bool:
-        return bool(getattr(self, "pooling", True))
-
     def _param(self, name, default):
         return getattr(self, name, default)
 
@@ -96,6 +98,8 @@ class _MarginalTransferBase(BaseEstimator):
         return self._param("loss", "hinge")
 
     def _tol(self, solver: str) -> float:
+        """``tol=None``: 1e-2 for the exact solver (liblinear on the exact factor), 0.1 for
+        liblinear on random or Nyström features, 1e-4 for the squared-hinge Newton method."""
         if self.tol is None:
             if solver == "exact":
                 return 1e-2
@@ -135,18 +139,53 @@ class _MarginalTransferBase(BaseEstimator):
         M, N = task.shape[0], counts.shape[0]
         return M / (N * counts[task].astype(np.float64))
 
+    # ------------------------------------------------------------------- kernels and solvers
+    def _pooling(self) -> bool:
+        """``k_P = 1``: the Pooling* estimators, ``pooling=True`` or ``tau=1``."""
+        return bool(getattr(self, "pooling", True)) or float(self._param("tau", 0.0)) == 1.0
+
+    def _kernel_p_kind(self) -> str:
+        return canonical_task_kernel(self._param("kernel_p", "gaussian"),
+                                     bool(self._param("normalize_p", False)))
+
+    def _rf_obstacle(self) -> str | None:
+        """Why the random-feature solver cannot fit this configuration (``None``: it can)."""
+        if self.kernel_x not in RF_KERNELS:
+            return (f"solver='rf' needs a shift-invariant kernel_x ({', '.join(RF_KERNELS)}: "
+                    f"random Fourier features), got kernel_x={self.kernel_x!r}")
+        if self._pooling():
+            return None
+        if self._kernel_p_kind() != "gaussian":
+            return ("solver='rf' needs the Gaussian kernel on embeddings (eq. 11; "
+                    f"kernel_p='gaussian'), got kernel_p={self._param('kernel_p', '')!r}"
+                    + (" (normalised, the exponential one is the Gaussian: normalize_p=True)"
+                       if self._param("kernel_p", "") == "exponential" else ""))
+        if float(self._param("tau", 0.0)) != 0.0:
+            return (f"solver='rf' has no features for tau={self._param('tau', 0.0)!r} between "
+                    "pooling (tau=1) and marginal transfer (tau=0)")
+        return None
+
     def _choose_solver(self, M: int) -> str:
-        solver, kx = self.solver, self.kernel_x
+        solver = self.solver
+        obstacle = self._rf_obstacle()
         if solver == "auto":
-            return "rf" if (kx == "rbf" and M >= AUTO_RF_MIN_SAMPLES) else "exact"
-        if solver == "rf" and kx != "rbf":
-            raise ValueError("solver='rf' needs kernel_x='rbf' (random Fourier features of a "
-                             "Gaussian); use solver='exact' for a linear kernel_x.")
+            if M < AUTO_RF_MIN_SAMPLES:
+                return "exact"
+            return "rf" if obstacle is None else "nystroem"
+        if solver == "rf" and obstacle is not None:
+            raise ValueError(f"{obstacle}; use solver='nystroem' (Nyström features of any "
+                             "kernel) or solver='exact'.")
         return solver
+
+    def _n_landmarks(self, M: int) -> int:
+        m = self._param("n_landmarks", DEFAULT_N_LANDMARKS)
+        if isinstance(m, Integral):
+            return int(min(m, M))
+        return int(min(M, max(1, np.ceil(float(m) * M))))
 
     def _fit(self, X, y, sample_domain):
         check_params(self)
-        if self.solver == "rf" and self.kernel_x != "rbf":
+        if self.solver == "rf":
             self._choose_solver(0)  # the cross-parameter error, before any work
         X, y, task, ids, counts = self._check_fit_input(X, y, sample_domain)
         self.domains_ = ids
@@ -158,72 +197,132 @@ class _MarginalTransferBase(BaseEstimator):
         self.solver_ = self._choose_solver(M)
         if self.solver_ == "exact":
             check_exact_memory(type(self).__name__, M, self.kernel_x)
+        elif self.solver_ == "nystroem":
+            check_nystroem_memory(type(self).__name__, M, self._n_landmarks(M))
         else:
             check_rf_memory(type(self).__name__, M, X.shape[1], int(self.n_components),
                             int(self._param("n_components_emb", 100)))
         med = {}
 
-        def median_x() -> float:  # computed once, shared by sigma_x and sigma_emb
-            if "x" not in med:
-                med["x"] = median_heuristic(X)
-            return med["x"]
+        def median(kernel):  # computed once per kernel, shared by sigma_x and sigma_emb
+            if kernel not in med:
+                med[kernel] = (median_heuristic(X) if kernel == "rbf"
+                               else median_heuristic(X, kernel=kernel))
+            return med[kernel]
 
-        self.sigma_x_ = (resolve_sigma(self.sigma_x, median_x, "sigma_x")
-                         if self.kernel_x == "rbf" else None)
+        kx = self.kernel_x
+        self.sigma_x_ = (resolve_sigma(self.sigma_x, lambda: median(kx), "sigma_x")
+                         if kx != "linear" else None)
         ke = self._param("kernel_emb", "rbf")
         pooling = self._pooling()
         self.sigma_emb_ = None
-        if not pooling and ke == "rbf":
-            self.sigma_emb_ = resolve_sigma(self._param("sigma_emb", "median"), median_x,
-                                             "sigma_emb")
-        if self.solver_ == "exact":
-            self._fit_exact(X, Y, task, c, rng, pooling, ke)
-        else:
+        if not pooling and ke != "linear" and self._kernel_p_kind() != "indicator":
+            self.sigma_emb_ = resolve_sigma(self._param("sigma_emb", "median"),
+                                            lambda: median(ke), "sigma_emb")
+        if self.solver_ == "rf":
             self._fit_rf(X, Y, task, c, rng, pooling, ke)
+        else:
+            self._fit_kernel(X, Y, task, c, rng, pooling, ke)
         return self
 
-    def _fit_exact(self, X, Y, task, c, rng, pooling, ke):
+    def _train_task_kernel(self, X, task, pooling, ke) -> np.ndarray:
+        """``k_P`` between the training tasks (``N x N``); sets ``sigma_p_`` and the embedding
+        norms kept for prediction."""
         N = self.n_tasks_
+        self.sigma_p_ = None
         if pooling:
-            KP = np.ones((N, N))
-            self.sigma_p_ = None
+            return np.ones((N, N))
+        kind, tau = self._kernel_p_kind(), float(self._param("tau", 0.0))
+        if kind == "indicator":
+            return task_kernel(None, None, None, kind=kind, tau=tau, same=np.eye(N, dtype=bool))
+        G = exact_embedding_gram(X, task, N, kernel=ke, sigma=self.sigma_emb_)
+        self.emb_sqnorm_ = np.diag(G).copy()
+        D2 = embedding_sq_distances(G, self.emb_sqnorm_, self.emb_sqnorm_)
+        self.sigma_p_ = resolve_sigma(self._param("sigma_p", "median"),
+                                      lambda: task_kernel_sigma(G, D2, kind), "sigma_p")
+        return task_kernel(G, self.emb_sqnorm_, self.emb_sqnorm_, kind=kind,
+                           sigma=self.sigma_p_, degree=int(self._param("degree_p", 2)),
+                           tau=tau)
+
+    def _test_task_kernel(self, X, task, ids, n_test) -> np.ndarray:
+        """``k_P`` between the test tasks (each embedded from its own rows) and the training
+        tasks, ``(n_test, N)``."""
+        if self._pooling():
+            return np.ones((n_test, self.n_tasks_))
+        kind, tau = self._kernel_p_kind(), float(self._param("tau", 0.0))
+        if kind == "indicator":  # the same task = the same sample_domain id
+            same = (np.zeros((n_test, self.n_tasks_), dtype=bool) if ids is None
+                    else ids[:, None] == self.domains_[None, :])
+            return task_kernel(None, None, None, kind=kind, tau=tau, same=same)
+        ke = self._param("kernel_emb", "rbf")
+        G_tt = exact_embedding_gram(X, task, n_test, kernel=ke, sigma=self.sigma_emb_)
+        G_tr = exact_embedding_gram(X, task, n_test, self.X_fit_, self.task_fit_,
+                                    self.n_tasks_, kernel=ke, sigma=self.sigma_emb_)
+        return task_kernel(G_tr, np.diag(G_tt), self.emb_sqnorm_, kind=kind,
+                           sigma=self.sigma_p_, degree=int(self._param("degree_p", 2)),
+                           tau=tau)
+
+    def _fit_kernel(self, X, Y, task, c, rng, pooling, ke):
+        """Exact and Nyström solvers: a factor of the product kernel through landmark rows
+        (every row for ``"exact"``), then the linear machine on it (:mod:`._solvers`)."""
+        KP = self._train_task_kernel(X, task, pooling, ke)
+        M = X.shape[0]
+        kw = dict(kernel=self.kernel_x, sigma=self.sigma_x_)
+        if self.solver_ == "exact":
+            fac = landmark_factor(product_kernel(X, task, KP, **kw), overwrite=True)
+            rows = fac.pivots
         else:
-            G = exact_embedding_gram(X, task, N, kernel=ke, sigma=self.sigma_emb_)
-            self.emb_sqnorm_ = np.diag(G).copy()
-            D2 = embedding_sq_distances(G, self.emb_sqnorm_, self.emb_sqnorm_)
-            self.sigma_p_ = resolve_sigma(self._param("sigma_p", "median"),
-                                           lambda: median_sigma_from_sq_distances(D2), "sigma_p")
-            KP = gaussian_from_sq_distances(D2, self.sigma_p_)
-        K = product_kernel(X, task, KP, kernel=self.kernel_x, sigma=self.sigma_x_)
+            S = np.sort(rng.choice(M, self._n_landmarks(M), replace=False))
+            fac = landmark_factor(product_kernel(X, task, KP, X[S], task[S], **kw), S)
+            rows = S[fac.pivots]
         seed = int(rng.integers(2**31 - 1))
-        sols = [self._solve_kernel(K, Y[:, k], c, seed) for k in range(Y.shape[1])]
-        coefs = np.column_stack([s[0] for s in sols])
-        self.n_iter_ = max(s[1] for s in sols)
-        keep = np.any(coefs != 0, axis=1)
-        self.dual_coef_ = coefs[keep]
-        self.support_vectors_ = X[keep]
-        self.support_task_ = task[keep]
+        n_out = Y.shape[1]
+        if fac.features.shape[1] == 0:
+            warnings.warn(f"{type(self).__name__}: the kernel is zero on every training row "
+                          "(e.g. all-zero X with kernel_x='linear'), so the model predicts "
+                          "0 everywhere.", UserWarning, stacklevel=user_stacklevel())
+            coef, self.n_iter_ = np.zeros((n_out, 0)), 0
+        else:
+            model = self._linear_model(seed, self.solver_)
+            model.fit(fac.features, self._linear_target(Y), sample_weight=c / self.C)
+            coef = np.asarray(model.coef_, dtype=np.float64).reshape(n_out, -1)
+            self.n_iter_ = int(np.max(model.n_iter_))
+        self.dual_coef_ = expansion_coef(fac, coef)
+        self.support_vectors_ = X[rows]
+        self.support_task_ = task[rows]
         self.X_fit_, self.task_fit_ = X, task  # the training rows, for test-task embeddings
+
+    def _rff_weights(self, n_input, n_features, sigma, seed, kernel="rbf"):
+        """Frequencies of ``kernel`` (``shiftlearn.kernels.rff_weights``; the rbf draws are the
+        historical ones)."""
+        if kernel == "rbf":
+            return rff_weights(n_input, n_features, sigma, seed, sampling=self.sampling)
+        return rff_weights(n_input, n_features, sigma, seed, sampling=self.sampling,
+                           kernel=kernel)
 
     def _fit_rf(self, X, Y, task, c, rng, pooling, ke):
         N, d = self.n_tasks_, X.shape[1]
         L, Q = self._param("n_components_emb", 100), self.n_components
         seeds = rng.integers(2**31 - 1, size=3)
-        sampling = self.sampling
+        kx = self.kernel_x
         self.W_ = None
         if pooling:
-            self.V_x_ = rff_weights(d, Q, 1.0, seeds[0], sampling=sampling)
+            self.V_x_ = self._rff_weights(d, Q, 1.0, seeds[0], kx)
             self.V_p_, self.ZP_, self.sigma_p_ = None, None, None
         else:
-            self.W_ = (rff_weights(d, L, self.sigma_emb_, seeds[1], sampling=sampling)
-                       if ke == "rbf" else None)
+            self.W_ = (self._rff_weights(d, L, self.sigma_emb_, seeds[1], ke)
+                       if ke != "linear" else None)
             self.ZP_ = rff_embeddings(X, task, N, self.W_, dtype=_RF_DTYPE)
-            V = rff_weights(d + self.ZP_.shape[1], Q, 1.0, seeds[0], sampling=sampling)
-            self.V_x_, self.V_p_ = V[:d], V[d:]
+            if kx == "rbf":  # one Gaussian kernel on (x / sigma_x, Z_P / sigma_p): joint draw
+                V = self._rff_weights(d + self.ZP_.shape[1], Q, 1.0, seeds[0])
+                self.V_x_, self.V_p_ = V[:d], V[d:]
+            else:  # the product of two kernels: independent frequency blocks
+                self.V_x_ = self._rff_weights(d, Q, 1.0, seeds[0], kx)
+                self.V_p_ = self._rff_weights(self.ZP_.shape[1], Q, 1.0, int(seeds[0]) + 1)
             self.sigma_p_ = resolve_sigma(
                 self._param("sigma_p", "median"),
                 lambda: median_heuristic(self.ZP_) if N >= 2 else 1.0, "sigma_p")
-        self.linear_model_ = self._linear_model(int(seeds[2]))
+        self.linear_model_ = self._linear_model(int(seeds[2]), "rf")
         # liblinear converts its input to float64; the Newton solver works on float32
         out = (np.empty((X.shape[0], 2 * Q), dtype=_RF_DTYPE)
                if isinstance(self.linear_model_, _SquaredHingeNewtonSVC) else None)
@@ -252,11 +351,11 @@ class _MarginalTransferBase(BaseEstimator):
         if not self._pooling():
             warn_small_test_tasks(type(self).__name__, np.bincount(task, minlength=n_test), ids,
                                   self._param("min_predict_task_size", MIN_PREDICT_TASK_SIZE))
-        return X, task, n_test
+        return X, task, ids, n_test
 
     def _raw_decision(self, X, sample_domain) -> np.ndarray:
         """``(n, n_outputs)`` decision values; each test task embedded from its own rows."""
-        X, task, n_test = self._group_test(X, sample_domain)
+        X, task, ids, n_test = self._group_test(X, sample_domain)
         pooling = self._pooling()
         if self.solver_ == "rf":
             ZP = None if pooling else rff_embeddings(X, task, n_test, self.W_, dtype=_RF_DTYPE)
@@ -265,15 +364,7 @@ class _MarginalTransferBase(BaseEstimator):
             out = self.linear_model_.decision_function(Z) if hasattr(
                 self.linear_model_, "decision_function") else self.linear_model_.predict(Z)
             return out.reshape(X.shape[0], -1)
-        if pooling:
-            KP = np.ones((n_test, self.n_tasks_))
-        else:
-            ke = self._param("kernel_emb", "rbf")
-            G_tt = exact_embedding_gram(X, task, n_test, kernel=ke, sigma=self.sigma_emb_)
-            G_tr = exact_embedding_gram(X, task, n_test, self.X_fit_, self.task_fit_,
-                                        self.n_tasks_, kernel=ke, sigma=self.sigma_emb_)
-            D2 = embedding_sq_distances(G_tr, np.diag(G_tt), self.emb_sqnorm_)
-            KP = gaussian_from_sq_distances(D2, self.sigma_p_)
+        KP = self._test_task_kernel(X, task, ids, n_test)
         out = np.zeros((X.shape[0], self.dual_coef_.shape[1]))
         if self.support_vectors_.shape[0] == 0:
             return out  # every dual coefficient is 0 (e.g. a constant target inside the tube)

@@ -31,15 +31,20 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._param_validation import Interval, Options, StrOptions
+from .._param_validation import Interval, Options, RealNotInt, StrOptions
 from .._validation import unlabeled_mask
 from ..adaptation._base import memory_budget, user_stacklevel
 
 __all__ = [
+    "DEFAULT_N_LANDMARKS",
     "EXACT_FIT_MATRICES",
+    "NYSTROEM_FIT_MATRICES",
+    "POINT_KERNELS",
+    "RF_KERNELS",
     "MARGINAL_PARAMETER_CONSTRAINTS",
     "MIN_PREDICT_TASK_SIZE",
     "check_exact_memory",
+    "check_nystroem_memory",
     "check_rf_memory",
     "labeled_training_rows",
     "resolve_sigma",
@@ -59,6 +64,18 @@ MIN_PREDICT_TASK_SIZE = 10
 #: peak memory of an exact fit in ``M x M`` float64 matrices (tracemalloc at M = 2,000: 2.02 to
 #: 2.03 for the classifier, the regressor and linear kernels: the kernel and its product)
 EXACT_FIT_MATRICES = 2.1
+
+#: peak memory of a Nyström fit in float64 ``M x m`` matrices (``m`` landmarks): the kernel to
+#: the landmarks, the features and liblinear's copy of them (16 bytes per nonzero)
+NYSTROEM_FIT_MATRICES = 4.0
+
+#: default ``n_landmarks`` of the Nyström solver (see ``_marginal.py``)
+DEFAULT_N_LANDMARKS = 500
+
+#: kernels on x (``kernel_x``, and ``kernel_emb`` for the embeddings): every one has an exact
+#: Gram matrix (exact and Nyström solvers); ``RF_KERNELS`` also have random Fourier features
+POINT_KERNELS = ("rbf", "linear")
+RF_KERNELS = ("rbf",)
 
 #: how many domains a left-out/small-task message lists before "and k more"
 _LIST_MAX = 8
@@ -103,10 +120,15 @@ MARGINAL_PARAMETER_CONSTRAINTS: dict = {
     "sigma_x": [_SigmaSpec()],
     "sigma_emb": [_SigmaSpec()],
     "sigma_p": [_SigmaSpec()],
-    "kernel_x": [StrOptions({"rbf", "linear"})],
-    "kernel_emb": [StrOptions({"rbf", "linear"})],
+    "kernel_x": [StrOptions(set(POINT_KERNELS))],
+    "kernel_emb": [StrOptions(set(POINT_KERNELS))],
+    "kernel_p": [StrOptions({"gaussian", "exponential", "polynomial", "indicator"})],
+    "degree_p": [_POS_INT],
+    "normalize_p": ["boolean"],
+    "tau": [Interval(Real, 0, 1, closed="both")],
     "pooling": ["boolean"],
-    "solver": [StrOptions({"auto", "exact", "rf"})],
+    "solver": [StrOptions({"auto", "exact", "rf", "nystroem"})],
+    "n_landmarks": [_POS_INT, Interval(RealNotInt, 0, 1, closed="right")],
     "n_components_emb": [_POS_INT],
     "n_components": [_POS_INT],
     "sampling": [StrOptions({"gaussian", "orthogonal"})],
@@ -200,19 +222,32 @@ def resolve_sigma(spec, data_rule, name: str) -> float:
 
 def check_exact_memory(owner: str, M: int, kernel_x: str) -> None:
     """Refuse an exact fit whose ``M x M`` kernel does not fit in memory (before numpy
-    asks for it and dies with ``MemoryError``; ``kernel_x="linear"`` keeps the exact solver
-    at any size). Peak: :data:`EXACT_FIT_MATRICES` float64 ``M x M`` matrices."""
+    asks for it and dies with ``MemoryError``). Peak: :data:`EXACT_FIT_MATRICES` float64
+    ``M x M`` matrices."""
     need = EXACT_FIT_MATRICES * 8.0 * M * M
     budget = memory_budget()
     if need > budget:
-        alt = ("solver='rf' (random features, memory linear in the rows)"
-               if kernel_x == "rbf" else
-               "kernel_x='rbf' with solver='rf' (random features, memory linear in the rows)")
+        alt = ("solver='nystroem' (Nyström features of any kernel) or solver='rf' (random "
+               "features)" if kernel_x in RF_KERNELS else
+               "solver='nystroem' (Nyström features of any kernel; memory linear in the rows)")
         raise ValueError(
             f"{owner} with the exact solver on {M} training rows needs about "
             f"{need / 2**30:.1f} GiB ({EXACT_FIT_MATRICES:g} float64 {M} x {M} matrices) but "
             f"{budget / 2**30:.1f} GiB are available. Use {alt}, or fit on a subsample of "
             "each task's rows.")
+
+
+def check_nystroem_memory(owner: str, M: int, m: int) -> None:
+    """Refuse a Nyström fit whose kernel to the ``m`` landmarks and features do not fit in
+    memory: :data:`NYSTROEM_FIT_MATRICES` float64 ``M x m`` matrices."""
+    need = NYSTROEM_FIT_MATRICES * 8.0 * M * m
+    budget = memory_budget()
+    if need > budget:
+        raise ValueError(
+            f"{owner} with solver='nystroem' on {M} training rows and {m} landmarks needs "
+            f"about {need / 2**30:.1f} GiB ({NYSTROEM_FIT_MATRICES:g} float64 {M} x {m} "
+            f"matrices) but {budget / 2**30:.1f} GiB are available. Lower n_landmarks, or fit "
+            "on a subsample of each task's rows.")
 
 
 def check_rf_memory(owner: str, M: int, d: int, Q: int, L: int) -> None:
