@@ -253,6 +253,16 @@ class _MarginalTransferBase(BaseEstimator):
         if kind == "indicator":  # the same task = the same sample_domain id
             same = (np.zeros((n_test, self.n_tasks_), dtype=bool) if ids is None
                     else ids[:, None] == self.domains_[None, :])
+            new = ~same.any(axis=1)
+            if tau == 0.0 and new.any():
+                which = ("the batch (sample_domain=None)" if ids is None
+                         else f"test task(s) {ids[new].tolist()}")
+                warnings.warn(
+                    f"{type(self).__name__}: kernel_p='indicator' with tau=0 shares nothing "
+                    f"between tasks, and {which} is not a training task, so k_P = 0 and its "
+                    "decision values are 0 (one machine per training task: no generalization "
+                    "to a new task, paper §5.2). Use tau > 0 or another kernel_p.",
+                    UserWarning, stacklevel=user_stacklevel())
             return task_kernel(None, None, None, kind=kind, tau=tau, same=same)
         ke = self._param("kernel_emb", "rbf")
         G_tt = exact_embedding_gram(X, task, n_test, kernel=ke, sigma=self.sigma_emb_)
