@@ -232,3 +232,62 @@ def test_rf_refuses_what_it_cannot_approximate_and_names_the_alternatives(tasks,
             est = MarginalTransferClassifier(solver=solver, n_landmarks=40, random_state=0,
                                              **params).fit(X, y, sd)
         assert est.solver_ == solver
+
+
+# ------------------------------------------------- Laplacian and Cauchy kernels on x (#20)
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian", "cauchy"])
+def test_rf_product_features_converge_to_the_exact_product_kernel(kernel):
+    """Second stage of the RF solver for each kernel_x: frequencies of k_X's law on x / sigma_x
+    beside N(0, I) on Z_P / sigma_P estimate k_P(Z_P, Z_P') k_X(x, x'), the error falling as
+    1/sqrt(Q) (x16 frequencies: /4, within the spread of 6 seeds)."""
+    from shiftlearn.generalization._embedding import rff_product_features
+    from shiftlearn.kernels import kernel_matrix
+
+    X, y, sd = make_rotated_ellipses(5, 12, random_state=0)
+    task = np.repeat(np.arange(5), 12)
+    errs = {}
+    for Q in (250, 4000):
+        e = []
+        for seed in range(6):
+            est = MarginalTransferClassifier(solver="rf", kernel_x=kernel, kernel_emb=kernel,
+                                             n_components=Q, n_components_emb=50,
+                                             random_state=seed).fit(X, y, sd)
+            D2 = ((est.ZP_[:, None] - est.ZP_[None]) ** 2).sum(-1)
+            KP = np.exp(-D2 / (2 * est.sigma_p_**2))
+            exact = KP[task][:, task] * kernel_matrix(X, kernel=kernel, sigma=est.sigma_x_)
+            Z = rff_product_features(X, task, est.ZP_, est.V_x_, est.V_p_,
+                                     sigma_x=est.sigma_x_, sigma_p=est.sigma_p_)
+            e.append(np.sqrt(np.mean((Z @ Z.T - exact) ** 2)))
+        errs[Q] = np.mean(e)
+    assert 2.5 < errs[250] / errs[4000] < 6.5, errs
+    assert errs[4000] < 0.02, errs
+
+
+@pytest.mark.parametrize("kernel", ["laplacian", "cauchy"])
+def test_laplacian_and_cauchy_kernel_x_on_every_solver(kernel):
+    X, y, sd = make_rotated_ellipses(32, 24, random_state=0)
+    Xt, yt, sdt = make_rotated_ellipses(4, 300, first_domain=-100, random_state=1)
+    from shiftlearn.kernels import median_heuristic
+    kw = dict(C=10.0, kernel_x=kernel, random_state=0)
+    ex = MarginalTransferClassifier(solver="exact", **kw).fit(X, y, sd)
+    assert ex.sigma_x_ == pytest.approx(median_heuristic(X, kernel=kernel))
+    assert ex.sigma_x_ != pytest.approx(median_heuristic(X))          # the kernel's own rule
+    ny = MarginalTransferClassifier(solver="nystroem", n_landmarks=1.0, **kw, **TIGHT)
+    ex_tight = MarginalTransferClassifier(solver="exact", **kw, **TIGHT).fit(X, y, sd)
+    np.testing.assert_allclose(ny.fit(X, y, sd).decision_function(Xt, sdt),
+                               ex_tight.decision_function(Xt, sdt), atol=1e-6)
+    rf = MarginalTransferClassifier(solver="rf", n_components=2000, **kw).fit(X, y, sd)
+    p_ex, p_rf = ex.predict(Xt, sdt), rf.predict(Xt, sdt)
+    assert np.mean(p_ex == p_rf) > 0.9
+    pool = PoolingClassifier(solver="exact", **kw).fit(X, y, sd)
+    err = {n: np.mean(m.predict(Xt, sdt) != yt) for n, m in
+           (("exact", ex), ("rf", rf), ("pool", pool))}
+    assert err["exact"] < 0.2 and err["rf"] < 0.2 and err["pool"] > 0.25, err
+    # orthogonal random features need the Gaussian law: refused before any work
+    with pytest.raises(ValueError, match=f"sampling='orthogonal' applies to the rbf kernel "
+                                         f"only.*kernel_x='{kernel}'"):
+        MarginalTransferClassifier(solver="rf", sampling="orthogonal", **kw).fit(X, y, sd)
+    with pytest.raises(ValueError, match=f"kernel_emb='{kernel}'"):
+        MarginalTransferClassifier(solver="rf", sampling="orthogonal", kernel_emb=kernel,
+                                   random_state=0).fit(X, y, sd)
+    MarginalTransferClassifier(solver="exact", sampling="orthogonal", **kw).fit(X, y, sd)

@@ -1,8 +1,9 @@
 """Marginal transfer learning for domain generalization (Blanchard et al., JMLR 2021).
 
 A kernel machine on the augmented input ``(P_X, x)`` with the product kernel
-``k = k_P(P, P') k_X(x, x')``, ``k_P = exp(-||Psi(P) - Psi(P')||^2 / (2 sigma_P^2))`` on
-kernel-mean embeddings ``Psi`` (embedding kernel ``k'``). Each training task is embedded from
+``k = k_P(P, P') k_X(x, x')`` (eq. 8), ``k_P = K(Psi(P), Psi(P'))`` (eq. 10) on kernel-mean
+embeddings ``Psi`` (embedding kernel ``k'``, eq. 9), ``K`` Gaussian by default
+(``exp(-||Psi(P) - Psi(P')||^2 / (2 sigma_P^2))``, eq. 11). Each training task is embedded from
 its own rows; at prediction time each test task (rows sharing a ``sample_domain`` id) is
 embedded from its own unlabeled rows. No retraining at test time.
 
@@ -13,15 +14,31 @@ Decisions on the paper's ambiguities (see ``docs/marginal_transfer.md``)
   eq. (7) with ``lambda = 1 / (2 C M)``. ``C`` is "per point on average", so with equal task
   sizes it is scikit-learn's/liblinear's ``C`` (the authors' code grid ``C in [0.1, 10]``).
   ``weighting="point"`` drops the ``1/n_t`` weights (the paper's unweighted pooling (b)).
-* **No intercept**, as in the paper: the exact solver is our own box-constrained dual
-  coordinate descent; the random-feature solver is liblinear with ``fit_intercept=False``
-  (hinge) or our primal finite Newton method (squared hinge).
+* **No intercept**, as in the paper. Every solver builds explicit features and fits a linear
+  machine without intercept: liblinear (``LinearSVC``/``LinearSVR``, ``fit_intercept=False``,
+  per-row costs as ``sample_weight``) or, for the squared hinge on random or Nyström features,
+  our primal finite Newton method. The exact solver's features are a pivoted-Cholesky factor
+  of the ``M x M`` product kernel (``F F^T = K``, :mod:`._solvers`), the Nyström solver's the
+  same factor through random landmark rows (App. A.6.2), the RF solver's the two-stage random
+  Fourier features (App. A.6.1). So all three minimise one objective, with one code path for
+  the linear part.
+* **Solver choice** (``solver="auto"``, reported in ``solver_``): exact below
+  ``AUTO_RF_MIN_SAMPLES`` rows (no approximation, well under a second there); above, random
+  features where they apply (shift-invariant ``kernel_x``, Gaussian ``kernel_p``, ``tau = 0``)
+  and Nyström otherwise (any kernel).
+* **Kernels on embeddings** (``kernel_p``, ``normalize_p``, ``tau``): the Gaussian (eq. 11),
+  exponential and polynomial (eq. 12), their normalised versions (§6.1; the normalised
+  exponential is the Gaussian and is computed as such), and ``tau + (1 - tau) K`` between
+  pooling (``tau = 1``) and marginal transfer (``tau = 0``); with the indicator kernel (1 on
+  the same task, by ``sample_domain`` id) ``tau`` is the paper's multi-task family of §5.2,
+  ``tau = 0`` being one machine per training task (a new task then gets decision 0, with a
+  warning).
 * **Losses:** by default the true hinge / epsilon-insensitive losses (the paper's text).
   The classifier's ``loss="squared_hinge"`` is the authors' code (liblinear ``-s 1``), with the
-  same weights ``c_a``: the exact solver runs the squared-hinge dual (no upper bound,
-  ``1/(2 c_a)`` on the diagonal), the RF solver a primal Newton method on the float32 features
-  (rows >> features), which is much faster than liblinear's dual coordinate descent for the
-  hinge (``benchmarks/generalization/marginal_speed.py``). The regressor keeps the
+  same weights ``c_a``: liblinear's squared-hinge dual on the exact factor, a primal Newton
+  method on random or Nyström features (rows >> features), which is much faster than
+  liblinear's dual coordinate descent for the hinge
+  (``benchmarks/generalization/marginal_speed.py``). The regressor keeps the
   epsilon-insensitive loss.
   Multiclass: one-vs-rest (the paper is binary).
 * **Regression target:** with ``normalize_y=True`` (default) ``y`` is standardised with the
@@ -87,45 +104,74 @@ _COMMON_DOC = """
         Regularisation: per-point cost ``c_a = C * M / (N n_t)`` (``lambda = 1 / (2 C M)`` in
         the paper's eq. 7). Equals liblinear's ``C`` when all tasks have the same size.
     sigma_x, sigma_emb, sigma_p : float, "median" or "<f>*median", default="median"
-        Bandwidths of ``k_X`` (on x), ``k'`` (the embedding kernel) and ``k_P`` (Gaussian on
-        embeddings). ``"median"``: median pairwise distance of the training rows (``sigma_x``,
-        ``sigma_emb``), resp. of the training task embeddings (``sigma_p``).
-    kernel_x : {"rbf", "linear"}, default="rbf"
-    kernel_emb : {"rbf", "linear"}, default="rbf"
-        ``"linear"`` embeds a task by its mean (the paper's flow-cytometry set-up).
+        Bandwidths of ``k_X`` (on x), ``k'`` (the embedding kernel) and ``k_P`` (the kernel
+        on embeddings). ``"median"``: the kernel's median rule on the training rows
+        (``sigma_x``, ``sigma_emb``; :func:`shiftlearn.kernels.median_heuristic`: median L2
+        distance for rbf, L1 for laplacian, ``sqrt(2)`` x L2 for cauchy), resp. the median
+        distance between training task embeddings (``sigma_p``, Gaussian ``kernel_p``) or
+        ``sqrt(median |<Psi_i, Psi_j>|)`` (exponential, polynomial).
+    kernel_x : {"rbf", "laplacian", "cauchy", "linear"}, default="rbf"
+        ``exp(-||a-b||^2/(2 sigma^2))``, ``exp(-||a-b||_1/sigma)``,
+        ``prod_j 1/(1 + ((a_j-b_j)/sigma)^2)`` or ``a . b`` (:mod:`shiftlearn.kernels`).
+    kernel_emb : {"rbf", "laplacian", "cauchy", "linear"}, default="rbf"
+        ``k'``; ``"linear"`` embeds a task by its mean (the paper's flow-cytometry set-up).
+    kernel_p : {"gaussian", "exponential", "polynomial", "indicator"}, default="gaussian"
+        ``K`` in ``k_P(P, P') = K(Psi(P), Psi(P'))`` (eq. 10): ``exp(-||Psi - Psi'||^2 /
+        (2 sigma_p^2))`` (eq. 11, the paper's experiments), ``exp(<Psi, Psi'> / sigma_p^2)``
+        or ``(1 + <Psi, Psi'> / sigma_p^2)^degree_p`` (eq. 12), or ``1`` on the same task and
+        ``0`` otherwise (§5.2; the same task = the same ``sample_domain`` id).
+    degree_p : int, default=2
+        Degree of the polynomial ``kernel_p``.
+    normalize_p : bool, default=False
+        Use the normalised kernel ``K(v, v') / sqrt(K(v, v) K(v', v'))`` (§6.1). The
+        normalised exponential kernel is the Gaussian one and is computed as such.
+    tau : float in [0, 1], default=0.0
+        ``k_P = tau + (1 - tau) K``: ``tau = 1`` is pooling, ``tau = 0`` marginal transfer;
+        with ``kernel_p="indicator"`` this is the paper's family between independent
+        per-task machines (``tau = 0``) and pooling (§5.2).
     pooling : bool, default=False
         ``True`` sets ``k_P = 1``: the paper's pooling baseline (a plain kernel machine on all
         training rows with the per-task weights).
-    solver : {"auto", "exact", "rf"}, default="auto"
-        ``"exact"``: the kernel machine (dual coordinate descent, no intercept, O(M^2)
-        memory). ``"rf"``: two-stage random Fourier features + liblinear without intercept.
-        ``"auto"``: ``"rf"`` from ``AUTO_RF_MIN_SAMPLES`` training rows on (rbf ``kernel_x``).
+    solver : {"auto", "exact", "rf", "nystroem"}, default="auto"
+        ``"exact"``: the kernel machine (pivoted-Cholesky factor of the ``M x M`` kernel fed
+        to liblinear without intercept; ``O(M^3)`` time, ``O(M^2)`` memory). ``"nystroem"``:
+        the same through ``n_landmarks`` random landmark rows (App. A.6.2, eq. 42; any
+        kernel). ``"rf"``: two-stage random Fourier features + liblinear (App. A.6.1;
+        shift-invariant ``kernel_x``, Gaussian ``kernel_p``, ``tau = 0``). ``"auto"``:
+        ``"exact"`` below ``AUTO_RF_MIN_SAMPLES`` training rows, else ``"rf"`` where it
+        applies and ``"nystroem"`` otherwise; the choice is ``solver_``.
     n_components_emb : int, default=100
         ``L``, random frequencies of the embedding kernel (RF solver).
     n_components : int, default=300
         ``Q``, random frequencies of the product kernel (RF solver); ``2Q`` features.
+    n_landmarks : int or float in (0, 1], default=500
+        Landmarks of the Nyström solver: a count (at most the training rows), or a fraction
+        of the training rows (``1.0``: every row, the exact solver's function).
     sampling : {"gaussian", "orthogonal"}, default="gaussian"
-        How both stages draw their frequencies (RF solver): i.i.d. Gaussian (the paper's) or
-        orthogonal random features (:func:`shiftlearn.kernels.rff_weights`; lower kernel
-        error at the same ``L`` and ``Q``). The product kernel ``k_P k_X`` is one Gaussian
-        kernel on ``(x / sigma_x, Psi(P) / sigma_p)``, so its ``Q`` frequencies are drawn
-        (orthogonally) in that joint space and split.
+        How both stages draw their frequencies (RF solver): i.i.d. from each kernel's
+        spectral law (Gaussian for rbf, the paper's) or orthogonal random features
+        (:func:`shiftlearn.kernels.rff_weights`; rbf kernels only; lower kernel error at the
+        same ``L`` and ``Q``). With an rbf ``kernel_x`` the product kernel ``k_P k_X`` is one
+        Gaussian kernel on ``(x / sigma_x, Psi(P) / sigma_p)``, so its ``Q`` frequencies are
+        drawn (orthogonally) in that joint space and split; with a laplacian or cauchy
+        ``kernel_x`` the two blocks are drawn independently (the product of two kernels).
     weighting : {"task", "point"}, default="task"
         ``"task"``: weights ``1/(N n_t)`` (every task counts equally, the paper's eq. 7);
         ``"point"``: every row counts equally.
     min_task_size : int, default=2
         Training tasks with fewer (labeled) rows raise a ``ValueError``.
     tol : float or None, default=None
-        Stopping tolerance of the dual solvers. ``None``: ``1e-2`` for the exact solver and
-        ``0.1`` for liblinear (RF solver; liblinear's own default for its dual solvers and the
-        authors' setting; at N n = 10^4 it needs ~5x fewer epochs than ``1e-2`` for the same
-        test error, see ``benchmarks/generalization/marginal_speed.py``); for the classifier's
-        ``loss="squared_hinge"`` the RF solver's default is ``1e-4`` (relative gradient norm of
-        the primal Newton method).
+        Stopping tolerance of the linear solvers. ``None``: ``1e-2`` for liblinear on the
+        exact factor, ``0.1`` for liblinear on random or Nyström features (liblinear's own
+        default for its dual solvers and the authors' setting; at N n = 10^4 it needs ~5x
+        fewer epochs than ``1e-2`` for the same test error, see
+        ``benchmarks/generalization/marginal_speed.py``); for the classifier's
+        ``loss="squared_hinge"`` on random or Nyström features ``1e-4`` (relative gradient
+        norm of the primal Newton method).
     max_iter : int, default=1000
-        Epochs of the exact solver / iterations of liblinear (Newton steps, squared hinge).
+        Epochs of liblinear (Newton steps, squared hinge on random or Nyström features).
     random_state : int, Generator or None
-        Seeds the random features and the coordinate order.
+        Seeds the random features, the landmarks and liblinear's coordinate order.
 """
 
 _PREDICT_SIZE_DOC = """    min_predict_task_size : int, default=10

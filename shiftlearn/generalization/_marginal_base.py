@@ -186,7 +186,8 @@ class _MarginalTransferBase(BaseEstimator):
     def _fit(self, X, y, sample_domain):
         check_params(self)
         if self.solver == "rf":
-            self._choose_solver(0)  # the cross-parameter error, before any work
+            self._choose_solver(0)  # the cross-parameter errors, before any work
+            self._check_rf_sampling()
         X, y, task, ids, counts = self._check_fit_input(X, y, sample_domain)
         self.domains_ = ids
         self.n_tasks_ = ids.shape[0]
@@ -195,6 +196,8 @@ class _MarginalTransferBase(BaseEstimator):
         c = self.C * self._weights(task, counts)
         rng = _rng(self.random_state)
         self.solver_ = self._choose_solver(M)
+        if self.solver_ == "rf":
+            self._check_rf_sampling()
         if self.solver_ == "exact":
             check_exact_memory(type(self).__name__, M, self.kernel_x)
         elif self.solver_ == "nystroem":
@@ -205,9 +208,8 @@ class _MarginalTransferBase(BaseEstimator):
         med = {}
 
         def median(kernel):  # computed once per kernel, shared by sigma_x and sigma_emb
-            if kernel not in med:
-                med[kernel] = (median_heuristic(X) if kernel == "rbf"
-                               else median_heuristic(X, kernel=kernel))
+            if kernel not in med:  # the kernel's own rule (laplacian: L1 distances, ...)
+                med[kernel] = median_heuristic(X, kernel=kernel)
             return med[kernel]
 
         kx = self.kernel_x
@@ -303,12 +305,26 @@ class _MarginalTransferBase(BaseEstimator):
         self.X_fit_, self.task_fit_ = X, task  # the training rows, for test-task embeddings
 
     def _rff_weights(self, n_input, n_features, sigma, seed, kernel="rbf"):
-        """Frequencies of ``kernel`` (``shiftlearn.kernels.rff_weights``; the rbf draws are the
-        historical ones)."""
-        if kernel == "rbf":
-            return rff_weights(n_input, n_features, sigma, seed, sampling=self.sampling)
+        """Frequencies of ``kernel`` from its spectral law (:func:`~shiftlearn.kernels.
+        rff_weights`: Gaussian, Cauchy for the Laplacian, Laplace for the Cauchy kernel)."""
         return rff_weights(n_input, n_features, sigma, seed, sampling=self.sampling,
                            kernel=kernel)
+
+    def _check_rf_sampling(self):
+        """Orthogonal random features need the Gaussian's rotation-invariant law: refused
+        before any work for another kernel_x / kernel_emb of the RF solver."""
+        if self.sampling != "orthogonal":
+            return
+        used = [("kernel_x", self.kernel_x)]
+        if not self._pooling():
+            used.append(("kernel_emb", self._param("kernel_emb", "rbf")))
+        bad = [f"{name}={k!r}" for name, k in used if k not in ("rbf", "linear")]
+        if bad:
+            raise ValueError(
+                f"sampling='orthogonal' applies to the rbf kernel only (orthogonal random "
+                f"features need a rotation-invariant frequency law), got {', '.join(bad)} with "
+                "the random-feature solver. Use sampling='gaussian' (i.i.d. frequencies of "
+                "each kernel's law), an rbf kernel, or solver='nystroem'.")
 
     def _fit_rf(self, X, Y, task, c, rng, pooling, ke):
         N, d = self.n_tasks_, X.shape[1]

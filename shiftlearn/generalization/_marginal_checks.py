@@ -34,6 +34,7 @@ import numpy as np
 from .._param_validation import Interval, Options, RealNotInt, StrOptions
 from .._validation import unlabeled_mask
 from ..adaptation._base import memory_budget, user_stacklevel
+from ..kernels import KERNELS, RFF_KERNELS
 
 __all__ = [
     "DEFAULT_N_LANDMARKS",
@@ -72,10 +73,11 @@ NYSTROEM_FIT_MATRICES = 4.0
 #: default ``n_landmarks`` of the Nyström solver (see ``_marginal.py``)
 DEFAULT_N_LANDMARKS = 500
 
-#: kernels on x (``kernel_x``, and ``kernel_emb`` for the embeddings): every one has an exact
-#: Gram matrix (exact and Nyström solvers); ``RF_KERNELS`` also have random Fourier features
-POINT_KERNELS = ("rbf", "linear")
-RF_KERNELS = ("rbf",)
+#: kernels on x (``kernel_x``, and ``kernel_emb`` for the embeddings), those of
+#: :mod:`shiftlearn.kernels`: every one has an exact Gram matrix (exact and Nyström solvers);
+#: the shift-invariant ``RF_KERNELS`` also have random Fourier features (RF solver)
+POINT_KERNELS = KERNELS
+RF_KERNELS = RFF_KERNELS
 
 #: how many domains a left-out/small-task message lists before "and k more"
 _LIST_MAX = 8
