@@ -3,7 +3,8 @@
 A validation fold is a set of whole training tasks: the model is fitted on the other tasks and
 each validation task is predicted with its embedding computed from its own rows, exactly as a
 new test task would be (Blanchard et al. §8.1: 5-fold CV repeated 5 times over random task
-splits; their code searches coordinate-wise, which ``staged=True`` reproduces).
+splits; their code searches coordinate-wise, which ``staged=True`` reproduces). When a chosen
+value sits on the edge of its grid the paper re-centres the grid on it (``extend_grid``).
 
 Input decisions: the search trains and scores on the labeled rows of source domains only (the
 library's unlabeled convention, as the marginal-transfer estimators: other rows are left out
@@ -16,10 +17,11 @@ Parameters are validated declaratively; ``X`` goes through scikit-learn's ``vali
 
 from __future__ import annotations
 
+import re
 import warnings
 from copy import deepcopy
 from itertools import product
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier, is_regressor
@@ -59,6 +61,63 @@ def _grid(d: dict) -> list[dict]:
     return [dict(zip(keys, vals, strict=True)) for vals in product(*(list(d[k]) for k in keys))]
 
 
+_SPEC = re.compile(r"^\s*(?:([^*]+)\*)?\s*median\s*$")
+
+
+def _as_scale(v):
+    """``(kind, x)``: a positive number (``"int"``/``"float"``) or a bandwidth spec
+    ``"<f>*median"`` (``"spec"``, ``x = f``); ``None`` for anything else."""
+    if isinstance(v, str):
+        m = _SPEC.match(v)
+        if m is None:
+            return None
+        try:
+            f = 1.0 if m.group(1) is None else float(m.group(1))
+        except ValueError:
+            return None
+        return ("spec", f) if np.isfinite(f) and f > 0 else None
+    if isinstance(v, Real) and not isinstance(v, bool | np.bool_) and np.isfinite(v) and v > 0:
+        return ("int" if isinstance(v, Integral) else "float", float(v))
+    return None
+
+
+def _scale_axis(values):
+    """``(kind, sorted distinct scales, log step)`` when ``values`` is a list of at least two
+    positive numbers (or ``"<f>*median"`` specs) that re-centring can extend, else ``None``."""
+    parsed = [_as_scale(v) for v in values]
+    if len(parsed) < 2 or any(p is None for p in parsed):
+        return None
+    kinds = {p[0] for p in parsed}
+    if kinds == {"int", "float"}:
+        kinds = {"float"}
+    if len(kinds) != 1:
+        return None
+    xs = np.unique([p[1] for p in parsed])
+    if xs.shape[0] < 2:
+        return None
+    return kinds.pop(), xs, float(np.log(xs[-1] / xs[0]) / (xs.shape[0] - 1))
+
+
+def _format_scale(kind, x):
+    if kind == "int":
+        return int(round(x))
+    if kind == "spec":
+        return "median" if np.isclose(x, 1.0) else f"{x:.6g}*median"
+    return float(f"{x:.6g}")
+
+
+def _recentre(kind, best, step, k, upward):
+    """``k`` values spaced by ``exp(step)`` around ``best`` (the paper's re-centring): more of
+    them on the side of the edge the best value sits on (``upward``: the top edge)."""
+    c = (k - 1) // 2 if upward else k // 2
+    vals = [_format_scale(kind, best * np.exp(step * (j - c))) for j in range(k)]
+    out = []
+    for v in vals:                      # integers may round onto each other
+        if v not in out and _as_scale(v) is not None:
+            out.append(v)
+    return out
+
+
 def _estimator_has(attr):
     def check(self):
         return hasattr(self.best_estimator_ if hasattr(self, "best_estimator_")
@@ -87,14 +146,30 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
         :func:`task_group_score`.
     refit : bool, default=True
         Refit the best parameters on all training tasks.
+    extend_grid : int, default=0
+        How many times each grid (each stage with ``staged=True``) may be re-centred, as the
+        paper does (§8.1: "If any of the chosen hyper-parameters was at the grid boundary, the
+        grid was extended accordingly, i.e., the same grid size has been used, however, the
+        center of grid has been assigned to the previously selected point"). After a grid is
+        searched, every parameter whose list holds at least two positive numbers (or
+        ``"<f>*median"`` bandwidth specs) and whose best value is the smallest or largest
+        value tried so far gets a new list: as many values as before, with the list's mean
+        log step, centred on the best value (an even-sized list puts the extra value beyond
+        the edge). The product grid is
+        searched again (settings already scored are not refitted). Integers are rounded.
+        ``0`` keeps the grid as given (scikit-learn's behaviour); a best value still on an
+        edge after ``extend_grid > 0`` rounds warns.
     random_state : int or None
         Seeds the fold shuffling.
 
     Attributes
     ----------
     best_params_, best_score_, best_estimator_, cv_results_ (list of dicts with ``params``,
-    ``mean_score``, ``std_score``), n_features_in_, feature_names_in_ (DataFrame input),
-    classes_ (classifiers).
+    ``mean_score``, ``std_score``, ``stage``, ``extension`` (0: the grid as given, ``r``: the
+    r-th re-centring)), grid_extensions_ (one dict per re-centred parameter: ``stage``,
+    ``round``, ``param``, ``best`` (the value that sat on the edge), ``values``),
+    best_on_edge_ (parameters whose best value is on the edge of the values tried),
+    n_features_in_, feature_names_in_ (DataFrame input), classes_ (classifiers).
 
     Examples
     --------
@@ -119,16 +194,18 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
         "staged": ["boolean"],
         "scoring": [callable, None],
         "refit": ["boolean"],
+        "extend_grid": [Interval(Integral, 0, None, closed="left")],
         "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, estimator, param_grid, *, cv=5, n_repeats=1, staged=False, scoring=None,
-                 refit=True, random_state=None):
+                 refit=True, extend_grid=0, random_state=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
         self.n_repeats = n_repeats
         self.staged = staged
+        self.extend_grid = extend_grid
         self.scoring = scoring
         self.refit = refit
         self.random_state = random_state
@@ -171,6 +248,53 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
             scores.append(score(est, X[va], y[va], sd[va]))
         return float(np.mean(scores)), float(np.std(scores))
 
+    def _search_stage(self, i_stage, stage, fixed, X, y, sd, splits):
+        """Evaluate one grid (``fixed`` parameters added), then re-centre it up to
+        ``extend_grid`` times while the best value of a numeric parameter sits on the edge of
+        the values tried. Returns ``(best params, best score, parameters still on an edge)``."""
+        axes = {k: list(v) for k, v in stage.items()}
+        scale = {k: _scale_axis(v) for k, v in axes.items()}
+        tried = {k: {_as_scale(v)[1] for v in vals} for k, vals in axes.items()
+                 if scale[k] is not None}
+        done, best, best_score = set(), None, -np.inf
+        for round_ in range(self.extend_grid + 1):
+            for cand in _grid(axes):
+                params = {**fixed, **cand}
+                key = tuple(sorted((k, repr(v)) for k, v in params.items()))
+                if key in done:
+                    continue
+                done.add(key)
+                mean, std = self._evaluate(params, X, y, sd, splits)
+                self.cv_results_.append({"params": params, "mean_score": mean,
+                                         "std_score": std, "stage": i_stage,
+                                         "extension": round_})
+                if mean > best_score:
+                    best, best_score = params, mean
+            if best is None:
+                return None, best_score, []
+            edge = {}
+            for k in tried:
+                x = _as_scale(best[k])[1]
+                if x in (min(tried[k]), max(tried[k])) and len(tried[k]) >= 2:
+                    edge[k] = x == max(tried[k])
+            if not edge or round_ == self.extend_grid:
+                break
+            for k, upward in edge.items():
+                kind, xs, step = scale[k]
+                new = _recentre(kind, _as_scale(best[k])[1], step, xs.shape[0], upward)
+                axes[k] = new
+                tried[k] |= {_as_scale(v)[1] for v in new}
+                self.grid_extensions_.append({"stage": i_stage, "round": round_ + 1,
+                                              "param": k, "best": best[k], "values": new})
+        on_edge = sorted(edge)
+        if on_edge and self.extend_grid > 0:
+            warnings.warn(
+                f"TaskGroupSearchCV: after {self.extend_grid} re-centring(s) of the grid the "
+                f"best value of {', '.join(on_edge)} still sits on the edge of the values "
+                f"tried ({', '.join(f'{k}={best[k]!r}' for k in on_edge)}); raise extend_grid "
+                "or widen the grid.", UserWarning, stacklevel=user_stacklevel())
+        return best, best_score, on_edge
+
     def fit(self, X, y, sample_domain=None):
         """Search on labeled training tasks (``sample_domain``: one id per task; unlabeled and
         target-domain rows are left out with a warning)."""
@@ -191,23 +315,19 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
                              "(parameter name -> list of values).")
         splits = self._splits(sd)
         self.cv_results_ = []
+        self.grid_extensions_ = []
+        self.best_on_edge_ = []
         best, best_score = {}, -np.inf
-        for stage in grids:
-            candidates = _grid(stage)
-            stage_best, stage_score = None, -np.inf
-            for cand in candidates:
-                params = {**best, **cand} if self.staged else cand
-                mean, std = self._evaluate(params, X, y, sd, splits)
-                self.cv_results_.append({"params": params, "mean_score": mean,
-                                         "std_score": std})
-                if mean > stage_score:
-                    stage_best, stage_score = params, mean
+        for i_stage, stage in enumerate(grids):
+            stage_best, stage_score, edge = self._search_stage(
+                i_stage, stage, best if self.staged else {}, X, y, sd, splits)
             if stage_best is None:
                 raise ValueError(f"No parameter setting of {stage!r} got a finite score: the "
                                  "grid is empty or every setting scored NaN; give each "
                                  "parameter a non-empty list of values.")
             if self.staged or stage_score > best_score:
                 best, best_score = stage_best, stage_score
+                self.best_on_edge_ = edge
         self.best_params_ = best
         self.best_score_ = best_score
         if self.refit:
