@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._binning import positions_to_thresholds
-from ._splits import stump_split, tree_split_exact
+from ._splits import exact_pairs, pair_bounds, select_stump, stump_errors, stump_split
 
 __all__ = ["ALPHA_MAX", "boost", "decision_function", "decision_function_stages",
            "fit_weak_learner", "line_search_alpha"]
@@ -114,20 +114,127 @@ def _tidy_positions(pos, cw_node, n_edges_f, frac_f):
     return out
 
 
+class RootCache:
+    """Lazy evaluation of the stump search across boosting iterations (exact, not a heuristic).
+
+    A feature's best stump error is the minimum of functions linear in the weights with
+    non-negative coefficients (the weighted error of each polarity and position). If every
+    current weight is at least ``rho`` times the weight it had when a feature was last
+    scanned, the feature's current error is at least ``rho`` times the old one. Between two
+    scans ``w_i = exp(-(m_i - mu)) / Z`` with margins that moved by at most
+    ``sum_k |beta_k| max|leaf_k|``, which gives ``rho``. Each iteration scans (histograms,
+    stump errors) only the features whose bound does not already rule them out: the others
+    cannot come within the tie tolerance of the best, so the chosen stump is the one a full
+    scan chooses. On 100,000 rows x 50 features about 1 feature in 6 is scanned (8.4 of 50
+    per iteration, K = 100). Trees do not use it: ``max|leaf|`` near 1 and larger ``alpha``
+    make the bound too loose (45 of 50 features scanned), so their root is a full scan.
+    """
+
+    def __init__(self, n_features: int):
+        self.value = np.zeros(n_features)          # lower bound when last scanned
+        self.stamp = np.zeros((n_features, 3))     # (sum |beta| max|leaf|, mu, log Z) then
+        self.moved = 0.0
+        self.now = np.zeros(3)
+
+    def set_weights(self, mu: float, log_z: float) -> None:
+        self.now = np.array([self.moved, mu, log_z])
+
+    def lower(self) -> np.ndarray:
+        """Lower bounds of every feature's current value."""
+        d = self.stamp - self.now
+        rho = np.exp(d[:, 0] - d[:, 1] + d[:, 2])
+        return self.value * rho * (1.0 - 1e-9)
+
+    def update(self, feats: np.ndarray, lower: np.ndarray) -> None:
+        self.value[feats] = np.maximum(lower, 0.0)
+        self.stamp[feats] = self.now
+
+    def step(self, beta: float, leaf_max: float) -> None:
+        self.moved += abs(beta) * leaf_max
+
+
+def _feature_histograms(codes2, w, feats, n_tasks, n_bins):
+    """(T, F, B) positive- and negative-class histograms of the root for features ``feats``:
+    the bincounts of ``_histograms``, bit for bit."""
+    size = 2 * n_tasks * n_bins
+    H = np.empty((len(feats), size))
+    for i, f in enumerate(feats):
+        H[i] = np.bincount(codes2[f], weights=w, minlength=size)
+    H = H.reshape(len(feats), n_tasks, 2, n_bins).transpose(2, 1, 0, 3)
+    return H[1], H[0]
+
+
+_FIRST_SCAN = 8      # features scanned first (lowest bounds) before the bound rules out others
+
+
+def _stump_root(codes2, w, T, B, cache):
+    """Stump search: (feature, polarity, positions, Hp_f + Hn_f of the feature (T, B))."""
+    D = codes2.shape[0]
+    if cache is None:
+        Hp, Hn = _feature_histograms(codes2, w, np.arange(D), T, B)
+        f, s, pos, _ = stump_split(Hp, Hn)
+        return f, s, pos, Hp[:, f] + Hn[:, f]
+    lower = cache.lower()
+    E = np.full((2, D), np.inf)
+    P = np.zeros((2, T, D), dtype=np.int64)
+    Hw = np.empty((T, D, B))
+    scanned = np.zeros(D, dtype=bool)
+    chunk = np.sort(np.argsort(lower, kind="stable")[:_FIRST_SCAN])
+    tol = None
+    while chunk.size:
+        Hp, Hn = _feature_histograms(codes2, w, chunk, T, B)
+        e, pos, total = stump_errors(Hp, Hn)
+        E[:, chunk], P[:, :, chunk], Hw[:, chunk] = e, pos, Hp + Hn
+        scanned[chunk] = True
+        if tol is None:    # full scan: 1e-12 * sum over tasks and features of the totals
+            tol = 1e-12 * D * float(total[:, 0].sum())
+        cache.update(chunk, e.min(axis=0) - tol)
+        chunk = np.flatnonzero(~scanned & (lower <= E.min() + tol))
+    si, f = select_stump(E, tol)
+    return f, 1 - 2 * si, P[si, :, f], Hw[:, f]
+
+
+def _may_win(upper, floor, W):
+    """Pairs whose upper bound (with a rounding margin) reaches ``floor``."""
+    return upper * (1 + 1e-9) + 1e-9 * W >= floor
+
+
+def _level_search(Hw, Hs, W, S, cand):
+    """Exact Eq. 6 search over the candidate (node, feature) pairs of one level."""
+    J, T, D, B = Hw.shape
+    node, feat = np.nonzero(cand)
+    if np.unique(node).size < J:         # cannot happen (a node's best reaches its floor)
+        raise RuntimeError("internal error: a node has no candidate split.")
+    hw = Hw.transpose(0, 2, 1, 3)[node, feat]
+    hs = Hs.transpose(0, 2, 1, 3)[node, feat]
+    feats, pos, gain, _ = exact_pairs(hw, hs, W, S, node, feat, D)
+    return feats, pos, gain
+
+
 def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=1,
-                     weak_learner="stump", min_samples_split=2):
+                     weak_learner="stump", min_samples_split=2, cache=None):
     """Line 4 of Algorithm 1: one shared weak learner with per-task thresholds.
 
     Parameters
     ----------
     codes : (D, n) bin codes; codes2 : ``codes + B * (ypos + 2 * task)``; task : (n,);
     yf : (n,) in {-1., +1.}; w : (n,) weights (summing to 1); edges, n_edges, frac : from
-    ``bin_tasks``; depth, weak_learner, min_samples_split : as in ``boost``.
+    ``bin_tasks``; depth, weak_learner, min_samples_split : as in ``boost``;
+    cache : a :class:`RootCache` carried across the iterations of ``boost`` (lazy stump scan),
+    or None (scan every feature).
 
     Returns
     -------
     feature : (2**depth - 1,); threshold : (T, 2**depth - 1); leaf : (2**depth,);
     leaf_index : (n,) the leaf of every training row.
+
+    Notes
+    -----
+    The search is exact and returns what a scan of every (node, feature) returns: stump
+    features the :class:`RootCache` bound rules out, and tree (node, feature) pairs whose
+    per-task upper bound (:func:`~shiftlearn.boosting._splits.pair_bounds`) cannot reach
+    a split the node already has, are not searched; the others are searched bit for bit as
+    in the whole batch (:func:`~shiftlearn.boosting._splits.exact_pairs`).
     """
     D, n = codes.shape
     T, _, B = edges.shape
@@ -137,10 +244,9 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
     threshold = np.full((T, I), np.inf)
     node = np.zeros(n, dtype=np.intp)
     if weak_learner == "stump":
-        Hp, Hn = _histograms(codes2, w, node, 1, T, B)
-        f, s, pos, _ = stump_split(Hp[0], Hn[0])
+        f, s, pos, hw = _stump_root(codes2, w, T, B, cache)
         cw = np.zeros((T, B + 1))
-        np.cumsum(Hp[0, :, f] + Hn[0, :, f], axis=1, out=cw[:, 1:])
+        np.cumsum(hw, axis=1, out=cw[:, 1:])
         pos = _tidy_positions(pos, cw, n_edges[:, f], frac[:, f])
         feature[0] = f
         threshold[:, 0] = positions_to_thresholds(edges[:, f], pos)
@@ -168,8 +274,12 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
             else:
                 Hp, Hn = _histograms(codes2[:, rows], w[rows], jrow[rows], A, T, B)
             Hw, Hs = Hp + Hn, Hp - Hn
-            feats, pos, gain = tree_split_exact(Hw, Hs)
             Wn = Hw[:, :, 0].sum(axis=(1, 2))
+            Sn = Hs[:, :, 0].sum(axis=(1, 2))
+            upper, reach = pair_bounds(Hw, Hs, Wn, Sn)
+            cand = _may_win(upper, (reach - 1e-12 * np.maximum(Wn, 1e-300))[:, None],
+                            Wn[:, None])
+            feats, pos, gain = _level_search(Hw, Hs, Wn, Sn, cand)
             nosplit = gain <= 1e-12 * np.maximum(Wn, 1e-300)
             for a, j in enumerate(active):
                 if nosplit[a]:
@@ -236,12 +346,17 @@ def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
     train_loss = np.zeros(K)
     margin = np.zeros(n)                     # y * f_t(x) on the training rows
     codes2 = codes + (B * (ypos + 2 * task))[None, :]
+    cache = RootCache(D) if weak_learner == "stump" else None
     for k in range(K):
-        w = np.exp(-(margin - margin.min()))
-        w /= w.sum()
+        mu = margin.min()
+        w = np.exp(-(margin - mu))
+        z = w.sum()
+        w /= z
+        if cache is not None:
+            cache.set_weights(mu, np.log(z))
         feature[k], threshold[k], leaf[k], node = fit_weak_learner(
             codes, codes2, task, yf, w, edges, n_edges, frac, depth=L,
-            weak_learner=weak_learner, min_samples_split=min_samples_split)
+            weak_learner=weak_learner, min_samples_split=min_samples_split, cache=cache)
         h = leaf[k][node]
         if weak_learner == "stump":
             wc = w[yf * h > 0].sum()
@@ -254,6 +369,8 @@ def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
             lv = np.repeat(leaf[k], 2) * np.tile([-1.0, 1.0], 2 ** L)
             alpha = line_search_alpha(c, lv)
         beta[k] = learning_rate * alpha
+        if cache is not None:
+            cache.step(beta[k], np.abs(leaf[k]).max())
         margin += beta[k] * yf * h
         train_loss[k] = np.mean(np.exp(-margin))
     return {"feature": feature, "threshold": threshold, "leaf": leaf, "beta": beta,

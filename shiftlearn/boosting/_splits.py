@@ -24,7 +24,8 @@ import itertools
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-__all__ = ["brute_force_split", "split_gain", "stump_split", "tree_split_exact"]
+__all__ = ["brute_force_split", "exact_pairs", "pair_bounds", "select_stump", "split_gain",
+           "stump_errors", "stump_split", "tree_split_exact"]
 
 
 def _cumpad(H: np.ndarray) -> np.ndarray:
@@ -42,6 +43,30 @@ def split_gain(WL, SL, W, S):
     gl = np.divide(SL * SL, WL, out=np.zeros(np.broadcast(SL, WL).shape), where=WL > tiny)
     gr = np.divide(SR * SR, WR, out=np.zeros(np.broadcast(SR, WR).shape), where=WR > tiny)
     return gl + gr
+
+
+def stump_errors(Hpos: np.ndarray, Hneg: np.ndarray):
+    """Per (polarity, feature) summed error of the multi-task stump, each task at its own
+    error-minimising position (the first one up to a relative ``1e-12``).
+
+    Parameters
+    ----------
+    Hpos, Hneg : ndarray (T, D, B)
+
+    Returns
+    -------
+    e : ndarray (2, D), polarity ``+1`` then ``-1``; positions : ndarray (2, T, D);
+    total : ndarray (T, D) the weight of each task as the cumulative sums see it.
+    """
+    cp, cn = _cumpad(Hpos), _cumpad(Hneg)
+    P, N = cp[..., -1:], cn[..., -1:]
+    err = np.stack([cp + (N - cn), cn + (P - cp)])       # polarity +1 / -1, (2, T, D, B+1)
+    # first optimum up to a relative 1e-12: ties break by (polarity +1 first, feature, position)
+    tol = 1e-12 * (P + N)
+    emin = err.min(axis=-1, keepdims=True)
+    k = np.argmax(err <= emin + tol, axis=-1)
+    e = np.take_along_axis(err, k[..., None], axis=-1)[..., 0].sum(axis=1)   # (2, D)
+    return e, k - 1, (P + N)[..., 0]
 
 
 def stump_split(Hpos: np.ndarray, Hneg: np.ndarray):
@@ -69,33 +94,39 @@ def stump_split(Hpos: np.ndarray, Hneg: np.ndarray):
     >>> (f, s, pos.tolist(), err)
     (0, 1, [0], 0.0)
     """
-    cp, cn = _cumpad(Hpos), _cumpad(Hneg)
-    P, N = cp[..., -1:], cn[..., -1:]
-    err = np.stack([cp + (N - cn), cn + (P - cp)])       # polarity +1 / -1, (2, T, D, B+1)
-    # first optimum up to a relative 1e-12: ties break by (polarity +1 first, feature, position)
-    tol = 1e-12 * (P + N)
-    emin = err.min(axis=-1, keepdims=True)
-    k = np.argmax(err <= emin + tol, axis=-1)
-    e = np.take_along_axis(err, k[..., None], axis=-1)[..., 0].sum(axis=1)   # (2, D)
+    e, pos, total = stump_errors(Hpos, Hneg)
+    si, f = select_stump(e, 1e-12 * float(total.sum()))
+    return f, 1 - 2 * si, pos[si, :, f], float(e[si, f])
+
+
+def select_stump(e: np.ndarray, tol: float) -> tuple[int, int]:
+    """``(polarity index, column)`` of the first entry of ``e`` (2, D) within ``tol`` of its
+    minimum, in (polarity, column) order."""
     flat = e.ravel()
-    si, f = np.unravel_index(int(np.argmax(flat <= flat.min() + 1e-12 * float((P + N).sum()))),
-                             e.shape)
-    return int(f), 1 - 2 * int(si), k[si, :, f] - 1, float(e[si, f])
+    si, f = np.unravel_index(int(np.argmax(flat <= flat.min() + tol)), e.shape)
+    return int(si), int(f)
 
 
-def _antitonic_rows(vals: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _antitonic_rows(vals: np.ndarray, w: np.ndarray, row=None, n_rows=None) -> np.ndarray:
     """Weighted non-increasing fit of every row (last axis) with ONE PAVA call.
 
     Rows are concatenated with offsets that make the sequence strictly decreasing across row
     boundaries, so no block ever pools two rows. Values must lie in [-1, 1]; zero-weight entries
     are skipped and then forward-filled (leading ones get 2.0), so each row stays
     non-increasing and a zero-weight bin travels with its left neighbour.
+
+    ``row``/``n_rows``: the rows' indices in a batch of ``n_rows`` rows (default: these rows,
+    in order). A row's offset ``4 (n_rows - 1 - row)`` is the only thing the other rows change
+    about its fit (PAVA never pools across the offsets, and rounds ``value + offset``), so a
+    subset of a batch, given its indices, is fitted bit for bit as in the whole batch.
     """
     shape = vals.shape
     R, B = int(np.prod(shape[:-1])), shape[-1]
     v = vals.reshape(R, B)
     ww = w.reshape(R, B)
-    off = (4.0 * (R - 1 - np.arange(R)))[:, None]
+    if row is None:
+        row, n_rows = np.arange(R), R
+    off = (4.0 * (n_rows - 1 - np.asarray(row).reshape(R)))[:, None]
     m = ww > 0
     full = np.zeros((R, B))
     if m.any():
@@ -131,39 +162,101 @@ def tree_split_exact(Hw: np.ndarray, Hs: np.ndarray):
     J, T, D, B = Hw.shape
     W = Hw[:, :, 0].sum(axis=(1, 2))
     S = Hs[:, :, 0].sum(axis=(1, 2))
-    hw = np.ascontiguousarray(Hw.transpose(0, 2, 1, 3))          # (J, D, T, B)
-    hs = np.ascontiguousarray(Hs.transpose(0, 2, 1, 3))
+    node, feat = np.divmod(np.arange(J * D), D)
+    hw = Hw.transpose(0, 2, 1, 3).reshape(J * D, T, B)
+    hs = Hs.transpose(0, 2, 1, 3).reshape(J * D, T, B)
+    best = exact_pairs(hw, hs, W, S, node, feat, D)
+    return best[0], best[1], best[2]
+
+
+def exact_pairs(hw, hs, W, S, node, feat, D):
+    """The exact Eq. 6 search over candidate (node, feature) pairs of a batch of nodes.
+
+    ``hw, hs`` (P, T, B): the pairs' histograms, sorted by (node, feature); ``W, S`` (J,):
+    the nodes' totals; ``D``: the batch's number of features. Every pair is searched as in
+    the whole (J, D) batch, bit for bit (same PAVA offsets, row-local sorts and sums), and
+    each node takes the first optimum (up to ``1e-12 W``) in (side, feature, prefix) order
+    among its pairs: leaving out pairs that cannot come within that tolerance of the node's
+    best changes nothing.
+
+    Returns ``feature (J,), positions (J, T), gain (J,), pair_max (P,)`` (each pair's best
+    ``G``; ``-inf`` entries of a node without pairs).
+    """
+    P, T, B = hw.shape
+    J = W.size
+    hw = np.ascontiguousarray(hw)
+    hs = np.ascontiguousarray(hs)
     mask = hw > 0
     ratio = np.divide(hs, hw, out=np.zeros_like(hs), where=mask)
     np.clip(ratio, -1.0, 1.0, out=ratio)
-    F = _antitonic_rows(np.stack([ratio, -ratio]), np.stack([hw, hw]))   # (2, J, D, T, B)
+    # each row's index in the whole batch's (side, node, feature, task) order
+    row = ((np.arange(2)[:, None, None] * J + node[None, :, None]) * D
+           + feat[None, :, None]) * T + np.arange(T)[None, None, :]
+    F = _antitonic_rows(np.stack([ratio, -ratio]), np.stack([hw, hw]), row, 2 * J * D * T)
     M = T * B
-    keys = (-F).reshape(-1, M)                                   # rows = (side, j, d)
+    keys = (-F).reshape(-1, M)                                   # rows = (side, pair)
     order = np.argsort(keys, axis=1, kind="stable")
     flat = order + (np.arange(keys.shape[0]) * M)[:, None]
     ks = keys.ravel()[flat]
     wsort = np.broadcast_to(hw.reshape(1, -1), (2, hw.size)).ravel()[flat]
     hs2 = np.stack([hs, -hs]).ravel()
-    WL = np.cumsum(wsort, axis=1).reshape(2, J, D, M)
-    SL = np.cumsum(hs2[flat], axis=1).reshape(2, J, D, M)
+    WL = np.cumsum(wsort, axis=1).reshape(2, P, M)
+    SL = np.cumsum(hs2[flat], axis=1).reshape(2, P, M)
     SL[1] *= -1.0
-    G = split_gain(WL, SL, W[None, :, None, None], S[None, :, None, None])
+    G = split_gain(WL, SL, W[node][None, :, None], S[node][None, :, None])
     end = np.ones(ks.shape, dtype=bool)
     end[:, :-1] = ks[:, :-1] != ks[:, 1:]
     G[~end.reshape(G.shape)] = -np.inf
-    flatG = G.transpose(1, 0, 2, 3).reshape(J, -1)
     # first optimum up to a relative 1e-12 (G <= W): exact ties (e.g. two features that
     # separate the node's rows the same way) go to (side, feature, prefix) order instead of
     # to rounding, which depends on how many nodes are batched (``_antitonic_rows`` offsets)
-    tol = 1e-12 * np.maximum(W, 1e-300)[:, None]
-    best = np.argmax(flatG >= flatG.max(axis=1, keepdims=True) - tol, axis=1)
-    side, feat, pre = np.unravel_index(best, (2, D, M))
+    rowmax = G.max(axis=2)                                        # (2, P)
+    pair_max = rowmax.max(axis=0)
+    nodemax = np.full(J, -np.inf)
+    np.maximum.at(nodemax, node, pair_max)
+    tol = 1e-12 * np.maximum(W, 1e-300)
+    hit = G >= (nodemax - tol)[node][None, :, None]
+    rowhit = hit.any(axis=2)                                      # (2, P)
+    key = np.where(rowhit, np.arange(2)[:, None] * P + np.arange(P)[None, :], 2 * P)
+    first = np.full(J, 2 * P)
+    np.minimum.at(first, node, key[0])
+    np.minimum.at(first, node, key[1])
+    side, p = np.divmod(first, P)
+    pre = np.argmax(hit[side, p], axis=1)
     g0 = split_gain(0.0, 0.0, W, S)
-    gain = flatG[np.arange(J), best] - g0
-    task_of = order.reshape(2, J, D, M)[side, np.arange(J), feat] // B      # (J, M)
+    gain = G[side, p, pre] - g0
+    task_of = order.reshape(2, P, M)[side, p] // B                # (J, M)
     inpre = np.arange(M)[None, :] <= pre[:, None]
     counts = np.stack([((task_of == t) & inpre).sum(axis=1) for t in range(T)], axis=1)
-    return feat.astype(np.int64), counts - 1, gain
+    return feat[p].astype(np.int64), counts - 1, gain, pair_max
+
+
+def pair_bounds(Hw: np.ndarray, Hs: np.ndarray, W: np.ndarray, S: np.ndarray):
+    """Cheap bounds on the Eq. 6 optimum of every (node, feature), from per-task scans.
+
+    ``G = S_L^2/W_L + S_R^2/W_R`` is a sum of perspective functions, which are subadditive, so
+    at any split ``G <= sum_t G_t`` where ``G_t`` is task ``t``'s own split value (its own
+    totals): ``upper[j, f] = sum_t max_p G_t(p)`` bounds the feature's optimum from above.
+    Every task at its own best position is a feasible multi-task split: ``lower[j]`` is the
+    best of those points' ``G`` over the features, a value the node's optimum reaches.
+
+    Parameters
+    ----------
+    Hw, Hs : ndarray (J, T, D, B); W, S : ndarray (J,) node totals.
+
+    Returns
+    -------
+    upper : ndarray (J, D); lower : ndarray (J,)
+    """
+    cw = np.cumsum(Hw, axis=-1)
+    cs = np.cumsum(Hs, axis=-1)
+    Gt = split_gain(cw, cs, cw[..., -1:], cs[..., -1:])         # (J, T, D, B)
+    k = Gt.argmax(axis=-1)[..., None]
+    upper = np.take_along_axis(Gt, k, axis=-1)[..., 0].sum(axis=1)
+    wl = np.take_along_axis(cw, k, axis=-1)[..., 0].sum(axis=1)
+    sl = np.take_along_axis(cs, k, axis=-1)[..., 0].sum(axis=1)
+    lower = split_gain(wl, sl, W[:, None], S[:, None]).max(axis=1)
+    return upper, lower
 
 
 def brute_force_split(Hw: np.ndarray, Hs: np.ndarray):

@@ -1,0 +1,157 @@
+"""The fast multi-task boosting solver fits the same models as the solver before the speed work
+(issue #18 item 3): ``_boosting_reference.py`` is a frozen copy of that solver. Features,
+thresholds, leaf values, ``beta`` and the training loss must be equal bit for bit, on problems
+with ties (integer features, duplicated columns, identical tasks, few bins) and without."""
+
+import _boosting_reference as ref
+import numpy as np
+import pytest
+
+from shiftlearn import MultiTaskBoostingClassifier
+from shiftlearn.boosting import _core
+from shiftlearn.boosting._binning import bin_tasks
+from shiftlearn.boosting._splits import exact_pairs, stump_split, tree_split_exact
+from shiftlearn.datasets import make_monotone_shift
+
+KEYS = ("feature", "threshold", "leaf", "beta", "train_loss")
+
+
+def _problems(seed):
+    rng = np.random.default_rng(seed)
+    X, y, sd = make_monotone_shift(int(rng.integers(80, 400)), int(rng.integers(30, 200)),
+                                   n_features=int(rng.integers(4, 9)), random_state=seed)
+    yield "monotone", X, y, sd
+    Xi = rng.integers(0, 6, X.shape).astype(float)                 # many exact ties
+    yi = ((Xi[:, 0] + Xi[:, 1] + rng.normal(size=len(y))) > 5).astype(int)
+    yield "integer", Xi, yi, sd
+    yield "duplicated columns", np.column_stack([X, X[:, :2]]), y, sd
+    src = sd > 0                                                   # two identical tasks
+    yield "identical tasks", np.vstack([X[src], X[src]]), np.concatenate([y[src], y[src]]), \
+        np.repeat([1, -2], src.sum())
+    yield "float32, three tasks", X.astype(np.float32), y, np.where(
+        sd > 0, np.where(np.arange(len(y)) % 2 == 0, 1, 3), -2)
+
+
+def _binned(X, y, sd, max_bins):
+    tasks = np.unique(sd)
+    task = np.searchsorted(tasks, sd)
+    T = int(task.max()) + 1
+    return (bin_tasks(X, task, T, max_bins), ref.bin_tasks(X, task, T, max_bins), task,
+            np.where(y > 0, 1, -1))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("depth,learner,lr,K", [(1, "stump", 0.5, 40), (1, "stump", 1.0, 30),
+                                                (1, "tree", 0.5, 12), (2, "tree", 0.5, 12),
+                                                (3, "tree", 0.1, 12), (3, "tree", 1.0, 12)])
+def test_boost_is_the_reference_bit_for_bit(seed, depth, learner, lr, K):
+    for name, X, y, sd in _problems(seed):
+        for max_bins in (255, 7):
+            new, old, task, yy = _binned(X, y, sd, max_bins)
+            for u, v in zip(new, old, strict=True):                    # the binning too
+                assert u.dtype == v.dtype and np.array_equal(u, v), name
+            kw = dict(n_estimators=K, learning_rate=lr, max_depth=depth, weak_learner=learner)
+            a = _core.boost(new[0], yy, task, *new[1:], **kw)
+            b = ref.boost(old[0], yy, task, *old[1:], **kw)
+            for key in KEYS:
+                assert np.array_equal(a[key], b[key]), (name, max_bins, key)
+
+
+def test_estimator_predictions_are_the_reference():
+    X, y, sd = make_monotone_shift(500, 300, n_features=10, random_state=7)
+    y = np.where((sd < 0) & (np.arange(len(y)) % 5 != 0), -1, y)       # 60 target labels
+    lab = y != -1
+    task = np.searchsorted(np.unique(sd[lab]), sd[lab])
+    codes, edges, n_edges, frac = ref.bin_tasks(X[lab], task, 2, 255)
+    Xt = X[sd < 0]
+    for depth in (1, 3):
+        clf = MultiTaskBoostingClassifier(60, 0.3, depth).fit(X, y, sd)
+        ens = ref.boost(codes, np.where(y[lab] > 0, 1, -1), task, edges, n_edges, frac,
+                        n_estimators=60, learning_rate=0.3, max_depth=depth,
+                        weak_learner="stump" if depth == 1 else "tree")
+        f = ref.decision_function(Xt, np.zeros(len(Xt), dtype=np.intp), ens)
+        assert np.array_equal(clf.decision_function(Xt, sd[sd < 0]), f)
+        np.testing.assert_array_equal(clf.predict(Xt), clf.classes_[(f > 0).astype(int)])
+
+
+def test_binning_float32_ties_and_signed_zeros_are_the_reference():
+    rng = np.random.default_rng(3)
+    n = 700
+    task = np.sort(rng.integers(0, 3, n))
+    cols = [rng.standard_normal(n).astype(np.float32),                     # > max_bins values
+            rng.integers(0, 4, n) * 0.5,                                       # few, tied
+            np.where(rng.random(n) < 0.5, -0.0, 0.0),                          # signed zeros
+            np.zeros(n),                                                       # constant
+            np.round(rng.standard_normal(n), 1)]
+    X = np.column_stack(cols)
+    for max_bins in (2, 3, 16, 255, 256):
+        for Xc in (X, X.astype(np.float32)):
+            for u, v in zip(bin_tasks(Xc, task, 3, max_bins), ref.bin_tasks(Xc, task, 3, max_bins),
+                            strict=True):
+                assert u.dtype == v.dtype and np.array_equal(u, v)
+
+
+def _random_hist(rng, J, T, D, B):
+    w = rng.random((J, T, D, B)) * (rng.random((J, T, D, B)) > 0.3)
+    s = w * (np.sign(rng.uniform(-1, 1, w.shape)) if rng.random() < 0.4
+             else rng.uniform(-1, 1, w.shape))
+    if D > 1 and rng.random() < 0.3:                                   # a duplicated feature
+        w[:, :, 1], s[:, :, 1] = w[:, :, 0], s[:, :, 0]
+    scale = 10.0 ** int(rng.integers(-15, 1))
+    return w * scale, s * scale
+
+
+def test_split_searches_are_the_reference_and_subsets_are_searched_as_in_the_batch():
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        J, T, D, B = (int(v) for v in (rng.integers(1, 5), rng.integers(1, 4),
+                                        rng.integers(1, 6), rng.integers(2, 25)))
+        Hw, Hs = _random_hist(rng, J, T, D, B)
+        for u, v in zip(tree_split_exact(Hw, Hs), ref.tree_split_exact(Hw, Hs), strict=True):
+            assert np.array_equal(u, v)
+        Hp, Hn = (Hw[0] + Hs[0]) / 2, (Hw[0] - Hs[0]) / 2
+        a, b = stump_split(Hp, Hn), ref.stump_split(Hp, Hn)
+        assert a[:2] == b[:2] and np.array_equal(a[2], b[2]) and a[3] == b[3]
+        # a subset of the (node, feature) pairs: each pair's optimum is the whole batch's
+        W, S = Hw[:, :, 0].sum(axis=(1, 2)), Hs[:, :, 0].sum(axis=(1, 2))
+        keep = rng.random((J, D)) < 0.5
+        keep[np.arange(J), a[0] if J == 1 else 0] = True
+        keep[:, 0] = True
+        node, feat = np.nonzero(keep)
+        hw, hs = Hw.transpose(0, 2, 1, 3), Hs.transpose(0, 2, 1, 3)
+        sub = exact_pairs(hw[node, feat], hs[node, feat], W, S, node, feat, D)
+        nn, ff = np.divmod(np.arange(J * D), D)
+        full = exact_pairs(hw.reshape(J * D, T, B), hs.reshape(J * D, T, B), W, S, nn, ff, D)
+        assert np.array_equal(sub[3], full[3].reshape(J, D)[node, feat])
+
+
+def test_the_lazy_stump_scan_skips_features_and_keeps_the_model(monkeypatch):
+    """Many noise features: most are ruled out by the bound most iterations (and the model is
+    the reference's); a bound that is not a bound (rho too large) would change the model."""
+    X, y, sd = make_monotone_shift(3000, 400, n_features=30, random_state=4)
+    task = (sd < 0).astype(np.intp)
+    codes, edges, n_edges, frac = bin_tasks(X, task, 2)
+    yy = np.where(y > 0, 1, -1)
+    scanned = []
+    hist = _core._feature_histograms
+
+    def spy(codes2, w, feats, T, B):
+        scanned.append(len(feats))
+        return hist(codes2, w, feats, T, B)
+
+    monkeypatch.setattr(_core, "_feature_histograms", spy)
+    kw = dict(n_estimators=80, learning_rate=0.1)
+    a = _core.boost(codes, yy, task, edges, n_edges, frac, **kw)
+    b = ref.boost(codes, yy, task, edges, n_edges, frac, **kw)
+    for key in KEYS:
+        assert np.array_equal(a[key], b[key]), key
+    assert sum(scanned) < 0.5 * 30 * 80
+    # the bound alone decides what is scanned after the lowest-bound feature: same model
+    monkeypatch.setattr(_core, "_FIRST_SCAN", 1)
+    d = _core.boost(codes, yy, task, edges, n_edges, frac, **kw)
+    for key in KEYS:
+        assert np.array_equal(d[key], b[key]), key
+    # a wrong bound (ten times too high) skips features that win: the model changes
+    monkeypatch.setattr(_core.RootCache, "lower", lambda self: 10.0 * self.value)
+    c = _core.boost(codes, yy, task, edges, n_edges, frac, **kw)
+    assert not np.array_equal(c["feature"], b["feature"])
