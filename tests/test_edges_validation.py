@@ -193,6 +193,28 @@ def test_regression_targets_keep_minus_one_and_report_the_regression_mask():
         assert m.dtype == bool and not m.any()
 
 
+def test_regression_targets_of_plus_and_minus_one_are_accepted_with_sample_domain():
+    # +-1 regression targets (e.g. a signed response) read as classes would be "-1 beside a
+    # single class" and be refused; task="regression" must reach the convention check on the
+    # sample_domain path too, where -1.0 rows sit in a source domain
+    from shiftlearn._validation import check_unlabeled_convention
+
+    y = np.array([-1.0, 1.0, -1.0, 1.0, 0.5, 0.25])
+    X = np.zeros((6, 2))
+    sd = np.array([1, 1, 2, 2, -3, -3])
+    _, y2, sd2 = check_X_y_domain(X, y, sd, task="regression")
+    assert y2.tolist() == y.tolist() and sd2.tolist() == sd.tolist()
+    y_pm = np.array([-1.0, 1.0, -1.0, 1.0])
+    _, _, sd3 = check_X_y_domain(np.zeros((4, 2)), y_pm, np.array([1, 1, -2, -2]),
+                                 task="regression")
+    assert sd3.tolist() == [1, 1, -2, -2]
+    # the same labels as classes, -1 rows in a source domain: refused (the rule is not lost)
+    with pytest.raises(ValueError, match="single other class"):
+        check_X_y_domain(np.zeros((4, 2)), y_pm, np.array([1, 1, -2, -2]))
+    assert not check_unlabeled_convention(y_pm, np.array([1, 1, 1, 1]),
+                                          task="regression").any()
+
+
 def test_mask_dtypes_and_scalars():
     for y in (np.array([0.5, 1.5]), np.array([True, False]), np.array([1, 2]),
               np.array(["a", ""]), np.array([1.0, np.nan])):
