@@ -162,7 +162,8 @@ _COMMON_DOC = """
         Training tasks with fewer (labeled) rows raise a ``ValueError``.
     tol : float or None, default=None
         Stopping tolerance of the linear solvers. ``None``: ``1e-2`` for liblinear on the
-        exact factor, ``0.1`` for liblinear on random or Nyström features (liblinear's own
+        exact factor (``1e-3`` for the regressors, whose SVR dual needs it for the same
+        objective gap), ``0.1`` for liblinear on random or Nyström features (liblinear's own
         default for its dual solvers and the authors' setting; at N n = 10^4 it needs ~5x
         fewer epochs than ``1e-2`` for the same test error, see
         ``benchmarks/generalization/marginal_speed.py``); for the classifier's
