@@ -108,17 +108,16 @@ def test_class_scatter_normalization_none_matches_the_unscaled_primal():
 
 
 def _sca_fit(X, y, sd, **kw):
-    from shiftlearn.adaptation._sca import clear_cache
-
-    clear_cache()
-    return SCA(**kw).fit(X, y, sd)
+    return SCA(**kw).fit(X, y, sd)               # no memory: nothing shared
 
 
 @pytest.mark.parametrize("change", ["X", "y", "sd", "kernel", "bandwidth", "eps",
                                     "class_scatter_normalization", "centering", "supervised"])
 def test_the_factorisation_cache_never_mixes_problems(change):
-    """Fit A, then B that differs in one input or parameter: B (served with A in the cache)
-    equals B fitted with an empty cache."""
+    """Fit A, then B that differs in one input or parameter: B (served with A in the shared
+    FitMemory) equals B fitted without memory."""
+    from shiftlearn.adaptation import FitMemory
+
     X, y, sd = _unequal((30, 14), d=3, seed=6)
     kw = dict(n_components=2, beta=0.5, delta=1.0, eigen_solver="arpack")
     X2, y2, sd2, kw2 = X, y, sd, dict(kw)
@@ -138,23 +137,19 @@ def test_the_factorisation_cache_never_mixes_problems(change):
         if change == "supervised":
             kw2["beta"] = 0.0
     fresh = _sca_fit(X2, y2, sd2, **kw2)
-    _sca_fit(X, y, sd, **kw)
-    served = SCA(**kw2).fit(X2, y2, sd2)
+    mem = FitMemory()
+    SCA(**kw, memory=mem).fit(X, y, sd)
+    served = SCA(**kw2, memory=mem).fit(X2, y2, sd2)
     np.testing.assert_allclose(served.eigenvalues_, fresh.eigenvalues_, rtol=1e-10)
 
 
 def test_cache_switch_and_single_domain_and_unsupervised_paths():
-    from shiftlearn.adaptation import _sca
+    from shiftlearn.adaptation import FitMemory
 
     X, y, sd = _unequal((30, 14), d=3, seed=7)
-    old = _sca.CACHE_ENABLED
-    try:
-        _sca.clear_cache()
-        _sca.CACHE_ENABLED = False
-        SCA(n_components=2, eigen_solver="arpack").fit(X, y, sd)
-        assert len(_sca._CACHE) == 0
-    finally:
-        _sca.CACHE_ENABLED = old
+    mem = FitMemory(max_bytes=0)                 # a zero budget keeps nothing
+    SCA(n_components=2, eigen_solver="arpack", memory=mem).fit(X, y, sd)
+    assert len(mem) == 0 and mem.nbytes == 0
     src = sd > 0
     for solver in ("dense", "arpack"):
         # one domain (DG with a single source): no domain scatter
@@ -186,7 +181,8 @@ def test_sca_defaults_solver_switch_and_float64():
     assert SCA().get_params() == {
         "n_components": 10, "beta": 0.5, "delta": 1.0, "kernel": "rbf",
         "bandwidth": "median", "eps": 1e-5, "whiten": True, "class_scatter_normalization": "n_s",
-        "centering": "first", "supervised": True, "setting": "auto", "eigen_solver": "auto"}
+        "centering": "first", "supervised": True, "setting": "auto", "eigen_solver": "auto",
+        "memory": None}
     assert uSCA().get_params()["whiten"] is True
     assert resolve_sca_solver("auto", 300, 10) == "dense"
     assert resolve_sca_solver("auto", 301, 10) == "arpack"

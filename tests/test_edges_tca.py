@@ -137,7 +137,7 @@ def test_tca_documented_defaults_and_fitted_attributes():
 
     assert TCA().get_params() == {"n_components": 30, "mu": 1.0, "gamma": None,
                                   "kernel": "rbf", "bandwidth": "median", "scaling": "eigh",
-                                  "eigen_solver": "auto"}
+                                  "eigen_solver": "auto", "memory": None}
     X, sd = _unequal((8, 5), seed=4)
     with pytest.warns(ComponentsClippedWarning,
                       match=r"^TCA: n_components=20 is more than the data allow \(the centred "

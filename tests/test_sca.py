@@ -271,12 +271,10 @@ def test_memory_estimate_bounds_the_measured_peak(solver):
 
     X, y, sd, _ = _da_data(n=300)
     n = len(X)
-    _sca.clear_cache()
     tracemalloc.start()
     SCA(n_components=5, bandwidth=2.0, eigen_solver=solver).fit(X, y, sd)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    _sca.clear_cache()
     assert 0.5 * _sca.FIT_MATRICES[solver] <= peak / (n * n * 8) <= _sca.FIT_MATRICES[solver]
 
 
@@ -329,33 +327,6 @@ def test_delta_grid_shares_one_factorisation_and_matches_dense(setting, beta):
         corr = np.abs(np.sum(B * B_d, axis=0)) / (np.linalg.norm(B, axis=0)
                                                   * np.linalg.norm(B_d, axis=0))
         np.testing.assert_allclose(corr, 1.0, atol=1e-6)
-
-
-def test_factorisation_cache_is_bounded(monkeypatch):
-    """The module-level cache keeps at most CACHE_SIZE entries within CACHE_MAX_BYTES, and a
-    fit whose entry alone is too large leaves nothing behind; cached refits give the same
-    result as uncached ones."""
-    _sca.clear_cache()
-    X, y, sd, _ = _da_data(n=60)
-    sca = SCA(n_components=3, beta=0.5, eigen_solver="arpack")
-    Z0 = sca.fit(X, y, sd).transform(X)
-    assert len(_sca._CACHE) == 1
-    SCA(n_components=3, kernel="linear").fit(X, y, sd)
-    SCA(n_components=3, bandwidth=1.0).fit(X, y, sd)
-    assert len(_sca._CACHE) == _sca.CACHE_SIZE == 2
-    Z1 = SCA(n_components=3, beta=0.5, eigen_solver="arpack").fit(X, y, sd).transform(X)
-    _sca.CACHE_ENABLED = False
-    try:
-        Z2 = SCA(n_components=3, beta=0.5, eigen_solver="arpack").fit(X, y, sd).transform(X)
-    finally:
-        _sca.CACHE_ENABLED = True
-    np.testing.assert_allclose(Z1, Z0, atol=1e-10)
-    np.testing.assert_allclose(Z2, Z0, atol=1e-8)
-    monkeypatch.setattr(_sca, "CACHE_MAX_BYTES", _sca._entry_bytes(120) - 1)
-    _sca.clear_cache()
-    SCA(n_components=3).fit(X, y, sd)                 # 120 rows: over the budget
-    assert len(_sca._CACHE) == 0
-    _sca.clear_cache()
 
 
 @pytest.mark.parametrize("Est", [SCA, uSCA])

@@ -13,8 +13,6 @@ orthogonal, frequency seeds 0-2. Target labels only score. ::
     OMP_NUM_THREADS=1 python benchmarks/adaptation/rf_sca_accuracy.py --reverse  # 2nd worker
     python benchmarks/adaptation/rf_sca_accuracy.py --report
 
-Internal on purpose: ``shiftlearn.adaptation._sca.clear_cache`` frees the factorisations that
-SCA caches between fits (memory between tasks); the package does not export it.
 ``tests/test_benchmarks.py`` imports this script, so a rename fails the test suite.
 """
 
@@ -34,7 +32,6 @@ from _common import PartsFile, header, markdown_table, results_dir, write_result
 from rf_accuracy import timed_cv_search  # noqa: E402
 
 from shiftlearn.adaptation import RFSCA, SCA  # noqa: E402
-from shiftlearn.adaptation._sca import clear_cache  # noqa: E402
 from shiftlearn.datasets import load_office_caltech  # noqa: E402
 
 PARTS = PartsFile(results_dir(__file__) / "_rf_sca_accuracy_parts.json")
@@ -51,7 +48,6 @@ def run(reverse=False):
         if f"{key}:SCA" not in PARTS.load():
             r = timed_cv_search(SCA(kernel="rbf", delta=1.0, whiten=False, setting="da"),
                                 X, y, sd, yt, GRID)
-            clear_cache()
             src = (sd > 0) & (y >= 0)
             r["raw"] = float(KNeighborsClassifier(1).fit(X[src], y[src]).score(X[sd < 0],
                                                                                yt[sd < 0]))

@@ -11,10 +11,9 @@ stop above ``--exact-max`` rows (their n x n kernels: 20,000 rows = 3.2 GB per c
 
     python benchmarks/adaptation/rf_scaling.py [--cap 120] [--exact-max 10000] [--repeat 3]
 
-Internal on purpose: ``shiftlearn.adaptation._sca.clear_cache`` frees the factorisations that
-SCA caches between fits (so that a repeated fit is not timed on a cached Cholesky factor); the
-package does not export it. ``tests/test_benchmarks.py`` imports this script, so a rename fails
-the test suite.
+Every fit starts from scratch (no ``memory=``: the adapters share nothing between fits unless
+given a :class:`~shiftlearn.adaptation.FitMemory`). ``tests/test_benchmarks.py`` imports this
+script, so a rename fails the test suite.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _co
 from _common import header, markdown_table, results_dir, write_results  # noqa: E402
 
 from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA  # noqa: E402
-from shiftlearn.adaptation._sca import clear_cache  # noqa: E402
 
 NS = [500, 1000, 2000, 5000, 10000, 20000]
 
@@ -71,7 +69,6 @@ def methods():
 
 
 def fit_once(name, est, X, y, sd):
-    clear_cache()       # a repeated exact SCA fit would otherwise reuse the cached Cholesky
     w0, c0 = time.perf_counter(), time.process_time()
     est.fit(X, y, sample_domain=sd)
     return time.perf_counter() - w0, time.process_time() - c0

@@ -15,8 +15,6 @@ Run the parts (they can run in parallel and are resumable), then assemble the re
     python benchmarks/adaptation/subspace_accuracy.py --part toy
     python benchmarks/adaptation/subspace_accuracy.py --report
 
-Internal on purpose: ``shiftlearn.adaptation._sca.clear_cache`` frees the factorisations that
-SCA caches between fits (memory between tasks); the package does not export it.
 ``tests/test_benchmarks.py`` imports this script, so a rename fails the test suite.
 """
 
@@ -43,7 +41,6 @@ from _common import (  # noqa: E402
 )
 
 from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier, uSCA  # noqa: E402
-from shiftlearn.adaptation._sca import clear_cache  # noqa: E402
 from shiftlearn.datasets import (  # noqa: E402
     load_mnist_usps,
     load_msrc_voc,
@@ -113,7 +110,6 @@ def run_method(name, grid, make_adapter, X, y, sd, yt, test, *, fit_rows=None):
             for k, f in zip(ks, fitted, strict=True):
                 key = json.dumps({**p, "adapter__n_components": k}, sort_keys=True)
                 table[key] = float(f.score(X[test], yt[test]))
-    clear_cache()
     t_all = time.perf_counter() - t0
     best = json.dumps(search.best_params_, sort_keys=True)
     oracle_key = max(table, key=table.get)

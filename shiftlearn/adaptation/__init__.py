@@ -6,6 +6,7 @@ from ._base import (
     mmd_vector,
     whitening_scale,
 )
+from ._memory import FitMemory
 from ._meta import DomainAdaptationClassifier
 from ._pipeline import DomainAwarePipeline, LabeledOnly, make_da_pipeline
 from ._sca import SCA, SCAProblem, sca_problem, sca_solve, uSCA
@@ -18,6 +19,7 @@ __all__ = [
     "BaseSubspaceTransformer",
     "DomainAdaptationClassifier",
     "DomainAwarePipeline",
+    "FitMemory",
     "LabeledOnly",
     "check_n_components",
     "make_da_pipeline",

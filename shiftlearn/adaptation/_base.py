@@ -12,7 +12,10 @@
 * :class:`BaseSubspaceTransformer`: ``fit(X, y=None, sample_domain=None)`` / ``transform(X)``
   with the validation every adapter needs (declarative ``_parameter_constraints`` checked by
   :func:`~shiftlearn._param_validation.check_params`, scikit-learn's ``validate_data`` for the
-  feature count and names); subclasses implement ``_fit`` and ``_transform``.
+  feature count and names); subclasses implement ``_fit`` and ``_transform``. The kernel
+  choice lives here, in one place (``_resolve_sigma``, ``_kernel``, ``_kernel_key``), and so
+  does the look-up of the bandwidth in the adapter's ``memory``
+  (:class:`~shiftlearn.adaptation.FitMemory`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import check_params
 from .._validation import check_X, check_X_y_domain
+from ..kernels import kernel_matrix, resolve_bandwidth
+from ._memory import FitMemory
 from ._pipeline import warn_if_plain_pipeline
 
 __all__ = [
@@ -245,6 +250,39 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         new.n_components = k
         new.n_components_ = k
         return new
+
+    # -------------------------------------------------- the kernel, in one place
+    def _rows_key(self, X: np.ndarray) -> str | None:
+        """The fingerprint of the training rows ``X`` when the adapter has a ``memory`` (the one
+        hash of ``X`` per fit; every key of the fit builds on it), else ``None``."""
+        return None if getattr(self, "memory", None) is None else FitMemory.fingerprint(X)
+
+    def _resolve_sigma(self, X: np.ndarray, kernel="rbf", rows_key: str | None = None
+                       ) -> float | None:
+        """The bandwidth ``sigma`` of ``kernel`` for the training rows ``X``, from
+        ``self.bandwidth`` (a number, or a rule applied to ``X``); ``None`` for kernels without
+        a bandwidth (linear, callables). With ``rows_key`` (:meth:`_rows_key`), a rule's value
+        is remembered in ``self.memory``."""
+        if callable(kernel) or kernel == "linear":
+            return None
+        if rows_key is None or not isinstance(self.bandwidth, str):
+            return resolve_bandwidth(self.bandwidth, X, kernel=kernel)
+        mem = self.memory
+        key = ("bandwidth", rows_key, self.bandwidth, kernel)
+        sigma = mem.get(key)
+        if sigma is None:
+            sigma = resolve_bandwidth(self.bandwidth, X, kernel=kernel)
+            mem.put(key, sigma)
+        return sigma
+
+    def _kernel(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        """The kernel between rows of ``X`` and ``Y`` (``X`` itself when ``None``)."""
+        return kernel_matrix(X, Y, kernel=self.kernel, sigma=self.sigma_)
+
+    def _kernel_key(self) -> tuple | None:
+        """What the training kernel depends on besides the rows, as a ``memory`` key part;
+        ``None`` for a callable kernel (it cannot be recognised, so nothing is remembered)."""
+        return None if callable(self.kernel) else (self.kernel, self.sigma_)
 
     def _validate_fit(self, X, y, sample_domain):
         check_params(self)

@@ -12,6 +12,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._param_validation import HasMethods, check_params
 from .._validation import check_X, check_X_y_domain, unlabeled_mask
+from ._memory import FitMemory
 
 __all__ = ["DomainAdaptationClassifier"]
 
@@ -48,6 +49,11 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         features of the labeled source rows (the baseline every selection includes).
     estimator : classifier or None, default=None
         ``None`` means ``KNeighborsClassifier(n_neighbors=1)`` (the papers' 1NN protocol).
+    memory : FitMemory or None, default=None
+        Given to the adapter's clone (it replaces the adapter's own ``memory``), so that a
+        search over this estimator shares work between fits on the same rows
+        (:class:`~shiftlearn.adaptation.FitMemory`). Adapters without a ``memory`` parameter
+        ignore it (their results do not depend on it).
 
     Attributes
     ----------
@@ -83,11 +89,13 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "adapter": [HasMethods(["fit", "transform"]), None],
         "estimator": [HasMethods(["fit", "predict"]), None],
+        "memory": [FitMemory, None],
     }
 
-    def __init__(self, adapter, estimator=None):
+    def __init__(self, adapter, estimator=None, memory=None):
         self.adapter = adapter
         self.estimator = estimator
+        self.memory = memory
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -143,10 +151,18 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_transform(self, X, y, sample_domain):
         X, y, sd, lab = self._validate(X, y, sample_domain)
-        self.adapter_ = None if self.adapter is None else clone(self.adapter)
+        self.adapter_ = self._clone_adapter()
         Z = X if self.adapter_ is None else self.adapter_.fit_transform(X, y, sample_domain=sd)
         self._fit_classifier(Z, y, lab)
         return Z
+
+    def _clone_adapter(self):
+        if self.adapter is None:
+            return None
+        adapter = clone(self.adapter)
+        if self.memory is not None and "memory" in adapter.get_params(deep=False):
+            adapter.set_params(memory=self.memory)
+        return adapter
 
     def fit_transform(self, X, y, sample_domain=None):
         """``fit(X, y, sample_domain)``, then the adapted features of the training rows (the

@@ -35,7 +35,6 @@ from .._param_validation import Interval, Options, StrOptions, check_params
 from ..kernels import (
     BANDWIDTH_RULES,
     RFF_SAMPLINGS,
-    resolve_bandwidth,
     rff_chunks,
     rff_map,
     rff_weights,
@@ -47,6 +46,7 @@ from ._base import (
     resolve_tca_mu,
     whitening_scale,
 )
+from ._memory import FitMemory, seed_key
 from ._rf_solvers import (
     rfsca_from_stats,
     rfsca_max_components,
@@ -77,6 +77,7 @@ _RF_CONSTRAINTS: dict = {
     "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
     "dtype": [StrOptions({"float32", "float64"}), Options(type, {np.float32, np.float64}), None],
     "keep_stats": ["boolean"],
+    "memory": [FitMemory, None],
 }
 
 
@@ -141,9 +142,14 @@ class _RFBase(BaseSubspaceTransformer):
             return np.float32 if X.dtype == np.float32 else np.float64
         return np.dtype(self.dtype).type
 
-    def _fit_stats(self, X, y, sd) -> tuple[RFStats, np.ndarray | None]:
-        """The statistics, and ``None`` or the basis ``Q`` they are coordinates in (``n < 2N``,
-        see the module docstring)."""
+    def _fit_stats(self, X, y, sd) -> tuple[RFStats, np.ndarray | None, tuple | None]:
+        """The statistics, ``None`` or the basis ``Q`` they are coordinates in (``n < 2N``,
+        see the module docstring), and their ``memory`` key (``None``: not remembered).
+
+        The key holds the rows (a hash of ``X``, ``y``, ``sample_domain``), the frequencies'
+        fingerprint (so every parameter of the feature map is in it) and what changes the
+        arithmetic (dtype, chunks, the row-space path); frequencies drawn without an int
+        ``random_state`` are never drawn again, so their statistics are not kept."""
         n, D = X.shape[0], 2 * self.n_features
         name = type(self).__name__
         advice = ("Lower n_features (the random-feature problem needs about 10 float64 "
@@ -157,21 +163,57 @@ class _RFBase(BaseSubspaceTransformer):
         else:
             check_dense_memory(D, D, FIT_MATRICES["full"] + omega_part / (D * D),
                                f"{name}.fit (n_features={self.n_features})", "", advice=advice)
-        self.sigma_ = resolve_bandwidth(self.bandwidth, X)
-        self.omega_ = rff_weights(X.shape[1], self.n_features, self.sigma_, self.random_state,
-                                  sampling=self.sampling)
-        self.fingerprint_ = omega_fingerprint(self.omega_)
+        mem = self.memory if seed_key(self.random_state) is not None else None
+        rows = None if mem is None else mem.fingerprint(X)
+        self.sigma_ = self._resolve_sigma(X, rows_key=rows)
+        self.omega_, self.fingerprint_ = self._frequencies(
+            mem, X.shape[1], self.n_features, self.sigma_, self.random_state,
+            sampling=self.sampling)
         dt = self._compute_dtype(X)
+        key = None
+        if mem is not None:
+            key = ("rf-stats", mem.fingerprint(rows, y, sd), self.fingerprint_,
+                   np.dtype(dt).str, self.chunk_size, row_space)
+            hit = mem.get(key)
+            if hit is not None:
+                return (*hit, key)
         if row_space:
             Z = rff_map(np.asarray(X, dtype=dt), self.omega_.astype(dt, copy=False),
                         fast_trig=True)                      # the features transform uses
             Q, R = scipy.linalg.qr(Z.T.astype(np.float64, copy=False), mode="economic",
                                    check_finite=False)
-            return RFStats.from_features(R.T, y, sd), Q
-        return rf_stats(X, y, sd, self.omega_, chunk_size=self.chunk_size, dtype=dt), None
+            out = RFStats.from_features(R.T, y, sd), Q
+        else:
+            out = rf_stats(X, y, sd, self.omega_, chunk_size=self.chunk_size, dtype=dt), None
+        if key is not None:
+            mem.put(key, out)
+        return (*out, key)
+
+    @staticmethod
+    def _frequencies(mem, *args, **kwargs) -> tuple[np.ndarray, str]:
+        """``rff_weights(*args, **kwargs)`` and its fingerprint, remembered in ``mem`` under
+        exactly those arguments (drawing 1,000 frequencies in 800 dimensions and hashing them
+        costs about as much as a small fit's solve)."""
+        key = None if mem is None else ("rf-frequencies", repr(args), repr(sorted(kwargs.items())))
+        hit = None if key is None else mem.get(key)
+        if hit is not None:
+            return hit[0].copy(), hit[1]    # each fitted estimator owns its omega_
+        omega = rff_weights(*args, **kwargs)
+        fp = omega_fingerprint(omega)
+        if key is not None:
+            mem.put(key, (omega.copy(), fp))
+        return omega, fp
 
     def _fit(self, X, y, sample_domain):
         self._solve(*self._fit_stats(X, y, sample_domain))
+
+    def _leading(self, key, k: int, solve):
+        """``solve(k) -> (V, w)``, or a truncation of a remembered solve for more components
+        (``key``: the statistics' memory key and the solver's parameters; ``None``: none)."""
+        if key is None or self.memory is None:
+            return solve(k)
+        w, V = self.memory.nested_solve(key, k, lambda k: solve(k)[::-1])
+        return V, w
 
     def fit_from_stats(self, stats: RFStats, omega=None):
         """Solve from precomputed statistics (e.g. merged over machines or clients).
@@ -267,6 +309,15 @@ class RFTCA(_RFBase):
     dtype : {None, "float32", "float64"}
         Precision of the feature map and of the per-chunk products (``None``: float32 for float32
         input, float64 otherwise). Float32 is about twice as fast (sums stay float64).
+    keep_stats : bool, default=False
+        Keep the training statistics in ``stats_`` (and skip the row-space path).
+    memory : FitMemory or None, default=None
+        Where fits on the same rows share work (:class:`~shiftlearn.adaptation.FitMemory`):
+        the bandwidth, the statistics (with an int ``random_state``: across every other
+        parameter that keeps the frequencies), and the eigen-solve of each ``mu`` / ``penalty``
+        for the most components asked so far, of which a smaller ``n_components`` is a
+        truncation. Same results (up to sign, to the solver's tolerance); ``None`` keeps
+        nothing.
 
     Attributes
     ----------
@@ -310,7 +361,7 @@ class RFTCA(_RFBase):
     def __init__(self, n_components=30, mu=1.0, gamma=None, n_features=1000,
                  bandwidth="median", sampling="gaussian", scaling="eigh", penalty="features",
                  eigen_solver="auto", random_state=None, chunk_size=None, dtype=None,
-                 keep_stats=False):
+                 keep_stats=False, memory=None):
         self.n_components = n_components
         self.mu = mu
         self.gamma = gamma
@@ -324,16 +375,19 @@ class RFTCA(_RFBase):
         self.chunk_size = chunk_size
         self.dtype = dtype
         self.keep_stats = keep_stats
+        self.memory = memory
 
     def _mu(self) -> float:
         return resolve_tca_mu(self.mu, self.gamma)
 
-    def _solve(self, stats: RFStats, basis: np.ndarray | None):
+    def _solve(self, stats: RFStats, basis: np.ndarray | None, key: tuple | None = None):
         self.mu_ = self._mu()
         k = clip_n_components(self.n_components,
                               *rftca_max_components(stats, 2 * self.omega_.shape[1]), "RFTCA")
-        V, w = rftca_from_stats(stats, k, self.mu_, penalty=self.penalty,
-                                eigen_solver=self.eigen_solver, rank_deficient="clip")
+        key = None if key is None else (*key, "rftca", self.mu_, self.penalty, self.eigen_solver)
+        V, w = self._leading(key, k, lambda k: rftca_from_stats(
+            stats, k, self.mu_, penalty=self.penalty, eigen_solver=self.eigen_solver,
+            rank_deficient="clip"))
         if basis is not None:
             V = basis @ V
         if self.scaling == "constraint":
@@ -391,6 +445,8 @@ class RFSCA(_RFBase):
         Domains of the domain scatter: each ``sample_domain`` id, or sources vs targets.
     eigen_solver, random_state, chunk_size, dtype, keep_stats
         As in :class:`RFTCA`.
+    memory : FitMemory or None, default=None
+        As in :class:`RFTCA`; the eigen-solve is remembered per ``(beta, delta, eps, ...)``.
 
     Attributes
     ----------
@@ -430,7 +486,7 @@ class RFSCA(_RFBase):
                  bandwidth="median", sampling="gaussian", whiten=True,
                  class_scatter_normalization="n_s", supervised=True, setting="auto",
                  domains="ids", eigen_solver="auto", random_state=None, chunk_size=None,
-                 dtype=None, keep_stats=False):
+                 dtype=None, keep_stats=False, memory=None):
         self.n_components = n_components
         self.beta = beta
         self.delta = delta
@@ -448,6 +504,7 @@ class RFSCA(_RFBase):
         self.chunk_size = chunk_size
         self.dtype = dtype
         self.keep_stats = keep_stats
+        self.memory = memory
 
     def _fit(self, X, y, sample_domain):
         self._check_setting(bool(np.any(sample_domain < 0)))
@@ -462,17 +519,20 @@ class RFSCA(_RFBase):
                              "sample_domain) at fit time; use setting='da' or 'auto'.")
         self.setting_ = "da" if has_target else "dg"
 
-    def _solve(self, stats: RFStats, basis: np.ndarray | None):
+    def _solve(self, stats: RFStats, basis: np.ndarray | None, key: tuple | None = None):
         self._check_setting(bool(np.any(stats.domains < 0)))
         beta = float(self.beta) if self.supervised else 0.0
         k = clip_n_components(self.n_components,
                               *rfsca_max_components(stats, beta, self.supervised,
                                                     2 * self.omega_.shape[1]), "RFSCA")
-        V, w = rfsca_from_stats(stats, k, float(self.beta), float(self.delta),
-                                float(self.eps), domains=self.domains,
-                                supervised=self.supervised,
-                                class_scatter_normalization=self.class_scatter_normalization,
-                                eigen_solver=self.eigen_solver, rank_deficient="clip")
+        if key is not None:
+            key = (*key, "rfsca", beta, float(self.delta), float(self.eps), self.domains,
+                   bool(self.supervised), self.class_scatter_normalization, self.eigen_solver)
+        V, w = self._leading(key, k, lambda k: rfsca_from_stats(
+            stats, k, float(self.beta), float(self.delta), float(self.eps),
+            domains=self.domains, supervised=self.supervised,
+            class_scatter_normalization=self.class_scatter_normalization,
+            eigen_solver=self.eigen_solver, rank_deficient="clip"))
         self.classes_ = stats.classes
         self.mean_ = stats.mean()
         if basis is not None:

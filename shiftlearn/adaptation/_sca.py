@@ -46,9 +46,7 @@ through :func:`shiftlearn._linalg.leading_eigh`.
 
 from __future__ import annotations
 
-import hashlib
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
@@ -65,8 +63,6 @@ from ..kernels import (
     center_test_kernel,
     domain_mean_matrix,
     kernel_centering_stats,
-    kernel_matrix,
-    resolve_bandwidth,
 )
 from ._base import (
     BaseSubspaceTransformer,
@@ -75,8 +71,9 @@ from ._base import (
     kernel_row_chunks,
     whitening_scale,
 )
+from ._memory import FitMemory
 
-__all__ = ["SCA", "SCAProblem", "clear_cache", "sca_problem", "sca_solve", "uSCA"]
+__all__ = ["SCA", "SCAProblem", "sca_problem", "sca_solve", "uSCA"]
 
 
 @dataclass
@@ -271,8 +268,8 @@ def resolve_sca_solver(eigen_solver: str, n: int, n_components: int) -> str:
 
 
 #: Peak numpy memory of ``SCA.fit`` in n x n float64 matrices, per solver (tracemalloc at
-#: n = 1,500: 4.52 with ARPACK (kernel, centred kernel, M0, its Cholesky factor, L^{-1} K~; the
-#: cache keeps four of them) and 6.04 dense); ``tests/test_sca.py`` checks them.
+#: n = 1,500: 4.52 with ARPACK (kernel, centred kernel, M0, its Cholesky factor, L^{-1} K~;
+#: ``memory`` keeps four of them) and 6.04 dense); ``tests/test_sca.py`` checks them.
 FIT_MATRICES = {"arpack": 4.6, "dense": 6.1}
 
 
@@ -297,39 +294,6 @@ def _check_rayleigh(prob: SCAProblem, B: np.ndarray, KB: np.ndarray, w: np.ndarr
             f"eigenvalue disagrees with b^T A b by more than {rtol:g} relative): the denominator "
             f"K~ + Q + eps I is singular to working precision. Increase eps (now {eps:g}), or "
             "ask for fewer components than the kernel's rank.", RuntimeWarning, stacklevel=4)
-
-
-# A small LRU cache of the beta- and delta-independent work (kernel, scatters, Cholesky of M0),
-# keyed by a hash of the training data and every parameter it depends on: a grid over beta /
-# delta / n_components on the same fold (SourceCVSearch visits folds in the outer loop) then
-# costs one factorisation per kernel. At most CACHE_SIZE entries are kept, each about four
-# n x n float64 arrays (centred kernel, M0, its Cholesky factor, L^{-1} K~), and at most
-# CACHE_MAX_BYTES in all: a fit whose entry alone would exceed it is not cached, so a large fit
-# leaves no memory behind. Set CACHE_ENABLED = False (or call clear_cache()) to switch it off.
-CACHE_ENABLED = True
-CACHE_SIZE = 2
-CACHE_MAX_BYTES = 1 << 30
-_CACHE: OrderedDict = OrderedDict()
-
-
-def _entry_bytes(n: int) -> int:
-    return 4 * n * n * 8
-
-
-def clear_cache() -> None:
-    """Free the factorisations cached by the last :class:`SCA` fits."""
-    _CACHE.clear()
-
-
-def _cache_key(X, y, sd, params) -> tuple | None:
-    if not CACHE_ENABLED or callable(params.get("kernel")):
-        return None
-    h = hashlib.blake2b(digest_size=16)
-    for arr in (X, sd) + ((y,) if y is not None else ()):
-        a = np.ascontiguousarray(arr)
-        h.update(str((a.shape, a.dtype.str)).encode())
-        h.update(a.tobytes())
-    return (h.hexdigest(), tuple(sorted(params.items())))
 
 
 class SCA(BaseSubspaceTransformer):
@@ -374,6 +338,13 @@ class SCA(BaseSubspaceTransformer):
         ``"dense"``: ``scipy.linalg.eigh`` on the explicit pencil (``O(n^3)``, exact
         reference); ``"arpack"``: Cholesky of ``M`` + Lanczos; ``"auto"`` picks dense for
         ``n <= 300``.
+    memory : FitMemory or None, default=None
+        Where fits on the same rows share work (:class:`~shiftlearn.adaptation.FitMemory`):
+        the bandwidth, the problem (centred kernel, scatters) and the Cholesky factor of its
+        ``delta``-free denominator (across ``beta``, ``delta``, ``whiten`` and
+        ``n_components``), and the eigen-solve of each ``(beta, delta)`` for the most
+        components asked so far, of which a smaller ``n_components`` is a truncation. Same
+        results (up to sign, to the solver's tolerance); ``None`` keeps nothing.
 
     Attributes
     ----------
@@ -423,11 +394,12 @@ class SCA(BaseSubspaceTransformer):
         "supervised": ["boolean"],
         "setting": [StrOptions({"auto", "da", "dg"})],
         "eigen_solver": [StrOptions({"auto", "arpack", "dense"})],
+        "memory": [FitMemory, None],
     }
 
     def __init__(self, n_components=10, beta=0.5, delta=1.0, kernel="rbf", bandwidth="median",
                  eps=1e-5, whiten=True, class_scatter_normalization="n_s", centering="first",
-                 supervised=True, setting="auto", eigen_solver="auto"):
+                 supervised=True, setting="auto", eigen_solver="auto", memory=None):
         self.n_components = n_components
         self.beta = beta
         self.delta = delta
@@ -440,6 +412,7 @@ class SCA(BaseSubspaceTransformer):
         self.supervised = supervised
         self.setting = setting
         self.eigen_solver = eigen_solver
+        self.memory = memory
 
     def _fit(self, X, y, sample_domain):
         X = np.asarray(X, dtype=np.float64)
@@ -474,39 +447,42 @@ class SCA(BaseSubspaceTransformer):
                            f"{name}.fit on {n} rows (eigen_solver={solver!r})",
                            "RFSCA (random-feature SCA, the same problem with random Fourier "
                            "features)")
-        self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None
-        key = _cache_key(X, y, sample_domain, dict(
-            kernel=self.kernel, sigma=self.sigma_, eps=float(self.eps),
-            norm=self.class_scatter_normalization, centering=self.centering,
-            supervised=bool(self.supervised)))
-        if key is not None and key in _CACHE:
-            _CACHE.move_to_end(key)
-            prob, factors, (self._col_mean, self._grand_mean) = _CACHE[key]
-            prob = replace(prob, a=(1.0 - beta) / n, beta=beta, delta=float(self.delta))
-        else:
-            K = kernel_matrix(X, kernel=self.kernel, sigma=self.sigma_)
-            self._col_mean, self._grand_mean = kernel_centering_stats(K)
+        rows = self._rows_key(X)
+        self.sigma_ = self._resolve_sigma(X, self.kernel, rows)
+        mem, kkey = self.memory, self._kernel_key()
+        pkey = skey = None
+        if mem is not None and kkey is not None:
+            # the problem depends on y only through the labels of supervised SCA
+            data = mem.fingerprint(rows, y if self.supervised else None, sample_domain)
+            pkey = ("sca-problem", data, *kkey, float(self.eps),
+                    self.class_scatter_normalization, self.centering, bool(self.supervised))
+            skey = ("sca-solve", *pkey[1:], beta, float(self.delta), self.eigen_solver)
+        entry = None if pkey is None else mem.get(pkey)
+        if entry is None:
+            K = self._kernel(X)
+            centering = kernel_centering_stats(K)
             prob = sca_problem(K, y, sample_domain, beta=beta, delta=float(self.delta),
                                eps=float(self.eps),
                                class_scatter_normalization=self.class_scatter_normalization,
                                centering=self.centering, supervised=self.supervised)
             del K
-            factors = {}
-            if key is not None and _entry_bytes(n) <= CACHE_MAX_BYTES:
-                _CACHE[key] = (prob, factors, (self._col_mean, self._grand_mean))
-                while (len(_CACHE) > max(int(CACHE_SIZE), 1)
-                       or sum(_entry_bytes(v[0].Kc.shape[0]) for v in _CACHE.values())
-                       > CACHE_MAX_BYTES):
-                    _CACHE.popitem(last=False)
+            # factors: the beta- and delta-free factorisation, filled by sca_solve
+            entry = {"problem": prob, "factors": {}, "centering": centering}
+            if pkey is not None:
+                mem.put(pkey, entry)
+        prob = replace(entry["problem"], a=(1.0 - beta) / n, beta=beta, delta=float(self.delta))
+        self._col_mean, self._grand_mean = entry["centering"]
         if not np.any(prob.Kc):
             raise ValueError(f"{name}: the centred kernel is zero (every training row is the "
                              "same point for this kernel, e.g. a constant X), so there is no "
                              "component to learn; check X.")
-        eig_key = ("eig", beta, float(self.delta), k, self.eigen_solver)
-        if eig_key not in factors:      # whiten / n_components prefixes reuse the solve
-            factors[eig_key] = sca_solve(prob, k, eigen_solver=self.eigen_solver,
-                                         factors=factors)
-        w, B = (a.copy() for a in factors[eig_key])
+
+        def solve(k):
+            return sca_solve(prob, k, eigen_solver=self.eigen_solver, factors=entry["factors"])
+
+        w, B = solve(k) if mem is None else mem.nested_solve(skey, k, solve)
+        if pkey is not None:
+            mem.recount(pkey, entry)        # the factors were filled
         self.eigenvalues_ = w
         self.dual_coef_ = B
         scale = whitening_scale(w) if self.whiten else np.ones_like(w)
@@ -521,7 +497,7 @@ class SCA(BaseSubspaceTransformer):
         X = np.asarray(X, dtype=np.float64)
         out = np.empty((X.shape[0], self._proj.shape[1]))
         for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0], n_temporaries=3):
-            Kt = kernel_matrix(X[rows], self.X_fit_, kernel=self.kernel, sigma=self.sigma_)
+            Kt = self._kernel(X[rows], self.X_fit_)
             out[rows] = center_test_kernel(Kt, self._col_mean, self._grand_mean) @ self._proj
         return out
 
@@ -546,7 +522,8 @@ class uSCA(SCA):  # noqa: N801 - the paper's name
     class_scatter_normalization = "n_s"
 
     def __init__(self, n_components=10, delta=1.0, kernel="rbf", bandwidth="median", eps=1e-5,
-                 whiten=True, centering="first", setting="auto", eigen_solver="auto"):
+                 whiten=True, centering="first", setting="auto", eigen_solver="auto",
+                 memory=None):
         self.n_components = n_components
         self.delta = delta
         self.kernel = kernel
@@ -556,3 +533,4 @@ class uSCA(SCA):  # noqa: N801 - the paper's name
         self.centering = centering
         self.setting = setting
         self.eigen_solver = eigen_solver
+        self.memory = memory

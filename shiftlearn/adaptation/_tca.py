@@ -29,7 +29,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._linalg import ARPACK_TOL, leading_eigh, lowrank_inv_sqrt_weights
 from .._param_validation import Interval, StrOptions
-from ..kernels import BANDWIDTH_RULES, kernel_matrix, resolve_bandwidth
+from ..kernels import BANDWIDTH_RULES
 from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
@@ -38,6 +38,7 @@ from ._base import (
     mmd_vector,
     resolve_tca_mu,
 )
+from ._memory import FitMemory
 
 __all__ = ["TCA", "tca_components"]
 
@@ -177,6 +178,12 @@ class TCA(BaseSubspaceTransformer):
         leading ones (MNIST→USPS 1NN: 48.7% vs 61.7%, see ``docs/adaptation.md``).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
         See :func:`tca_components`; both solve the same symmetric-definite problem.
+    memory : FitMemory or None, default=None
+        Where fits on the same rows share work (:class:`~shiftlearn.adaptation.FitMemory`):
+        the bandwidth, the kernel matrix (across ``mu``, ``scaling`` and ``n_components``) and
+        the eigen-solve of each ``mu`` for the most components asked so far, of which a smaller
+        ``n_components`` is a truncation. Same results (up to sign, to the solver's
+        tolerance); ``None`` keeps nothing.
 
     Attributes
     ----------
@@ -205,7 +212,8 @@ class TCA(BaseSubspaceTransformer):
     (``K W`` for training rows, as Pan et al.); centring would only translate every row.
 
     Memory: the fit needs ``n_train x n_train`` float64 matrices (about ``1.2`` of them with
-    ARPACK, ``6.1`` with the dense solver, :data:`FIT_MATRICES`). A fit that would exceed the
+    ARPACK, ``6.1`` with the dense solver, :data:`FIT_MATRICES`; one more with ``memory``,
+    which keeps the kernel). A fit that would exceed the
     physical memory (or :data:`~shiftlearn.adaptation._base.MEMORY_BUDGET`) is refused before
     anything is allocated, with a ``ValueError`` that names the GiB and points to
     :class:`~shiftlearn.adaptation.RFTCA` (memory independent of ``n``). ``transform`` forms the
@@ -232,10 +240,11 @@ class TCA(BaseSubspaceTransformer):
         "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
         "scaling": [StrOptions({"eigh", "constraint"})],
         "eigen_solver": [StrOptions({"auto", "arpack", "dense"})],
+        "memory": [FitMemory, None],
     }
 
     def __init__(self, n_components=30, mu=1.0, gamma=None, kernel="rbf", bandwidth="median",
-                 scaling="eigh", eigen_solver="auto"):
+                 scaling="eigh", eigen_solver="auto", memory=None):
         self.n_components = n_components
         self.mu = mu
         self.gamma = gamma
@@ -243,12 +252,10 @@ class TCA(BaseSubspaceTransformer):
         self.bandwidth = bandwidth
         self.scaling = scaling
         self.eigen_solver = eigen_solver
+        self.memory = memory
 
     def _effective_mu(self) -> float:
         return resolve_tca_mu(self.mu, self.gamma)
-
-    def _kernel(self, X, Y=None):
-        return kernel_matrix(X, Y, kernel=self.kernel, sigma=self.sigma_)
 
     def _fit(self, X, y, sample_domain):
         mu = self._effective_mu()
@@ -259,20 +266,39 @@ class TCA(BaseSubspaceTransformer):
                               f"the centred kernel of {n} training rows has rank <= {n - 1}",
                               "TCA")
         solver = resolve_tca_solver(self.eigen_solver, n, k)
-        check_dense_memory(n, n, FIT_MATRICES[solver],
+        mem = self.memory
+        check_dense_memory(n, n, FIT_MATRICES[solver] + (mem is not None),
                            f"TCA.fit on {n} rows (eigen_solver={solver!r})",
                            "RFTCA (random-feature TCA, the same problem with random Fourier "
                            "features)")
-        self.sigma_ = resolve_bandwidth(self.bandwidth, X) if self.kernel == "rbf" else None
-        K = self._kernel(X)
+        rows = self._rows_key(X)
+        self.sigma_ = self._resolve_sigma(X, self.kernel, rows)
+        kkey = self._kernel_key()
+        if mem is not None and kkey is not None:
+            data = mem.fingerprint(rows, sample_domain)
+            kkey, skey = ("tca-kernel", data, *kkey), ("tca-solve", data, *kkey, mu,
+                                                       self.eigen_solver)
+        else:
+            kkey = skey = None
+        K = None if kkey is None else mem.get(kkey)
+        if K is None:
+            K = self._kernel(X)
+            kept = kkey is not None and mem.put(kkey, K)
+        else:
+            kept = True
         if np.ptp(K, axis=0).max() == 0:     # H K = 0: every row has the same kernel row
             raise ValueError("TCA: the centred kernel is zero (every training row is the same "
                              "point for this kernel, e.g. a constant X), so there is no "
                              "component to learn; check X.")
         ell = mmd_vector(sample_domain)
         self.mmd_ = float(ell @ K @ ell)
-        w, W, KW = tca_components(K, ell, k, mu, eigen_solver=solver, overwrite_K=True)
-        del K
+
+        def solve(k):                       # a kernel kept in memory must not be overwritten
+            return tca_components(K, ell, k, mu, overwrite_K=not kept,
+                                  eigen_solver=resolve_tca_solver(self.eigen_solver, n, k))
+
+        w, W, KW = solve(k) if mem is None else mem.nested_solve(skey, k, solve)
+        K = None                            # free it before the scaling (unless remembered)
         if self.scaling == "constraint":
             scale = 1.0 / np.sqrt(np.maximum(w, 1e-12 * max(float(w[0]), 1e-300)))
             W = W * scale[None, :]

@@ -18,6 +18,14 @@ Decisions
   chosen only when its validation estimate is strictly better than no adaptation's.
 * ``summary_`` gives every candidate's best validation estimate; ``report()`` says plainly when
   the choice is "do not adapt".
+* **Shared work** (``memory="auto"``): one :class:`~shiftlearn.adaptation.FitMemory` per
+  ``fit`` is handed to every candidate (through ``DomainAdaptationClassifier(memory=...)``),
+  so fits on the same fold share the kernel, SCA's factorisation and the random-feature
+  statistics, and each ``n_components`` grid is *run* largest first, so that the smaller
+  values are truncations of one eigen-solve. The results are those of the search without
+  memory (to the solvers' tolerance, up to the sign of components): ``cv_results_`` is put
+  back in the order of the grid as given, so the ranks, the ties and the choice do not
+  change. The memory is emptied when ``fit`` ends.
 """
 
 from __future__ import annotations
@@ -106,6 +114,38 @@ def candidate_grid(methods=("none", *ADAPTERS), *, grids=None, random_state=0) -
     return out
 
 
+def _largest_first(grid: list[dict]) -> list[dict]:
+    """The grid with every ``adapter__n_components`` list sorted largest first (the same
+    adapter objects), so that with a ``FitMemory`` the smaller values truncate one solve."""
+    out = []
+    for entry in grid:
+        entry = dict(entry)
+        ks = entry.get("adapter__n_components")
+        if ks is not None and all(isinstance(k, Integral) for k in ks):
+            entry["adapter__n_components"] = sorted(ks, reverse=True)
+        out.append(entry)
+    return out
+
+
+def _params_key(params: dict) -> tuple:
+    return tuple(sorted((k, id(v) if k == "adapter" else repr(v)) for k, v in params.items()))
+
+
+def _reorder_results(search, grid: list[dict]) -> None:
+    """Put ``search.cv_results_`` back in the order of ``ParameterGrid(grid)`` (the grid as
+    given), so that the rows, ranks and ties are those of a search run in that order."""
+    from sklearn.model_selection import ParameterGrid
+
+    res = search.cv_results_
+    position = {_params_key(p): i for i, p in enumerate(ParameterGrid(grid))}
+    order = np.argsort([position[_params_key(p)] for p in res["params"]], kind="stable")
+    for key, value in res.items():
+        if isinstance(value, np.ndarray):
+            res[key] = value[order]
+        elif isinstance(value, list):
+            res[key] = [value[i] for i in order]
+
+
 def _method_of(adapter) -> str:
     if adapter is None:
         return "none"
@@ -142,6 +182,11 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         Passed to ``GridSearchCV``.
     verbose : int, default=0
         Passed to ``GridSearchCV``.
+    memory : "auto", FitMemory or None, default="auto"
+        ``"auto"``: a new :class:`~shiftlearn.adaptation.FitMemory` for each ``fit``, shared
+        by every candidate and fold and emptied at the end (see the module docstring); a
+        ``FitMemory``: that one (kept, e.g. across several selections on the same data);
+        ``None``: every fit from scratch. The choice and the estimates are the same.
 
     Attributes
     ----------
@@ -177,10 +222,11 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         "random_state": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": [Integral, None],
         "verbose": [Interval(Integral, 0, None, closed="left")],
+        "memory": [StrOptions({"auto"}), HasMethods(["nested_solve"]), None],
     }
 
     def __init__(self, methods="all", classifier=None, scoring=None, cv=5, grids=None,
-                 random_state=0, n_jobs=None, verbose=0):
+                 random_state=0, n_jobs=None, verbose=0, memory="auto"):
         self.methods = methods
         self.classifier = classifier
         self.scoring = scoring
@@ -189,6 +235,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.memory = memory
 
     def _methods(self) -> list[str]:
         ms = list(ADAPTERS) if self.methods == "all" else list(self.methods)
@@ -202,7 +249,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         """Score every candidate on the validation folds and refit the best on all rows."""
         from sklearn.neighbors import KNeighborsClassifier
 
-        from ..adaptation import DomainAdaptationClassifier
+        from ..adaptation import DomainAdaptationClassifier, FitMemory
         from ._splitters import SourceKFold
 
         check_params(self)
@@ -212,13 +259,21 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         clf = KNeighborsClassifier(1) if self.classifier is None else clone(self.classifier)
         cv = (SourceKFold(int(self.cv), random_state=self.random_state)
               if isinstance(self.cv, Integral) else self.cv)
+        grid = candidate_grid(methods, grids=self.grids, random_state=self.random_state)
+        mem = FitMemory() if self.memory == "auto" else self.memory
         search = GridSearchCV(
-            DomainAdaptationClassifier(None, clf),
-            candidate_grid(methods, grids=self.grids, random_state=self.random_state),
+            DomainAdaptationClassifier(None, clf, memory=mem),
+            grid if mem is None else _largest_first(grid),
             scoring=self.scoring, cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
             error_score=np.nan, refit=False)
-        with config_context(enable_metadata_routing=False):
-            search.fit(X, y, groups=sd, sample_domain=sd)
+        try:
+            with config_context(enable_metadata_routing=False):
+                search.fit(X, y, groups=sd, sample_domain=sd)
+        finally:
+            if self.memory == "auto":
+                mem.clear()
+        if mem is not None:
+            _reorder_results(search, grid)
         res = search.cv_results_
         mean = np.asarray(res["mean_test_score"], dtype=float)
         if not np.isfinite(mean).any():
