@@ -18,13 +18,16 @@ Design decisions
   the group's ``only_mutate`` and test selection. So a group takes minutes, not hours, the
   repository's own ``mutants/`` is never touched, and the snapshot records the commit measured
   (the results name it, with any uncommitted change to the group's files).
-* **The commit is measured**, not the working tree: the snapshot is ``git archive HEAD``
-  (another engineer's half-done edit cannot fail the baseline run); ``--worktree`` snapshots
+* **The commit is measured**, not the working tree: the snapshot is ``git archive`` of the
+  commit ``HEAD`` names when the group starts, and that commit is the one reported even if
+  colleagues commit during the run (another engineer's half-done edit cannot fail the
+  baseline run); ``--worktree`` snapshots
   the working tree instead and the results then list the group's uncommitted files.
 * **One worker** (``--max-children 1``) and one BLAS thread: the machine is shared.
 * **Results** are kept per group in ``benchmarks/results/_mutation_parts.json`` (so groups can
   be rerun one at a time), then ``benchmarks/results/mutation.md`` and ``.json`` are written
-  from all groups.
+  from all groups, and the score table of ``docs/testing.md`` (under its marker comment) is
+  rewritten from the same rows, so the docs never quote stale scores.
 * **Equivalent mutants** are matched by mutant name *and* mutated line: when the code moves
   and mutmut renumbers, a stale judgement is not applied silently; it is reported as stale.
 
@@ -62,6 +65,8 @@ WORK = ROOT / ".mutation"
 PARTS = PartsFile(RESULTS / "_mutation_parts.json")
 EQUIVALENT = Path(__file__).resolve().parent / "mutation_equivalent.toml"
 TARGET = 0.95
+DOCS = ROOT / "docs" / "testing.md"
+DOCS_MARKER = "<!-- the table below is copied from benchmarks/results/mutation.md -->"
 
 #: group -> (modules to mutate, test files run against them); missing test files are skipped
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
@@ -125,8 +130,8 @@ def check_config() -> dict:
     return cfg
 
 
-def prepare(group: str, worktree: bool = False) -> tuple[Path, list[str]]:
-    """A fresh work folder: a snapshot of the package (``HEAD``, or the working tree with
+def prepare(group: str, worktree: bool = False, commit: str = "HEAD") -> tuple[Path, list[str]]:
+    """A fresh work folder: a snapshot of the package (``commit``, or the working tree with
     ``worktree=True``), the group's tests and its config."""
     modules, tests = GROUPS[group]
     wd = WORK / group
@@ -141,9 +146,9 @@ def prepare(group: str, worktree: bool = False) -> tuple[Path, list[str]]:
         for t in ["tests/conftest.py", *tests]:
             shutil.copy2(ROOT / t, wd / t)
     else:
-        tracked = set(_git("ls-files", "--", "tests").splitlines())
+        tracked = set(_git("ls-tree", "-r", "--name-only", commit, "--", "tests").splitlines())
         tests = [t for t in tests if t in tracked]
-        archive = subprocess.run(["git", "archive", "HEAD", "shiftlearn", "tests/conftest.py",
+        archive = subprocess.run(["git", "archive", commit, "shiftlearn", "tests/conftest.py",
                                   *tests], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
     py = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -271,7 +276,9 @@ def collect(wd: Path, modules: list[str]) -> dict:
 
 def run_group(group: str, worktree: bool = False) -> dict:
     modules, _ = GROUPS[group]
-    wd, tests = prepare(group, worktree)
+    # the commit is fixed before the snapshot: colleagues commit while a group runs
+    commit = _git("rev-parse", "--short", "HEAD")
+    wd, tests = prepare(group, worktree, commit)
     dirty = ([m for m in modules + tests if _git("status", "--porcelain", "--", m)]
              if worktree else [])
     print(f"\n## {group}: mutating {modules} against {tests}", flush=True)
@@ -285,7 +292,7 @@ def run_group(group: str, worktree: bool = False) -> dict:
         raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
                          f"log in {wd / 'mutmut-run.log'}:\n{tail}")
     res = {"modules": collect(wd, modules), "tests": tests, "seconds": round(seconds, 1),
-           "commit": _git("rev-parse", "--short", "HEAD"), "uncommitted": dirty,
+           "commit": commit, "uncommitted": dirty,
            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     PARTS.save(group, res)
     return res
@@ -385,8 +392,26 @@ def report(machine: dict) -> None:
         "group ran in its own snapshot (`.mutation/<group>/`) against only its test files, "
         "one worker; `commit` is the commit measured.\n\n"
         + markdown_table(rows) + "\n" + "\n".join(lists))
-    write_results("mutation", "Mutation testing of the core modules (mutmut)", body, data,
-                  machine)
+    path = write_results("mutation", "Mutation testing of the core modules (mutmut)", body,
+                         data, machine)
+    if Path(path).resolve().parent == (ROOT / "benchmarks" / "results").resolve():
+        sync_docs_table(markdown_table(rows))
+
+
+def sync_docs_table(table: str) -> None:
+    """Replace the table under ``DOCS_MARKER`` in ``docs/testing.md`` by ``table`` (the docs
+    quote the per-module scores; this keeps them equal to the results file)."""
+    lines = DOCS.read_text().splitlines()
+    if DOCS_MARKER not in lines:
+        raise SystemExit(f"{DOCS} lost the line {DOCS_MARKER!r} that marks the score table; "
+                         "put it back just above the table.")
+    start = lines.index(DOCS_MARKER) + 1
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    DOCS.write_text("\n".join(lines[:start] + table.splitlines() + lines[end:]) + "\n")
 
 
 def main(argv=None) -> None:
