@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _kernels
 from ._binning import positions_to_thresholds
-from ._splits import exact_pairs, pair_bounds, select_stump, stump_errors, stump_split
+from ._splits import exact_pairs, select_stump, stump_errors, stump_split
 
 __all__ = ["ALPHA_MAX", "boost", "decision_function", "decision_function_stages",
            "fit_weak_learner", "line_search_alpha"]
@@ -64,25 +65,6 @@ def line_search_alpha(c: np.ndarray, m: np.ndarray, alpha_max: float = ALPHA_MAX
             return float(a_new)
         a = a_new
     return float(a)
-
-
-def _histograms(codes2, w, node, n_nodes, n_tasks, n_bins):
-    """(J, T, D, B) positive- and negative-class weight histograms, one bincount per feature.
-
-    ``codes2 = codes + n_bins * (ypos + 2 * task)`` (precomputed); ``node`` (n,) local node ids.
-    """
-    D = codes2.shape[0]
-    size = 2 * n_tasks * n_nodes * n_bins
-    H = np.empty((D, size))
-    if n_nodes == 1:
-        for f in range(D):
-            H[f] = np.bincount(codes2[f], weights=w, minlength=size)
-    else:
-        off = (2 * n_tasks * n_bins) * node
-        for f in range(D):
-            H[f] = np.bincount(codes2[f] + off, weights=w, minlength=size)
-    H = H.reshape(D, n_nodes, n_tasks, 2, n_bins).transpose(3, 1, 2, 0, 4)
-    return H[1], H[0]
 
 
 def _tidy_positions(pos, cw_node, n_edges_f, frac_f):
@@ -153,13 +135,19 @@ class RootCache:
         self.moved += abs(beta) * leaf_max
 
 
-def _feature_histograms(codes2, w, feats, n_tasks, n_bins):
+def _prepare(codes, codes2):
+    """The arrays the kernels read: uint8 codes (numba), ``codes2`` (numpy), the rows'
+    class/task offsets ``ct = codes2 - codes``."""
+    ct = codes2[0] - codes[0]
+    return {"codes": codes, "codes8": codes.astype(np.uint8) if _kernels.use_numba() else None,
+            "codes2": codes2, "ct": ct}
+
+
+def _feature_histograms(prep, w, feats, n_tasks, n_bins):
     """(T, F, B) positive- and negative-class histograms of the root for features ``feats``:
-    the bincounts of ``_histograms``, bit for bit."""
-    size = 2 * n_tasks * n_bins
-    H = np.empty((len(feats), size))
-    for i, f in enumerate(feats):
-        H[i] = np.bincount(codes2[f], weights=w, minlength=size)
+    ``np.bincount(codes2[f], weights=w, minlength=2 T B)``, bit for bit."""
+    H = _kernels.feature_histograms(prep["codes8"], prep["codes2"], prep["ct"], w, feats,
+                                    2 * n_tasks * n_bins)
     H = H.reshape(len(feats), n_tasks, 2, n_bins).transpose(2, 1, 0, 3)
     return H[1], H[0]
 
@@ -167,11 +155,11 @@ def _feature_histograms(codes2, w, feats, n_tasks, n_bins):
 _FIRST_SCAN = 8      # features scanned first (lowest bounds) before the bound rules out others
 
 
-def _stump_root(codes2, w, T, B, cache):
+def _stump_root(prep, w, T, B, cache):
     """Stump search: (feature, polarity, positions, Hp_f + Hn_f of the feature (T, B))."""
-    D = codes2.shape[0]
+    D = prep["codes"].shape[0]
     if cache is None:
-        Hp, Hn = _feature_histograms(codes2, w, np.arange(D), T, B)
+        Hp, Hn = _feature_histograms(prep, w, np.arange(D), T, B)
         f, s, pos, _ = stump_split(Hp, Hn)
         return f, s, pos, Hp[:, f] + Hn[:, f]
     lower = cache.lower()
@@ -182,7 +170,7 @@ def _stump_root(codes2, w, T, B, cache):
     chunk = np.sort(np.argsort(lower, kind="stable")[:_FIRST_SCAN])
     tol = None
     while chunk.size:
-        Hp, Hn = _feature_histograms(codes2, w, chunk, T, B)
+        Hp, Hn = _feature_histograms(prep, w, chunk, T, B)
         e, pos, total = stump_errors(Hp, Hn)
         E[:, chunk], P[:, :, chunk], Hw[:, chunk] = e, pos, Hp + Hn
         scanned[chunk] = True
@@ -212,7 +200,7 @@ def _level_search(Hw, Hs, W, S, cand):
 
 
 def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=1,
-                     weak_learner="stump", min_samples_split=2, cache=None):
+                     weak_learner="stump", min_samples_split=2, cache=None, prep=None):
     """Line 4 of Algorithm 1: one shared weak learner with per-task thresholds.
 
     Parameters
@@ -221,7 +209,7 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
     yf : (n,) in {-1., +1.}; w : (n,) weights (summing to 1); edges, n_edges, frac : from
     ``bin_tasks``; depth, weak_learner, min_samples_split : as in ``boost``;
     cache : a :class:`RootCache` carried across the iterations of ``boost`` (lazy stump scan),
-    or None (scan every feature).
+    or None (scan every feature); prep : the kernels' arrays (``_prepare``; built if None).
 
     Returns
     -------
@@ -243,15 +231,16 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
     feature = np.zeros(I, dtype=np.int64)
     threshold = np.full((T, I), np.inf)
     node = np.zeros(n, dtype=np.intp)
+    if prep is None:
+        prep = _prepare(codes, codes2)
     if weak_learner == "stump":
-        f, s, pos, hw = _stump_root(codes2, w, T, B, cache)
+        f, s, pos, hw = _stump_root(prep, w, T, B, cache)
         cw = np.zeros((T, B + 1))
         np.cumsum(hw, axis=1, out=cw[:, 1:])
         pos = _tidy_positions(pos, cw, n_edges[:, f], frac[:, f])
         feature[0] = f
         threshold[:, 0] = positions_to_thresholds(edges[:, f], pos)
         return feature, threshold, np.array([-s, s], float), (codes[f] > pos[task]).astype(np.intp)
-    cols = np.arange(n)
     for level in range(L):
         J = 2 ** level
         first = J - 1
@@ -266,17 +255,14 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
         if active.size:
             local = np.full(J, -1, dtype=np.intp)
             local[active] = np.arange(active.size)
-            jrow = local[node - first]
-            rows = jrow >= 0
             A = active.size
-            if rows.all():
-                Hp, Hn = _histograms(codes2, w, jrow, A, T, B)
-            else:
-                Hp, Hn = _histograms(codes2[:, rows], w[rows], jrow[rows], A, T, B)
-            Hw, Hs = Hp + Hn, Hp - Hn
+            H = _kernels.level_histograms(prep["codes8"], prep["codes2"], prep["ct"],
+                                          local[node - first], w, A, 2 * T * B)
+            H = H.reshape(D, A, T, 2, B).transpose(3, 1, 2, 0, 4)
+            Hw, Hs = H[1] + H[0], H[1] - H[0]
             Wn = Hw[:, :, 0].sum(axis=(1, 2))
             Sn = Hs[:, :, 0].sum(axis=(1, 2))
-            upper, reach = pair_bounds(Hw, Hs, Wn, Sn)
+            upper, reach = _kernels.pair_bounds(Hw, Hs, Wn, Sn)
             cand = _may_win(upper, (reach - 1e-12 * np.maximum(Wn, 1e-300))[:, None],
                             Wn[:, None])
             feats, pos, gain = _level_search(Hw, Hs, Wn, Sn, cand)
@@ -291,9 +277,7 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
                 feat_l[j] = f
                 threshold[:, first + j] = positions_to_thresholds(edges[:, f], pos_l[j])
         feature[first:first + J] = feat_l
-        jj = node - first
-        right = codes[feat_l[jj], cols] > pos_l[jj, task]
-        node = 2 * node + 1 + right
+        node = _kernels.route(prep["codes8"], codes, node, first, feat_l, pos_l, task)
     lf = node - I
     Wl = np.bincount(lf, weights=w, minlength=2 ** L)
     Sl = np.bincount(lf, weights=w * yf, minlength=2 ** L)
@@ -345,7 +329,9 @@ def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
     beta = np.zeros(K)
     train_loss = np.zeros(K)
     margin = np.zeros(n)                     # y * f_t(x) on the training rows
-    codes2 = codes + (B * (ypos + 2 * task))[None, :]
+    ct = B * (ypos + 2 * task)
+    prep = {"codes": codes, "codes2": None if _kernels.use_numba() else codes + ct[None, :],
+            "codes8": codes.astype(np.uint8) if _kernels.use_numba() else None, "ct": ct}
     cache = RootCache(D) if weak_learner == "stump" else None
     for k in range(K):
         mu = margin.min()
@@ -355,8 +341,9 @@ def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
         if cache is not None:
             cache.set_weights(mu, np.log(z))
         feature[k], threshold[k], leaf[k], node = fit_weak_learner(
-            codes, codes2, task, yf, w, edges, n_edges, frac, depth=L,
-            weak_learner=weak_learner, min_samples_split=min_samples_split, cache=cache)
+            codes, prep["codes2"], task, yf, w, edges, n_edges, frac, depth=L,
+            weak_learner=weak_learner, min_samples_split=min_samples_split, cache=cache,
+            prep=prep)
         h = leaf[k][node]
         if weak_learner == "stump":
             wc = w[yf * h > 0].sum()
