@@ -34,7 +34,10 @@ import scipy.linalg
 from .._param_validation import Interval, Options, StrOptions, check_params
 from ..kernels import (
     BANDWIDTH_RULES,
+    KERNELS,
+    RFF_KERNELS,
     RFF_SAMPLINGS,
+    kernel_feature_factor,
     rff_chunks,
     rff_map,
     rff_weights,
@@ -43,6 +46,7 @@ from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
     clip_n_components,
+    kernel_row_chunks,
     resolve_tca_mu,
     whitening_scale,
 )
@@ -64,6 +68,10 @@ __all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_f
 #: and of the n <= N row-space fit in float64 n x 2N matrices (3.0: the features, their float64
 #: transpose and Q) plus n x n ones (up to 6: statistics and pencils in the n coordinates;
 #: measured 5.3-6.0 n x 2N at n = N); tests/test_rf.py checks them.
+#: Peak memory of an ``RFTCA(exact=True)`` fit in float64 n x n matrices (kernel, its
+#: eigendecomposition's workspace and vectors, the features Phi and the map P)
+EXACT_FIT_MATRICES = 5.0
+
 FIT_MATRICES = {"full": 10.2, "row_space": 3.1, "row_space_square": 6.5}
 
 
@@ -77,6 +85,7 @@ _RF_CONSTRAINTS: dict = {
     "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
     "dtype": [StrOptions({"float32", "float64"}), Options(type, {np.float32, np.float64}), None],
     "keep_stats": ["boolean"],
+    "kernel": [StrOptions(set(RFF_KERNELS))],
     "memory": [FitMemory, None],
 }
 
@@ -152,6 +161,11 @@ class _RFBase(BaseSubspaceTransformer):
         ``random_state`` are never drawn again, so their statistics are not kept."""
         n, D = X.shape[0], 2 * self.n_features
         name = type(self).__name__
+        if not (isinstance(self.kernel, str) and self.kernel in RFF_KERNELS):
+            raise ValueError(
+                f"{name}(kernel={self.kernel!r}) needs exact=True: random Fourier features "
+                f"exist for the shift-invariant kernels {RFF_KERNELS} only. Use one of them, "
+                f"or {name}(exact=True, kernel=...) to solve on the exact kernel (n x n).")
         advice = ("Lower n_features (the random-feature problem needs about 10 float64 "
                   "2 n_features x 2 n_features matrices, whatever the number of rows).")
         row_space = n <= self.n_features and not self.keep_stats
@@ -165,10 +179,10 @@ class _RFBase(BaseSubspaceTransformer):
                                f"{name}.fit (n_features={self.n_features})", "", advice=advice)
         mem = self.memory if seed_key(self.random_state) is not None else None
         rows = None if mem is None else mem.fingerprint(X)
-        self.sigma_ = self._resolve_sigma(X, rows_key=rows)
+        self.sigma_ = self._resolve_sigma(X, self.kernel, rows_key=rows)
         self.omega_, self.fingerprint_ = self._frequencies(
             mem, X.shape[1], self.n_features, self.sigma_, self.random_state,
-            sampling=self.sampling)
+            sampling=self.sampling, kernel=self.kernel)
         dt = self._compute_dtype(X)
         key = None
         if mem is not None:
@@ -262,11 +276,25 @@ class _RFBase(BaseSubspaceTransformer):
 class RFTCA(_RFBase):
     """Random-feature Transfer Component Analysis (RF-TCA, Feng, Wang et al.).
 
-    TCA (Pan et al.) with the Gaussian kernel replaced by its random Fourier features
-    ``z(x) = N^{-1/2}[cos(Omega^T x); sin(Omega^T x)]``: the projection ``V`` (``2N x m``) has
-    leading eigenvectors of ``C v = lam (I + mu d d^T) v`` with ``C`` the centred total
-    scatter of the features and ``d`` the difference of the source and target feature means.
-    ``fit`` costs ``O(n N d + n N^2 + N^3)`` time and ``O(chunk N + N^2)`` memory.
+    TCA (Pan et al.) with the kernel (Gaussian by default; ``kernel=``) replaced by its random
+    Fourier features ``z(x) = N^{-1/2}[cos(Omega^T x); sin(Omega^T x)]``: the projection ``V``
+    (``2N x m``) has leading eigenvectors of ``C v = lam (I + mu d d^T) v`` with ``C`` the
+    centred total scatter of the features and ``d`` the difference of the source and target
+    feature means. ``fit`` costs ``O(n N d + n N^2 + N^3)`` time and ``O(chunk N + N^2)``
+    memory.
+
+    ``exact=True`` solves the same problem with the exact feature map of the kernel, ``Phi``
+    with ``Phi Phi^T = K`` (:func:`~shiftlearn.kernels.kernel_feature_factor`), the limit of
+    the random features as ``N`` grows: with the paper's ``penalty="features"`` this is the
+    RF-TCA paper's **R-TCA** (Section III-B: ``min tr(W^T K l l^T K W) + gamma tr(W^T K W)``
+    s.t. ``W^T K H K W = I``, leading eigenvectors of ``(gamma K + K l l^T K)^{-1} K H K``),
+    and with ``penalty="coefficients"`` it is exact TCA (:class:`~shiftlearn.adaptation.TCA`,
+    tested equal). It forms the ``n x n`` kernel and its eigendecomposition (``O(n^3)``), keeps
+    the training rows and maps new points with their kernel rows, ``k_x^T P V``; it takes any
+    kernel of :func:`~shiftlearn.kernels.kernel_matrix` or a callable. (The issue that asked
+    for it calls R-TCA "the gamma -> 0 limit"; it is the ``N -> infinity`` limit of RF-TCA.
+    As ``gamma -> 0`` every variant removes the source-target mean direction completely;
+    see docs/random_features.md, Remark 3.)
 
     Parameters
     ----------
@@ -279,8 +307,9 @@ class RFTCA(_RFBase):
     n_features : int, default=1000
         Number of random frequencies ``N`` (``2N`` feature columns).
     bandwidth : float or {"median", "median_sq", "mean", "n_features"}, default="median"
-        Kernel bandwidth ``sigma`` of ``exp(-||a-b||^2 / (2 sigma^2))`` or the rule that sets it
-        from all training rows (source + target; the median uses a seeded 1,000-row subsample).
+        Kernel bandwidth ``sigma`` (``exp(-||a-b||^2 / (2 sigma^2))`` for ``"rbf"``) or the rule
+        that sets it from all training rows (source + target; the median uses a seeded
+        1,000-row subsample; rules per kernel: :func:`~shiftlearn.kernels.median_heuristic`).
     sampling : {"gaussian", "orthogonal"}, default="gaussian"
         How the frequencies are drawn (:func:`~shiftlearn.kernels.rff_weights`): i.i.d.
         Gaussian, as in the RF-TCA paper, or orthogonal random features, whose kernel estimate
@@ -296,6 +325,15 @@ class RFTCA(_RFBase):
         random-feature kernel (tends to exact TCA with the same ``mu``; one extra Cholesky
         factor of ``Z^T Z``, or a full eigendecomposition with the dense solver). See
         :func:`rftca_from_stats`.
+    kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
+        The shift-invariant kernel whose random features are used (frequencies from its
+        spectral law, :func:`~shiftlearn.kernels.rff_weights`). With ``exact=True`` also
+        ``"linear"`` or a callable ``kernel(A, B)``.
+    exact : bool, default=False
+        Solve on the exact kernel instead of random features (R-TCA for
+        ``penalty="features"``, exact TCA for ``penalty="coefficients"``); ``O(n^3)`` time,
+        ``O(n^2)`` memory. ``n_features``, ``sampling``, ``random_state``, ``chunk_size`` and
+        ``dtype`` are then unused.
     eigen_solver : {"auto", "dense", "arpack"}, default="auto"
         ``"dense"``: ``scipy.linalg.eigh(..., subset_by_index)`` on the ``2N x 2N`` pencil;
         ``"arpack"``: ``scipy.sparse.linalg.eigsh`` on the reduced operator (relative
@@ -324,7 +362,11 @@ class RFTCA(_RFBase):
     sigma_ : float
     omega_ : ndarray of shape (n_features_in_, n_features)
     components_ : ndarray of shape (2 * n_features, n_components)
-        ``V`` (scaled per ``scaling``); ``transform(X) = z(X) V``.
+        ``V`` (scaled per ``scaling``); ``transform(X) = z(X) V``. With ``exact=True``: shape
+        ``(n_train, n_components)``, the dual coefficients ``W``, ``transform(X) = k(X, X_fit_)
+        W``.
+    X_fit_ : ndarray of shape (n_train, n_features_in_)
+        Training rows (``exact=True`` only; ``omega_`` is then ``None``).
     eigenvalues_ : ndarray of shape (n_components,)
     stats_ : RFStats or None
         The training statistics (kept only with ``keep_stats=True``).
@@ -356,12 +398,14 @@ class RFTCA(_RFBase):
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "scaling": [StrOptions({"eigh", "constraint"})],
         "penalty": [StrOptions({"features", "coefficients"})],
+        "kernel": [StrOptions(set(KERNELS)), callable],
+        "exact": ["boolean"],
     }
 
     def __init__(self, n_components=30, mu=1.0, gamma=None, n_features=1000,
                  bandwidth="median", sampling="gaussian", scaling="eigh", penalty="features",
                  eigen_solver="auto", random_state=None, chunk_size=None, dtype=None,
-                 keep_stats=False, memory=None):
+                 keep_stats=False, memory=None, kernel="rbf", exact=False):
         self.n_components = n_components
         self.mu = mu
         self.gamma = gamma
@@ -376,14 +420,54 @@ class RFTCA(_RFBase):
         self.dtype = dtype
         self.keep_stats = keep_stats
         self.memory = memory
+        self.kernel = kernel
+        self.exact = exact
 
     def _mu(self) -> float:
         return resolve_tca_mu(self.mu, self.gamma)
 
+    def _fit(self, X, y, sample_domain):
+        if not self.exact:
+            return super()._fit(X, y, sample_domain)
+        X = np.asarray(X, dtype=np.float64)
+        n = X.shape[0]
+        check_dense_memory(n, n, EXACT_FIT_MATRICES, f"RFTCA(exact=True).fit on {n} rows", "",
+                           advice="Use random features (exact=False), whose memory does not "
+                           "depend on the number of rows.")
+        self.sigma_ = self._resolve_sigma(X, self.kernel)      # None: linear, callable
+        Phi, P = kernel_feature_factor(self._kernel(X))
+        self.omega_ = None
+        self.fingerprint_ = None
+        self._solve(RFStats.from_features(Phi, y, sample_domain), None)
+        self.components_ = P @ self.components_       # dual coefficients: transform = K_x W
+        self.X_fit_ = X
+
+    def _feature_columns(self) -> int:
+        return (2 * self.omega_.shape[1] if getattr(self, "omega_", None) is not None
+                else None)
+
+    def _transform(self, X):
+        if not self.exact:
+            return super()._transform(X)
+        X64 = np.asarray(X, dtype=np.float64)
+        out = np.empty((X.shape[0], self.components_.shape[1]), dtype=X.dtype)
+        for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0]):
+            out[rows] = self._kernel(X64[rows], self.X_fit_) @ self.components_
+        return out
+
+    def fit_from_stats(self, stats: RFStats, omega=None):
+        if self.exact:
+            raise ValueError("RFTCA(exact=True).fit_from_stats: the exact option solves on the "
+                             "kernel of the training rows, which statistics of random features "
+                             "do not hold; use fit(X, ...), or exact=False.")
+        return super().fit_from_stats(stats, omega)
+
+    fit_from_stats.__doc__ = _RFBase.fit_from_stats.__doc__
+
     def _solve(self, stats: RFStats, basis: np.ndarray | None, key: tuple | None = None):
         self.mu_ = self._mu()
         k = clip_n_components(self.n_components,
-                              *rftca_max_components(stats, 2 * self.omega_.shape[1]), "RFTCA")
+                              *rftca_max_components(stats, self._feature_columns()), "RFTCA")
         key = None if key is None else (*key, "rftca", self.mu_, self.penalty, self.eigen_solver)
         V, w = self._leading(key, k, lambda k: rftca_from_stats(
             stats, k, self.mu_, penalty=self.penalty, eigen_solver=self.eigen_solver,
@@ -402,7 +486,8 @@ class RFTCA(_RFBase):
 class RFSCA(_RFBase):
     """Random-feature Scatter Component Analysis (domain adaptation and generalization).
 
-    SCA (Ghifary et al.) with the Gaussian kernel replaced by random Fourier features: maximise
+    SCA (Ghifary et al.) with the kernel (Gaussian by default; ``kernel=`` takes any of
+    :data:`~shiftlearn.kernels.RFF_KERNELS`) replaced by random Fourier features: maximise
     ``(1 - beta) * total + beta * between-class`` scatter against
     ``delta * domain + within-class`` scatter plus the scale control ``||V||^2``
     (:func:`rfsca_from_stats`). ``fit`` is linear in ``n``; memory does not depend on ``n``.
@@ -417,8 +502,9 @@ class RFSCA(_RFBase):
     Hyper-parameters and decisions follow the exact :class:`~shiftlearn.adaptation.SCA`
     (class scatters divided by ``n_s``, one domain per ``sample_domain`` id, centred features,
     ``Lambda^{-1/2}`` whitening, training-mean centring of new points), so that RF-SCA tends to
-    the exact SCA as ``n_features`` grows. Not offered: ``centering="literal"`` and non-RBF
-    kernels.
+    the exact SCA as ``n_features`` grows (with the same ``kernel``). Not offered:
+    ``centering="literal"``, and kernels without random features (``"linear"``, callables: use
+    :class:`~shiftlearn.adaptation.SCA`).
 
     Parameters
     ----------
@@ -434,6 +520,9 @@ class RFSCA(_RFBase):
         As in :class:`RFTCA` (from all training rows).
     sampling : {"gaussian", "orthogonal"}, default="gaussian"
         As in :class:`RFTCA`.
+    kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
+        As in :class:`RFTCA` (no ``exact`` option: the exact counterpart is
+        :class:`~shiftlearn.adaptation.SCA` with the same kernel).
     whiten : bool, default=True
         Scale component ``j`` by ``lambda_j^{-1/2}`` (the paper's ``Z = K_t B Lambda^{-1/2}``).
     class_scatter_normalization : {"n_s", "none"}, default="n_s"
@@ -486,7 +575,7 @@ class RFSCA(_RFBase):
                  bandwidth="median", sampling="gaussian", whiten=True,
                  class_scatter_normalization="n_s", supervised=True, setting="auto",
                  domains="ids", eigen_solver="auto", random_state=None, chunk_size=None,
-                 dtype=None, keep_stats=False, memory=None):
+                 dtype=None, keep_stats=False, memory=None, kernel="rbf"):
         self.n_components = n_components
         self.beta = beta
         self.delta = delta
@@ -505,6 +594,7 @@ class RFSCA(_RFBase):
         self.dtype = dtype
         self.keep_stats = keep_stats
         self.memory = memory
+        self.kernel = kernel
 
     def _fit(self, X, y, sample_domain):
         self._check_setting(bool(np.any(sample_domain < 0)))

@@ -59,6 +59,7 @@ from .._param_validation import Interval, StrOptions
 from .._validation import unlabeled_mask
 from ..kernels import (
     BANDWIDTH_RULES,
+    KERNELS,
     center_kernel,
     center_test_kernel,
     domain_mean_matrix,
@@ -317,10 +318,12 @@ class SCA(BaseSubspaceTransformer):
         ``1`` in DG.
     delta : float >= 0, default=1.0
         Weight of the domain scatter. The paper: ``1`` in DA, tuned in DG.
-    kernel : {"rbf", "linear"} or callable, default="rbf"
+    kernel : {"rbf", "laplacian", "cauchy", "linear"} or callable, default="rbf"
+        Kernel from :mod:`shiftlearn.kernels` (``kernel_matrix``).
     bandwidth : float or {"median", "median_sq", "mean", "n_features"}, default="median"
-        RBF ``sigma`` of ``exp(-d^2/(2 sigma^2))`` or the rule applied to the pooled training
-        rows.
+        ``sigma`` of a shift-invariant kernel (``exp(-d^2/(2 sigma^2))`` for ``"rbf"``) or the
+        rule applied to the pooled training rows (rules per kernel:
+        :func:`shiftlearn.kernels.median_heuristic`).
     eps : float, default=1e-5
         Ridge on the denominator (footnote 1).
     whiten : bool, default=True
@@ -385,7 +388,7 @@ class SCA(BaseSubspaceTransformer):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "beta": [Interval(Real, 0, 1, closed="both")],
         "delta": [Interval(Real, 0, None, closed="left")],
-        "kernel": [StrOptions({"rbf", "linear"}), callable],
+        "kernel": [StrOptions(set(KERNELS)), callable],
         "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
         "eps": [Interval(Real, 0, None, closed="left")],
         "whiten": ["boolean"],

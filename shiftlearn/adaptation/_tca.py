@@ -29,7 +29,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._linalg import ARPACK_TOL, leading_eigh, lowrank_inv_sqrt_weights
 from .._param_validation import Interval, StrOptions
-from ..kernels import BANDWIDTH_RULES
+from ..kernels import BANDWIDTH_RULES, KERNELS
 from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
@@ -163,8 +163,9 @@ class TCA(BaseSubspaceTransformer):
     gamma : float or None, default=None
         The RF-TCA paper's regularisation weight on ``tr(W^T W)``; ``mu = 1 / gamma`` (same
         components). Overrides ``mu`` when set.
-    kernel : {"rbf", "linear"} or callable, default="rbf"
-        Kernel from :mod:`shiftlearn.kernels`.
+    kernel : {"rbf", "laplacian", "cauchy", "linear"} or callable, default="rbf"
+        Kernel from :mod:`shiftlearn.kernels` (``kernel_matrix``); the shift-invariant ones
+        (``"rbf"``, ``"laplacian"``, ``"cauchy"``) take ``bandwidth``.
     bandwidth : float or {"median", "median_sq", "mean", "n_features"}, default="median"
         RBF bandwidth ``sigma`` (``exp(-d^2 / (2 sigma^2))``) or the rule applied to the pooled
         training rows (sources and targets).
@@ -236,7 +237,7 @@ class TCA(BaseSubspaceTransformer):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "mu": [Interval(Real, 0, None, closed="left")],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
-        "kernel": [StrOptions({"rbf", "linear"}), callable],
+        "kernel": [StrOptions(set(KERNELS)), callable],
         "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
         "scaling": [StrOptions({"eigh", "constraint"})],
         "eigen_solver": [StrOptions({"auto", "arpack", "dense"})],
