@@ -5,12 +5,11 @@ median rules), the library's exact solver (pivoted-Cholesky factor of ``K`` + li
 intercept, ``shiftlearn.generalization._solvers.kernel_svm`` / ``kernel_svr``) against the
 pure-Python dual coordinate descent it replaced (``_marginal_legacy.py``, verbatim), each at
 its default tolerance (old: ``1e-2``; new: ``1e-2``, the SVR ``1e-3``) and ``max_iter = 1000``,
-for the hinge, the squared hinge and the
-epsilon-insensitive loss (on the 0/1 labels as a regression target). Reported: solver time
-(minimum over ``--repeats``, one run above M = 2,048), the primal objective and its gap to a
-tight reference (liblinear, ``tol = 1e-5``, at most 5,000 epochs), and the share of
-identical test predictions (10 fresh tasks of 1,000 points; regression: the largest absolute
-difference). Whole fit = the shared stages
+for the hinge, the squared hinge and the epsilon-insensitive loss (on the 0/1 labels as a
+regression target). Reported: solver time (minimum over ``--repeats``, one run above
+M = 2,048), the primal objective and its gap to a tight reference (liblinear, ``tol = 1e-5``,
+at most 5,000 epochs), and the share of identical test predictions (10 fresh tasks of 1,000
+points; regression: the largest absolute difference). Whole fit = the shared stages
 (embeddings, kernel) plus the solver.
 
 Part ``nystroem``: the estimator with ``solver="nystroem"`` and a tenth of the training rows as
@@ -19,7 +18,10 @@ landmarks (``n_landmarks=0.1``) against ``solver="exact"`` on the paper's synthe
 (M = N n <= 8,192): fit time and test error of each, and the random-feature solver for
 reference.
 
-    python benchmarks/generalization/marginal_solvers.py [--part exact|nystroem|all]
+Part ``kernels``: every kernel family (``kernel_p``, ``normalize_p``, ``tau``, Laplacian and
+Cauchy ``kernel_x``) on 48 ellipse tasks of 32 points, exact and (where it applies) RF solver.
+
+    python benchmarks/generalization/marginal_solvers.py [--part exact|nystroem|kernels|all]
                                                         [--repeats R] [--quick]
 
 Internals on purpose: the solver stage is timed with ``_solvers`` and the kernel built with
@@ -166,9 +168,51 @@ def nystroem_part(Xt, yt, sdt, repeats, grid):
     return rows
 
 
+KERNEL_CONFIGS = [
+    ("marginal transfer, Gaussian k_P (eq. 11, default)", {}),
+    ("exponential k_P (eq. 12)", {"kernel_p": "exponential"}),
+    ("exponential k_P, normalised (= Gaussian)", {"kernel_p": "exponential",
+                                                   "normalize_p": True}),
+    ("polynomial k_P, degree 2 (eq. 12)", {"kernel_p": "polynomial"}),
+    ("polynomial k_P, degree 3, normalised", {"kernel_p": "polynomial", "degree_p": 3,
+                                              "normalize_p": True}),
+    ("Gaussian k_P, tau = 0.5", {"tau": 0.5}),
+    ("indicator k_P, tau = 0.5 (multi-task, §5.2)", {"kernel_p": "indicator", "tau": 0.5}),
+    ("indicator k_P, tau = 0 (one SVM per task)", {"kernel_p": "indicator"}),
+    ("pooling (tau = 1)", {"tau": 1.0}),
+    ("Laplacian k_X", {"kernel_x": "laplacian"}),
+    ("Cauchy k_X", {"kernel_x": "cauchy"}),
+    ("Laplacian k_X and k'", {"kernel_x": "laplacian", "kernel_emb": "laplacian"}),
+]
+
+
+def kernels_part(Xt, yt, sdt, repeats, N=48, n=32):
+    """Every kernel family with the exact solver (C = 10, sigma_x = 0.3 for rbf, each
+    kernel's median rule otherwise), and the RF solver where it applies."""
+    X, y, sd = make_rotated_ellipses(N, n, random_state=0)
+    rows = []
+    for name, kw in KERNEL_CONFIGS:
+        row = {"configuration": name}
+        for solver in ("exact", "rf"):
+            est = MarginalTransferClassifier(C=10.0, random_state=0, solver=solver,
+                                             sigma_x=0.3 if kw.get("kernel_x", "rbf") == "rbf"
+                                             else "median", **kw)
+            if solver == "rf" and est._rf_obstacle() is not None:
+                row["rf err (%)"] = row["rf fit (s)"] = float("nan")
+                continue
+            t, _ = _best(partial(est.fit, X, y, sd), repeats)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)   # indicator, tau = 0: decision 0
+                row[f"{solver} err (%)"] = 100 * (1 - task_group_score(est, Xt, yt, sdt))
+            row[f"{solver} fit (s)"] = t
+        rows.append(row)
+        print(row, flush=True)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=["exact", "nystroem", "all"], default="all")
+    ap.add_argument("--part", choices=["exact", "nystroem", "kernels", "all"], default="all")
     ap.add_argument("--repeats", type=int, default=3, help="fits per cell; the minimum time")
     ap.add_argument("--quick", action="store_true", help="M <= 1,024 only")
     args = ap.parse_args(argv)
@@ -199,6 +243,15 @@ def main(argv=None):
                  "tolerances (exact 1e-2, Nyström and RF 0.1); RF: L = 100, Q = 300. Test: 10 "
                  "fresh tasks x 1,000 points.\n\n"
                  + markdown_table(data["nystroem"], floatfmt=".4g") + "\n")
+    if args.part in ("kernels", "all"):
+        data["kernels"] = kernels_part(Xt, yt, sdt, args.repeats)
+        body += ("## Kernel families (48 training tasks of 32 points)\n\nC = 10; sigma_x = 0.3 "
+                 "for the rbf kernel_x, each kernel's median rule otherwise; median rules for "
+                 "sigma_emb and sigma_p; exact solver, and the RF solver (L = 100, Q = 300) "
+                 "where it applies (nan: it does not). With the indicator kernel and tau = 0 "
+                 "a new task's decision values are 0 (every point gets the first class). "
+                 "Test: 10 fresh tasks x 1,000 points.\n\n"
+                 + markdown_table(data["kernels"], floatfmt=".4g") + "\n")
     name = "marginal_solvers" if args.part == "all" else f"marginal_solvers_{args.part}"
     write_results(name, "Marginal transfer: exact solver (old vs new) and Nyström", body, data,
                   machine)

@@ -42,10 +42,12 @@ from ._solvers import expansion_coef, landmark_factor, linear_squared_hinge_newt
 
 __all__ = ["AUTO_RF_MIN_SAMPLES"]
 
-#: ``solver="auto"`` uses random features from this many training rows on. Below it both
-#: solvers fit in a fraction of a second (``benchmarks/generalization/marginal_speed.py``: at
-#: M = 512 exact ~0.3 s, RF ~0.04 s) and the exact solver has no approximation error, so it
-#: is kept there.
+#: ``solver="auto"`` uses the exact solver below this many training rows, and random features
+#: (or Nyström, where random features do not apply) from it on. Below it the exact solver has
+#: no approximation error and fits in a fraction of a second
+#: (``benchmarks/generalization/marginal_solvers.py``: 0.44 s for the whole fit at M = 1,024 on a
+#: loaded 2-core machine); its ``O(M^3)`` factorisation makes it slower than the replaced
+#: Python solver from ~2,000 rows on.
 AUTO_RF_MIN_SAMPLES = 1000
 
 #: precision of the random-feature projections and cos/sin (RF solver). float32 cos/sin are

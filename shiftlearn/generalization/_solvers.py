@@ -96,10 +96,14 @@ def _pivoted_cholesky(C: np.ndarray, rtol: float, overwrite: bool):
     top = float(np.max(diag, initial=0.0))
     if top <= 0.0:
         return np.zeros((n, 0)), np.arange(n, dtype=np.int64), 0
-    L, piv, r, info = lapack.dpstrf(C, lower=1, tol=rtol * top, overwrite_a=overwrite)
+    # C is symmetric: its transpose is the Fortran-ordered array LAPACK factors in place
+    # (a C-ordered array would be copied by f2py whatever overwrite_a says)
+    L, piv, r, info = lapack.dpstrf(C.T, lower=1, tol=rtol * top, overwrite_a=overwrite)
     if info < 0:  # pragma: no cover - an argument error of ours
         raise RuntimeError(f"LAPACK dpstrf failed with info={info}.")
-    return np.tril(L[:, :r]), piv.astype(np.int64) - 1, int(r)
+    L = L[:, :r]
+    L[np.triu_indices(r, k=1)] = 0.0        # the upper triangle still holds C's entries
+    return L, piv.astype(np.int64) - 1, int(r)
 
 
 def landmark_factor(K_nm: np.ndarray, landmarks: np.ndarray | None = None, *,
@@ -143,15 +147,18 @@ def landmark_factor(K_nm: np.ndarray, landmarks: np.ndarray | None = None, *,
         L, perm, r = _pivoted_cholesky(K_nm, rtol, overwrite)
         F = np.empty((n, r))
         F[perm] = L                                        # back to the original row order
-        return LandmarkFactor(F, perm[:r], np.ascontiguousarray(L[:r]))
+        return LandmarkFactor(F, perm[:r], np.array(L[:r], order="C"))
     landmarks = np.asarray(landmarks, dtype=np.int64)
     L, perm, r = _pivoted_cholesky(K_nm[landmarks], rtol, True)   # the (m, m) copy is ours
     piv = perm[:r]
     if r == 0:
         return LandmarkFactor(np.zeros((n, 0)), piv, np.zeros((0, 0)))
-    R = np.ascontiguousarray(L[:r])
-    F = solve_triangular(R, K_nm[:, piv].T, lower=True, check_finite=False).T
-    return LandmarkFactor(np.ascontiguousarray(F), piv, R)
+    R = np.array(L[:r], order="C")
+    # K_nm[:, piv] is a fresh (n, r) C-ordered copy: its transpose is solved in place and
+    # transposed back, so F is C-ordered without a further copy
+    F = solve_triangular(R, K_nm[:, piv].T, lower=True, overwrite_b=True,
+                         check_finite=False).T
+    return LandmarkFactor(F, piv, R)
 
 
 def expansion_coef(factor: LandmarkFactor, coef: np.ndarray) -> np.ndarray:
