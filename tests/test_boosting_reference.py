@@ -191,3 +191,24 @@ def test_numba_kernels_are_the_numpy_paths_bit_for_bit(monkeypatch):
         for u, v in zip(out["1"], out["0"], strict=True):
             assert np.array_equal(u, v)
         assert out["1"][0].dtype == out["0"][0].dtype == np.float64
+
+
+@pytest.mark.parametrize("depth,min_split,lr,K", [(6, 2, 1.0, 10), (6, 9, 0.5, 10),
+                                                  (8, 3, 1.0, 6)])
+def test_deep_trees_and_separable_data_are_the_reference(depth, min_split, lr, K, kernels):
+    """Deep trees (nodes that cannot split, parents that do not: every row left) and separable
+    data (weights over hundreds of orders of magnitude, where a histogram got by subtracting
+    a sibling's is least like the sums of the rows)."""
+    rng = np.random.default_rng(depth + min_split)
+    X, y, sd = make_monotone_shift(150, 60, n_features=5, random_state=depth)
+    Xs = np.arange(len(y), dtype=float)[:, None] * np.ones((1, 3)) + rng.normal(0, 0.01,
+                                                                                  (len(y), 3))
+    ys = (np.arange(len(y)) > len(y) // 2).astype(int)
+    for Xc, yc in ((X, y), (Xs, ys)):
+        new, old, task, yy = _binned(Xc, yc, sd, 255)
+        kw = dict(n_estimators=K, learning_rate=lr, max_depth=depth, weak_learner="tree",
+                  min_samples_split=min_split)
+        a = _core.boost(new[0], yy, task, *new[1:], **kw)
+        b = ref.boost(old[0], yy, task, *old[1:], **kw)
+        for key in KEYS:
+            assert np.array_equal(a[key], b[key]), key

@@ -199,6 +199,144 @@ def _level_search(Hw, Hs, W, S, cand):
     return feats, pos, gain
 
 
+#: sibling subtraction below the root of trees (numba path; the numpy path histograms every
+#: level in one pass of ``np.bincount``, which a gather of the smaller children's rows
+#: does not beat)
+_SUBTRACT = True
+
+
+def _candidates(Hw, Hs, W, S, margin=0.0):
+    """(node, feature) pairs whose upper bound reaches the node's feasible split, less the tie
+    tolerance and ``margin`` (the error of approximate histograms)."""
+    upper, reach = _kernels.pair_bounds(Hw, Hs, W, S)
+    margin = np.broadcast_to(margin, W.shape)
+    floor = reach - 1e-12 * np.maximum(W, 1e-300) - margin
+    cand = _may_win(upper + margin[:, None], floor[:, None], W[:, None])
+    cand[np.arange(W.size), np.argmax(upper, axis=1)] = True
+    return cand
+
+
+def _split_classes(H):
+    """(Hw, Hs) (A, T, D, B) from class histograms (D, A, T, 2, B): the sums and differences
+    of the positive and negative histograms, as the level bincounts gave them."""
+    Hc = H.transpose(3, 1, 2, 0, 4)
+    return Hc[1] + Hc[0], Hc[1] - Hc[0]
+
+
+def _direct_level(prep, w, local_node, active, J, T, B):
+    """Histograms of every active node from one pass over the rows (the numpy path)."""
+    D = prep["codes"].shape[0]
+    local = np.full(J, -1, dtype=np.intp)
+    local[active] = np.arange(active.size)
+    H = _kernels.level_histograms(prep["codes8"], prep["codes2"], prep["ct"],
+                                  local[local_node], w, active.size, 2 * T * B)
+    Hw, Hs = _split_classes(H.reshape(D, active.size, T, 2, B))
+    W = Hw[:, :, 0].sum(axis=(1, 2))
+    S = Hs[:, :, 0].sum(axis=(1, 2))
+    return Hw, Hs, W, S, _candidates(Hw, Hs, W, S)
+
+
+class _Subtraction:
+    """Histograms of a tree's levels by sibling subtraction, exact where it matters (numba).
+
+    Below the root, each split node's smaller child (by rows) is histogrammed from its rows;
+    the larger child's histograms are the parent's minus the smaller's (clipped at 0), which
+    is exact in arithmetic but not in floating point. They serve only the bounds, with a
+    margin of ``1e-9`` of the total weight (far above the rounding of ``L`` subtractions of
+    sums of at most ``B`` bins); the (node, feature) pairs that survive, and feature 0 (the
+    node totals), are then histogrammed from the node's rows, so the exact search, the tie
+    tolerance and the thresholds see the sums of the direct path bit for bit. A node whose
+    parent did not split holds the parent's rows, and the parent's histograms.
+    """
+
+    def __init__(self, prep, T, B, min_samples_split):
+        self.prep, self.T, self.B = prep, T, B
+        self.size = 2 * T * B
+        self.mss = min_samples_split
+        self.H = self.exact = self.slot = self.split = None
+
+    def _rows_hist(self, w, node, J, nodes, feats):
+        """Exact class histograms (F, len(nodes), T, 2, B) of ``nodes`` (local ids at the
+        level of ``J`` nodes)."""
+        first = J - 1
+        slot = np.full(J, -1, dtype=np.intp)
+        slot[nodes] = np.arange(len(nodes))
+        s = slot[node - first]
+        rows = np.flatnonzero(s >= 0)
+        key = s * self.size + self.prep["ct"]
+        H = _kernels.row_histograms(self.prep["codes8"], key, w, rows, feats,
+                                    len(nodes) * self.size)
+        return H.reshape(len(feats), len(nodes), self.T, 2, self.B)
+
+    def level(self, w, node, level, cnt, active):
+        D = self.prep["codes"].shape[0]
+        T, B = self.T, self.B
+        J = 2 ** level
+        first = J - 1
+        A = active.size
+        H = np.empty((D, A, T, 2, B))
+        exact = np.zeros((A, D), dtype=bool)
+        if level == 0:
+            H[:] = _kernels.feature_histograms(self.prep["codes8"], None, self.prep["ct"], w,
+                                               np.arange(D), self.size).reshape(H.shape)
+            exact[:] = True
+        else:
+            a_of = np.full(J, -1, dtype=np.intp)
+            a_of[active] = np.arange(A)
+            parent = (active + first - 1) // 2 - (J // 2 - 1)         # local ids, level - 1
+            psplit = self.split[self.slot[parent]]
+            # the smaller child of each split parent is histogrammed from its rows
+            sib = np.where(active % 2 == 0, active + 1, active - 1)
+            small = np.where(cnt[active] < cnt[sib], active,                # ties: the left one
+                             np.where(cnt[active] > cnt[sib], sib, np.minimum(active, sib)))
+            direct = np.unique(small[psplit])
+            Hd = self._rows_hist(w, node, J, direct, np.arange(D)) if direct.size else None
+            d_of = np.full(J, -1, dtype=np.intp)
+            d_of[direct] = np.arange(direct.size)
+            for a, j in enumerate(active):
+                ps = self.slot[parent[a]]
+                if not psplit[a]:                                    # every row went left
+                    H[:, a] = self.H[:, ps]
+                    exact[a] = self.exact[ps]
+                elif small[a] == j:
+                    H[:, a] = Hd[:, d_of[j]]
+                    exact[a] = True
+                else:
+                    np.subtract(self.H[:, ps], Hd[:, d_of[small[a]]], out=H[:, a])
+                    np.maximum(H[:, a], 0.0, out=H[:, a])
+        Hw, Hs = _split_classes(H)
+        W = Hw[:, :, 0].sum(axis=(1, 2))
+        S = Hs[:, :, 0].sum(axis=(1, 2))
+        approx = ~exact.all(axis=1)
+        if approx.any():
+            margin = np.where(approx, 1e-9 * float(w.sum()), 0.0)
+            cand = _candidates(Hw, Hs, W, S, margin)
+            need = (cand | (np.arange(D) == 0)[None, :]) & ~exact & approx[:, None]
+            feats = np.flatnonzero(need.any(axis=0))
+            nodes = np.flatnonzero(approx)
+            He = self._rows_hist(w, node, J, active[nodes], feats)
+            for i, a in enumerate(nodes):
+                H[feats, a] = He[:, i]
+                exact[a, feats] = True
+            Hw, Hs = _split_classes(H)
+            W = Hw[:, :, 0].sum(axis=(1, 2))
+            S = Hs[:, :, 0].sum(axis=(1, 2))
+            cand &= exact
+            exact_nodes = ~approx
+            if exact_nodes.any():
+                cand[exact_nodes] = _candidates(Hw[exact_nodes], Hs[exact_nodes], W[exact_nodes],
+                                                S[exact_nodes])
+        else:
+            cand = _candidates(Hw, Hs, W, S)
+        self.H, self.exact = H, exact
+        self.slot = np.full(J, -1, dtype=np.intp)
+        self.slot[active] = np.arange(A)
+        return Hw, Hs, W, S, cand
+
+    def splits(self, active, nosplit):
+        self.split = ~nosplit
+
+
 def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=1,
                      weak_learner="stump", min_samples_split=2, cache=None, prep=None):
     """Line 4 of Algorithm 1: one shared weak learner with per-task thresholds.
@@ -241,6 +379,8 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
         feature[0] = f
         threshold[:, 0] = positions_to_thresholds(edges[:, f], pos)
         return feature, threshold, np.array([-s, s], float), (codes[f] > pos[task]).astype(np.intp)
+    sub = _Subtraction(prep, T, B, min_samples_split) if _SUBTRACT and _kernels.use_numba() \
+        else None
     for level in range(L):
         J = 2 ** level
         first = J - 1
@@ -253,20 +393,14 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
         feat_l = np.zeros(J, dtype=np.int64)
         pos_l = np.full((J, T), B - 1, dtype=np.int64)
         if active.size:
-            local = np.full(J, -1, dtype=np.intp)
-            local[active] = np.arange(active.size)
-            A = active.size
-            H = _kernels.level_histograms(prep["codes8"], prep["codes2"], prep["ct"],
-                                          local[node - first], w, A, 2 * T * B)
-            H = H.reshape(D, A, T, 2, B).transpose(3, 1, 2, 0, 4)
-            Hw, Hs = H[1] + H[0], H[1] - H[0]
-            Wn = Hw[:, :, 0].sum(axis=(1, 2))
-            Sn = Hs[:, :, 0].sum(axis=(1, 2))
-            upper, reach = _kernels.pair_bounds(Hw, Hs, Wn, Sn)
-            cand = _may_win(upper, (reach - 1e-12 * np.maximum(Wn, 1e-300))[:, None],
-                            Wn[:, None])
+            if sub is None:
+                Hw, Hs, Wn, Sn, cand = _direct_level(prep, w, node - first, active, J, T, B)
+            else:
+                Hw, Hs, Wn, Sn, cand = sub.level(w, node, level, cnt, active)
             feats, pos, gain = _level_search(Hw, Hs, Wn, Sn, cand)
             nosplit = gain <= 1e-12 * np.maximum(Wn, 1e-300)
+            if sub is not None:
+                sub.splits(active, nosplit)
             for a, j in enumerate(active):
                 if nosplit[a]:
                     continue

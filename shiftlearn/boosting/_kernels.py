@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover
     numba = None
 
 __all__ = ["HAVE_NUMBA", "feature_histograms", "level_histograms", "pair_bounds", "route",
-           "use_numba"]
+           "row_histograms", "use_numba"]
 
 HAVE_NUMBA = numba is not None
 
@@ -65,6 +65,31 @@ def _hist_py(codes, feats, key, w, nbins):           # pragma: no cover - compil
             b = key[i]
             if b >= 0:
                 h[b + c[i]] += w[i]
+        k += 1
+    return H
+
+
+def _hist_rows_py(codes, feats, rows, key, w, nbins):    # pragma: no cover - compiled below
+    """``_hist_py`` over the listed rows only (ascending: the same order of additions)."""
+    F = feats.size
+    H = np.zeros((F, nbins))
+    k = 0
+    while k + 3 < F:
+        c0, c1, c2, c3 = codes[feats[k]], codes[feats[k + 1]], codes[feats[k + 2]], \
+            codes[feats[k + 3]]
+        h0, h1, h2, h3 = H[k], H[k + 1], H[k + 2], H[k + 3]
+        for r in rows:
+            b = key[r]
+            wi = w[r]
+            h0[b + c0[r]] += wi
+            h1[b + c1[r]] += wi
+            h2[b + c2[r]] += wi
+            h3[b + c3[r]] += wi
+        k += 4
+    while k < F:
+        c, h = codes[feats[k]], H[k]
+        for r in rows:
+            h[key[r] + c[r]] += w[r]
         k += 1
     return H
 
@@ -123,6 +148,7 @@ def _bounds_py(Hw, Hs, W, S):                      # pragma: no cover - compiled
 if HAVE_NUMBA:  # pragma: no branch
     _hist_nb = numba.njit(cache=True, nogil=True)(_hist_py)
     _route_nb = numba.njit(cache=True, nogil=True)(_route_py)
+    _hist_rows_nb = numba.njit(cache=True, nogil=True)(_hist_rows_py)
     _bounds_nb = numba.njit(cache=True, nogil=True)(_bounds_py)
 
 
@@ -158,6 +184,12 @@ def level_histograms(codes8, codes2, ct, node, w, n_nodes, size):
         for f in range(D):
             H[f] = np.bincount(codes2[f] + off, weights=w, minlength=n_nodes * size)
     return H
+
+
+def row_histograms(codes8, key, w, rows, feats, nbins):
+    """Histograms (F, nbins) of features ``feats`` over the rows ``rows`` (ascending), slot
+    ``key[r] + code``: the sums ``np.bincount`` gives for those rows (numba only)."""
+    return _hist_rows_nb(codes8, np.asarray(feats, dtype=np.intp), rows, key, w, nbins)
 
 
 def feature_histograms(codes8, codes2, ct, w, feats, size):
