@@ -37,6 +37,10 @@ __all__ = [
 ]
 
 
+#: target size (bytes) of one row chunk of the point kernel in :func:`exact_embedding_gram`
+GRAM_CHUNK_BYTES = 64 << 20
+
+
 def task_indicator(task: np.ndarray, n_tasks: int) -> np.ndarray:
     """``A`` of shape ``(n_rows, n_tasks)`` with ``A[a, t] = 1 / n_t`` if row ``a`` is in task t.
 
@@ -51,12 +55,14 @@ def task_indicator(task: np.ndarray, n_tasks: int) -> np.ndarray:
 def exact_embedding_gram(X: np.ndarray, task: np.ndarray, n_tasks: int,
                          Y: np.ndarray | None = None, task_y: np.ndarray | None = None,
                          n_tasks_y: int | None = None, *, kernel: str = "rbf",
-                         sigma: float | None = None, chunk_rows: int = 2048) -> np.ndarray:
+                         sigma: float | None = None, chunk_rows: int | None = None
+                         ) -> np.ndarray:
     """Inner products of empirical kernel mean embeddings, eq. (30).
 
     ``G[i, j] = (1 / (n_i m_j)) sum_{a in task i of X} sum_{b in task j of Y} k'(x_a, y_b)``.
     ``Y=None`` uses ``X`` (the symmetric training matrix). Rows of ``X`` are processed in
-    chunks of ``chunk_rows`` so the memory is ``O(chunk_rows * n_Y)``.
+    chunks of ``chunk_rows`` so the memory is ``O(chunk_rows * n_Y)``; ``None`` keeps a chunk
+    of the kernel near :data:`GRAM_CHUNK_BYTES` (at most 2,048 rows), whatever ``n_Y``.
 
     Examples
     --------
@@ -75,6 +81,8 @@ def exact_embedding_gram(X: np.ndarray, task: np.ndarray, n_tasks: int,
     A_x = task_indicator(task, n_tasks)
     A_y = task_indicator(task_y, n_tasks_y)
     G = np.zeros((n_tasks, n_tasks_y))
+    if chunk_rows is None:
+        chunk_rows = int(min(2048, max(1, GRAM_CHUNK_BYTES // (8 * max(1, Y.shape[0])))))
     for start in range(0, X.shape[0], chunk_rows):
         sl = slice(start, min(start + chunk_rows, X.shape[0]))
         G += A_x[sl].T @ (kernel_matrix(X[sl], Y, kernel=kernel, sigma=sigma) @ A_y)

@@ -62,12 +62,15 @@ _LOSSES = ("hinge", "squared_hinge")
 #: whole-task error.
 MIN_PREDICT_TASK_SIZE = 10
 
-#: peak memory of an exact fit in ``M x M`` float64 matrices (tracemalloc at M = 2,000: 2.02 to
-#: 2.03 for the classifier, the regressor and linear kernels: the kernel and its product)
+#: peak memory of an exact fit in ``M x M`` float64 matrices: the kernel (factored in place)
+#: and the factor, then the factor and liblinear's copy of its nonzeros (peak RSS at
+#: M = 3,000: 1.75 with the pivoted-Cholesky solver; 2.02-2.03 by tracemalloc with the former
+#: Python solver)
 EXACT_FIT_MATRICES = 2.1
 
 #: peak memory of a Nyström fit in float64 ``M x m`` matrices (``m`` landmarks): the kernel to
-#: the landmarks, the features and liblinear's copy of them (16 bytes per nonzero)
+#: the landmarks, the features and liblinear's copy of them (16 bytes per nonzero); peak RSS
+#: at M = 30,000: 3.3 (m = 1,000) and 3.6 (m = 300, with the embeddings' 64 MB kernel chunk)
 NYSTROEM_FIT_MATRICES = 4.0
 
 #: default ``n_landmarks`` of the Nyström solver (see ``_marginal.py``)
