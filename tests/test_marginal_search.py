@@ -94,6 +94,12 @@ def test_no_extension_by_default_and_the_edge_is_reported(data):
     assert s2.grid_extensions_ == [] and len(s2.cv_results_) == 3
 
 
+def test_ints_and_floats_of_one_value_are_scored_once(data):
+    s = _search({"a": [0.1, 1, 10], "b": [20]}, data, extend_grid=3)
+    assert s.grid_extensions_[0]["values"] == [1.0, 10.0, 100.0]
+    assert _evaluated(s, "a") == [0.1, 1, 10, 100.0]           # 1.0 and 10.0 not refitted
+
+
 def test_two_value_grids_integers_and_bandwidth_specs(data):
     s = _search({"a": [1.0, 10.0]}, data, extend_grid=3)
     assert s.grid_extensions_[0]["values"] == [10.0, 100.0]          # even size: beyond the edge

@@ -118,6 +118,16 @@ def _recentre(kind, best, step, k, upward):
     return out
 
 
+def _key(v):
+    """A setting's value as a dictionary key: by value where hashable (``1 == 1.0``, so a
+    re-centred grid never refits a setting it scored as an int), else by ``repr``."""
+    try:
+        hash(v)
+    except TypeError:
+        return repr(v)
+    return v
+
+
 def _estimator_has(attr):
     def check(self):
         return hasattr(self.best_estimator_ if hasattr(self, "best_estimator_")
@@ -260,7 +270,7 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
         for round_ in range(self.extend_grid + 1):
             for cand in _grid(axes):
                 params = {**fixed, **cand}
-                key = tuple(sorted((k, repr(v)) for k, v in params.items()))
+                key = tuple(sorted((k, _key(v)) for k, v in params.items()))
                 if key in done:
                     continue
                 done.add(key)
