@@ -27,8 +27,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                    help="points per training task (default: %(default)s)")
     p.add_argument("--test-points", type=count(2), default=1000, metavar="N",
                    help="points per test task (default: %(default)s)")
-    p.add_argument("--solver", default="auto", choices=["auto", "exact", "rf"],
-                   help="exact kernel solver, random features (rf), or auto (by size)")
+    p.add_argument("--solver", default="auto", choices=["auto", "exact", "rf", "nystroem"],
+                   help="exact kernel solver, random features (rf), Nystroem landmarks, or "
+                        "auto (by size)")
     p.add_argument("--loss", default="hinge", choices=["hinge", "squared_hinge"],
                    help="hinge (the paper's text, default) or squared_hinge (the authors' code; "
                         "faster random-feature solver)")
@@ -65,6 +66,6 @@ def run(args: argparse.Namespace) -> int:
             est.fit(X, y, sd)
         fit_s = time.perf_counter() - t0
         err = 100 * (1 - task_group_score(est, Xt, yt, sdt))
-        print(f"{name:18s} solver={est.solver_:5s} fit {fit_s:6.2f}s  test error {err:5.2f}%",
+        print(f"{name:18s} solver={est.solver_:8s} fit {fit_s:6.2f}s  test error {err:5.2f}%",
               flush=True)
     return 0
