@@ -187,7 +187,17 @@ def test_numba_kernels_are_the_numpy_paths_bit_for_bit(monkeypatch):
             c8 = codes.astype(np.uint8) if flag == "1" else None
             out[flag] = (_kernels.level_histograms(c8, codes2, ct, node, w, A, 2 * T * B),
                          _kernels.feature_histograms(c8, codes2, ct, w, feats, 2 * T * B),
-                         _kernels.route(c8, codes, level, first, feat, pos, task))
+                         *_kernels.route(c8, codes, level, first, feat, pos, task))
+        # the rows of some nodes only (numba): as the level histogram of those nodes
+        at = rng.integers(0, A, n)                                       # local node ids
+        slot = np.full(A, -1)
+        keep = np.unique(np.r_[rng.integers(A), np.flatnonzero(rng.random(A) < 0.4)])
+        slot[keep] = np.arange(keep.size)
+        monkeypatch.setenv("SHIFTLEARN_NUMBA", "0")
+        want = _kernels.level_histograms(None, codes2, ct, slot[at], w, keep.size, 2 * T * B)
+        got = _kernels.node_histograms(codes.astype(np.uint8), at + 5, 5, slot, ct, w, feats,
+                                       2 * T * B)
+        assert np.array_equal(got, want[feats])
         for u, v in zip(out["1"], out["0"], strict=True):
             assert np.array_equal(u, v)
         assert out["1"][0].dtype == out["0"][0].dtype == np.float64

@@ -187,14 +187,27 @@ def _may_win(upper, floor, W):
     return upper * (1 + 1e-9) + 1e-9 * W >= floor
 
 
-def _level_search(Hw, Hs, W, S, cand):
+def _pair_hist(H, node, feat):
+    """(Hw, Hs) of (node, feature) pairs from class histograms ``H`` (D, A, T, 2, B): the
+    sums and differences of the positive and negative histograms, as the reference took
+    them."""
+    Hp, Hn = H[feat, node, :, 1], H[feat, node, :, 0]
+    return Hp + Hn, Hp - Hn
+
+
+def _totals(H):
+    """Node totals ``W, S`` (A,) from feature 0, summed as ``Hw[:, :, 0].sum(axis=(1, 2))``."""
+    Hp, Hn = H[0, :, :, 1], H[0, :, :, 0]
+    return (Hp + Hn).sum(axis=(1, 2)), (Hp - Hn).sum(axis=(1, 2))
+
+
+def _level_search(H, W, S, cand):
     """Exact Eq. 6 search over the candidate (node, feature) pairs of one level."""
-    J, T, D, B = Hw.shape
+    D, J = H.shape[:2]
     node, feat = np.nonzero(cand)
     if np.unique(node).size < J:         # cannot happen (a node's best reaches its floor)
         raise RuntimeError("internal error: a node has no candidate split.")
-    hw = Hw.transpose(0, 2, 1, 3)[node, feat]
-    hs = Hs.transpose(0, 2, 1, 3)[node, feat]
+    hw, hs = _pair_hist(H, node, feat)
     feats, pos, gain, _ = exact_pairs(hw, hs, W, S, node, feat, D)
     return feats, pos, gain
 
@@ -205,22 +218,15 @@ def _level_search(Hw, Hs, W, S, cand):
 _SUBTRACT = True
 
 
-def _candidates(Hw, Hs, W, S, margin=0.0):
+def _candidates(H, W, S, margin=0.0):
     """(node, feature) pairs whose upper bound reaches the node's feasible split, less the tie
     tolerance and ``margin`` (the error of approximate histograms)."""
-    upper, reach = _kernels.pair_bounds(Hw, Hs, W, S)
+    upper, reach = _kernels.class_bounds(H, W, S)
     margin = np.broadcast_to(margin, W.shape)
     floor = reach - 1e-12 * np.maximum(W, 1e-300) - margin
     cand = _may_win(upper + margin[:, None], floor[:, None], W[:, None])
     cand[np.arange(W.size), np.argmax(upper, axis=1)] = True
     return cand
-
-
-def _split_classes(H):
-    """(Hw, Hs) (A, T, D, B) from class histograms (D, A, T, 2, B): the sums and differences
-    of the positive and negative histograms, as the level bincounts gave them."""
-    Hc = H.transpose(3, 1, 2, 0, 4)
-    return Hc[1] + Hc[0], Hc[1] - Hc[0]
 
 
 def _direct_level(prep, w, local_node, active, J, T, B):
@@ -230,10 +236,9 @@ def _direct_level(prep, w, local_node, active, J, T, B):
     local[active] = np.arange(active.size)
     H = _kernels.level_histograms(prep["codes8"], prep["codes2"], prep["ct"],
                                   local[local_node], w, active.size, 2 * T * B)
-    Hw, Hs = _split_classes(H.reshape(D, active.size, T, 2, B))
-    W = Hw[:, :, 0].sum(axis=(1, 2))
-    S = Hs[:, :, 0].sum(axis=(1, 2))
-    return Hw, Hs, W, S, _candidates(Hw, Hs, W, S)
+    H = H.reshape(D, active.size, T, 2, B)
+    W, S = _totals(H)
+    return H, W, S, _candidates(H, W, S)
 
 
 class _Subtraction:
@@ -258,14 +263,10 @@ class _Subtraction:
     def _rows_hist(self, w, node, J, nodes, feats):
         """Exact class histograms (F, len(nodes), T, 2, B) of ``nodes`` (local ids at the
         level of ``J`` nodes)."""
-        first = J - 1
         slot = np.full(J, -1, dtype=np.intp)
         slot[nodes] = np.arange(len(nodes))
-        s = slot[node - first]
-        rows = np.flatnonzero(s >= 0)
-        key = s * self.size + self.prep["ct"]
-        H = _kernels.row_histograms(self.prep["codes8"], key, w, rows, feats,
-                                    len(nodes) * self.size)
+        H = _kernels.node_histograms(self.prep["codes8"], node, J - 1, slot, self.prep["ct"],
+                                     w, feats, self.size)
         return H.reshape(len(feats), len(nodes), self.T, 2, self.B)
 
     def level(self, w, node, level, cnt, active):
@@ -281,8 +282,6 @@ class _Subtraction:
                                                np.arange(D), self.size).reshape(H.shape)
             exact[:] = True
         else:
-            a_of = np.full(J, -1, dtype=np.intp)
-            a_of[active] = np.arange(A)
             parent = (active + first - 1) // 2 - (J // 2 - 1)         # local ids, level - 1
             psplit = self.split[self.slot[parent]]
             # the smaller child of each split parent is histogrammed from its rows
@@ -304,13 +303,12 @@ class _Subtraction:
                 else:
                     np.subtract(self.H[:, ps], Hd[:, d_of[small[a]]], out=H[:, a])
                     np.maximum(H[:, a], 0.0, out=H[:, a])
-        Hw, Hs = _split_classes(H)
-        W = Hw[:, :, 0].sum(axis=(1, 2))
-        S = Hs[:, :, 0].sum(axis=(1, 2))
+        W, S = _totals(H)
         approx = ~exact.all(axis=1)
+        # exact nodes: no margin; approximate ones: margin, then their surviving pairs and
+        # feature 0 from their rows (the candidates of the approximate bounds are a superset)
+        cand = _candidates(H, W, S, np.where(approx, 1e-9 * float(w.sum()), 0.0))
         if approx.any():
-            margin = np.where(approx, 1e-9 * float(w.sum()), 0.0)
-            cand = _candidates(Hw, Hs, W, S, margin)
             need = (cand | (np.arange(D) == 0)[None, :]) & ~exact & approx[:, None]
             feats = np.flatnonzero(need.any(axis=0))
             nodes = np.flatnonzero(approx)
@@ -318,20 +316,11 @@ class _Subtraction:
             for i, a in enumerate(nodes):
                 H[feats, a] = He[:, i]
                 exact[a, feats] = True
-            Hw, Hs = _split_classes(H)
-            W = Hw[:, :, 0].sum(axis=(1, 2))
-            S = Hs[:, :, 0].sum(axis=(1, 2))
-            cand &= exact
-            exact_nodes = ~approx
-            if exact_nodes.any():
-                cand[exact_nodes] = _candidates(Hw[exact_nodes], Hs[exact_nodes], W[exact_nodes],
-                                                S[exact_nodes])
-        else:
-            cand = _candidates(Hw, Hs, W, S)
+            W, S = _totals(H)
         self.H, self.exact = H, exact
         self.slot = np.full(J, -1, dtype=np.intp)
         self.slot[active] = np.arange(A)
-        return Hw, Hs, W, S, cand
+        return H, W, S, cand
 
     def splits(self, active, nosplit):
         self.split = ~nosplit
@@ -381,6 +370,7 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
         return feature, threshold, np.array([-s, s], float), (codes[f] > pos[task]).astype(np.intp)
     sub = _Subtraction(prep, T, B, min_samples_split) if _SUBTRACT and _kernels.use_numba() \
         else None
+    cnt = np.array([n])                      # rows per node of the level
     for level in range(L):
         J = 2 ** level
         first = J - 1
@@ -388,16 +378,15 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
         # search and the loop run over those (at most n of them), so a deep tree costs
         # O(min(2**level, n)) per level, not O(2**level); the others keep the no-split
         # defaults (feature 0, threshold +inf: every row goes left), as they always had.
-        cnt = np.bincount(node - first, minlength=J)
         active = np.flatnonzero(cnt >= min_samples_split)
         feat_l = np.zeros(J, dtype=np.int64)
         pos_l = np.full((J, T), B - 1, dtype=np.int64)
         if active.size:
             if sub is None:
-                Hw, Hs, Wn, Sn, cand = _direct_level(prep, w, node - first, active, J, T, B)
+                H, Wn, Sn, cand = _direct_level(prep, w, node - first, active, J, T, B)
             else:
-                Hw, Hs, Wn, Sn, cand = sub.level(w, node, level, cnt, active)
-            feats, pos, gain = _level_search(Hw, Hs, Wn, Sn, cand)
+                H, Wn, Sn, cand = sub.level(w, node, level, cnt, active)
+            feats, pos, gain = _level_search(H, Wn, Sn, cand)
             nosplit = gain <= 1e-12 * np.maximum(Wn, 1e-300)
             if sub is not None:
                 sub.splits(active, nosplit)
@@ -406,12 +395,12 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
                     continue
                 f = feats[a]
                 cw = np.zeros((T, B + 1))
-                np.cumsum(Hw[a, :, f], axis=1, out=cw[:, 1:])
+                np.cumsum(_pair_hist(H, a, f)[0], axis=1, out=cw[:, 1:])
                 pos_l[j] = _tidy_positions(pos[a], cw, n_edges[:, f], frac[:, f])
                 feat_l[j] = f
                 threshold[:, first + j] = positions_to_thresholds(edges[:, f], pos_l[j])
         feature[first:first + J] = feat_l
-        node = _kernels.route(prep["codes8"], codes, node, first, feat_l, pos_l, task)
+        node, cnt = _kernels.route(prep["codes8"], codes, node, first, feat_l, pos_l, task)
     lf = node - I
     Wl = np.bincount(lf, weights=w, minlength=2 ** L)
     Sl = np.bincount(lf, weights=w * yf, minlength=2 ** L)

@@ -27,8 +27,8 @@ try:  # pragma: no cover - exercised where numba is installed
 except ImportError:  # pragma: no cover
     numba = None
 
-__all__ = ["HAVE_NUMBA", "feature_histograms", "level_histograms", "pair_bounds", "route",
-           "row_histograms", "use_numba"]
+__all__ = ["HAVE_NUMBA", "class_bounds", "feature_histograms", "level_histograms", "route",
+           "node_histograms", "use_numba"]
 
 HAVE_NUMBA = numba is not None
 
@@ -69,17 +69,29 @@ def _hist_py(codes, feats, key, w, nbins):           # pragma: no cover - compil
     return H
 
 
-def _hist_rows_py(codes, feats, rows, key, w, nbins):    # pragma: no cover - compiled below
-    """``_hist_py`` over the listed rows only (ascending: the same order of additions)."""
+def _hist_nodes_py(codes, feats, node, first, slot, ct, w, size):  # pragma: no cover
+    """``_hist_rows_py`` over the rows whose node (``node - first``) has a ``slot >= 0``, at
+    ``slot * size + ct`` (rows and keys found in one pass, then four features per sweep)."""
+    n = node.size
+    rows = np.empty(n, dtype=np.intp)
+    key = np.empty(n, dtype=np.intp)
+    m = 0
+    for i in range(n):
+        s = slot[node[i] - first]
+        if s >= 0:
+            rows[m] = i
+            key[m] = s * size + ct[i]
+            m += 1
     F = feats.size
-    H = np.zeros((F, nbins))
+    H = np.zeros((F, (slot.max() + 1) * size))
     k = 0
     while k + 3 < F:
         c0, c1, c2, c3 = codes[feats[k]], codes[feats[k + 1]], codes[feats[k + 2]], \
             codes[feats[k + 3]]
         h0, h1, h2, h3 = H[k], H[k + 1], H[k + 2], H[k + 3]
-        for r in rows:
-            b = key[r]
+        for q in range(m):
+            r = rows[q]
+            b = key[q]
             wi = w[r]
             h0[b + c0[r]] += wi
             h1[b + c1[r]] += wi
@@ -88,23 +100,30 @@ def _hist_rows_py(codes, feats, rows, key, w, nbins):    # pragma: no cover - co
         k += 4
     while k < F:
         c, h = codes[feats[k]], H[k]
-        for r in rows:
-            h[key[r] + c[r]] += w[r]
+        for q in range(m):
+            r = rows[q]
+            h[key[q] + c[r]] += w[r]
         k += 1
     return H
 
 
 def _route_py(codes, node, first, feat, pos, task, out):   # pragma: no cover - compiled below
-    """``out[i] = 2 node + 1 + (code of the node's feature > the node's task position)``."""
+    """``out[i] = 2 node + 1 + (code of the node's feature > the node's task position)``;
+    returns the row counts of the next level's nodes too."""
+    J = feat.size
+    cnt = np.zeros(2 * J, dtype=np.intp)
     for i in range(node.size):
         j = node[i] - first
-        out[i] = 2 * node[i] + 1 + (codes[feat[j], i] > pos[j, task[i]])
-    return out
+        right = codes[feat[j], i] > pos[j, task[i]]
+        out[i] = 2 * node[i] + 1 + right
+        cnt[2 * j + right] += 1
+    return out, cnt
 
 
-def _bounds_py(Hw, Hs, W, S):                      # pragma: no cover - compiled below
-    """``pair_bounds`` in one sweep of the bins (see ``_splits.pair_bounds``)."""
-    J, T, D, B = Hw.shape
+def _bounds_py(H, W, S):                      # pragma: no cover - compiled below
+    """``pair_bounds`` in one sweep of the bins (see ``_splits.pair_bounds``), from the class
+    histograms ``H`` (D, J, T, 2, B)."""
+    D, J, T, _, B = H.shape
     upper = np.zeros((J, D))
     reach = np.full(J, -np.inf)
     for j in range(J):
@@ -116,16 +135,16 @@ def _bounds_py(Hw, Hs, W, S):                      # pragma: no cover - compiled
                 wt = 0.0
                 st = 0.0
                 for b in range(B):
-                    wt += Hw[j, t, f, b]
-                    st += Hs[j, t, f, b]
+                    wt += H[f, j, t, 1, b] + H[f, j, t, 0, b]
+                    st += H[f, j, t, 1, b] - H[f, j, t, 0, b]
                 cw = 0.0
                 cs = 0.0
                 best = -np.inf
                 bw = 0.0
                 bs = 0.0
                 for b in range(B):
-                    cw += Hw[j, t, f, b]
-                    cs += Hs[j, t, f, b]
+                    cw += H[f, j, t, 1, b] + H[f, j, t, 0, b]
+                    cs += H[f, j, t, 1, b] - H[f, j, t, 0, b]
                     g = cs * cs / cw if cw > 1e-300 else 0.0
                     if wt - cw > 1e-300:
                         g += (st - cs) * (st - cs) / (wt - cw)
@@ -148,17 +167,19 @@ def _bounds_py(Hw, Hs, W, S):                      # pragma: no cover - compiled
 if HAVE_NUMBA:  # pragma: no branch
     _hist_nb = numba.njit(cache=True, nogil=True)(_hist_py)
     _route_nb = numba.njit(cache=True, nogil=True)(_route_py)
-    _hist_rows_nb = numba.njit(cache=True, nogil=True)(_hist_rows_py)
+    _hist_nodes_nb = numba.njit(cache=True, nogil=True)(_hist_nodes_py)
     _bounds_nb = numba.njit(cache=True, nogil=True)(_bounds_py)
 
 
-def pair_bounds(Hw, Hs, W, S):
-    """:func:`~shiftlearn.boosting._splits.pair_bounds` (compiled when numba runs; the
-    bounds only prune, with margins, so the two paths need not agree to the last bit)."""
+def class_bounds(H, W, S):
+    """:func:`~shiftlearn.boosting._splits.pair_bounds` of the class histograms ``H``
+    (D, J, T, 2, B) (compiled when numba runs; the bounds only prune, with margins, so the
+    two paths need not agree to the last bit)."""
     if use_numba():
-        return _bounds_nb(np.ascontiguousarray(Hw), np.ascontiguousarray(Hs), W, S)
-    from ._splits import pair_bounds as numpy_bounds
-    return numpy_bounds(Hw, Hs, W, S)
+        return _bounds_nb(np.ascontiguousarray(H), W, S)
+    from ._splits import pair_bounds
+    Hc = H.transpose(3, 1, 2, 0, 4)
+    return pair_bounds(Hc[1] + Hc[0], Hc[1] - Hc[0], W, S)
 
 
 def level_histograms(codes8, codes2, ct, node, w, n_nodes, size):
@@ -186,10 +207,12 @@ def level_histograms(codes8, codes2, ct, node, w, n_nodes, size):
     return H
 
 
-def row_histograms(codes8, key, w, rows, feats, nbins):
-    """Histograms (F, nbins) of features ``feats`` over the rows ``rows`` (ascending), slot
-    ``key[r] + code``: the sums ``np.bincount`` gives for those rows (numba only)."""
-    return _hist_rows_nb(codes8, np.asarray(feats, dtype=np.intp), rows, key, w, nbins)
+def node_histograms(codes8, node, first, slot, ct, w, feats, size):
+    """Histograms (F, (max slot + 1) * size) of features ``feats`` over the rows of the nodes
+    with ``slot[node - first] >= 0``, at ``slot * size + ct + code``, rows in order: the
+    sums ``np.bincount`` gives for those rows (numba only)."""
+    return _hist_nodes_nb(codes8, np.asarray(feats, dtype=np.intp), node, first, slot, ct, w,
+                          size)
 
 
 def feature_histograms(codes8, codes2, ct, w, feats, size):
@@ -206,9 +229,11 @@ def feature_histograms(codes8, codes2, ct, w, feats, size):
 
 def route(codes8, codes, node, first, feat, pos, task):
     """Children of the rows at one level: ``2 node + 1 + (code > position)`` with the node's
-    feature and the row's task position (``feat`` (J,), ``pos`` (J, T))."""
+    feature and the row's task position (``feat`` (J,), ``pos`` (J, T)), and the row counts
+    of the 2 J children."""
     if use_numba():
         return _route_nb(codes8, node, first, feat, pos, task, np.empty_like(node))
     jj = node - first
     right = codes[feat[jj], np.arange(node.size)] > pos[jj, task]
-    return 2 * node + 1 + right
+    child = 2 * node + 1 + right
+    return child, np.bincount(child - (2 * first + 1), minlength=2 * feat.size)
