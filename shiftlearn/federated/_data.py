@@ -1,14 +1,24 @@
 """Which rows each client holds, from a flat run config (shared by the Flower apps, the
 simulator runs, the benchmarks and the tests, so that all of them see the same partitions).
 
-Run-config keys: ``dataset`` (``"synthetic"`` or ``"office_caltech"``), ``num-clients``
-(K sources + 1 target; synthetic only, Office+Caltech always has 4), ``target`` (Office+Caltech
-domain name), ``preprocessing`` (Office+Caltech, applied by each client to its own rows:
+Run-config keys: ``dataset`` (``"synthetic"``, ``"office_caltech"`` or ``"digits"``),
+``num-clients`` (K sources + 1 target; synthetic only, Office+Caltech always has 4), ``target``
+(Office+Caltech or digits domain name; empty: amazon / usps), ``clients-per-domain``
+(digits), ``preprocessing`` (Office+Caltech, applied by each client to its own rows:
 ``"sum_zscore"``, the data set's recipe and the default, z-scores every feature within the
 client's domain; ``"l2"`` only normalises rows, which leaves the domains' mean shift in place),
 ``data-seed``, ``n-per-client`` and ``target-shift`` (synthetic, see
 :func:`make_federated_blobs`). Client ids are ``1..K`` for the sources and ``K + 1`` for the
 target; a SuperNode's ``partition-id`` ``p`` is client ``p + 1``.
+
+``dataset="digits"`` (issue #21) holds three domains of 16 x 16 grey digit images, pixels in
+[0, 1]: ``mnist`` (2,000) and ``usps`` (1,800), the MNIST+USPS subset of the data home, and
+``uci`` (1,797), scikit-learn's bundled ``load_digits`` 8 x 8 images (values 0..16, no
+download) divided by 16 and enlarged to 16 x 16 by bilinear interpolation
+(``scipy.ndimage.zoom``, order 1). ``target`` names the target domain (``usps``, ``mnist`` or
+``uci``); the other two are the sources, each split into ``clients-per-domain`` clients (rows
+dealt in a seeded random order, ``data-seed``). No preprocessing beyond the [0, 1] scale: the
+deep model learns its own features, and every client's pixels already share the scale.
 """
 
 from __future__ import annotations
@@ -19,9 +29,12 @@ import numpy as np
 
 from ..kernels import median_heuristic
 
-__all__ = ["ClientData", "agree_bandwidth", "load_client_data", "make_federated_blobs"]
+__all__ = ["ClientData", "agree_bandwidth", "digit_domains", "load_client_data",
+           "make_federated_blobs", "n_classes_of", "n_clients_of", "uci_digits_16"]
 
 OFFICE_DOMAINS = ("amazon", "caltech", "dslr", "webcam")
+DIGIT_DOMAINS = ("mnist", "usps", "uci")
+DATASETS = ("synthetic", "office_caltech", "digits")
 
 
 @dataclass
@@ -143,7 +156,7 @@ def make_federated_blobs(n_clients: int = 4, n_per_client: int = 120, n_input: i
 def _office(cfg: dict) -> list[ClientData]:
     from ..datasets import load_office_caltech
 
-    target = str(cfg.get("target", "amazon"))
+    target = str(cfg.get("target") or "amazon")
     if target not in OFFICE_DOMAINS:
         raise ValueError(f"target must be one of {OFFICE_DOMAINS}, got {target!r}.")
     ds = load_office_caltech(preprocessing=str(cfg.get("preprocessing", "sum_zscore")))
@@ -158,6 +171,78 @@ def _office(cfg: dict) -> list[ClientData]:
     return out
 
 
+def uci_digits_16() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's 1,797 UCI digits as 16 x 16 images in [0, 1] (rows of 256), labels 0..9.
+
+    Examples
+    --------
+    >>> X, y = uci_digits_16()
+    >>> X.shape, float(X.min()) >= 0.0, float(X.max()) <= 1.0, int(y.max())
+    ((1797, 256), True, True, 9)
+    """
+    from scipy.ndimage import zoom
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    images = zoom(d.images / 16.0, (1, 2, 2), order=1, grid_mode=True, mode="nearest")
+    return np.clip(images, 0.0, 1.0).reshape(len(images), 256), d.target.astype(np.int64)
+
+
+def digit_domains(data_home=None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{"mnist": (X, y), "usps": (X, y), "uci": (X, y)}``: 16 x 16 images in [0, 1] as rows of
+    256 (row-major, upright), labels 0..9 (the digit)."""
+    from ..datasets import load_mnist_usps
+
+    ds = load_mnist_usps(data_home, preprocessing="none")
+    out = {}
+    for name in ("mnist", "usps"):
+        X, y = ds.get(name)
+        out[name] = (np.clip(X, 0.0, 1.0), y.astype(np.int64) - 1)   # labels 1..10 = digit + 1
+    out["uci"] = uci_digits_16()
+    return out
+
+
+def _digits(cfg: dict) -> list[ClientData]:
+    target = str(cfg.get("target") or "usps")
+    if target not in DIGIT_DOMAINS:
+        raise ValueError(f"target must be one of {DIGIT_DOMAINS} for dataset='digits', got "
+                         f"{target!r}.")
+    per = int(cfg.get("clients-per-domain", 1))
+    if per < 1:
+        raise ValueError(f"clients-per-domain must be >= 1, got {per}.")
+    domains = digit_domains()
+    rng = np.random.default_rng([int(cfg.get("data-seed", 0)), 21])
+    out: list[ClientData] = []
+    for name in [d for d in DIGIT_DOMAINS if d != target]:
+        X, y = domains[name]
+        for j, rows in enumerate(np.array_split(rng.permutation(len(y)), per)):
+            rows = np.sort(rows)
+            cid = len(out) + 1
+            out.append(ClientData(cid, X[rows], y[rows], cid, 10, None,
+                                  name if per == 1 else f"{name}{j + 1}"))
+    X, y = domains[target]
+    cid = len(out) + 1
+    out.append(ClientData(cid, X, None, -cid, 10, y, target))
+    return out
+
+
+def n_clients_of(cfg: dict) -> int:
+    """How many clients (sources + the target) run config ``cfg`` has, without loading data."""
+    ds = str(cfg.get("dataset", "synthetic"))
+    if ds == "synthetic":
+        return int(cfg.get("num-clients", 4))
+    if ds == "office_caltech":
+        return len(OFFICE_DOMAINS)
+    if ds == "digits":
+        return 2 * int(cfg.get("clients-per-domain", 1)) + 1
+    raise ValueError(f"Unknown dataset {ds!r}; use one of {DATASETS}.")
+
+
+def n_classes_of(cfg: dict) -> int:
+    """Number of classes of run config ``cfg``'s data set."""
+    return 3 if str(cfg.get("dataset", "synthetic")) == "synthetic" else 10
+
+
 def load_all(cfg: dict) -> list[ClientData]:
     """Every client's data for run config ``cfg`` (sources first, the target last)."""
     ds = str(cfg.get("dataset", "synthetic"))
@@ -168,7 +253,9 @@ def load_all(cfg: dict) -> list[ClientData]:
                                     target_shift=float(cfg.get("target-shift", 0.4)))
     if ds == "office_caltech":
         return _office(cfg)
-    raise ValueError(f"Unknown dataset {ds!r}; use 'synthetic' or 'office_caltech'.")
+    if ds == "digits":
+        return _digits(cfg)
+    raise ValueError(f"Unknown dataset {ds!r}; use one of {DATASETS}.")
 
 
 def load_client_data(cfg: dict, partition_id: int) -> ClientData:

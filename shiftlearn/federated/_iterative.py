@@ -32,6 +32,19 @@ Decisions on the paper's open points (see docs/federated.md):
   replies are rejected (:class:`~shiftlearn.federated.ReplyGuard`).
 * **Initialisation.** ``W`` from ``default_rng([seed, 1])`` (entries ``N(0, 1/m)``) on every
   client, so no download is needed in round 1; ``C = 0``.
+* **Variants (issue #21).** ``algorithm="fedavg"``: the same model without the MMD term, every
+  part (``W``, ``C`` and the deep model's extractor ``G``) averaged over the sampled sources on
+  the classifier's schedule (every ``T_C`` rounds), the target idle (it only sends its mean).
+  ``subsets="II"`` / ``"III"``: the paper's nested message subsets (its Table III): ``A = S_t``
+  exchange the embeddings; the classifiers come from a random ``B ⊆ A`` (II), or the ``W`` from
+  ``B ⊆ A`` and the classifiers from ``C ⊆ B`` (III), each nested subset of size
+  ``Unif{0..|parent|}``; a ``W`` from outside its subset is discarded by the server as if lost
+  (its bytes are counted). ``vote=True`` (the paper's D-B3): classifiers are never averaged;
+  in the last round every source is asked for its classifier (``send_C``), the server keeps
+  the latest classifier of every source (``vote_C``) and the target predicts by majority vote.
+  With a deep model ``send_C`` also asks for the extractor ``G``, which is averaged on the
+  classifier's schedule over the sampled sources **and the target**
+  (:mod:`~shiftlearn.federated._deep`).
 """
 
 from __future__ import annotations
@@ -55,6 +68,8 @@ __all__ = [
 ]
 
 SAMPLING = ("paper", "code", "all")
+ALGORITHMS = ("fedrftca", "fedavg")
+SUBSETS = ("I", "II", "III")
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,26 @@ class FedRFTCAConfig:
         ``W`` passed as ``W0``), so only the classifier is trained and averaged.
     frequencies : {"gaussian", "orthogonal"}
         How ``Omega`` is drawn from the seed (:func:`~shiftlearn.kernels.rff_weights`).
+    extractor : {"none", "mlp", "cnn"}
+        Feature extractor trained by every client (issue #21); ``"none"`` with a linear
+        classifier is the numpy model above, anything else the PyTorch model of
+        :mod:`~shiftlearn.federated._deep` (needs the ``deep`` extra).
+    classifier : {"linear", "fcnn"}
+        Softmax on ``W^T z``, or the paper's FCNN (two hidden layers of 100 units).
+    device : str
+        ``"auto"`` (CUDA when present, else CPU), ``"cpu"`` or ``"cuda[:i]"`` (deep model).
+    algorithm : {"fedrftca", "fedavg"}
+        ``"fedavg"``: the same model without the MMD term, averaged whole every ``T_C`` rounds.
+    subsets : {"I", "II", "III"}
+        The paper's message-loss settings (nested subsets per message type, Table III).
+    vote : bool
+        Hard voting across the source classifiers instead of classifier averaging (D-B3).
+    mmd : {"projected", "kernel"}
+        Deep model only: the MMD term between a batch's mean random features and the
+        counterpart's, ``||W^T (mu - mu')||^2`` (the paper's eq. 11) or ``||mu - mu'||^2``
+        over all 2N random features (the Gaussian-kernel MMD² estimate; see
+        :mod:`~shiftlearn.federated._deep` for why). The numpy model (fixed features) always
+        uses the projected term: there ``||mu - mu'||^2`` is a constant.
     """
 
     n_features: int = 250
@@ -100,6 +135,13 @@ class FedRFTCAConfig:
     sampling: str = "paper"
     train_W: bool = True
     frequencies: str = "gaussian"
+    extractor: str = "none"
+    classifier: str = "linear"
+    device: str = "auto"
+    algorithm: str = "fedrftca"
+    subsets: str = "I"
+    vote: bool = False
+    mmd: str = "projected"
 
     def __post_init__(self):
         for name in ("n_features", "n_components", "n_rounds", "local_steps",
@@ -116,6 +158,22 @@ class FedRFTCAConfig:
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch_size must be None or >= 1, got {self.batch_size}.")
         check_rff_sampling(self.frequencies, "frequencies")
+        for name, allowed in (("extractor", ("none", "mlp", "cnn")),
+                              ("classifier", ("linear", "fcnn")), ("algorithm", ALGORITHMS),
+                              ("subsets", SUBSETS), ("mmd", ("projected", "kernel"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got "
+                                 f"{getattr(self, name)!r}.")
+        if not (self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda")):
+            raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:i]', got {self.device!r}.")
+        if self.vote and self.algorithm == "fedavg":
+            raise ValueError("vote=True replaces FedRF-TCA's classifier average; with "
+                             "algorithm='fedavg' use vote=False.")
+
+    @property
+    def deep(self) -> bool:
+        """True when the model needs PyTorch (an extractor or the FCNN classifier)."""
+        return self.extractor != "none" or self.classifier != "linear"
 
     def omega(self, n_input: int) -> np.ndarray:
         """The shared frequencies, identical on every machine for the same seed."""
@@ -296,8 +354,8 @@ class IterativeClient:
             self.params["C"] = req.C.copy()
         if req.ref_means is not None:
             self.ref_means = req.ref_means.copy()
-        use_mmd = cfg.lam > 0 and self.ref_means is not None and (req.sampled or
-                                                                  not self.is_source)
+        use_mmd = (cfg.algorithm != "fedavg" and cfg.lam > 0 and self.ref_means is not None
+                   and (req.sampled or not self.is_source))
         rng = np.random.default_rng([cfg.seed, 2, self.client_id, req.round])
         n = self.Z.shape[0]
         V = self.mean[None, :] - self.ref_means if use_mmd else None
@@ -315,8 +373,12 @@ class IterativeClient:
             else:
                 break
             self.opt.step(self.params, grads)
-        upload = req.sampled or not self.is_source
-        send_C = self.is_source and req.sampled and req.send_C
+        if cfg.algorithm == "fedavg":
+            upload = self.is_source and req.send_C
+        else:
+            upload = req.sampled or not self.is_source
+        send_C = (self.is_source and req.send_C
+                  and (not cfg.vote or req.round >= cfg.n_rounds))
         return TrainReply(round=req.round, client_id=self.client_id,
                           mean=self.mean, W=self.params["W"] if upload else None,
                           C=self.params["C"] if send_C else None)
@@ -344,36 +406,67 @@ class IterativeServer:
     """Server of the iterative protocol: sampling, request building, guarded aggregation.
 
     Use ``requests = start_round()``, feed each incoming ``(arrays, meta)`` to ``receive``,
-    then ``finish_round()``. The global model is ``W``, ``C``.
+    then ``finish_round()``. The global model is ``W``, ``C`` (and ``G`` for a deep model);
+    with ``vote=True``, ``vote_C`` holds the latest classifier of every source.
+
+    ``init``: the initial global parts (``{"W", "C"[, "G"]}``; the deep model's seeded
+    initialisation, :func:`~shiftlearn.federated._deep.initial_parts`); ``spec``: the protocol
+    shapes (the deep model's :func:`~shiftlearn.federated._deep.model_spec`).
     """
 
     def __init__(self, config: FedRFTCAConfig, source_ids, target_id: int, n_classes: int,
-                 W0: np.ndarray | None = None):
+                 W0: np.ndarray | None = None, *, init: dict | None = None,
+                 spec: ProtocolSpec | None = None):
         self.config = config
         self.source_ids = [int(i) for i in source_ids]
         self.target_id = int(target_id)
         if self.target_id in self.source_ids:
             raise ValueError("target_id must differ from the source ids.")
-        self.spec = ProtocolSpec(config.n_features, config.n_components, n_classes,
-                                 len(self.source_ids) + 1)
+        self.spec = spec or ProtocolSpec(config.n_features, config.n_components, n_classes,
+                                         len(self.source_ids) + 1)
         self.guard = ReplyGuard(self.spec, frozenset(self.source_ids + [self.target_id]))
-        self.W = config.initial_W() if W0 is None else np.array(W0, dtype=float)
-        self.C = np.zeros((config.n_components + 1, n_classes))
+        init = dict(init or {})
+        self.W = (np.array(init["W"], dtype=float) if "W" in init else
+                  config.initial_W() if W0 is None else np.array(W0, dtype=float))
+        self.C = (np.array(init["C"], dtype=float) if "C" in init else
+                  np.zeros((config.n_components + 1, n_classes)))
+        self.G = np.array(init["G"], dtype=float) if "G" in init else None
         self.round = 0
         self.means: dict[int, np.ndarray] = {}
         self.pending_W: set[int] = set()
         self.pending_C: set[int] = set()
+        self.pending_G: set[int] = set()
         self.classifier_due = False
         self.rng = np.random.default_rng([config.seed, 3])
+        self.subset_rng = np.random.default_rng([config.seed, 5])
         self.sampled: list[int] = []
+        self.W_set: list[int] = []
+        self.C_set: list[int] = []
+        self.vote_C: dict[int, np.ndarray] = {}
         self.replies: dict[int, TrainReply] = {}
         self.history: list[dict] = []
 
+    def _nested(self, ids: list[int]) -> list[int]:
+        size = int(self.subset_rng.integers(0, len(ids) + 1))
+        return sorted(int(i) for i in self.subset_rng.choice(ids, size=size, replace=False))
+
     def start_round(self) -> dict[int, TrainRequest]:
+        cfg = self.config
         self.round += 1
-        if self.round % self.config.classifier_every == 0:
+        if self.round % cfg.classifier_every == 0:
             self.classifier_due = True
-        self.sampled = sample_clients(self.rng, self.source_ids, self.config.sampling)
+        self.sampled = sample_clients(self.rng, self.source_ids, cfg.sampling)
+        self.W_set, self.C_set = list(self.sampled), list(self.sampled)
+        if cfg.subsets == "II":
+            self.C_set = self._nested(self.sampled)
+        elif cfg.subsets == "III":
+            self.W_set = self._nested(self.sampled)
+            self.C_set = self._nested(self.W_set)
+        final_vote = cfg.vote and self.round >= cfg.n_rounds
+        if final_vote:  # every source sends its classifier once, at the end
+            self.classifier_due = True
+            self.C_set = list(self.source_ids)
+        deep_target = self.G is not None and cfg.algorithm != "fedavg"
         self.replies = {}
         reqs = {}
         t_mean = self.means.get(self.target_id)
@@ -382,14 +475,16 @@ class IterativeServer:
                 known = [self.means[i] for i in self.sampled if i in self.means]
                 ref = np.vstack(known) if known else None
                 sampled = True
+                send_C = bool(deep_target and self.classifier_due)
             else:
                 sampled = cid in self.sampled
                 ref = t_mean[None, :] if (sampled and t_mean is not None) else None
+                send_C = bool(cid in self.C_set and self.classifier_due)
             reqs[cid] = TrainRequest(
-                round=self.round, client_id=cid, sampled=sampled,
-                send_C=bool(sampled and cid != self.target_id and self.classifier_due),
+                round=self.round, client_id=cid, sampled=sampled, send_C=send_C,
                 W=self.W if cid in self.pending_W else None,
-                C=self.C if cid in self.pending_C else None, ref_means=ref)
+                C=self.C if cid in self.pending_C else None, ref_means=ref,
+                G=self.G if cid in self.pending_G else None)
         return reqs
 
     def encoded_requests(self) -> dict[int, tuple[dict, dict]]:
@@ -403,25 +498,47 @@ class IterativeServer:
         return True
 
     def finish_round(self) -> dict:
+        cfg = self.config
         got = self.replies
         for cid, r in got.items():
             self.means[cid] = r.mean
         # a reply to this round's request proves that the request (and its download) arrived
         self.pending_W -= set(got)
         self.pending_C -= set(got)
-        w_from = [cid for cid in self.sampled if cid in got and got[cid].W is not None]
-        if self.target_id in got and got[self.target_id].W is not None:
-            w_from.append(self.target_id)
+        self.pending_G -= set(got)
+        fedavg = cfg.algorithm == "fedavg"
+        c_from = [cid for cid in self.C_set if cid in got and got[cid].C is not None]
+        for cid in c_from:
+            if cfg.vote:
+                self.vote_C[cid] = got[cid].C
+        averaged = bool(self.classifier_due and (
+            c_from or (cfg.vote and any(got[c].G is not None for c in self.C_set if c in got))))
+        if fedavg:
+            w_from = c_from if averaged else []
+        else:
+            w_from = [cid for cid in self.W_set if cid in got and got[cid].W is not None]
+            if self.target_id in got and got[self.target_id].W is not None:
+                w_from.append(self.target_id)
         if w_from:
             self.W = np.mean([got[c].W for c in w_from], axis=0)
-            self.pending_W |= set(w_from)
-        c_from = [cid for cid in self.sampled if cid in got and got[cid].C is not None]
-        averaged_C = bool(c_from and self.classifier_due)
-        if averaged_C:
-            self.C = np.mean([got[c].C for c in c_from], axis=0)
-            self.pending_C |= set(c_from) | {self.target_id}
+            self.pending_W |= set(w_from) | ({self.target_id} if fedavg else set())
+        g_from: list[int] = []
+        if averaged:
+            if not cfg.vote:
+                self.C = np.mean([got[c].C for c in c_from], axis=0)
+                self.pending_C |= set(c_from) | {self.target_id}
+            if self.G is not None:
+                g_from = [c for c in self.C_set + [self.target_id]
+                          if c in got and got[c].G is not None]
+                if g_from:
+                    self.G = np.mean([got[c].G for c in g_from], axis=0)
+                    self.pending_G |= set(g_from) | {self.target_id}
             self.classifier_due = False
         info = {"round": self.round, "sampled": list(self.sampled), "replies": len(got),
-                "W_from": w_from, "C_from": c_from if averaged_C else []}
+                "W_from": w_from, "C_from": c_from if averaged else []}
+        if self.G is not None:
+            info["G_from"] = g_from
+        if cfg.subsets != "I":
+            info["W_set"], info["C_set"] = list(self.W_set), list(self.C_set)
         self.history.append(info)
         return info

@@ -11,6 +11,15 @@ model trained by one party on the pooled sources without the MMD term (``source_
 :func:`baseline_warning` states in words when the federated model is below either of them.
 The baseline needs every source's rows in one place, so it is computed where the job's data
 are all at hand (the simulator, a loopback deployment), not by a ServerApp across machines.
+
+Design decision (issue #21): a data set may bring its own defaults (:data:`DATASET_DEFAULTS`):
+``job_config({"dataset": "digits", ...})`` starts from :data:`DEFAULTS`, applies the digits
+defaults (the deep model's settings that ``benchmarks/federated/federated_digits.py`` found
+best without target labels), then the caller's keys. So ``shiftlearn federated simulate --set
+dataset=digits target=usps extractor=cnn`` runs the benchmark's headline setting. A Flower app
+folder holds resolved values: write it with the data set's keys (``shiftlearn federated app
+DIR --set dataset=digits``). With a trained extractor the random features see unit-norm
+vectors, so ``sigma = 0`` means :data:`DEEP_SIGMA` there, not the inputs' median heuristic.
 """
 
 from __future__ import annotations
@@ -24,13 +33,14 @@ from ._oneshot import OneShotConfig
 from ._run import run_iterative, run_oneshot, train_source_only
 from ._simulator import NetworkConditions
 
-__all__ = ["DEFAULTS", "baseline", "baseline_warning", "iterative_config", "job_config",
-           "oneshot_config", "simulate_job"]
+__all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "baseline", "baseline_warning",
+           "iterative_config", "job_config", "oneshot_config", "resolve_sigma", "simulate_job"]
 
 DEFAULTS: dict = {
     "protocol": "oneshot",         # "oneshot" | "iterative"
-    "dataset": "synthetic",        # "synthetic" | "office_caltech"
-    "target": "amazon",
+    "dataset": "synthetic",        # "synthetic" | "office_caltech" | "digits"
+    "target": "",                  # "": amazon (office_caltech), usps (digits)
+    "clients-per-domain": 1,       # digits: clients per source domain
     "preprocessing": "sum_zscore",  # office_caltech, per client: "sum_zscore" | "l2"
     "num-clients": 4,
     "n-per-client": 120,
@@ -49,6 +59,13 @@ DEFAULTS: dict = {
     "classifier-every": 1,
     "batch-size": 0,               # 0: full local batch
     "sampling": "paper",
+    "extractor": "none",           # "none" | "mlp" | "cnn" (deep model: the deep extra)
+    "classifier": "linear",        # "linear" | "fcnn" (the paper's 2 x 100)
+    "device": "auto",              # deep model: "auto" (CUDA if present) | "cpu" | "cuda"
+    "algorithm": "fedrftca",       # "fedrftca" | "fedavg" (same model, no MMD, all averaged)
+    "subsets": "I",                # message subsets per type: "I" | "II" | "III" (Table III)
+    "vote": False,                 # hard voting of the source classifiers (D-B3)
+    "mmd": "projected",            # deep model: "projected" ||W^T dmu||^2 | "kernel" ||dmu||^2
     "secure-aggregation": False,   # oneshot only: Flower's SecAgg+ (the server sees sums)
     "secagg-frac-bits": 32,        # fixed point: each client rounds to 2**-32
     "secagg-int-bits": 20,         # every statistic below 2**20 in magnitude (rows/client)
@@ -59,14 +76,45 @@ DEFAULTS: dict = {
 }
 
 
+#: Per data set defaults, applied under the caller's keys (see the module docstring).
+DATASET_DEFAULTS: dict[str, dict] = {
+    "digits": {"protocol": "iterative", "extractor": "cnn", "classifier": "fcnn",
+               "n-features": 500, "n-components": 100, "sigma": 0.5, "rounds": 200,
+               "local-steps": 5, "lr": 0.001, "lam": 1.0, "batch-size": 64,
+               "classifier-every": 1, "mmd": "kernel"},
+}
+
+#: ``sigma`` of the random features on unit-norm extracted features when the job says 0.
+DEEP_SIGMA = 0.5
+
+
 def job_config(overrides: dict | None = None) -> dict:
-    """DEFAULTS updated with ``overrides`` (unknown keys are an error)."""
-    cfg = dict(DEFAULTS)
-    for k, v in (overrides or {}).items():
+    """DEFAULTS, then the data set's :data:`DATASET_DEFAULTS`, then ``overrides`` (unknown keys
+    are an error).
+
+    Examples
+    --------
+    >>> job_config({"dataset": "digits", "rounds": 3})["extractor"], job_config()["extractor"]
+    ('cnn', 'none')
+    """
+    overrides = dict(overrides or {})
+    for k in overrides:
         if k not in DEFAULTS:
             raise ValueError(f"Unknown job key {k!r}; known keys: {sorted(DEFAULTS)}.")
-        cfg[k] = v
+    cfg = dict(DEFAULTS)
+    cfg.update(DATASET_DEFAULTS.get(str(overrides.get("dataset", cfg["dataset"])), {}))
+    cfg.update(overrides)
     return cfg
+
+
+def resolve_sigma(cfg: dict, local_sigmas) -> float:
+    """The job's ``sigma``; 0 means the median of the clients' local median heuristics (the
+    numpy model) or :data:`DEEP_SIGMA` (a trained extractor: unit-norm features)."""
+    if float(cfg["sigma"]):
+        return float(cfg["sigma"])
+    if str(cfg.get("extractor", "none")) != "none":
+        return DEEP_SIGMA
+    return agree_bandwidth(list(local_sigmas))
 
 
 def iterative_config(cfg: dict, sigma: float) -> FedRFTCAConfig:
@@ -76,7 +124,10 @@ def iterative_config(cfg: dict, sigma: float) -> FedRFTCAConfig:
         local_steps=int(cfg["local-steps"]), lr=float(cfg["lr"]), lam=float(cfg["lam"]),
         classifier_every=int(cfg["classifier-every"]),
         batch_size=int(cfg["batch-size"]) or None, sampling=str(cfg["sampling"]),
-        frequencies=str(cfg["frequencies"]))
+        frequencies=str(cfg["frequencies"]), extractor=str(cfg["extractor"]),
+        classifier=str(cfg["classifier"]), device=str(cfg["device"]),
+        algorithm=str(cfg["algorithm"]), subsets=str(cfg["subsets"]), vote=bool(cfg["vote"]),
+        mmd=str(cfg["mmd"]))
 
 
 def oneshot_config(cfg: dict, sigma: float) -> OneShotConfig:
@@ -99,10 +150,16 @@ def baseline(cfg: dict, sigma: float, parts=None) -> dict:
     if target.y_true is None:
         raise ValueError("baseline needs the target's labels (y_true) to score the models.")
     ic = iterative_config(cfg, sigma)
-    W, C = train_source_only([(p.X, p.y) for p in parts[:-1]], ic, n_classes=k)
-    Zt = rff_map(target.X, ic.omega(target.X.shape[1]))
-    return {"source_only": float(np.mean(predict(Zt, W, C) == target.y_true)),
-            "chance": 1.0 / k}
+    sources = [(p.X, p.y) for p in parts[:-1]]
+    if ic.deep:
+        from ._deep import predict_deep, train_central
+
+        model = train_central(sources, target.X, ic, k, lam=0.0)
+        pred = predict_deep(ic, model, target.X, k)
+    else:
+        W, C = train_source_only(sources, ic, n_classes=k)
+        pred = predict(rff_map(target.X, ic.omega(target.X.shape[1])), W, C)
+    return {"source_only": float(np.mean(pred == target.y_true)), "chance": 1.0 / k}
 
 
 def baseline_warning(accuracy: float, base: dict) -> str | None:
@@ -151,7 +208,7 @@ def simulate_job(overrides: dict | None = None,
     """
     cfg = job_config(overrides)
     parts = load_all(cfg)
-    sigma = float(cfg["sigma"]) or agree_bandwidth([local_bandwidth(p.X) for p in parts])
+    sigma = resolve_sigma(cfg, [local_bandwidth(p.X) for p in parts])
     target = parts[-1]
     out: dict = {"sigma": sigma, "protocol": cfg["protocol"]}
     if cfg["secure-aggregation"] and cfg["protocol"] != "oneshot":
@@ -176,10 +233,13 @@ def simulate_job(overrides: dict | None = None,
         ic = iterative_config(cfg, sigma)
         res = run_iterative([(p.X, p.y) for p in parts[:-1]], target.X, ic,
                             n_classes=parts[0].n_classes, conditions=conditions)
-        Zt = rff_map(target.X, ic.omega(target.X.shape[1]))
-        acc = float(np.mean(predict(Zt, res.W, res.C) == target.y_true))
+        acc = float(np.mean(res.predict(target.X, ic) == target.y_true))
         base = baseline(cfg, sigma, parts)
         out.update(W=res.W, C=res.C, rounds=ic.n_rounds, target_accuracy=acc, baseline=base)
+        if res.G is not None:
+            out["G"] = res.G
+        if ic.vote:
+            out["voters"] = sorted(res.vote_C)
         warning = baseline_warning(acc, base)
         if warning:
             out["warning"] = warning

@@ -34,7 +34,9 @@ __all__ = [
 ]
 
 PROTOCOL = "shiftlearn.fedrftca"
-PROTOCOL_VERSION = 2   # 2: TrainRequest carries ``send_C``
+# 2: TrainRequest carries ``send_C``; 3: TrainRequest/TrainReply carry the extractor ``G``
+# (issue #21, deep model) and ``C`` may be a flat parameter vector (``classifier_size``)
+PROTOCOL_VERSION = 3
 
 
 class MessageError(ValueError):
@@ -49,24 +51,38 @@ class MessageError(ValueError):
 class ProtocolSpec:
     """Shapes every party agrees on before the run (they come from the shared run config).
 
-    ``dim = 2 * n_features`` is the length of a random-feature vector.
+    ``dim = 2 * n_features`` is the length of a random-feature vector. The deep model
+    (issue #21) sends its classifier as one flat vector of ``classifier_size`` parameters
+    (0: the linear softmax matrix of shape ``(m + 1, k)``) and its feature extractor as one flat
+    vector ``G`` of ``extractor_size`` parameters (0: no extractor; a ``G`` is then refused).
     """
 
     n_features: int
     n_components: int
     n_classes: int
     n_clients: int  # K sources + 1 target
+    classifier_size: int = 0
+    extractor_size: int = 0
 
     @property
     def dim(self) -> int:
         return 2 * self.n_features
 
+    @property
+    def c_shape(self) -> tuple:
+        """Shape of a classifier ``C`` in a message."""
+        if self.classifier_size:
+            return (self.classifier_size,)
+        return (self.n_components + 1, self.n_classes)
+
 
 # symbolic shapes: "D" = 2N, "m", "k+1"... resolved against a ProtocolSpec
 def _resolve(sym: tuple, spec: ProtocolSpec) -> tuple:
+    if sym == ("C",):
+        return spec.c_shape
     table = {"D": spec.dim, "m": spec.n_components, "m+1": spec.n_components + 1,
              "k": spec.n_classes, "K": spec.n_clients, "tri": spec.dim * (spec.dim + 1) // 2,
-             "kD": spec.n_classes * spec.dim}
+             "kD": spec.n_classes * spec.dim, "g": spec.extractor_size}
     return tuple(table[s] if isinstance(s, str) else s for s in sym)
 
 
@@ -89,6 +105,8 @@ class TrainRequest(_Base):
     actually happens), so a sampled source uploads its ``C``.
     ``W`` / ``C``: the global adaptive layer / classifier, present while the client is due a
     download (it contributed to an average and has not yet answered a request carrying it).
+    ``G``: the global feature extractor (deep model only), downloaded like ``C``; with a deep
+    model ``send_C`` also asks the target for its extractor.
     ``ref_means``: counterpart mean embeddings (the target's for a source, shape
     ``(1, 2N)``; the sampled sources' for the target, shape ``(s, 2N)``); absent when none is
     known yet.
@@ -99,14 +117,17 @@ class TrainRequest(_Base):
     W: np.ndarray | None = None
     C: np.ndarray | None = None
     ref_means: np.ndarray | None = None
+    G: np.ndarray | None = None
     KIND: ClassVar[str] = "train_request"
-    ARRAYS: ClassVar[dict] = {"W": ("D", "m"), "C": ("m+1", "k"), "ref_means": ("*", "D")}
-    OPTIONAL: ClassVar[frozenset] = frozenset({"W", "C", "ref_means"})
+    ARRAYS: ClassVar[dict] = {"W": ("D", "m"), "C": ("C",), "ref_means": ("*", "D"),
+                              "G": ("g",)}
+    OPTIONAL: ClassVar[frozenset] = frozenset({"W", "C", "ref_means", "G"})
 
 
 @dataclass(frozen=True)
 class TrainReply(_Base):
-    """Client -> server: its mean embedding (always) and, when sampled, its W (and C).
+    """Client -> server: its mean embedding (always) and, when sampled, its W (and C, and with
+    a deep model its extractor G, when ``send_C`` asked for them).
 
     No sample count is sent (averaging is unweighted, as in the paper), so neither the size
     nor the content of a message depends on how many rows the client holds.
@@ -115,9 +136,10 @@ class TrainReply(_Base):
     mean: np.ndarray | None = None
     W: np.ndarray | None = None
     C: np.ndarray | None = None
+    G: np.ndarray | None = None
     KIND: ClassVar[str] = "train_reply"
-    ARRAYS: ClassVar[dict] = {"mean": ("D",), "W": ("D", "m"), "C": ("m+1", "k")}
-    OPTIONAL: ClassVar[frozenset] = frozenset({"W", "C"})
+    ARRAYS: ClassVar[dict] = {"mean": ("D",), "W": ("D", "m"), "C": ("C",), "G": ("g",)}
+    OPTIONAL: ClassVar[frozenset] = frozenset({"W", "C", "G"})
 
 
 @dataclass(frozen=True)
@@ -233,7 +255,8 @@ def decode(arrays: dict, meta: dict, spec: ProtocolSpec, *,
         optional: frozenset = frozenset()
     else:
         expected = {k: _resolve(v[1:], spec) if v[0] == "*" else _resolve(v, spec)
-                    for k, v in cls.ARRAYS.items()}
+                    for k, v in cls.ARRAYS.items()
+                    if not (k == "G" and spec.extractor_size == 0)}
         optional = cls.OPTIONAL
     extra = set(arrays) - set(expected)
     if extra:

@@ -17,7 +17,11 @@ __all__ = ["IterativeResult", "OneShotResult", "run_iterative", "run_oneshot",
 
 @dataclass
 class IterativeResult:
-    """Outcome of :func:`run_iterative`: the global model, traffic and per-round history."""
+    """Outcome of :func:`run_iterative`: the global model, traffic and per-round history.
+
+    A deep model (``config.deep``) also has its global extractor ``G`` (None without one) and,
+    with ``vote=True``, ``vote_C`` (the latest classifier of every source, by client id).
+    """
 
     W: np.ndarray
     C: np.ndarray
@@ -25,11 +29,38 @@ class IterativeResult:
     history: list = field(default_factory=list)
     rejections: dict = field(default_factory=dict)
     server: IterativeServer | None = None
+    G: np.ndarray | None = None
+    vote_C: dict = field(default_factory=dict)
+    n_classes: int | None = None
+
+    @property
+    def parts(self) -> dict:
+        """``{"W", "C"[, "G"]}``: the global model as the protocol carries it."""
+        out = {"W": self.W, "C": self.C}
+        if self.G is not None:
+            out["G"] = self.G
+        return out
 
     def predict(self, X: np.ndarray, config: FedRFTCAConfig) -> np.ndarray:
-        """Classes (indices ``0..k-1``) of rows ``X`` under the global model."""
+        """Classes (indices ``0..k-1``) of rows ``X`` under the global model (majority vote of
+        the source classifiers with ``vote=True``)."""
         X = np.asarray(X, dtype=np.float64)
-        return predict(rff_map(X, config.omega(X.shape[1])), self.W, self.C)
+        if config.vote and not self.vote_C:
+            raise ValueError("vote=True but no source classifier reached the server (all "
+                             "final-round replies lost?); run more rounds or vote=False.")
+        if config.deep:
+            from ._deep import predict_deep
+
+            return predict_deep(config, self.parts, X, self.n_classes or self.C.shape[-1],
+                                vote_classifiers=[self.vote_C[k] for k in sorted(self.vote_C)]
+                                if config.vote else None)
+        Z = rff_map(X, config.omega(X.shape[1]))
+        if config.vote:
+            votes = np.zeros((X.shape[0], self.C.shape[1]), dtype=np.int64)
+            for k in sorted(self.vote_C):
+                votes[np.arange(X.shape[0]), predict(Z, self.W, self.vote_C[k])] += 1
+            return np.argmax(votes, axis=1)
+        return predict(Z, self.W, self.C)
 
 
 def run_iterative(sources, X_target, config: FedRFTCAConfig, *, n_classes: int | None = None,
@@ -68,22 +99,39 @@ def run_iterative(sources, X_target, config: FedRFTCAConfig, *, n_classes: int |
     if n_classes is None:
         n_classes = int(max(np.max(y) for _, y in sources)) + 1
     K = len(sources)
-    clients = {i + 1: IterativeClient(i + 1, X, y, config, n_classes, W0)
-               for i, (X, y) in enumerate(sources)}
-    clients[K + 1] = IterativeClient(K + 1, X_target, None, config, n_classes, W0)
-    server = IterativeServer(config, list(range(1, K + 1)), K + 1, n_classes, W0)
+    if config.deep:
+        from ._deep import DeepClient, initial_parts, model_spec
+
+        if W0 is not None:
+            raise ValueError("W0 is for the numpy model (extractor='none', classifier="
+                             "'linear'); the deep model starts from its seeded initialisation.")
+        n_input = np.asarray(X_target).shape[1]
+        clients = {i + 1: DeepClient(i + 1, X, y, config, n_classes)
+                   for i, (X, y) in enumerate(sources)}
+        clients[K + 1] = DeepClient(K + 1, X_target, None, config, n_classes)
+        server = IterativeServer(config, list(range(1, K + 1)), K + 1, n_classes,
+                                 init=initial_parts(config, n_input, n_classes),
+                                 spec=model_spec(config, n_input, n_classes, K + 1))
+    else:
+        clients = {i + 1: IterativeClient(i + 1, X, y, config, n_classes, W0)
+                   for i, (X, y) in enumerate(sources)}
+        clients[K + 1] = IterativeClient(K + 1, X_target, None, config, n_classes, W0)
+        server = IterativeServer(config, list(range(1, K + 1)), K + 1, n_classes, W0)
     sim = Simulator(server, clients, conditions)
     history = []
-    Zt = clients[K + 1].Z
     for t in range(1, config.n_rounds + 1):
         info = sim.step()
         if eval_every and y_target is not None and (t % eval_every == 0
                                                    or t == config.n_rounds):
-            info["target_accuracy"] = float(np.mean(predict(Zt, server.W, server.C)
-                                                    == np.asarray(y_target)))
+            now = IterativeResult(server.W, server.C, sim.traffic, G=server.G,
+                                  vote_C=dict(server.vote_C), n_classes=n_classes)
+            if not (config.vote and not now.vote_C):
+                info["target_accuracy"] = float(np.mean(now.predict(X_target, config)
+                                                        == np.asarray(y_target)))
         history.append(info)
     traffic = sim.run(0)
-    return IterativeResult(server.W, server.C, traffic, history, server.guard.counts(), server)
+    return IterativeResult(server.W, server.C, traffic, history, server.guard.counts(), server,
+                           G=server.G, vote_C=dict(server.vote_C), n_classes=n_classes)
 
 
 def train_source_only(sources, config: FedRFTCAConfig, *, n_classes: int | None = None,

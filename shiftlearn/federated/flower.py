@@ -63,9 +63,9 @@ from flwr.compat.common import recorddict_compat as compat
 from flwr.serverapp import Grid, ServerApp
 
 from ..adaptation import rf_stats, rftca_from_stats
-from ._data import agree_bandwidth, load_client_data, local_bandwidth
-from ._iterative import IterativeClient, IterativeServer, predict
-from ._jobs import DEFAULTS, iterative_config, oneshot_config
+from ._data import load_client_data, local_bandwidth, n_classes_of, n_clients_of
+from ._iterative import IterativeClient, IterativeServer
+from ._jobs import DEFAULTS, iterative_config, oneshot_config, resolve_sigma
 from ._messages import (
     PROTOCOL,
     PROTOCOL_VERSION,
@@ -149,7 +149,12 @@ def _protocol(msg: Message, context: Context) -> Message:
     kind = meta.get("kind")
     if kind == "train_request":
         ic = iterative_config(cfg, sigma)
-        spec = ProtocolSpec(ic.n_features, ic.n_components, data.n_classes, n_clients)
+        if ic.deep:
+            from ._deep import model_spec
+
+            spec = model_spec(ic, data.X.shape[1], data.n_classes, n_clients)
+        else:
+            spec = ProtocolSpec(ic.n_features, ic.n_components, data.n_classes, n_clients)
     else:
         oc = oneshot_config(cfg, sigma)
         spec = ProtocolSpec(oc.n_features, oc.n_components, data.n_classes, n_clients)
@@ -159,7 +164,12 @@ def _protocol(msg: Message, context: Context) -> Message:
         log.warning("client %s rejected a request: %s", data.client_id, exc)
         return _status(msg, f"rejected:{exc.reason}")
     if kind == "train_request":
-        client = IterativeClient(data.client_id, data.X, data.y, ic, data.n_classes)
+        if ic.deep:
+            from ._deep import DeepClient
+
+            client = DeepClient(data.client_id, data.X, data.y, ic, data.n_classes)
+        else:
+            client = IterativeClient(data.client_id, data.X, data.y, ic, data.n_classes)
         if "fed.arrays" in context.state:
             client.set_state({k: a.numpy() for k, a in context.state["fed.arrays"].items()},
                              dict(context.state["fed.scalars"]))
@@ -186,14 +196,15 @@ def _evaluate(msg: Message, context: Context) -> Message:
     cfg, data = _client_data(context)
     sigma = float(msg.content["job"]["sigma"])
     ic = iterative_config(cfg, sigma)
-    W = msg.content["model"]["W"].numpy()
-    C = msg.content["model"]["C"].numpy()
-    from ..kernels import rff_map
+    model = {k: a.numpy() for k, a in msg.content["model"].items()}
+    votes = [model.pop(k) for k in sorted(model) if k.startswith("vote_C_")]
+    from ._run import IterativeResult
 
     acc = float("nan")
     if data.y_true is not None:
-        Z = rff_map(data.X, ic.omega(data.X.shape[1]))
-        acc = float(np.mean(predict(Z, W, C) == data.y_true))
+        res = IterativeResult(model["W"], model["C"], None, G=model.get("G"),
+                              vote_C=dict(enumerate(votes)), n_classes=data.n_classes)
+        acc = float(np.mean(res.predict(data.X, ic) == data.y_true))
     return Message(RecordDict({"metrics": ConfigRecord({"accuracy": acc,
                                                         "client_id": data.client_id})}),
                    reply_to=msg)
@@ -317,7 +328,7 @@ def _main(grid: Grid, context: Context) -> None:
 
 
 def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Context) -> None:
-    n_clients = int(cfg["num-clients"]) if cfg["dataset"] == "synthetic" else 4
+    n_clients = n_clients_of(cfg)
     timeout = float(cfg["round-timeout-s"])
     nodes = _wait_for_nodes(grid, n_clients, float(cfg["wait-nodes-s"]))
     t0 = time.monotonic()
@@ -346,11 +357,11 @@ def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Contex
     if sorted(node_of) != list(range(1, n_clients + 1)):
         raise RuntimeError(f"expected clients 1..{n_clients}, got {sorted(node_of)} "
                            "(check each SuperNode's --node-config partition-id)")
-    sigma = float(cfg["sigma"]) or agree_bandwidth(sigmas)
+    sigma = resolve_sigma(cfg, sigmas)
     result.update(sigma=sigma, nodes={str(k): v for k, v in node_of.items()},
                   hello_s=time.monotonic() - t0)
     job = {"sigma": sigma, "n_clients": n_clients}
-    n_classes = 10 if cfg["dataset"] == "office_caltech" else 3
+    n_classes = n_classes_of(cfg)
     if cfg["secure-aggregation"]:
         if cfg["protocol"] != "oneshot":
             raise ValueError("secure-aggregation=true needs protocol=oneshot: the iterative "
@@ -363,8 +374,14 @@ def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Contex
                                n_classes, n_input)
         max_rounds = server.config.max_rounds + 1
     else:
-        server = IterativeServer(iterative_config(cfg, sigma), list(range(1, n_clients)),
-                                 n_clients, n_classes)
+        ic = iterative_config(cfg, sigma)
+        deep: dict = {}
+        if ic.deep:
+            from ._deep import initial_parts, model_spec
+
+            deep = {"init": initial_parts(ic, n_input, n_classes),
+                    "spec": model_spec(ic, n_input, n_classes, n_clients)}
+        server = IterativeServer(ic, list(range(1, n_clients)), n_clients, n_classes, **deep)
         max_rounds = int(cfg["rounds"])
     rounds, up, down = [], 0, 0
     for _ in range(max_rounds):
@@ -405,8 +422,14 @@ def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Contex
         arrays["eigenvalues"] = server.eigenvalues
     else:
         arrays["C"] = server.C
-        ev = Message(RecordDict({"model": ArrayRecord({"W": Array(server.W),
-                                                       "C": Array(server.C)}),
+        model = {"W": server.W, "C": server.C}
+        if server.G is not None:
+            arrays["G"] = model["G"] = server.G
+        if server.config.vote:
+            result["voters"] = sorted(server.vote_C)
+            model.update({f"vote_C_{k}": v for k, v in sorted(server.vote_C.items())})
+        ev = Message(RecordDict({"model": ArrayRecord({k: Array(np.ascontiguousarray(v))
+                                                       for k, v in model.items()}),
                                  "job": ConfigRecord(job)}),
                      dst_node_id=node_of[n_clients], message_type="evaluate", group_id="eval")
         rep, _ = _exchange(grid, [ev], timeout)
