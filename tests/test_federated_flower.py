@@ -117,3 +117,28 @@ def test_flower_secagg_survives_a_client_dropping_mid_protocol(tmp_path):
 
     central = run_oneshot(survivors, oc, n_classes=parts[0].n_classes)
     assert _angle(res["W"], central.W) < 1e-6
+
+
+@pytest.mark.network
+def test_flower_deep_digits_job_matches_simulator(tmp_path, data_home):
+    """Issue #21: the deep model (CNN extractor, FCNN classifier) over Flower: 3 SuperNodes
+    (MNIST and UCI sources, USPS target) over TLS; the extractor G travels with the classifier,
+    the bytes equal the simulator's and the model matches it up to float32 arithmetic."""
+    pytest.importorskip("torch", reason='the deep extra (pip install "shiftlearn[deep]")')
+    import time
+
+    job = {"dataset": "digits", "target": "usps", "rounds": 2, "local-steps": 1,
+           "n-features": 20, "n-components": 8, "lam": 0.3}
+    t0 = time.monotonic()
+    with LoopbackDeployment(3, tmp_path) as dep:
+        res = dep.run(job, timeout=170)
+    wall = time.monotonic() - t0
+    assert res["status"] == "ok", res.get("traceback")
+    assert res["rejections"] == {}
+    sim = simulate_job(job)
+    assert res["bytes_up"] == sim["bytes_up"] and res["bytes_down"] == sim["bytes_down"]
+    for k in ("W", "C", "G"):
+        np.testing.assert_allclose(res[k], sim[k], rtol=0, atol=1e-4)
+    assert res["target_accuracy"] == pytest.approx(sim["target_accuracy"], abs=0.01)
+    assert res["baseline"] == pytest.approx(sim["baseline"], abs=0.01)
+    assert wall < 180, wall
