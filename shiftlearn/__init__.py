@@ -20,7 +20,6 @@ _LAZY = {
     "DomainAdaptationClassifier": "shiftlearn.adaptation",
     "make_da_pipeline": "shiftlearn.adaptation",
     "LabeledOnly": "shiftlearn.adaptation",
-    "SourceCVSearch": "shiftlearn.model_selection",
     "MarginalTransferClassifier": "shiftlearn.generalization",
     "MarginalTransferRegressor": "shiftlearn.generalization",
     "PoolingClassifier": "shiftlearn.generalization",

@@ -93,13 +93,14 @@ def test_demo_default_methods_on_one_task(data_home, capsys):
 
 
 def test_demo_tuned_is_the_source_cv_protocol(data_home, capsys):
-    """--tuned reports the target accuracy of SourceCVSearch over DEFAULT_GRIDS (source labels
-    only), the same number a direct search gives."""
+    """--tuned reports the target accuracy of 5-fold source CV over DEFAULT_GRIDS (source
+    labels only), the same number a plain GridSearchCV (no shared memory) gives."""
+    from sklearn.model_selection import GridSearchCV
     from sklearn.neighbors import KNeighborsClassifier
 
     from shiftlearn.adaptation import TCA, DomainAdaptationClassifier
     from shiftlearn.datasets import load_office_caltech
-    from shiftlearn.model_selection import DEFAULT_GRIDS, SourceCVSearch
+    from shiftlearn.model_selection import DEFAULT_GRIDS, SourceKFold
 
     code = cli.main(["demo", "subspace", "--tasks", "D:W", "--methods", "raw,TCA", "--tuned"])
     out = capsys.readouterr().out
@@ -107,8 +108,8 @@ def test_demo_tuned_is_the_source_cv_protocol(data_home, capsys):
     assert "5-fold CV on the SOURCE labels" in out
     X, y, sd, y_true = load_office_caltech().pack("dslr", "webcam", return_masked_labels=True)
     grid = {f"adapter__{k}": v for k, v in DEFAULT_GRIDS["TCA"].items()}
-    search = SourceCVSearch(DomainAdaptationClassifier(TCA(), KNeighborsClassifier(1)), grid,
-                            cv=5).fit(X, y, sd)
+    search = GridSearchCV(DomainAdaptationClassifier(TCA(), KNeighborsClassifier(1)), grid,
+                          cv=SourceKFold(5)).fit(X, y, groups=sd, sample_domain=sd)
     expected = 100 * np.mean(search.predict(X[sd < 0]) == y_true[sd < 0])
     assert _rows(out)["D -> W"] == ["63.39", f"{expected:.2f}"]
 
@@ -326,11 +327,17 @@ def test_doctests(name):
     assert result.failed == 0
 
 
-def test_default_grids_and_source_cv_estimator_are_exported():
+def test_default_grids_and_fit_source_cv_are_exported():
+    from sklearn.model_selection import GridSearchCV
+
     from shiftlearn.adaptation import SCA
-    from shiftlearn.model_selection import DEFAULT_GRIDS, SourceCVSearch, source_cv_estimator
+    from shiftlearn.datasets import make_sca_toy
+    from shiftlearn.model_selection import DEFAULT_GRIDS, fit_source_cv
 
     assert set(DEFAULT_GRIDS) == {"TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA"}
-    est = source_cv_estimator(SCA(), DEFAULT_GRIDS["SCA"], cv=3)
-    assert isinstance(est, SourceCVSearch) and est.cv == 3
+    X, y, sd = make_sca_toy(n_per_cluster=10, random_state=0)
+    grid = dict(DEFAULT_GRIDS["SCA"], n_components=[1, 2])
+    est = fit_source_cv(SCA(), grid, X, y, sd, cv=3)
+    assert isinstance(est, GridSearchCV) and est.cv.n_splits == 3
     assert len(est.param_grid) == 4 and est.param_grid["adapter__whiten"] == [False]
+    assert len(est.estimator.memory) == 0              # the shared memory is emptied

@@ -23,7 +23,15 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA, DomainAdaptationClassifier, uSCA
+from shiftlearn.adaptation import (
+    RFSCA,
+    RFTCA,
+    SCA,
+    TCA,
+    DomainAdaptationClassifier,
+    FitMemory,
+    uSCA,
+)
 from shiftlearn.boosting import MultiTaskBoostingClassifier
 from shiftlearn.generalization import (
     MarginalTransferClassifier,
@@ -33,7 +41,6 @@ from shiftlearn.generalization import (
     TaskGroupSearchCV,
 )
 from shiftlearn.kernels import RandomFourierFeatures
-from shiftlearn.model_selection import SourceCVSearch
 
 ESTIMATORS = [
     TCA(),
@@ -43,7 +50,7 @@ ESTIMATORS = [
     RFSCA(random_state=0),
     RandomFourierFeatures(random_state=0),
     DomainAdaptationClassifier(TCA()),
-    SourceCVSearch(DomainAdaptationClassifier(TCA()), {"adapter__mu": [1.0]}),
+    DomainAdaptationClassifier(SCA(), memory=FitMemory()),     # a memory shared by the clones
     MarginalTransferClassifier(random_state=0),
     MarginalTransferRegressor(random_state=0),
     PoolingClassifier(random_state=0),
@@ -64,7 +71,6 @@ _TEST_TASK = ("predict embeds the rows of one call (one sample_domain id) as one
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "DomainAdaptationClassifier": {"check_classifiers_classes": _MINUS_ONE},
-    "SourceCVSearch": {"check_classifiers_classes": _MINUS_ONE},
     "MarginalTransferClassifier": {"check_classifiers_classes": _MINUS_ONE,
                                    "check_methods_subset_invariance": _TEST_TASK},
     "MarginalTransferRegressor": {"check_methods_subset_invariance": _TEST_TASK},
@@ -111,8 +117,6 @@ FRAME_ESTIMATORS = [
     RFSCA(n_components=2, n_features=50, random_state=0),
     RandomFourierFeatures(n_features=5, random_state=0),
     DomainAdaptationClassifier(TCA(n_components=2)),
-    SourceCVSearch(DomainAdaptationClassifier(TCA(n_components=2)), {"adapter__mu": [1.0]},
-                   cv=2),
 ]
 
 
@@ -133,8 +137,6 @@ def test_dataframe_feature_names(estimator):
         est.transform(df.to_numpy()[:, :2])
     with pytest.warns(UserWarning, match="does not have valid feature names"):
         np.testing.assert_allclose(est.transform(df.to_numpy()), Z)
-    if isinstance(est, SourceCVSearch):
-        return
     names = est.get_feature_names_out()
     assert len(names) == Z.shape[1] and len(set(names)) == len(names)
     assert names[0].startswith(type(est.adapter_ if hasattr(est, "adapter_") else est)

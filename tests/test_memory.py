@@ -42,22 +42,22 @@ def _same_up_to_sign(A, B, atol):
     np.testing.assert_allclose(A * signs, B, atol=atol)
 
 
-# (estimator, grid over the searched parameters, atol of the embeddings); grids list
-# n_components largest first, as AdaptationSelector runs them with memory
+# (estimator, grid over the searched parameters, atol of the embeddings); n_components in
+# both orders (a larger k after a smaller one is solved anew, then serves the later settings)
 CASES = [
     (TCA(eigen_solver="dense"), {"mu": [0.1, 1.0], "kernel": ["linear", "rbf"],
-                                 "scaling": ["eigh", "constraint"], "n_components": [6, 3]},
+                                 "scaling": ["eigh", "constraint"], "n_components": [3, 6]},
      1e-7),
     (TCA(eigen_solver="arpack"), {"mu": [0.1, 1.0], "n_components": [6, 3]}, 1e-6),
     (SCA(eigen_solver="dense"), {"beta": [0.1, 0.9], "kernel": ["linear", "rbf"],
-                                 "whiten": [False, True], "n_components": [6, 3]}, 1e-7),
+                                 "whiten": [False, True], "n_components": [3, 6]}, 1e-7),
     (SCA(eigen_solver="arpack"), {"beta": [0.0, 0.5, 1.0], "delta": [0.5, 2.0],
                                   "n_components": [6, 2]}, 1e-6),
     (uSCA(eigen_solver="arpack"), {"delta": [0.1, 10.0], "n_components": [6, 3]}, 1e-6),
     (RFTCA(n_features=80, random_state=0), {"mu": [0.1, 1.0], "penalty": ["features",
                                             "coefficients"], "n_components": [6, 3]}, 1e-7),
     (RFSCA(n_features=80, random_state=0), {"beta": [0.1, 0.9], "supervised": [True, False],
-                                            "n_components": [6, 3]}, 1e-7),
+                                            "n_components": [3, 6]}, 1e-7),
     (RFSCA(n_features=40, random_state=0, keep_stats=True),      # the full 2N x 2N path
      {"beta": [0.1, 0.9], "whiten": [False, True], "n_components": [6, 3]}, 1e-7),
     (RFTCA(n_features=150, random_state=0), {"mu": [0.1, 1.0], "n_components": [6, 3]},
@@ -122,6 +122,15 @@ def test_the_expensive_step_runs_once_per_rows_and_kernel(monkeypatch):
     # setting (mu, beta), whatever whiten and the (decreasing) n_components
     assert calls == {"kernel": 1, "sca_problem": 1, "rf_stats": 1, "tca_solve": 2,
                      "sca_solve": 2}
+    # increasing n_components: the first setting solves each k; later settings solve once,
+    # for the most components asked so far (k = 5), and truncate
+    mem = FitMemory()
+    for key in calls:
+        calls[key] = 0
+    for beta in (0.1, 0.5, 0.9):
+        for k in (1, 3, 5):
+            SCA(n_components=k, beta=beta, memory=mem).fit(X, y, sd)
+    assert calls["sca_problem"] == 1 and calls["sca_solve"] == 3 + 1 + 1
 
 
 def test_more_components_than_remembered_solve_again():

@@ -1,14 +1,17 @@
-"""DomainAdaptationClassifier, skada's make_da_pipeline, and SourceCVSearch."""
+"""DomainAdaptationClassifier, skada's make_da_pipeline, and the source-CV search
+(``fit_source_cv``: GridSearchCV + SourceKFold + a shared FitMemory)."""
 
 import numpy as np
 import pytest
+from sklearn.exceptions import FitFailedWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 
 from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier
 from shiftlearn.adaptation._base import ComponentsClippedWarning
 from shiftlearn.datasets import make_sca_toy
-from shiftlearn.model_selection import SourceCVSearch
+from shiftlearn.model_selection import SourceKFold, fit_source_cv
 
 
 def _toy(n=20, seed=0):
@@ -34,7 +37,7 @@ def test_meta_estimator_fits_adapter_on_all_rows_classifier_on_sources():
     assert 0 <= clf2.score(X, y) <= 1
 
 
-def test_meta_errors_and_path():
+def test_meta_errors():
     X, y, sd, _ = _toy()
     with pytest.raises(ValueError, match="source rows"):
         DomainAdaptationClassifier(TCA(n_components=2)).fit(X[sd < 0], y[sd < 0], sd[sd < 0])
@@ -49,20 +52,6 @@ def test_meta_errors_and_path():
         DomainAdaptationClassifier(TCA(n_components=2)).fit(X, one, sd)
     with pytest.raises(ValueError, match="Unknown label type"):
         DomainAdaptationClassifier(TCA(n_components=2)).fit(X, np.linspace(0, 1, len(y)))
-    clf = DomainAdaptationClassifier(SCA(beta=0.3))
-    path = clf.fit_path(X, y, sd, [1, 3])
-    direct = DomainAdaptationClassifier(SCA(n_components=1, beta=0.3)).fit(X, y, sd)
-    np.testing.assert_allclose(np.abs(path[0].transform(X)), np.abs(direct.transform(X)),
-                               atol=1e-8)
-    np.testing.assert_array_equal(path[0].predict(X), direct.predict(X))
-    # a k beyond what the data allow (3 classes at beta = 1: at most 2) is clipped, as a fit
-    with pytest.warns(ComponentsClippedWarning):
-        path = DomainAdaptationClassifier(SCA(beta=1.0)).fit_path(X, y, sd, [1, 5])
-    with pytest.warns(ComponentsClippedWarning):
-        direct = DomainAdaptationClassifier(SCA(n_components=5, beta=1.0)).fit(X, y, sd)
-    assert path[1].adapter_.n_components_ == direct.adapter_.n_components_ == 2
-    np.testing.assert_allclose(np.abs(path[1].transform(X)), np.abs(direct.transform(X)),
-                               atol=1e-8)
 
 
 def test_inside_skada_pipeline():
@@ -74,67 +63,49 @@ def test_inside_skada_pipeline():
     np.testing.assert_array_equal(pipe.predict(X[sd < 0]), ours.predict(X[sd < 0]))
 
 
-def test_source_cv_search_uses_source_labels_only():
+def test_fit_source_cv_uses_source_labels_only_and_equals_a_plain_search():
     X, y, sd, yt = _toy(n=8)
-    grid = {"adapter__beta": [0.2, 0.8], "adapter__n_components": [1, 2]}
-    search = SourceCVSearch(DomainAdaptationClassifier(SCA(bandwidth=2.0)), grid, cv=5)
-    search.fit(X, y, sd)
+    grid = {"beta": [0.2, 0.8], "n_components": [1, 2]}
+    search = fit_source_cv(SCA(bandwidth=2.0), grid, X, y, sd, cv=5)
     res = search.cv_results_
     assert len(res["params"]) == 4 and "split4_test_score" in res
     assert search.best_params_ == res["params"][int(np.argmin(res["rank_test_score"]))]
     # the refit saw every row (targets included)
     assert search.best_estimator_.adapter_.X_fit_.shape[0] == len(X)
-    # the path (one solve per setting) gives the same scores as fitting each k
-    plain = SourceCVSearch(DomainAdaptationClassifier(SCA(bandwidth=2.0)), grid, cv=5,
-                           use_path=False, refit=False).fit(X, y, sd)
-    order = [plain.cv_results_["params"].index(p) for p in res["params"]]
-    np.testing.assert_allclose(res["mean_test_score"],
-                               plain.cv_results_["mean_test_score"][order])
+    # the shared memory changes nothing: a plain search (every fit from scratch) agrees
+    plain = GridSearchCV(DomainAdaptationClassifier(SCA(bandwidth=2.0), KNeighborsClassifier(1)),
+                         {f"adapter__{k}": v for k, v in grid.items()}, cv=SourceKFold(5))
+    plain.fit(X, y, groups=sd, sample_domain=sd)
+    for key in ("mean_test_score", "split0_test_score", "split4_test_score"):
+        np.testing.assert_array_equal(res[key], plain.cv_results_[key])
+    assert search.best_params_ == plain.best_params_
     assert search.predict(X[sd < 0]).shape == ((sd < 0).sum(),)
+    # the held-out (validation) rows of every fold are labeled source rows + the targets
+    for train, val in SourceKFold(5).split(X, y, groups=sd):
+        assert np.all(sd[train][y[train] == -1] < 0) and set(np.flatnonzero(sd < 0)) <= set(val)
 
 
-def test_source_cv_search_errors_and_failed_settings():
+def test_fit_source_cv_errors_clipping_and_failed_settings():
     X, y, sd, _ = _toy(n=10)
-    with pytest.raises(ValueError, match="'cv' parameter of SourceCVSearch"):
-        SourceCVSearch(DomainAdaptationClassifier(TCA()), {}, cv=1).fit(X, y, sd)
-    with pytest.raises(ValueError, match="cannot be split into cv=50 folds"):
-        SourceCVSearch(DomainAdaptationClassifier(TCA()), {}, cv=50).fit(X, y, sd)
-    # k = 5 is more than beta = 1 allows with 3 classes: clipped to 2 (warned), same scores
-    grid = {"adapter__beta": [1.0], "adapter__n_components": [2, 5]}
+    with pytest.raises(ValueError, match="cannot be split into 50 folds"):
+        fit_source_cv(TCA(), {"mu": [1.0]}, X, y, sd, cv=50)
+    # k = 5 is more than beta = 1 allows with 3 classes: clipped to 2 (warned), same scores;
+    # ties go to the first setting in grid order
+    grid = {"beta": [1.0], "n_components": [2, 5]}
     with pytest.warns(ComponentsClippedWarning):
-        search = SourceCVSearch(DomainAdaptationClassifier(SCA()), grid, cv=3,
-                                use_path=False).fit(X, y, sd)
+        search = fit_source_cv(SCA(), grid, X, y, sd, cv=3)
     scores = search.cv_results_["mean_test_score"]
     assert scores[0] == scores[1] and search.best_params_["adapter__n_components"] == 2
     # a setting that fails (a DG-only adapter given target rows) scores NaN and ranks last
-    grid = {"adapter__setting": ["dg", "auto"], "adapter__n_components": [2]}
-    search = SourceCVSearch(DomainAdaptationClassifier(SCA()), grid, cv=3).fit(X, y, sd)
+    with pytest.warns(FitFailedWarning, match="3 fits failed out of a total of 6"):
+        search = fit_source_cv(SCA(), {"setting": ["dg", "auto"], "n_components": [2]}, X, y,
+                               sd, cv=3)
     assert np.isnan(search.cv_results_["mean_test_score"][0])
     assert search.best_params_["adapter__setting"] == "auto"
-    # every setting failing names the first failure
-    with pytest.raises(ValueError, match=r"the first failure: ValueError: SCA\(setting='dg'\) "
+    # every setting failing names the failure
+    with pytest.raises(ValueError, match=r"(?s)All the 3 fits failed.*SCA\(setting='dg'\) "
                        "must not see target rows"):
-        SourceCVSearch(DomainAdaptationClassifier(SCA()), {"adapter__setting": ["dg"]},
-                       cv=3).fit(X, y, sd)
-
-
-def test_source_cv_search_verbose_reports_progress_without_changing_results(capsys):
-    X, y, sd = make_sca_toy(n_per_cluster=15, random_state=0)
-    grid = {"adapter__n_components": [1, 2], "adapter__beta": [0.1, 0.9]}
-
-    def search(verbose):
-        return SourceCVSearch(DomainAdaptationClassifier(SCA()), grid, cv=3,
-                              verbose=verbose).fit(X, y, sd)
-
-    quiet = search(0)
-    assert capsys.readouterr().err == ""
-    loud = search(1)
-    err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("SourceCVSearch: 4 settings x 3 folds")
-    assert [line.split(" done")[0] for line in err[1:]] == ["fold 1/3", "fold 2/3", "fold 3/3"]
-    assert str(loud.best_params_) in err[-1]
-    search(2)
-    assert sum("fit 1/2" in line for line in capsys.readouterr().err.splitlines()) == 3
-    np.testing.assert_array_equal(loud.cv_results_["mean_test_score"],
-                                  quiet.cv_results_["mean_test_score"])
-    assert loud.best_params_ == quiet.best_params_
+        fit_source_cv(SCA(), {"setting": ["dg"]}, X, y, sd, cv=3)
+    # no key of the grid applies: the plain classifier, fitted
+    clf = fit_source_cv(TCA(n_components=2), {"nope": [1]}, X, y, sd)
+    assert isinstance(clf, DomainAdaptationClassifier) and hasattr(clf, "estimator_")

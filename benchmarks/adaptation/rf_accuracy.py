@@ -8,7 +8,7 @@ approximate the Gaussian kernel only, so the comparison is RBF vs RBF).
 * ``--part office-cv`` (the headline): exact TCA, RF-TCA ``penalty='coefficients'`` (exact
   TCA's problem with the random-feature kernel, the variant that tends to exact TCA) and RF-TCA
   ``penalty='features'`` (the RF-TCA paper's Algorithm 1), each with its OWN 5-fold
-  cross-validation on the SOURCE labels (:class:`~shiftlearn.model_selection.SourceCVSearch`)
+  cross-validation on the SOURCE labels (:func:`~shiftlearn.model_selection.fit_source_cv`)
   over k in {10, 20, 30, 50} x mu in {0.1, 1, 10, 100}; ``--seeds`` draws of the frequencies,
   ``--penalties`` restricts the RF variants. Issue target: RF-TCA within 1 point of exact TCA
   on average.
@@ -54,7 +54,7 @@ from shiftlearn.adaptation import (  # noqa: E402
 )
 from shiftlearn.datasets import load_mnist_usps, load_office_caltech  # noqa: E402
 from shiftlearn.kernels import center_kernel, rbf_kernel, rff_map  # noqa: E402
-from shiftlearn.model_selection import SourceCVSearch  # noqa: E402
+from shiftlearn.model_selection import fit_source_cv  # noqa: E402
 
 KS = [10, 20, 30, 50]
 PART_FILE = results_dir(__file__) / "_rf_accuracy_parts.json"
@@ -63,8 +63,7 @@ PARTS = PartsFile(PART_FILE)
 
 def cv_then_score(adapter, X, y, sd, yt):
     test = sd < 0
-    est = DomainAdaptationClassifier(adapter, KNeighborsClassifier(1))
-    search = SourceCVSearch(est, {"adapter__n_components": KS}, cv=5, refit=True).fit(X, y, sd)
+    search = fit_source_cv(adapter, {"n_components": KS}, X, y, sd)
     return (float(search.best_estimator_.score(X[test], yt[test])),
             int(search.best_params_["adapter__n_components"]))
 
@@ -126,9 +125,9 @@ def cv_search(adapter, X, y, sd, yt, grid=None):
     """5-fold source-label CV over ``grid`` (default CV_GRID; k as a path), refit on all rows:
     target accuracy, the chosen parameters by short name (k, mu, beta) and the CV score."""
     test = sd < 0
-    est = DomainAdaptationClassifier(adapter, KNeighborsClassifier(1))
-    search = SourceCVSearch(est, CV_GRID if grid is None else grid, cv=5, refit=True)
-    search.fit(X, y, sd)
+    grid = CV_GRID if grid is None else grid
+    search = fit_source_cv(adapter, {k.removeprefix("adapter__"): v for k, v in grid.items()},
+                           X, y, sd)
     best = {_SHORT_NAMES[name]: (int(v) if name == "adapter__n_components" else float(v))
             for name, v in search.best_params_.items()}
     return {"acc": float(search.best_estimator_.score(X[test], yt[test])), **best,
@@ -303,7 +302,9 @@ def report_office_cv(d):
         "## Office+Caltech SURF: each method with its own source CV (k x mu), 1NN\n\n"
         "Gaussian kernel, median bandwidth for every method; grid k in {10, 20, 30, 50} x mu "
         "in {0.1, 1, 10, 100}; 5-fold CV on the labeled SOURCE rows only "
-        "(`SourceCVSearch`, refit on all rows); target labels never used for a choice. "
+        "(`fit_source_cv`: GridSearchCV with SourceKFold, refit on all rows; the parts run "
+        "before 2026-11-24 used SourceCVSearch, same folds, order and ties); target labels "
+        "never used for a choice. "
         "RF-TCA with N = 1,000 frequencies (2,000 feature columns), frequency seed 0 in the "
         "table (`coef, other seeds`: the coefficient variant with other seeds, where run). "
         "`coef`: `penalty='coefficients'` (exact TCA's problem with the random-feature kernel, "

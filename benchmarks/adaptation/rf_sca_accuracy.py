@@ -5,7 +5,8 @@ own source CV.
 approximate the Gaussian kernel only), the DA setting ``delta = 1``, ``whiten=False`` (source CV
 rejected whitening on all 12 tasks in ``subspace_accuracy.py``), grid ``beta`` in
 {0.1, 0.3, 0.5, 0.7, 0.9} x ``k`` in {10, 20, 30, 50}, 5-fold CV on the labeled SOURCE rows
-(``SourceCVSearch``, refit on all rows), 1NN on the adapted source rows, accuracy on the
+(:func:`~shiftlearn.model_selection.fit_source_cv`, refit on all rows), 1NN on the adapted
+source rows, accuracy on the
 target. RF-SCA with N = 1,000 frequencies, ``sampling`` Gaussian (the RF-TCA paper's draw) and
 orthogonal, frequency seeds 0-2. Target labels only score. ::
 

@@ -234,8 +234,9 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """A fitted copy that keeps only the ``k`` leading components.
 
         Exact for adapters whose components are nested eigenvectors scaled per component
-        (fitting with ``n_components=k`` gives the same embedding); lets a search over
-        ``n_components`` cost one eigen-solve.
+        (fitting with ``n_components=k`` gives the same embedding, up to sign); a search over
+        ``n_components`` gets the same saving through ``memory``
+        (:class:`~shiftlearn.adaptation.FitMemory`).
         """
         import copy
 

@@ -4,9 +4,15 @@ A grid search fits the same adapter on the same training fold many times, changi
 hyper-parameter at a time. Much of each fit does not depend on the searched parameter: the
 kernel matrix (TCA across ``mu``), SCA's problem and the Cholesky factor of its ``delta``-free
 denominator (across ``beta`` and ``delta``), the random-feature statistics (RF-TCA / RF-SCA
-across every setting), and the eigen-solve for the largest ``n_components`` of a setting, of
-which every smaller ``n_components`` is a truncation (nested leading eigenvectors). An adapter
-given ``memory=FitMemory()`` stores those pieces there and finds them again on the next fit.
+across every setting), and the eigen-solve of each setting, of which every smaller
+``n_components`` is a truncation (nested leading eigenvectors). An adapter given
+``memory=FitMemory()`` stores those pieces there and finds them again on the next fit. A new
+setting is solved for the most components asked so far of the same adapter class (at most what
+its problem allows, :meth:`FitMemory.nested_solve`), so that, once the largest
+``n_components`` of a grid has been asked, every later setting costs one solve whatever the
+grid's order; a grid run largest first (as
+:class:`~shiftlearn.model_selection.AdaptationSelector` does) costs one solve per setting
+from the start.
 
 Decisions
 ---------
@@ -42,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import threading
+import warnings
 from collections import OrderedDict
 from numbers import Integral
 
@@ -113,6 +120,7 @@ class FitMemory:
         self.max_bytes = int(max_bytes)
         self._store: OrderedDict = OrderedDict()
         self._sizes: dict = {}
+        self._largest: dict = {}        # family -> most components asked (see nested_solve)
         self._lock = threading.RLock()
         self.hits = 0
         self.misses = 0
@@ -143,6 +151,7 @@ class FitMemory:
         with self._lock:
             self._store.clear()
             self._sizes.clear()
+            self._largest.clear()
 
     @staticmethod
     def fingerprint(*parts) -> str:
@@ -198,32 +207,44 @@ class FitMemory:
             if self._store.get(key) is value:
                 self.put(key, value)
 
-    def nested_solve(self, key, k: int, solve):
+    def nested_solve(self, key, k: int, solve, *, family=None, limit: int | None = None):
         """The ``k`` leading eigenpairs of a problem, reusing a stored solve for more.
 
         ``solve(k)`` returns a tuple ``(eigenvalues, *arrays)`` whose last axis indexes the
         components, leading first (it may return fewer than ``k`` when the problem has
         fewer). A stored result with at least ``k`` components is truncated (nested leading
-        eigenvectors: the same pairs up to sign, see the module docstring); otherwise
-        ``solve(k)`` runs and replaces it. ``key=None`` just calls ``solve(k)``. The arrays
-        returned are the caller's to modify.
+        eigenvectors: the same pairs up to sign, see the module docstring). Otherwise the
+        problem is solved for the most components asked so far in its ``family`` (the
+        adapter's class; at most ``limit``, what the problem allows); if that larger solve
+        fails or returns fewer than ``k`` pairs, ``solve(k)`` runs instead, as a fit without
+        memory would (its warnings and errors included). ``key=None`` just calls
+        ``solve(k)``. The arrays returned are the caller's to modify.
         """
         if key is None:
             return solve(k)
         hit = self.get(key)
         if hit is not None and hit[0].shape[0] >= k:
             return tuple(a[..., :k].copy() for a in hit)
-        out = solve(k)
+        want = k
+        if family is not None:
+            with self._lock:
+                want = max(k, self._largest.get(family, 0))
+                self._largest[family] = want
+            want = want if limit is None else max(k, min(want, int(limit)))
+        out = None
+        if want > k:
+            try:
+                with warnings.catch_warnings():      # warnings about the larger k: not asked
+                    warnings.simplefilter("ignore")
+                    out = solve(want)
+            except ValueError:
+                out = None
+            if out is not None and out[0].shape[0] < k:
+                out = None
+        if out is None:
+            out = solve(k)
         self.put(key, tuple(a.copy() for a in out))
-        return out
-
-
-def memory_key(memory: FitMemory | None, *parts):
-    """``(parts...)`` when ``memory`` is a :class:`FitMemory` and no part is ``None`` (a piece
-    that cannot be recognised, e.g. a callable kernel), else ``None``: nothing is stored."""
-    if memory is None or any(p is None for p in parts):
-        return None
-    return parts
+        return tuple(a[..., :k].copy() for a in out) if want > k else out
 
 
 def seed_key(random_state):

@@ -17,10 +17,6 @@ from ._memory import FitMemory
 __all__ = ["DomainAdaptationClassifier"]
 
 
-def _truncatable(adapter) -> bool:
-    return hasattr(adapter, "truncate")
-
-
 def _estimator_has(attr: str):
     """``available_if`` test: the fitted classifier (else the given one, else the default 1NN)
     has ``attr``."""
@@ -168,36 +164,6 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         """``fit(X, y, sample_domain)``, then the adapted features of the training rows (the
         adapter's own ``fit_transform``, equal to ``transform(X)``)."""
         return self._fit_transform(X, y, sample_domain)
-
-    def fit_path(self, X, y, sample_domain, n_components_values):
-        """Fitted copies for several ``adapter__n_components`` from ONE adapter fit.
-
-        Valid for adapters whose leading components are nested (TCA, SCA: eigenvectors sorted
-        by eigenvalue, scaled per component); they expose ``truncate(k)``. Used by
-        :class:`~shiftlearn.model_selection.SourceCVSearch` to search ``n_components`` at the
-        cost of one eigen-solve. Returns a list of fitted estimators in the order given.
-        """
-        if self.adapter is None or not _truncatable(self.adapter):
-            raise ValueError(f"{type(self.adapter).__name__} has no truncate(k); "
-                             "fit each n_components separately.")
-        proto = clone(self)
-        X, y, sd, lab = self._validate(X, y, sample_domain, estimator=proto)
-        ks = [int(k) for k in n_components_values]
-        big = clone(self.adapter).set_params(n_components=max(ks))
-        Zfull = big.fit_transform(X, y, sample_domain=sd)
-        out = []
-        for k in ks:
-            # a k beyond what the data allow was clipped by the big fit (with its warning),
-            # exactly as a fit with n_components=k would clip it
-            used = min(k, big.n_components_)
-            est = clone(self).set_params(adapter=clone(self.adapter).set_params(n_components=k))
-            est.adapter_ = big.truncate(used)
-            for name in ("n_features_in_", "feature_names_in_"):
-                if hasattr(proto, name):
-                    setattr(est, name, getattr(proto, name))
-            est._fit_classifier(Zfull[:, :used], y, lab)
-            out.append(est)
-        return out
 
     def transform(self, X):
         """The adapted features of ``X`` (same feature count and names as in ``fit``)."""

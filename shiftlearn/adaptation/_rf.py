@@ -221,12 +221,14 @@ class _RFBase(BaseSubspaceTransformer):
     def _fit(self, X, y, sample_domain):
         self._solve(*self._fit_stats(X, y, sample_domain))
 
-    def _leading(self, key, k: int, solve):
+    def _leading(self, key, k: int, limit: int, solve):
         """``solve(k) -> (V, w)``, or a truncation of a remembered solve for more components
-        (``key``: the statistics' memory key and the solver's parameters; ``None``: none)."""
+        (``key``: the statistics' memory key, the method and the solver's parameters;
+        ``None``: nothing remembered; ``limit``: the most components the problem allows)."""
         if key is None or self.memory is None:
             return solve(k)
-        w, V = self.memory.nested_solve(key, k, lambda k: solve(k)[::-1])
+        w, V = self.memory.nested_solve(key, k, lambda k: solve(k)[::-1],
+                                        family=type(self).__name__, limit=limit)
         return V, w
 
     def fit_from_stats(self, stats: RFStats, omega=None):
@@ -466,10 +468,10 @@ class RFTCA(_RFBase):
 
     def _solve(self, stats: RFStats, basis: np.ndarray | None, key: tuple | None = None):
         self.mu_ = self._mu()
-        k = clip_n_components(self.n_components,
-                              *rftca_max_components(stats, self._feature_columns()), "RFTCA")
+        limit, why = rftca_max_components(stats, self._feature_columns())
+        k = clip_n_components(self.n_components, limit, why, "RFTCA")
         key = None if key is None else (*key, "rftca", self.mu_, self.penalty, self.eigen_solver)
-        V, w = self._leading(key, k, lambda k: rftca_from_stats(
+        V, w = self._leading(key, k, limit, lambda k: rftca_from_stats(
             stats, k, self.mu_, penalty=self.penalty, eigen_solver=self.eigen_solver,
             rank_deficient="clip"))
         if basis is not None:
@@ -612,13 +614,13 @@ class RFSCA(_RFBase):
     def _solve(self, stats: RFStats, basis: np.ndarray | None, key: tuple | None = None):
         self._check_setting(bool(np.any(stats.domains < 0)))
         beta = float(self.beta) if self.supervised else 0.0
-        k = clip_n_components(self.n_components,
-                              *rfsca_max_components(stats, beta, self.supervised,
-                                                    2 * self.omega_.shape[1]), "RFSCA")
+        limit, why = rfsca_max_components(stats, beta, self.supervised,
+                                          2 * self.omega_.shape[1])
+        k = clip_n_components(self.n_components, limit, why, "RFSCA")
         if key is not None:
             key = (*key, "rfsca", beta, float(self.delta), float(self.eps), self.domains,
                    bool(self.supervised), self.class_scatter_normalization, self.eigen_solver)
-        V, w = self._leading(key, k, lambda k: rfsca_from_stats(
+        V, w = self._leading(key, k, limit, lambda k: rfsca_from_stats(
             stats, k, float(self.beta), float(self.delta), float(self.eps),
             domains=self.domains, supervised=self.supervised,
             class_scatter_normalization=self.class_scatter_normalization,

@@ -483,7 +483,9 @@ class SCA(BaseSubspaceTransformer):
         def solve(k):
             return sca_solve(prob, k, eigen_solver=self.eigen_solver, factors=entry["factors"])
 
-        w, B = solve(k) if mem is None else mem.nested_solve(skey, k, solve)
+        limit = self.classes_.shape[0] - 1 if beta == 1.0 else n - 1
+        w, B = solve(k) if mem is None else mem.nested_solve(skey, k, solve, family="SCA",
+                                                             limit=limit)
         if pkey is not None:
             mem.recount(pkey, entry)        # the factors were filled
         self.eigenvalues_ = w

@@ -298,7 +298,8 @@ class TCA(BaseSubspaceTransformer):
             return tca_components(K, ell, k, mu, overwrite_K=not kept,
                                   eigen_solver=resolve_tca_solver(self.eigen_solver, n, k))
 
-        w, W, KW = solve(k) if mem is None else mem.nested_solve(skey, k, solve)
+        w, W, KW = solve(k) if mem is None else mem.nested_solve(skey, k, solve, family="TCA",
+                                                                 limit=n - 1)
         K = None                            # free it before the scaling (unless remembered)
         if self.scaling == "constraint":
             scale = 1.0 / np.sqrt(np.maximum(w, 1e-12 * max(float(w[0]), 1e-300)))

@@ -332,7 +332,7 @@ def _fit(args, X, y, sd, codes, n_sources):
     choose among them (``auto``). Returns the model, the fitted adapter's ``transform`` (None
     without adaptation), its parameters, where they came from, the validation estimate of the
     chosen setting and the selection summary (``auto``; else None)."""
-    from ..model_selection import DEFAULT_GRIDS, source_cv_estimator
+    from ..model_selection import DEFAULT_GRIDS, fit_source_cv
 
     params = parse_params(args.param)
     clf = _classifier(args.classifier)
@@ -350,8 +350,8 @@ def _fit(args, X, y, sd, codes, n_sources):
                 f"chosen by {args.select}{how}", estimate, selection)
     adapter = _adapter(args.method, args.seed, params)
     grid = {k: v for k, v in DEFAULT_GRIDS.get(args.method, {}).items() if k not in params}
-    model = source_cv_estimator(adapter, grid if args.tune else {}, clf,
-                                verbose=0 if args.quiet or not args.tune else 1).fit(X, y, sd)
+    model = fit_source_cv(adapter, grid if args.tune else {}, X, y, sd, clf,
+                          verbose=0 if args.quiet or not args.tune else 1)
     params_from, cv_info = "library defaults" + (" + --param" if params else ""), None
     if args.tune and hasattr(model, "best_params_"):
         params_from = "5-fold CV on the source labels"

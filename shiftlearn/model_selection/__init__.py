@@ -17,7 +17,7 @@ from ._evaluation import (
     selected_index,
     selection_summary,
 )
-from ._grids import DEFAULT_GRIDS, source_cv_estimator
+from ._grids import DEFAULT_GRIDS, fit_source_cv
 from ._scorers import (
     CircularValidation,
     DeepEmbeddedValidation,
@@ -28,7 +28,6 @@ from ._scorers import (
     SoftNeighborhoodDensity,
 )
 from ._select import ADAPTERS, AdaptationSelector, candidate_grid, make_adapter
-from ._source_cv import SourceCVSearch
 from ._splitters import (
     DomainAwareSplit,
     LeaveOneDomainOut,
@@ -54,17 +53,16 @@ __all__ = [
     "RandomStratifiedSplit",
     "RankCorrelation",
     "SoftNeighborhoodDensity",
-    "SourceCVSearch",
     "SourceKFold",
     "WorstDomainScorer",
     "candidate_grid",
     "constrained_kernel_kmeans",
+    "fit_source_cv",
     "gap_closed",
     "make_adapter",
     "rank_correlation",
     "selected_index",
     "selection_summary",
-    "source_cv_estimator",
     "split_domains",
     "split_mmd2",
 ]

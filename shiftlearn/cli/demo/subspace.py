@@ -120,9 +120,9 @@ def _one_nn_accuracy(Xs, ys, Xt, yt) -> float:
 
 def _source_cv_accuracy(adapter, grid: dict, X, y, sd, y_true) -> float:
     """Target 1NN accuracy of ``adapter`` with its hyper-parameters picked by 5-fold source CV."""
-    from ...model_selection import source_cv_estimator
+    from ...model_selection import fit_source_cv
 
-    est = source_cv_estimator(adapter, grid).fit(X, y, sd)
+    est = fit_source_cv(adapter, grid, X, y, sd)
     tgt = sd < 0
     return float(np.mean(est.predict(X[tgt]) == y_true[tgt]))
 
