@@ -323,3 +323,22 @@ def test_deep_simulate_job_reports_baseline_and_survives_message_loss(data_home)
     assert 0.0 <= res["target_accuracy"] <= 1.0
     assert set(res["baseline"]) == {"source_only", "chance"}
     assert res["bytes_up"] > 0 and res["sigma"] == 0.5
+
+
+def test_cli_deep_job_without_torch_names_the_extra(monkeypatch, capsys):
+    from shiftlearn import cli
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    code = cli.main(["federated", "simulate", "--set", "dataset=digits", "rounds=1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert 'pip install "shiftlearn[deep]"' in err and "PyTorch" in err
+
+
+def test_cli_app_writes_the_resolved_dataset_defaults(tmp_path):
+    from shiftlearn import cli
+
+    assert cli.main(["federated", "app", str(tmp_path), "--set", "dataset=digits",
+                     "lam=0.1"]) == 0
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert 'extractor = "cnn"' in text and "lam = 0.1" in text and 'mmd = "kernel"' in text

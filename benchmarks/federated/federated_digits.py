@@ -355,7 +355,8 @@ def report(store, seeds, machine):
                            if key_of(t, s) in done]) for name, key_of in rows_def[:4]}
     cfg = _config("usps", 0)
     body = [
-        f"device: {resolve_device(cfg.device).upper()} (no GPU in this run); torch threads 1.",
+        f"device: {resolve_device(cfg.device).upper()} (no GPU in this run); torch "
+        f"{__import__('torch').__version__}, 1 thread.",
         f"Model: extractor `{cfg.extractor}`, classifier `{cfg.classifier}`, N = "
         f"{cfg.n_features} (2N = {2 * cfg.n_features}), m = {cfg.n_components}, sigma = "
         f"{cfg.sigma:g} (on L2-normalised features), MMD term `{cfg.mmd}`, {cfg.n_rounds} "

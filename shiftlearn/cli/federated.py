@@ -4,9 +4,11 @@ Run a job in the fault-injecting simulator, on a Flower loopback (a SuperLink an
 127.0.0.1), or write the Flower app folder used to deploy the same job across machines::
 
     shiftlearn federated simulate --set protocol=iterative rounds=50 --loss 0.3
+    shiftlearn federated simulate --set dataset=digits target=usps extractor=cnn  # deep model
     shiftlearn federated loopback --nodes 4 --set protocol=oneshot
     shiftlearn federated loopback --set secure-aggregation=true   # one-shot under SecAgg+
     shiftlearn federated app ./fedrftca-app      # then: flwr run ./fedrftca-app <superlink>
+    shiftlearn federated app ./digits-app --set dataset=digits   # resolved digits settings
     shiftlearn federated certs ./tls --host server.example.org    # private CA + server cert
     shiftlearn federated node-keys ./keys --nodes 4               # SuperNode key pairs
     shiftlearn federated keys                    # every job key and its default
@@ -29,6 +31,10 @@ Design decisions
   with ``flwr``) and print the flags that use them.
 * ``loopback`` needs the ``federated`` extra (``flwr`` and its executables, beside Python or on
   the PATH); its absence is reported with the install command before anything starts.
+* A job whose model has an extractor (``extractor=mlp|cnn``) or the FCNN classifier needs the
+  ``deep`` extra (PyTorch); without it the job stops with the install command.
+* ``app --set`` writes the resolved job (every key, the data set's defaults included) into the
+  app's run config: a ServerApp cannot tell a default from a chosen value.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ from ._common import count, info
 
 #: Job keys whose value counts something and has a floor above 0.
 _FLOORS = {"num-clients": 2, "n-per-client": 2, "n-features": 1, "n-components": 1,
-           "rounds": 1, "local-steps": 1, "classifier-every": 1, "secagg-int-bits": 1}
+           "rounds": 1, "local-steps": 1, "classifier-every": 1, "secagg-int-bits": 1,
+           "clients-per-domain": 1}
 
 
 def _probability(text: str) -> float:
@@ -103,6 +110,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                        description="Write the Flower app folder whose components are this "
                                    "installed package's server and client apps.")
     a.add_argument("directory", help="folder to write (created if missing)")
+    a.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="job keys written into the app's run config, resolved with the data "
+                        "set's defaults, e.g. dataset=digits")
     c = sub.add_parser("certs", parents=parents,
                        help="create a private CA and a SuperLink certificate (TLS)",
                        description="Write ca.pem, ca.key, server.pem and server.key: a private "
@@ -255,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "app":
         from ..federated._deploy import write_app
 
-        print(write_app(Path(args.directory)) / "pyproject.toml")
+        print(write_app(Path(args.directory), parse_sets(args.set)) / "pyproject.toml")
         return 0
     if args.action == "certs":
         from ..federated._tls import make_certificates

@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from ._jobs import DEFAULTS, baseline, baseline_warning, job_config
+from ._jobs import baseline, baseline_warning, job_config
 
 __all__ = ["FLOWER_EXECUTABLES", "LoopbackDeployment", "check_flower", "free_port",
            "live_processes", "wait_for_port", "write_app"]
@@ -107,11 +107,16 @@ def _toml_value(v) -> str:
     return json.dumps(str(v))
 
 
-def write_app(directory: Path) -> Path:
-    """A pyproject-only Flower app whose components are this installed package's apps."""
+def write_app(directory: Path, job: dict | None = None) -> Path:
+    """A pyproject-only Flower app whose components are this installed package's apps.
+
+    Its run config holds ``job_config(job)``: every key, resolved (the data set's defaults
+    included, e.g. ``{"dataset": "digits"}`` writes the deep model's settings), because a
+    ServerApp cannot tell a default from a value the user chose.
+    """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    conf = "\n".join(f"{k} = {_toml_value(v)}" for k, v in DEFAULTS.items())
+    conf = "\n".join(f"{k} = {_toml_value(v)}" for k, v in job_config(job).items())
     (directory / "pyproject.toml").write_text(f"""[build-system]
 requires = ["hatchling"]
 build-backend = "hatchling.build"

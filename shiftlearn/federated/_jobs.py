@@ -79,7 +79,7 @@ DEFAULTS: dict = {
 #: Per data set defaults, applied under the caller's keys (see the module docstring).
 DATASET_DEFAULTS: dict[str, dict] = {
     "digits": {"protocol": "iterative", "extractor": "cnn", "classifier": "fcnn",
-               "n-features": 500, "n-components": 100, "sigma": 0.5, "rounds": 200,
+               "n-features": 500, "n-components": 100, "sigma": 0.5, "rounds": 100,
                "local-steps": 5, "lr": 0.001, "lam": 1.0, "batch-size": 64,
                "classifier-every": 1, "mmd": "kernel"},
 }
@@ -207,6 +207,11 @@ def simulate_job(overrides: dict | None = None,
     (['chance', 'source_only'], 0.333)
     """
     cfg = job_config(overrides)
+    if cfg["protocol"] == "iterative" and (cfg["extractor"] != "none"
+                                           or cfg["classifier"] != "linear"):
+        from ._deep import require_torch
+
+        require_torch()   # before any data are loaded
     parts = load_all(cfg)
     sigma = resolve_sigma(cfg, [local_bandwidth(p.X) for p in parts])
     target = parts[-1]
