@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.linalg import eigh
 
-from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA
+from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA, FitMemory
 from shiftlearn.kernels import RFF_KERNELS, kernel_matrix, median_heuristic
 
 KERNELS = ["laplacian", "cauchy"]
@@ -134,3 +134,19 @@ def test_exact_option_has_no_statistics_path():
     rf = RFTCA(n_components=2, n_features=30, random_state=0, keep_stats=True).fit(X, y, sd)
     with pytest.raises(ValueError, match="exact=True"):
         RFTCA(n_components=2, exact=True).fit_from_stats(rf.stats_, omega=rf.omega_)
+
+
+@pytest.mark.parametrize("kernel", ["laplacian", lambda A, B: (A @ B.T + 1.0) ** 2])
+def test_exact_option_with_memory_gives_the_same_fit(kernel):
+    """A FitMemory keeps the exact feature factor across mu and n_components (named kernels;
+    a callable is recomputed): the same embedding as fits without it."""
+    X, y, sd = _cluster_data()
+    mem = FitMemory()
+    for mu, k in [(1.0, 3), (10.0, 2), (1.0, 2)]:
+        kw = dict(n_components=k, mu=mu, kernel=kernel, exact=True)
+        plain = RFTCA(**kw).fit(X, y, sd)
+        kept = RFTCA(memory=mem, **kw).fit(X, y, sd)
+        np.testing.assert_allclose(np.abs(kept.transform(X)), np.abs(plain.transform(X)),
+                                   rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(kept.eigenvalues_, plain.eigenvalues_, rtol=1e-8)
+    assert (mem.hits > 0) == isinstance(kernel, str)

@@ -357,7 +357,8 @@ class RFTCA(_RFBase):
         parameter that keeps the frequencies), and the eigen-solve of each ``mu`` / ``penalty``
         for the most components asked so far, of which a smaller ``n_components`` is a
         truncation. Same results (up to sign, to the solver's tolerance); ``None`` keeps
-        nothing.
+        nothing. With ``exact=True``: the kernel's feature factor and its statistics (named
+        kernels only; a callable kernel cannot be recognised) and the solves.
 
     Attributes
     ----------
@@ -436,11 +437,21 @@ class RFTCA(_RFBase):
         check_dense_memory(n, n, EXACT_FIT_MATRICES, f"RFTCA(exact=True).fit on {n} rows", "",
                            advice="Use random features (exact=False), whose memory does not "
                            "depend on the number of rows.")
-        self.sigma_ = self._resolve_sigma(X, self.kernel)      # None: linear, callable
-        Phi, P = kernel_feature_factor(self._kernel(X))
+        rows = self._rows_key(X)                      # None without a memory
+        self.sigma_ = self._resolve_sigma(X, self.kernel, rows)   # None: linear, callable
+        kernel_key = self._kernel_key()               # None: a callable (not remembered)
+        key = None if rows is None or kernel_key is None else (
+            "exact-features", self.memory.fingerprint(rows, y, sample_domain), kernel_key)
+        hit = None if key is None else self.memory.get(key)
+        if hit is None:
+            Phi, P = kernel_feature_factor(self._kernel(X))
+            hit = (RFStats.from_features(Phi, y, sample_domain), P)
+            if key is not None:
+                self.memory.put(key, hit)
+        stats, P = hit
         self.omega_ = None
         self.fingerprint_ = None
-        self._solve(RFStats.from_features(Phi, y, sample_domain), None)
+        self._solve(stats, None, key)
         self.components_ = P @ self.components_       # dual coefficients: transform = K_x W
         self.X_fit_ = X
 
