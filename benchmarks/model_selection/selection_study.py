@@ -117,22 +117,38 @@ def load_task(name: str, s: str, t: str):
     return X, y, sd, y_true[sd < 0]
 
 
-def peer_candidates(clf) -> list[tuple[str, object, dict]]:
+def classifier_steps(clf_name: str) -> list:
+    """The classifier as pipeline steps (skada's selectors cannot route into a nested
+    scikit-learn ``Pipeline``, so the scaler is a step of the domain-aware pipeline)."""
+    if clf_name == "1nn":
+        return [KNeighborsClassifier(1)]
+    # reweighting adapters (KMM) hand sample weights to the classifier: say who takes them
+    return [StandardScaler().set_fit_request(sample_weight=False),
+            LogisticRegression(max_iter=1000).set_fit_request(sample_weight=True)]
+
+
+def peer_candidates(clf_name: str) -> list[tuple[str, object, dict]]:
     """``(label, skada pipeline, grid)`` for each peer (skada imported here: it switches
-    scikit-learn's metadata routing on for the process)."""
+    scikit-learn's metadata routing on for the process). Each is
+    ``skada.make_da_pipeline(<adapter>, <classifier steps>)``, as skada's own shortcuts build it."""
     import skada
 
-    c = clone(clf)
+    def pipe(adapter):
+        return skada.make_da_pipeline(adapter, *classifier_steps(clf_name))
+
     return [
-        ("CORAL", skada.CORAL(c), {"coraladapter__reg": ["auto", 1.0]}),
-        ("SA", skada.SubspaceAlignment(c), {"subspacealignmentadapter__n_components": [10, 30]}),
+        ("CORAL", pipe(skada.CORALAdapter()), {"coraladapter__reg": ["auto", 1.0]}),
+        ("SA", pipe(skada.SubspaceAlignmentAdapter()),
+         {"subspacealignmentadapter__n_components": [10, 30]}),
         # JDOT refits its classifier with sample weights, which 1NN does not take (nor, under
         # metadata routing, a scaler pipeline): it always uses a plain logistic regression
         ("JDOT", skada.JDOTClassifier(LogisticRegression(max_iter=1000)), {"alpha": [0.1, 1.0]}),
-        ("KMM", skada.KMMReweight(c), {"kmmreweightadapter__B": [10.0, 1000.0]}),
-        ("LinOT", skada.LinearOTMapping(c), {"linearotmappingadapter__reg": [0.1, 1.0]}),
-        ("OTLabelProp", skada.OTLabelProp(c), {"otlabelpropadapter__reg": [None, 1.0]}),
-        ("skada TCA", skada.TransferComponentAnalysis(c),
+        ("KMM", pipe(skada.KMMReweightAdapter()), {"kmmreweightadapter__B": [10.0, 1000.0]}),
+        ("LinOT", pipe(skada.LinearOTMappingAdapter()),
+         {"linearotmappingadapter__reg": [0.1, 1.0]}),
+        ("OTLabelProp", pipe(skada.OTLabelPropAdapter()),
+         {"otlabelpropadapter__reg": [None, 1.0]}),
+        ("skada TCA", pipe(skada.TransferComponentAnalysisAdapter()),
          {"transfercomponentanalysisadapter__n_components": [10, 30]}),
     ]
 
@@ -204,7 +220,7 @@ def run_task(name, s, t, clf_name, peer_max_rows: int, memory=None) -> dict:
         keep = _subsample(sd, peer_max_rows, 0)
         Xp, yp, sdp = X[keep], y[keep], sd[keep]
         ytp = yt[np.searchsorted(np.flatnonzero(sd < 0), keep[sd[keep] < 0])]
-        for label, pipe, pgrid in peer_candidates(clf):
+        for label, pipe, pgrid in peer_candidates(clf_name):
             t1 = time.perf_counter()
             try:
                 pr = _search(pipe, pgrid, Xp, yp, sdp, SourceKFold(3, random_state=0), sc,
