@@ -71,7 +71,8 @@ DOCS_MARKER = "<!-- the table below is copied from benchmarks/results/mutation.m
 #: group -> (modules to mutate, test files run against them); missing test files are skipped
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "kernels": (["shiftlearn/kernels.py"],
-                ["tests/test_kernels.py", "tests/test_edges_kernels.py"]),
+                ["tests/test_kernels.py", "tests/test_kernels_shift_invariant.py",
+                 "tests/test_edges_kernels.py", "tests/test_edges_kernel_families.py"]),
     "tca": (["shiftlearn/adaptation/_tca.py"],
             ["tests/test_tca.py", "tests/test_edges_tca.py"]),
     "sca": (["shiftlearn/adaptation/_sca.py"],
