@@ -70,7 +70,7 @@ def solver(kind: str):
 
 def decaf_like(rng, n_source=958, n_target=295, d=4096, n_classes=10):
     """Synthetic DeCAF-like pair: sparse non-negative activations, increasing per-feature map."""
-    centers = rng.normal(0.0, 1.5, (n_classes, d)) * (rng.random((n_classes, d)) < 0.1)
+    centers = rng.normal(0.0, 0.4, (n_classes, d)) * (rng.random((n_classes, d)) < 0.05)
     ys = rng.integers(0, n_classes, n_source)
     yt = np.arange(n_target) % n_classes
     Xs = np.maximum(centers[ys] + rng.normal(0.0, 1.0, (n_source, d)) - 0.5, 0.0)

@@ -124,6 +124,10 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
     * ``|alpha|`` is capped at ``0.5 ln(1e10)`` (separable data); iterations never stop early.
     * ``sample_domain`` omitted at predict time: the only task if there is one, else the only
       target (negative id) task; otherwise a ``ValueError``.
+    * Speed: stumps scan only the features a lower bound does not rule out, trees search exactly
+      only the (node, feature) pairs an upper bound lets through, and with numba installed
+      (``pip install shiftlearn[speed]``) compiled kernels build the histograms; the model is
+      the full search's, bit for bit, with or without numba (``docs/boosting.md``).
 
     Examples
     --------
