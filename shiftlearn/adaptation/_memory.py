@@ -23,9 +23,10 @@ Decisions
   candidate and fold, and ``clone`` deep-copies parameters that are not estimators; so
   ``copy.copy``/``copy.deepcopy`` of a ``FitMemory`` return the object itself (as a
   ``joblib.Memory`` handle would be shared), and every clone writes to the same store.
-  Pickling (process-based ``n_jobs``) gives an *empty* memory with the same budget in each
-  worker: reuse then happens within a worker, and the stored matrices never travel.
-  Thread-based parallelism shares it (a lock guards the store).
+  Pickling gives an *empty* memory with the same budget, so the stored matrices never travel:
+  with process-based ``n_jobs`` each dispatched batch of fits starts empty (little reuse);
+  thread-based parallelism (``joblib.parallel_config(backend="threading")``) shares one store
+  (a lock guards it).
 * **Keys are the data and every parameter the piece depends on.** The training rows enter as
   a hash (SHA-256, hardware-accelerated on current CPUs: about 4 ms for a 400 x 800 float64
   ``X``, once per fit) of ``X``, ``y`` and ``sample_domain`` (shape, dtype and bytes), so folds,
@@ -37,10 +38,13 @@ Decisions
   share leaves no memory behind.
 * **Same results.** A fit with memory returns what a fit without returns: the same arrays
   (kernel, problem, factorisation, statistics), and eigenpairs from the same solver, except
-  that a smaller ``n_components`` is a truncation of an earlier solve for more components: equal
-  up to sign to the solver's tolerance (exactly for the dense solver, which computes each
-  leading pair independently of how many are asked; ``1e-10`` relative for ARPACK, see
-  :mod:`shiftlearn._linalg`). ``tests/test_memory.py`` checks every adapter both ways.
+  that they may come from a solve for more components (truncated): equal up to the sign of
+  each component and to the solver's tolerance (round-off for the dense solver; ``1e-10``
+  relative for ARPACK, see :mod:`shiftlearn._linalg`; with ``eigen_solver="auto"`` the larger
+  solve may use the other solver). This holds for eigenvalues apart from their neighbours: a
+  repeated or numerically zero eigenvalue has no unique eigenvector, with or without memory.
+  ``tests/test_memory.py`` checks every adapter both ways; the default selection gives the
+  same ``cv_results_`` and choice (``benchmarks/model_selection/splits_selector_speed.py``).
 """
 
 from __future__ import annotations
