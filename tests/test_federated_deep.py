@@ -26,6 +26,21 @@ needs_torch = pytest.mark.skipif(
     reason='PyTorch is not installed (the deep extra: pip install "shiftlearn[deep]")')
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """One compute thread: the test machine is shared, and an oversubscribed OpenMP pool
+    spin-waits (the subsets test took 100 s with 2 threads under load, 1.4 s with one)."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _blobs(n=60, n_input=16, seed=0):
     parts = make_federated_blobs(3, n, n_input=n_input, seed=seed, separation=5.0)
     return [(p.X, p.y) for p in parts[:-1]], parts[-1]

@@ -186,6 +186,9 @@ class LoopbackDeployment:
                         FLWR_DISABLE_UPDATE_CHECK="1", FLWR_TELEMETRY_ENABLED="0",
                         FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION="1",
                         PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}")
+        # every process shares this machine: one compute thread each unless the caller set it
+        # (oversubscribed OpenMP pools spin-wait; a deep-model round took ~70x longer)
+        self.env.setdefault("OMP_NUM_THREADS", "1")
         self.app = write_app(self.workdir / "app")
 
     def _spawn(self, args: list[str], name: str) -> subprocess.Popen:
