@@ -72,9 +72,9 @@ def test_tca_estimator_on_unequal_domains(scaling):
     np.testing.assert_allclose(tca.transform(Xt), Xt @ X.T @ W, atol=1e-8)
 
 
-def test_gamma_is_one_over_mu_and_one_sided_data_is_kernel_pca():
+def test_paper_gamma_as_mu_and_one_sided_data_is_kernel_pca():
     X, sd = _unequal((40, 20), seed=2)
-    a = TCA(n_components=2, gamma=0.25, eigen_solver="dense").fit(X, sample_domain=sd)
+    a = TCA(n_components=2, mu=1 / 0.25, eigen_solver="dense").fit(X, sample_domain=sd)
     b = TCA(n_components=2, mu=4.0, eigen_solver="dense").fit(X, sample_domain=sd)
     assert a.mu_ == 4.0 and b.mu_ == 4.0
     np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, rtol=1e-12)
@@ -135,7 +135,7 @@ def test_tca_components_defaults_and_arpack_reproducibility():
 def test_tca_documented_defaults_and_fitted_attributes():
     from shiftlearn.adaptation._base import ComponentsClippedWarning
 
-    assert TCA().get_params() == {"n_components": 30, "mu": 1.0, "gamma": None,
+    assert TCA().get_params() == {"n_components": 30, "mu": 1.0,
                                   "kernel": "rbf", "bandwidth": "median", "scaling": "eigh",
                                   "eigen_solver": "auto", "memory": None}
     X, sd = _unequal((8, 5), seed=4)

@@ -323,12 +323,10 @@ def test_duplicated_points_and_constant_features():
         np.testing.assert_allclose(Z[:120], Z[120:])
 
 
-def test_gamma_is_inverse_mu_and_scaling_constraint():
+def test_no_gamma_alias_and_scaling_constraint():
     X, y, sd, _, _ = _da_data(n=50)
-    a = RFTCA(n_components=3, mu=4.0, n_features=40, random_state=0).fit(X, y, sample_domain=sd)
-    b = RFTCA(n_components=3, gamma=0.25, n_features=40, random_state=0).fit(
-        X, y, sample_domain=sd)
-    np.testing.assert_allclose(a.transform(X), b.transform(X))
+    with pytest.raises(TypeError, match="gamma"):       # the paper's gamma is mu = 1 / gamma
+        RFTCA(n_components=3, gamma=0.25)
     c = RFTCA(n_components=3, mu=4.0, n_features=40, random_state=0, scaling="constraint",
               keep_stats=True).fit(X, y, sample_domain=sd)
     V = c.components_

@@ -47,7 +47,7 @@ N_FEATURES = 1000
 
 
 def methods(gamma: float, sigma: float) -> dict:
-    common = {"n_components": K_COMPONENTS, "gamma": float(gamma), "bandwidth": sigma}
+    common = {"n_components": K_COMPONENTS, "mu": 1.0 / float(gamma), "bandwidth": sigma}
     return {
         "TCA": TCA(**common),
         "R-TCA (exact)": RFTCA(exact=True, **common),
@@ -125,7 +125,7 @@ def scaling_check():
                 for scaling in ("eigh", "constraint"):
                     row = {"task": f"{s}->{t}", "gamma": gamma, "scaling": scaling}
                     for name, a in (("TCA", TCA), ("R-TCA (exact)", None)):
-                        kw = {"n_components": K_COMPONENTS, "gamma": gamma, "bandwidth": sigma,
+                        kw = {"n_components": K_COMPONENTS, "mu": 1.0 / gamma, "bandwidth": sigma,
                               "scaling": scaling}
                         adapter = TCA(**kw) if a else RFTCA(exact=True, **kw)
                         est = DomainAdaptationClassifier(adapter, KNeighborsClassifier(1))

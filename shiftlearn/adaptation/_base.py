@@ -354,13 +354,9 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """Embed validated rows."""
 
 
-def resolve_tca_mu(mu, gamma) -> float:
-    """TCA's MMD-term weight: ``1 / gamma`` when ``gamma`` (the RF-TCA paper's regulariser
-    weight) is given, else ``mu`` (Pan et al.), validated."""
-    if gamma is not None:
-        if not isinstance(gamma, Real) or not gamma > 0:
-            raise ValueError(f"gamma must be a positive number, got {gamma!r}.")
-        return 1.0 / float(gamma)
+def resolve_tca_mu(mu) -> float:
+    """TCA's MMD-term weight ``mu`` (Pan et al.; the RF-TCA paper's regulariser weight
+    ``gamma`` is ``1 / mu``), validated."""
     if not isinstance(mu, Real) or not mu >= 0 or not np.isfinite(mu):
         raise ValueError(f"mu must be a non-negative finite number, got {mu!r}.")
     return float(mu)

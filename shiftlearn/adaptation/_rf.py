@@ -303,9 +303,8 @@ class RFTCA(_RFBase):
     n_components : int, default=30
         Output dimension ``m``.
     mu : float, default=1.0
-        Weight of the MMD term, as in Pan et al.
-    gamma : float or None, default=None
-        The RF-TCA paper's weight of the regulariser; if given, ``mu = 1 / gamma``.
+        Weight of the MMD term, as in Pan et al.; the RF-TCA paper's weight of the
+        regulariser, ``gamma``, is ``1 / mu``.
     n_features : int, default=1000
         Number of random frequencies ``N`` (``2N`` feature columns).
     bandwidth : float or {"median", "median_sq", "mean", "n_features"}, default="median"
@@ -398,20 +397,18 @@ class RFTCA(_RFBase):
     _parameter_constraints: dict = {
         **_RF_CONSTRAINTS,
         "mu": [Interval(Real, 0, None, closed="left")],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "scaling": [StrOptions({"eigh", "constraint"})],
         "penalty": [StrOptions({"features", "coefficients"})],
         "kernel": [StrOptions(set(KERNELS)), callable],
         "exact": ["boolean"],
     }
 
-    def __init__(self, n_components=30, mu=1.0, gamma=None, n_features=1000,
+    def __init__(self, n_components=30, mu=1.0, n_features=1000,
                  bandwidth="median", sampling="gaussian", scaling="eigh", penalty="features",
                  eigen_solver="auto", random_state=None, chunk_size=None, dtype=None,
                  keep_stats=False, memory=None, kernel="rbf", exact=False):
         self.n_components = n_components
         self.mu = mu
-        self.gamma = gamma
         self.n_features = n_features
         self.bandwidth = bandwidth
         self.sampling = sampling
@@ -427,7 +424,7 @@ class RFTCA(_RFBase):
         self.exact = exact
 
     def _mu(self) -> float:
-        return resolve_tca_mu(self.mu, self.gamma)
+        return resolve_tca_mu(self.mu)
 
     def _fit(self, X, y, sample_domain):
         if not self.exact:

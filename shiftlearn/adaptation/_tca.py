@@ -9,7 +9,7 @@ with ``K`` the (uncentred) kernel of all training rows, ``L = l l^T`` the MMD ma
 leading eigenvectors of the symmetric-definite pencil ``K H K w = lambda (I + mu K l l^T K) w``.
 The RF-TCA paper writes the same problem with ``gamma tr(W^T W)`` on the regulariser and
 ``tr(W^T K L K W)`` unweighted: its ``gamma`` is ``1 / mu`` (same eigenvectors, eigenvalues
-scaled by ``gamma``); ``TCA`` accepts either.
+scaled by ``gamma``); pass ``mu = 1 / gamma`` for the paper's value.
 
 Because ``M = I + mu u u^T`` (``u = K l``) is identity plus rank one, ``M^{-1/2}`` is closed form
 and the pencil reduces to the standard problem ``G^T G v = lambda v`` with
@@ -159,10 +159,8 @@ class TCA(BaseSubspaceTransformer):
         Number of transfer components ``k``.
     mu : float, default=1.0
         Weight of the MMD term ``mu tr(W^T K L K W)`` as in Pan et al. (larger = stronger
-        alignment). Ignored when ``gamma`` is given.
-    gamma : float or None, default=None
-        The RF-TCA paper's regularisation weight on ``tr(W^T W)``; ``mu = 1 / gamma`` (same
-        components). Overrides ``mu`` when set.
+        alignment). The RF-TCA paper's regularisation weight ``gamma`` on ``tr(W^T W)`` is
+        ``1 / mu`` (same components).
     kernel : {"rbf", "laplacian", "cauchy", "linear"} or callable, default="rbf"
         Kernel from :mod:`shiftlearn.kernels` (``kernel_matrix``); the shift-invariant ones
         (``"rbf"``, ``"laplacian"``, ``"cauchy"``) take ``bandwidth``.
@@ -236,7 +234,6 @@ class TCA(BaseSubspaceTransformer):
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "mu": [Interval(Real, 0, None, closed="left")],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "kernel": [StrOptions(set(KERNELS)), callable],
         "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
         "scaling": [StrOptions({"eigh", "constraint"})],
@@ -244,11 +241,10 @@ class TCA(BaseSubspaceTransformer):
         "memory": [FitMemory, None],
     }
 
-    def __init__(self, n_components=30, mu=1.0, gamma=None, kernel="rbf", bandwidth="median",
+    def __init__(self, n_components=30, mu=1.0, kernel="rbf", bandwidth="median",
                  scaling="eigh", eigen_solver="auto", memory=None):
         self.n_components = n_components
         self.mu = mu
-        self.gamma = gamma
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.scaling = scaling
@@ -256,7 +252,7 @@ class TCA(BaseSubspaceTransformer):
         self.memory = memory
 
     def _effective_mu(self) -> float:
-        return resolve_tca_mu(self.mu, self.gamma)
+        return resolve_tca_mu(self.mu)
 
     def _fit(self, X, y, sample_domain):
         mu = self._effective_mu()
