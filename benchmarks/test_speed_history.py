@@ -116,6 +116,6 @@ def test_cluster_split(benchmark):
     y = rng.integers(0, 10, n)
     X = rng.normal(size=(n, d)) + dom[:, None] * 0.05 + (y[:, None] == np.arange(d) % 10) * 0.3
     sd = dom + 1
-    train, test = run(benchmark, lambda: next(ClusterSplit(n_components=1000, random_state=0)
+    train, test = run(benchmark, lambda: next(ClusterSplit(n_landmarks=1000, random_state=0)
                                               .split(X, y, sample_domain=sd)))
     assert train.size + test.size == n

@@ -90,11 +90,11 @@ def test_k_fold_bounds():
 
 
 # ------------------------------------------------------------------ monotonicity and MMD
-@pytest.mark.parametrize("kernel,n_components", [("rbf", None), ("linear", None), ("rbf", 60)])
-def test_objective_never_increases_and_mmd_grows(kernel, n_components):
+@pytest.mark.parametrize("kernel,n_landmarks", [("rbf", None), ("linear", None), ("rbf", 60)])
+def test_objective_never_increases_and_mmd_grows(kernel, n_landmarks):
     X, y, dom = _data(seed=4)
     for seed in range(3):
-        cv = ClusterSplit(kernel=kernel, n_components=n_components, random_state=seed)
+        cv = ClusterSplit(kernel=kernel, n_landmarks=n_landmarks, random_state=seed)
         list(cv.split(X, y, dom))
         res_trace = np.array(cv.objective_trace_)
         assert np.all(np.diff(res_trace) <= 1e-9 * abs(res_trace[0]))
@@ -195,7 +195,7 @@ def test_assignment_brute_force_and_both_sides():
     assert abs(cost - 0.07) < 1e-12 and sel[:2].all()
 
 
-@pytest.mark.parametrize("kw", [{}, {"kernel": "linear"}, {"n_components": 50}])
+@pytest.mark.parametrize("kw", [{}, {"kernel": "linear"}, {"n_landmarks": 50}])
 def test_closed_form_and_lp_runs_agree(kw):
     X, y, dom = _data(n=160, seed=10)
     cv_a = ClusterSplit(random_state=3, **kw)
@@ -232,7 +232,7 @@ def test_nystroem_with_all_points_equals_exact():
     lab0 = np.zeros(X.shape[0], int)
     lab0[va] = 1
     exact = constrained_kernel_kmeans(X, codes, init=lab0)
-    nys = constrained_kernel_kmeans(X, codes, init=lab0, n_components=X.shape[0],
+    nys = constrained_kernel_kmeans(X, codes, init=lab0, n_landmarks=X.shape[0],
                                     random_state=0)
     assert np.array_equal(exact.labels, nys.labels)
     assert abs(exact.objective - nys.objective) < 1e-6 * exact.objective
@@ -245,7 +245,7 @@ def test_nystroem_equals_linear_kmeans_on_nystroem_features():
     q, gamma = 40, 0.25
     lab0 = constrained_kernel_kmeans(X, codes, max_iter=1, kernel="linear",
                                      random_state=1).labels
-    a = constrained_kernel_kmeans(X, codes, init=lab0, gamma=gamma, n_components=q,
+    a = constrained_kernel_kmeans(X, codes, init=lab0, gamma=gamma, n_landmarks=q,
                                   random_state=7)
     # same landmarks: kernel_operator draws them from the same seed
     Z = nystroem(q, sigma_from_gamma(gamma), random_state=np.random.default_rng(7)

@@ -76,7 +76,7 @@ def test_factored_delta_and_colsum_equal_the_full_kernel(path, val_size):
         op, _ = kernel_operator(X, kernel="linear")
         full = _full_linear_op(X)
     else:
-        op, _ = kernel_operator(X, kernel="rbf", gamma=0.3, n_components=25, random_state=0)
+        op, _ = kernel_operator(X, kernel="rbf", gamma=0.3, n_landmarks=25, random_state=0)
         full = _nystroem_as_full(op)
     labels = np.zeros(X.shape[0], np.int64)
     labels[-val_size:] = 1               # cluster 1 = mostly the small blob, sizes unequal
@@ -114,7 +114,7 @@ def _labeled(seed=0):
     return X, y, groups
 
 
-def _reference(X, y, groups, *, test_size, kernel="rbf", gamma=None, n_components=None,
+def _reference(X, y, groups, *, test_size, kernel="rbf", gamma=None, n_landmarks=None,
                tolerance=0.0, solver="closed_form", max_iter=100, tol=0.0, n_init=1,
                init="random", n_splits=1, stratify="label_domain", seed=0):
     """What ClusterSplit documents it does, spelled out with the public functions."""
@@ -122,7 +122,7 @@ def _reference(X, y, groups, *, test_size, kernel="rbf", gamma=None, n_component
 
     codes = constraint_codes(y, groups, stratify, X.shape[0])
     rng = np.random.default_rng(seed)
-    op, gamma_ = kernel_operator(X, kernel=kernel, gamma=gamma, n_components=n_components,
+    op, gamma_ = kernel_operator(X, kernel=kernel, gamma=gamma, n_landmarks=n_landmarks,
                                  random_state=rng)
     k = 2 if n_splits == 1 else n_splits
     res = constrained_kernel_kmeans(X, codes, n_clusters=k, test_size=test_size,
@@ -136,7 +136,7 @@ CASES = [
     ({}, None),
     ({"kernel": "linear"}, "kernel"),
     ({"gamma": 2.0}, "gamma"),
-    ({"gamma": 0.3, "n_components": 15}, "n_components"),
+    ({"gamma": 0.3, "n_landmarks": 15}, "n_landmarks"),
     ({"solver": "lp"}, None),           # the LP and the closed form give the same optimum
     ({"max_iter": 1}, "max_iter"),
     ({"tol": 0.9}, "tol"),
@@ -188,7 +188,7 @@ def test_cluster_split_defaults_and_stratify_fallback():
 
     assert vars(ClusterSplit()) == {
         "n_splits": 1, "test_size": 0.2, "kernel": "rbf", "gamma": None,
-        "stratify": "label_domain", "tolerance": 0, "n_components": None, "featurizer": None,
+        "stratify": "label_domain", "tolerance": 0, "n_landmarks": None, "featurizer": None,
         "random_state": None, "solver": "closed_form", "max_iter": 100, "tol": 0.0,
         "n_init": 1, "init": "random"}
     X, y, _ = _labeled(2)
@@ -229,7 +229,7 @@ def test_fixed_point_trace_and_iteration_count():
     """tol = 0: Psi strictly decreases along the trace, the last assignment step reproduces
     the labels (converged), and n_iter counts the assignment steps (= len(trace))."""
     X, codes = _asymmetric(seed=5)
-    for kw in ({}, {"kernel": "linear"}, {"gamma": 0.3, "n_components": 20}):
+    for kw in ({}, {"kernel": "linear"}, {"gamma": 0.3, "n_landmarks": 20}):
         res = constrained_kernel_kmeans(X, codes, test_size=0.3, random_state=2, **kw)
         assert res.converged is True and res.n_iter >= 2
         assert len(res.objective_trace) == res.n_iter
@@ -366,7 +366,7 @@ def test_pca_start_scores_are_the_leading_kernel_principal_component(path):
     elif path == "linear":
         op, _ = kernel_operator(X, kernel="linear")
     else:
-        op, _ = kernel_operator(X, gamma=0.3, n_components=20, random_state=0)
+        op, _ = kernel_operator(X, gamma=0.3, n_landmarks=20, random_state=0)
         op_full = _nystroem_as_full(op)
     K = (op.K if op.K is not None else op.Phi @ (op.M if op.M is not None else np.eye(
         op.Phi.shape[1])) @ op.Phi.T)
@@ -435,16 +435,16 @@ def test_kernel_operator_arguments_both_sides():
     np.testing.assert_allclose(op.K, rbf_kernel(X, sigma=np.sqrt(1.5)), rtol=1e-12)
     op, g = kernel_operator(X, gamma="median")          # a bandwidth rule, seed 0
     assert g == pytest.approx(gamma_from_sigma(median_heuristic(X, random_state=0)))
-    op, _ = kernel_operator(X, gamma=0.5, n_components=1, random_state=0)   # 1 landmark: ok
+    op, _ = kernel_operator(X, gamma=0.5, n_landmarks=1, random_state=0)   # 1 landmark: ok
     assert op.Phi.shape == (X.shape[0], 1)
     for bad in (0.0, -1.0, np.inf, True, "bogus"):
         with pytest.raises(ValueError):
             kernel_operator(X, gamma=bad)
     with pytest.raises(ValueError, match="^gamma must be None, a positive float or a bandwidth"):
         kernel_operator(X, gamma=0.0)
-    with pytest.raises(ValueError, match="^n_components must be a positive integer or None, "
+    with pytest.raises(ValueError, match="^n_landmarks must be a positive integer or None, "
                                          "got 0"):
-        kernel_operator(X, n_components=0)
+        kernel_operator(X, n_landmarks=0)
 
 
 def test_gamma_reaches_the_kernel_and_result_shapes():

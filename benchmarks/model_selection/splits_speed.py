@@ -72,7 +72,7 @@ def main(argv=None):
         F = X.astype(dtype)
         load = os.getloadavg()[0]
         with Clock() as t_op:
-            op, _ = kernel_operator(F, n_components=q, random_state=0)
+            op, _ = kernel_operator(F, n_landmarks=q, random_state=0)
         with Clock() as t_km:
             res = constrained_kernel_kmeans(F, codes, operator=op, tol=tol, random_state=0)
         row = {"run": f"Nyström q={q}, {np.dtype(dtype).name}, tol={tol:g}",
@@ -96,7 +96,7 @@ def main(argv=None):
 
     # --- 2. one assignment step at full n: closed form vs the two HiGHS LPs
     F = X
-    op, _ = kernel_operator(F, n_components=q, random_state=0)
+    op, _ = kernel_operator(F, n_landmarks=q, random_state=0)
     m, lo, hi = group_bounds(np.bincount(codes), 0.2)
     init = constrained_kernel_kmeans(F, codes, operator=op, max_iter=1, random_state=1)
     st = _stats(op, init.labels, 2, need_D=True)
@@ -114,7 +114,7 @@ def main(argv=None):
     # --- 3. whole runs from the same start, smaller n (the LP needs minutes at n = 100k)
     n2 = 10_000
     X2, _, _, codes2 = make_data(n2, d, seed=1)
-    op2, _ = kernel_operator(X2, n_components=300, random_state=0)
+    op2, _ = kernel_operator(X2, n_landmarks=300, random_state=0)
     runs = []
     for solver in ("closed_form", "lp"):
         with Clock() as t:

@@ -113,12 +113,12 @@ class _KernelOperator:
         return U if self.M is None else self.M @ U
 
 
-def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_components=None,
+def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_landmarks=None,
                     random_state=None) -> tuple[_KernelOperator, float | None]:
     """The clustering kernel of features ``F`` as an operator; returns ``(op, gamma_)``.
 
     ``kernel="rbf"`` with ``gamma`` (``None`` -> ``1 / n_features``, a float, or a bandwidth
-    rule of :func:`shiftlearn.kernels.resolve_bandwidth`); ``n_components`` switches on
+    rule of :func:`shiftlearn.kernels.resolve_bandwidth`); ``n_landmarks`` switches on
     Nyström (``O(n q)`` memory). ``kernel="linear"`` works on ``F`` directly (``O(n d)``).
     A callable ``kernel(A, B)`` forms the full matrix.
     """
@@ -141,12 +141,12 @@ def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_components=Non
         raise ValueError(f"gamma must be None, a positive float or a bandwidth rule name, "
                          f"got {gamma!r}.")
     sigma = sigma_from_gamma(gamma_)
-    if n_components is None:
+    if n_landmarks is None:
         K = rbf_kernel(F, sigma=sigma)
         return _KernelOperator(diag=np.ones(n, dtype=K.dtype), kind="rbf", K=K), gamma_
-    if not isinstance(n_components, Integral) or n_components < 1:
-        raise ValueError(f"n_components must be a positive integer or None, got {n_components!r}.")
-    q = int(min(n_components, n))
+    if not isinstance(n_landmarks, Integral) or n_landmarks < 1:
+        raise ValueError(f"n_landmarks must be a positive integer or None, got {n_landmarks!r}.")
+    q = int(min(n_landmarks, n))
     ny = nystroem(q, sigma, random_state=random_state).fit(F)
     KB = rbf_kernel(F, ny.components_, sigma=sigma)
     N = np.asarray(ny.normalization_, dtype=np.float64)  # K_qq^{-1/2}, eigenvalues clipped
@@ -349,7 +349,7 @@ def constrained_kernel_kmeans(
     tolerance=0.0,
     kernel="rbf",
     gamma=None,
-    n_components: int | None = None,
+    n_landmarks: int | None = None,
     solver: str = "closed_form",
     max_iter: int = 100,
     tol: float = 0.0,
@@ -373,7 +373,7 @@ def constrained_kernel_kmeans(
         Holdout fraction ``h`` (two clusters only).
     tolerance : float or ndarray of shape (n_groups,), default=0
         Soft-constraint tolerance ``tau`` (Eq. 17), per group in ``np.unique(codes)`` order.
-    kernel, gamma, n_components
+    kernel, gamma, n_landmarks
         See :func:`kernel_operator`.
     solver : {"closed_form", "lp"}
         Assignment for two clusters (``K > 2`` always uses the LP).
@@ -451,7 +451,7 @@ def constrained_kernel_kmeans(
         m = None
     rng = _rng(random_state)
     if operator is None:
-        operator, _ = kernel_operator(F, kernel=kernel, gamma=gamma, n_components=n_components,
+        operator, _ = kernel_operator(F, kernel=kernel, gamma=gamma, n_landmarks=n_landmarks,
                                       random_state=rng)
     if not (isinstance(tol, Real) and tol >= 0):
         raise ValueError(f"tol must be a float >= 0, got {tol!r}.")

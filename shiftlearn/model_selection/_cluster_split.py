@@ -52,7 +52,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
     tolerance : float or dict, default=0
         Soft-constraint tolerance ``tau`` (Eq. 17); a dict maps group index (in sorted order of
         the constraint groups) to its ``tau``. 0 = hard constraints (the paper's experiments).
-    n_components : int or None, default=None
+    n_landmarks : int or None, default=None
         Nyström landmarks ``q`` (RBF only); ``None`` forms the full ``n × n`` kernel.
     featurizer : fitted transformer or callable, default=None
         The MMD is measured in ``featurizer.transform(X)`` (or ``featurizer(X)``); the paper
@@ -108,7 +108,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
     """
 
     def __init__(self, n_splits=1, test_size=0.2, kernel="rbf", gamma=None,
-                 stratify="label_domain", tolerance=0, n_components=None, featurizer=None,
+                 stratify="label_domain", tolerance=0, n_landmarks=None, featurizer=None,
                  random_state=None, solver="closed_form", max_iter=100, tol=0.0, n_init=1,
                  init="random"):
         self.n_splits = n_splits
@@ -117,7 +117,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         self.gamma = gamma
         self.stratify = stratify
         self.tolerance = tolerance
-        self.n_components = n_components
+        self.n_landmarks = n_landmarks
         self.featurizer = featurizer
         self.random_state = random_state
         self.solver = solver
@@ -181,7 +181,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         rng = _rng(self.random_state)
         k = 2 if self.n_splits == 1 else int(self.n_splits)
         op, self.gamma_ = kernel_operator(F, kernel=self.kernel, gamma=self.gamma,
-                                          n_components=self.n_components, random_state=rng)
+                                          n_landmarks=self.n_landmarks, random_state=rng)
         res = constrained_kernel_kmeans(
             F, codes, n_clusters=k, test_size=self.test_size, tolerance=self._tolerance(codes),
             solver=self.solver, max_iter=self.max_iter, tol=self.tol, n_init=self.n_init,
