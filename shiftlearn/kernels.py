@@ -671,7 +671,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     Attributes
     ----------
     sigma_ : float
-    omega_ : ndarray of shape (n_features_in_, n_features)
+    omega_ : ndarray of shape ``(n_features_in_, n_features)``
     n_features_in_ : int
     feature_names_in_ : ndarray of str (DataFrame input only)
 
@@ -764,7 +764,7 @@ def domain_mean_matrix(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def mmd_matrix(groups: np.ndarray, *, normalization: str = "tca") -> np.ndarray:
-    """The n×n MMD coefficient matrix ``L`` with ``tr(K L) = `` domain discrepancy.
+    """The n×n MMD coefficient matrix ``L`` with ``tr(K L)`` = the domain discrepancy.
 
     * ``"tca"`` (two groups only): Pan et al.'s ``L`` (``1/n_s^2``, ``1/n_t^2``,
       ``-1/(n_s n_t)``), so ``tr(K L) = MMD^2`` (biased).

@@ -362,12 +362,12 @@ class RFTCA(_RFBase):
     Attributes
     ----------
     sigma_ : float
-    omega_ : ndarray of shape (n_features_in_, n_features)
+    omega_ : ndarray of shape ``(n_features_in_, n_features)``
     components_ : ndarray of shape (2 * n_features, n_components)
         ``V`` (scaled per ``scaling``); ``transform(X) = z(X) V``. With ``exact=True``: shape
         ``(n_train, n_components)``, the dual coefficients ``W``, ``transform(X) = k(X, X_fit_)
         W``.
-    X_fit_ : ndarray of shape (n_train, n_features_in_)
+    X_fit_ : ndarray of shape ``(n_train, n_features_in_)``
         Training rows (``exact=True`` only; ``omega_`` is then ``None``).
     eigenvalues_ : ndarray of shape (n_components,)
     stats_ : RFStats or None

@@ -356,8 +356,8 @@ class SCA(BaseSubspaceTransformer):
         :class:`~shiftlearn.adaptation._base.ComponentsClippedWarning` to ``n_train - 1`` (the
         rank of the centred kernel), or at ``beta = 1`` to ``n_classes - 1``, when the data
         allow fewer.
-    eigenvalues_ : ndarray of shape (n_components_,)
-    dual_coef_ : ndarray of shape (n_train, n_components_)
+    eigenvalues_ : ndarray of shape ``(n_components_,)``
+    dual_coef_ : ndarray of shape ``(n_train, n_components_)``
         ``B`` (unscaled; ``B^T M B = I``).
     sigma_ : float or None
     X_fit_ : ndarray of shape (n_train, n_features)

@@ -194,9 +194,9 @@ class TCA(BaseSubspaceTransformer):
         Resolved bandwidth (``None`` for non-RBF kernels).
     mu_ : float
         Effective MMD weight.
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape ``(n_components_,)``
         Generalised eigenvalues, descending.
-    components_ : ndarray of shape (n_train, n_components_)
+    components_ : ndarray of shape ``(n_train, n_components_)``
         ``W`` (already scaled).
     X_fit_ : ndarray of shape (n_train, n_features)
         Training rows (needed for the out-of-sample kernel).

@@ -74,9 +74,10 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         in the paper; escapes the fixed point a random start can be for small, high-dimensional
         sets, see ``docs/model_selection.md``).
 
-    Attributes (set by ``split``; arrays have one entry per fold)
-    -------------------------------------------------------------
+    Attributes
+    ----------
     mmd2_ : ndarray of shape (n_splits,)
+        Set by ``split``, as every attribute below (arrays have one entry per fold).
         Biased ``MMD²`` between each validation fold and its training rows (clustering kernel).
     mmd2_init_ : ndarray of shape (n_splits,)
         The same for the starting split (random feasible by default).
