@@ -246,12 +246,12 @@ def _fit_q(Est=MarginalTransferClassifier, sizes=(12, 5, 9), **kw):
 @pytest.mark.filterwarnings("ignore:.*min_predict_task_size")
 @pytest.mark.parametrize("solver", ["exact", "rf"])
 def test_embedding_parameters_reach_the_fit_and_predict(solver):
-    est, (X, y, sd) = _fit_q(solver=solver, sigma_emb=2.0, sigma_p=0.7, n_components_emb=7,
-                             n_components=20)
+    est, (X, y, sd) = _fit_q(solver=solver, sigma_emb=2.0, sigma_p=0.7, n_features_emb=7,
+                             n_features=20)
     assert est.sigma_emb_ == 2.0 and est.sigma_p_ == 0.7 and isinstance(est.n_iter_, int)
     if solver == "rf":
         assert est.W_.shape == (2, 7) and est.ZP_.shape == (3, 14)
-    lin, _ = _fit_q(solver=solver, kernel_emb="linear", n_components=20)
+    lin, _ = _fit_q(solver=solver, kernel_emb="linear", n_features=20)
     assert lin.sigma_emb_ is None
     if solver == "rf":
         assert lin.W_ is None and lin.ZP_.shape == (3, 2)          # task means
@@ -262,13 +262,13 @@ def test_embedding_parameters_reach_the_fit_and_predict(solver):
         linx.decision_function(X, sd + 10)
     for bad in ("sigma_emb", "sigma_p"):
         with pytest.raises(ValueError, match=bad):
-            _fit_q(solver=solver, n_components=20, **{bad: "-2*median"})
+            _fit_q(solver=solver, n_features=20, **{bad: "-2*median"})
 
 
 @pytest.mark.parametrize("Est", [PoolingClassifier, PoolingRegressor])
 @pytest.mark.parametrize("solver", ["exact", "rf"])
 def test_pooling_has_no_embedding_state(Est, solver):
-    est, (X, y, sd) = _fit_q(Est, solver=solver, n_components=20)
+    est, (X, y, sd) = _fit_q(Est, solver=solver, n_features=20)
     assert est.sigma_emb_ is None and est.sigma_p_ is None
     if solver == "rf":
         assert est.W_ is None and est.V_p_ is None and est.ZP_ is None
@@ -280,9 +280,9 @@ def test_pooling_has_no_embedding_state(Est, solver):
 def test_rf_sigma_p_with_one_and_two_training_tasks():
     from shiftlearn.kernels import median_heuristic
 
-    one, _ = _fit_q(sizes=(10,), solver="rf", n_components=20)
+    one, _ = _fit_q(sizes=(10,), solver="rf", n_features=20)
     assert one.sigma_p_ == 1.0                                   # no pair of tasks to measure
-    two, _ = _fit_q(sizes=(10, 6), solver="rf", n_components=20)
+    two, _ = _fit_q(sizes=(10, 6), solver="rf", n_features=20)
     assert two.sigma_p_ == pytest.approx(median_heuristic(two.ZP_))
     assert two.sigma_p_ != 1.0
     V = np.vstack([two.V_x_, two.V_p_])

@@ -403,7 +403,7 @@ def test_squared_hinge_exact_and_rf_agree_on_ellipses(ellipses):
     kw = dict(C=10.0, sigma_x=0.3, loss="squared_hinge", random_state=0)
     ex = MarginalTransferClassifier(solver="exact", **kw).fit(X, y, sd)
     rf = MarginalTransferClassifier(solver="rf", **kw).fit(X, y, sd)
-    assert rf.linear_model_.coef_.shape == (1, 2 * rf.n_components)
+    assert rf.linear_model_.coef_.shape == (1, 2 * rf.n_features)
     p_ex, p_rf = ex.predict(Xt, sdt), rf.predict(Xt, sdt)
     assert np.mean(p_ex == p_rf) > 0.95
     assert np.mean(p_ex == yt) > 0.9 and np.mean(p_rf == yt) > 0.9
@@ -575,7 +575,7 @@ def test_small_test_tasks_warn_and_a_stream_is_embedded_from_a_stored_sample(ell
 def test_parameters_are_validated_before_any_work():
     from shiftlearn._param_validation import InvalidParameterError
     bad = [("C", 0.0), ("sigma_x", "mode"), ("sigma_x", "-2*median"), ("sigma_emb", "0*median"),
-           ("sigma_p", np.inf), ("n_components", 0), ("max_iter", 1.5), ("tol", -1.0),
+           ("sigma_p", np.inf), ("n_features", 0), ("max_iter", 1.5), ("tol", -1.0),
            ("min_task_size", 0), ("min_predict_task_size", 0), ("weighting", "row"),
            ("random_state", "seed"), ("pooling", "yes")]
     for name, value in bad:
@@ -662,8 +662,8 @@ def test_exact_fit_memory_is_checked_before_allocating(monkeypatch):
     monkeypatch.setattr(base_mod, "MEMORY_BUDGET", None)        # the machine's memory
     MarginalTransferClassifier(solver="exact", random_state=0).fit(X, y, sd)
     with pytest.raises(ValueError, match=r"solver='rf' on 128 training rows with "
-                                         r"n_components=10000000000 .*Lower n_components"):
-        MarginalTransferClassifier(solver="rf", n_components=10**10).fit(X, y, sd)
+                                         r"n_features=10000000000 .*Lower n_features"):
+        MarginalTransferClassifier(solver="rf", n_features=10**10).fit(X, y, sd)
 
 
 def test_extreme_values_give_value_errors_or_finite_output():

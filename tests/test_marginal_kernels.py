@@ -250,7 +250,7 @@ def test_rf_product_features_converge_to_the_exact_product_kernel(kernel):
         e = []
         for seed in range(6):
             est = MarginalTransferClassifier(solver="rf", kernel_x=kernel, kernel_emb=kernel,
-                                             n_components=Q, n_components_emb=50,
+                                             n_features=Q, n_features_emb=50,
                                              random_state=seed).fit(X, y, sd)
             D2 = ((est.ZP_[:, None] - est.ZP_[None]) ** 2).sum(-1)
             KP = np.exp(-D2 / (2 * est.sigma_p_**2))
@@ -276,7 +276,7 @@ def test_laplacian_and_cauchy_kernel_x_on_every_solver(kernel):
     ex_tight = MarginalTransferClassifier(solver="exact", **kw, **TIGHT).fit(X, y, sd)
     np.testing.assert_allclose(ny.fit(X, y, sd).decision_function(Xt, sdt),
                                ex_tight.decision_function(Xt, sdt), atol=1e-6)
-    rf = MarginalTransferClassifier(solver="rf", n_components=2000, **kw).fit(X, y, sd)
+    rf = MarginalTransferClassifier(solver="rf", n_features=2000, **kw).fit(X, y, sd)
     p_ex, p_rf = ex.predict(Xt, sdt), rf.predict(Xt, sdt)
     assert np.mean(p_ex == p_rf) > 0.9
     pool = PoolingClassifier(solver="exact", **kw).fit(X, y, sd)

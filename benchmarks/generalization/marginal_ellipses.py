@@ -50,9 +50,9 @@ STAGE_EMB = {"sigma_emb": ["0.5*median", "median"], "sigma_p": ["0.5*median", "m
 
 def one(N, n, rep, Xt, yt, sdt):
     X, y, sd = make_rotated_ellipses(N, n, random_state=10_000 * rep + 100 * N + n)
-    kw = dict(solver="rf", n_components=200, random_state=rep)
+    kw = dict(solver="rf", n_features=200, random_state=rep)
     with timer() as t:
-        mt, pool, ms, ps = tune_pair(MarginalTransferClassifier(n_components_emb=100, **kw),
+        mt, pool, ms, ps = tune_pair(MarginalTransferClassifier(n_features_emb=100, **kw),
                                      PoolingClassifier(**kw), X, y, sd, stage_xc=STAGE_XC,
                                      stage_emb=STAGE_EMB, cv=3, random_state=rep,
                                      max_tasks=64, max_per_task=32)

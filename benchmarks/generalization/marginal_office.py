@@ -97,11 +97,11 @@ def main(argv=None):
         test = sd < 0
         Xs, ys, sds = X[~test], y[~test], sd[~test]
         Xt, ytt, sdt = X[test], yt[test], sd[test]
-        kw = dict(solver="rf", n_components=300, random_state=0)
+        kw = dict(solver="rf", n_features=300, random_state=0)
         with warnings.catch_warnings(), timer() as t:
             warnings.simplefilter("ignore")
             mt, pool, ms, ps = tune_pair(
-                MarginalTransferClassifier(n_components_emb=100, **kw), PoolingClassifier(**kw),
+                MarginalTransferClassifier(n_features_emb=100, **kw), PoolingClassifier(**kw),
                 Xs, ys, sds, stage_xc=STAGE_XC, stage_emb=STAGE_EMB, cv=3, random_state=0,
                 restage=False)
         row = {"target": tgt, "sources": "+".join(srcs),

@@ -106,9 +106,9 @@ def one(ds, names, rep, N, n, log=False, cv=5, cv_repeats=2):
     mu, sigma = X.mean(axis=0), X.std(axis=0)
     sigma[sigma == 0] = 1.0
     X, Xt = (X - mu) / sigma, (Xt - mu) / sigma
-    kw = dict(solver="rf", n_components=200, epsilon=0.1, random_state=rep)
+    kw = dict(solver="rf", n_features=200, epsilon=0.1, random_state=rep)
     with timer() as t:
-        mt, pool, ms, ps = tune_pair(MarginalTransferRegressor(n_components_emb=100, **kw),
+        mt, pool, ms, ps = tune_pair(MarginalTransferRegressor(n_features_emb=100, **kw),
                                      PoolingRegressor(**kw), X, y, sd, stage_xc=STAGE_XC,
                                      stage_emb=STAGE_EMB, cv=cv, n_repeats=cv_repeats,
                                      random_state=rep, restage=False)

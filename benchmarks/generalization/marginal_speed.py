@@ -83,7 +83,7 @@ def breakdown(N=100, n=100, repeats=3):
 
     out = {}
     for Q in (300, 100):
-        clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver="rf", n_components=Q,
+        clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver="rf", n_features=Q,
                                          random_state=0).fit(X, y, sd)
         t_emb, ZP = best(lambda c=clf: rff_embeddings(X, task, N, c.W_, dtype=np.float32))
         t_feat, Z = best(lambda c=clf, ZP=ZP: rff_product_features(
@@ -158,7 +158,7 @@ def main(argv=None):
             r = args.repeats
             t_ex, e_ex = run(N, n, "exact", Xt, yt, sdt, r, loss=loss)
             t_rf, e_rf = run(N, n, "rf", Xt, yt, sdt, r, loss=loss)
-            t_rf1, e_rf1 = run(N, n, "rf", Xt, yt, sdt, r, n_components=100, loss=loss)
+            t_rf1, e_rf1 = run(N, n, "rf", Xt, yt, sdt, r, n_features=100, loss=loss)
             row = {"loss": loss, "N": N, "n": n, "M = N n": N * n, "exact fit (s)": t_ex,
                    "RF Q=300 fit (s)": t_rf, "speed-up Q=300": t_ex / t_rf,
                    "RF Q=100 fit (s)": t_rf1, "speed-up Q=100": t_ex / t_rf1,
@@ -190,7 +190,7 @@ def main(argv=None):
         X, y, sd = make_rotated_ellipses(N, n, random_state=7)
         bigs = []
         for loss in ("hinge", "squared_hinge"):
-            clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver="rf", n_components=100,
+            clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver="rf", n_features=100,
                                              loss=loss, random_state=0)
             with timer() as t:
                 clf.fit(X, y, sd)

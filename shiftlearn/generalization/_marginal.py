@@ -140,9 +140,9 @@ _COMMON_DOC = """
         shift-invariant ``kernel_x``, Gaussian ``kernel_p``, ``tau = 0``). ``"auto"``:
         ``"exact"`` below ``AUTO_RF_MIN_SAMPLES`` training rows, else ``"rf"`` where it
         applies and ``"nystroem"`` otherwise; the choice is ``solver_``.
-    n_components_emb : int, default=100
+    n_features_emb : int, default=100
         ``L``, random frequencies of the embedding kernel (RF solver).
-    n_components : int, default=300
+    n_features : int, default=300
         ``Q``, random frequencies of the product kernel (RF solver); ``2Q`` features.
     n_landmarks : int or float in (0, 1], default=500
         Landmarks of the Nyström solver: a count (at most the training rows), or a fraction
@@ -196,8 +196,8 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     _parameter_constraints: dict = {
         k: MARGINAL_PARAMETER_CONSTRAINTS[k]
         for k in ("C", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb", "kernel_p",
-                  "degree_p", "normalize_p", "tau", "pooling", "solver", "n_components_emb",
-                  "n_components", "n_landmarks", "sampling", "weighting", "min_task_size",
+                  "degree_p", "normalize_p", "tau", "pooling", "solver", "n_features_emb",
+                  "n_features", "n_landmarks", "sampling", "weighting", "min_task_size",
                   "min_predict_task_size", "tol", "max_iter", "loss", "random_state")}
 
     __doc__ = """Marginal transfer learning classifier (hinge or squared hinge, no intercept).
@@ -225,7 +225,7 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     def __init__(self, *, C=1.0, sigma_x="median", sigma_emb="median", sigma_p="median",
                  kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian", degree_p=2,
                  normalize_p=False, tau=0.0, pooling=False, solver="auto",
-                 n_components_emb=100, n_components=300, n_landmarks=DEFAULT_N_LANDMARKS,
+                 n_features_emb=100, n_features=300, n_landmarks=DEFAULT_N_LANDMARKS,
                  sampling="gaussian", weighting="task", min_task_size=2,
                  min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None, max_iter=1000,
                  loss="hinge", random_state=None):
@@ -241,8 +241,8 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
         self.tau = tau
         self.pooling = pooling
         self.solver = solver
-        self.n_components_emb = n_components_emb
-        self.n_components = n_components
+        self.n_features_emb = n_features_emb
+        self.n_features = n_features
         self.n_landmarks = n_landmarks
         self.sampling = sampling
         self.weighting = weighting
@@ -308,7 +308,7 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
         k: MARGINAL_PARAMETER_CONSTRAINTS[k]
         for k in ("C", "epsilon", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb",
                   "kernel_p", "degree_p", "normalize_p", "tau", "pooling", "solver",
-                  "n_components_emb", "n_components", "n_landmarks", "sampling", "weighting",
+                  "n_features_emb", "n_features", "n_landmarks", "sampling", "weighting",
                   "normalize_y", "min_task_size", "min_predict_task_size", "tol", "max_iter",
                   "random_state")}
 
@@ -338,7 +338,7 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
     def __init__(self, *, C=1.0, epsilon=0.1, sigma_x="median", sigma_emb="median",
                  sigma_p="median", kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian",
                  degree_p=2, normalize_p=False, tau=0.0, pooling=False, solver="auto",
-                 n_components_emb=100, n_components=300, n_landmarks=DEFAULT_N_LANDMARKS,
+                 n_features_emb=100, n_features=300, n_landmarks=DEFAULT_N_LANDMARKS,
                  sampling="gaussian", weighting="task", normalize_y=True, min_task_size=2,
                  min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None, max_iter=1000,
                  random_state=None):
@@ -355,8 +355,8 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
         self.tau = tau
         self.pooling = pooling
         self.solver = solver
-        self.n_components_emb = n_components_emb
-        self.n_components = n_components
+        self.n_features_emb = n_features_emb
+        self.n_features = n_features
         self.n_landmarks = n_landmarks
         self.sampling = sampling
         self.weighting = weighting
@@ -422,14 +422,14 @@ class PoolingClassifier(MarginalTransferClassifier):
     """
 
     def __init__(self, *, C=1.0, sigma_x="median", kernel_x="rbf", solver="auto",
-                 n_components=300, n_landmarks=DEFAULT_N_LANDMARKS, sampling="gaussian",
+                 n_features=300, n_landmarks=DEFAULT_N_LANDMARKS, sampling="gaussian",
                  weighting="task", min_task_size=2, tol=None, max_iter=1000, loss="hinge",
                  random_state=None):
         self.C = C
         self.sigma_x = sigma_x
         self.kernel_x = kernel_x
         self.solver = solver
-        self.n_components = n_components
+        self.n_features = n_features
         self.n_landmarks = n_landmarks
         self.sampling = sampling
         self.weighting = weighting
@@ -454,7 +454,7 @@ class PoolingRegressor(MarginalTransferRegressor):
     """
 
     def __init__(self, *, C=1.0, epsilon=0.1, sigma_x="median", kernel_x="rbf",
-                 solver="auto", n_components=300, n_landmarks=DEFAULT_N_LANDMARKS,
+                 solver="auto", n_features=300, n_landmarks=DEFAULT_N_LANDMARKS,
                  sampling="gaussian", weighting="task", normalize_y=True, min_task_size=2,
                  tol=None, max_iter=1000, random_state=None):
         self.C = C
@@ -462,7 +462,7 @@ class PoolingRegressor(MarginalTransferRegressor):
         self.sigma_x = sigma_x
         self.kernel_x = kernel_x
         self.solver = solver
-        self.n_components = n_components
+        self.n_features = n_features
         self.n_landmarks = n_landmarks
         self.sampling = sampling
         self.weighting = weighting

@@ -207,8 +207,8 @@ class _MarginalTransferBase(BaseEstimator):
         elif self.solver_ == "nystroem":
             check_nystroem_memory(type(self).__name__, M, self._n_landmarks(M))
         else:
-            check_rf_memory(type(self).__name__, M, X.shape[1], int(self.n_components),
-                            int(self._param("n_components_emb", 100)))
+            check_rf_memory(type(self).__name__, M, X.shape[1], int(self.n_features),
+                            int(self._param("n_features_emb", 100)))
         med = {}
 
         def median(kernel):  # computed once per kernel, shared by sigma_x and sigma_emb
@@ -332,7 +332,7 @@ class _MarginalTransferBase(BaseEstimator):
 
     def _fit_rf(self, X, Y, task, c, rng, pooling, ke):
         N, d = self.n_tasks_, X.shape[1]
-        L, Q = self._param("n_components_emb", 100), self.n_components
+        L, Q = self._param("n_features_emb", 100), self.n_features
         seeds = rng.integers(2**31 - 1, size=3)
         kx = self.kernel_x
         self.W_ = None

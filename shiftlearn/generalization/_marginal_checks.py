@@ -134,8 +134,8 @@ MARGINAL_PARAMETER_CONSTRAINTS: dict = {
     "pooling": ["boolean"],
     "solver": [StrOptions({"auto", "exact", "rf", "nystroem"})],
     "n_landmarks": [_POS_INT, Interval(RealNotInt, 0, 1, closed="right")],
-    "n_components_emb": [_POS_INT],
-    "n_components": [_POS_INT],
+    "n_features_emb": [_POS_INT],
+    "n_features": [_POS_INT],
     "sampling": [StrOptions({"gaussian", "orthogonal"})],
     "weighting": [StrOptions({"task", "point"})],
     "normalize_y": ["boolean"],
@@ -257,7 +257,7 @@ def check_nystroem_memory(owner: str, M: int, m: int) -> None:
 
 def check_rf_memory(owner: str, M: int, d: int, Q: int, L: int) -> None:
     """Refuse a random-feature fit whose features do not fit in memory (e.g. a mistyped
-    ``n_components=10**7``): ``4 M 2Q`` float32 (features and the solvers' copies) plus
+    ``n_features=10**7``): ``4 M 2Q`` float32 (features and the solvers' copies) plus
     ``2 (2Q)^2`` float64 (the Newton system) plus the ``(d + 2L) x Q`` frequencies
     (tracemalloc at M = 4,000: 2.2 M 2Q float32 for liblinear, 3.9-7.1 M 2Q plus the
     Newton system for the squared hinge at Q = 300-2,000)."""
@@ -266,9 +266,9 @@ def check_rf_memory(owner: str, M: int, d: int, Q: int, L: int) -> None:
     if need > budget:
         raise ValueError(
             f"{owner} with solver='rf' on {M} training rows with "
-            f"n_components={Q} and n_components_emb={L} needs about {need / 2**30:.1f} GiB "
-            f"but {budget / 2**30:.1f} GiB are available. Lower n_components (300 is the "
-            "default; the kernel error falls as 1/sqrt(n_components)) or fit on fewer rows.")
+            f"n_features={Q} and n_features_emb={L} needs about {need / 2**30:.1f} GiB "
+            f"but {budget / 2**30:.1f} GiB are available. Lower n_features (300 is the "
+            "default; the kernel error falls as 1/sqrt(n_features)) or fit on fewer rows.")
 
 
 def warn_small_test_tasks(owner: str, counts: np.ndarray, ids, k: int) -> None:
