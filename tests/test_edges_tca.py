@@ -163,3 +163,152 @@ def test_tca_computes_in_float64_whatever_the_input():
     np.testing.assert_allclose(c.transform(Xt), b.transform(Xt.astype(np.float64)),
                                rtol=1e-12, atol=1e-12)
     assert a.X_fit_.dtype == np.float64
+
+
+# ------------------------------------------------------------------ memory= (FitMemory)
+def _count_calls(monkeypatch, module, name):
+    """Replace ``module.name`` by a spy that records the ``k`` (third argument) of each call."""
+    real = getattr(module, name)
+    ks = []
+
+    def spy(*args, **kwargs):
+        ks.append(args[2])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(module, name, spy)
+    return ks
+
+
+def _same_up_to_sign(A, B, atol):
+    signs = np.sign(np.sum(A * B, axis=0))
+    signs[signs == 0] = 1
+    np.testing.assert_allclose(A * signs, B, atol=atol)
+
+
+def test_memory_keeps_bandwidth_kernel_and_one_solve_per_mu(monkeypatch):
+    """The documented pieces (bandwidth, kernel, one eigen-solve per mu for the most components
+    asked so far) are kept, reused, and the kept kernel is never overwritten by the in-place
+    ARPACK path: every fit equals the same fit without memory."""
+    from shiftlearn.adaptation import FitMemory, _tca
+
+    X, sd = _unequal((30, 14), seed=6)
+    mem = FitMemory()
+    assert TCA(memory=mem).get_params()["memory"] is mem
+    kernels = []
+    real_kernel = TCA._kernel
+
+    def kernel_spy(self, *args):
+        if len(args) == 1:                           # the training kernel, not transform's
+            kernels.append(self.memory is not None)
+        return real_kernel(self, *args)
+    monkeypatch.setattr(TCA, "_kernel", kernel_spy)
+    solves = _count_calls(monkeypatch, _tca, "tca_components")
+    settings = ((1.0, 5), (1.0, 3), (2.0, 3), (2.0, 5))
+    served = [TCA(n_components=k, mu=mu, eigen_solver="arpack", memory=mem).fit(
+        X, sample_domain=sd) for mu, k in settings]
+    assert kernels == [True]                         # one kernel for every setting
+    assert solves == [5, 5]                          # mu=2, k=3 is solved for k=5 at once
+    assert len(mem) == 4                             # bandwidth, kernel, two solves
+    for (mu, k), s in zip(settings, served, strict=True):
+        fresh = TCA(n_components=k, mu=mu, eigen_solver="arpack").fit(X, sample_domain=sd)
+        np.testing.assert_allclose(s.eigenvalues_, fresh.eigenvalues_, rtol=1e-9)
+        assert s.mmd_ == fresh.mmd_ and s.sigma_ == fresh.sigma_
+        _same_up_to_sign(s.transform(X), fresh.transform(X), 1e-7)
+
+
+def test_memory_solves_for_at_most_what_smaller_data_allow(monkeypatch):
+    """A larger n_components asked on other rows raises the target of later solves, but only
+    up to n - 1 (the rank of the centred kernel) of the rows at hand."""
+    from shiftlearn.adaptation import FitMemory, _tca
+
+    X, sd = _unequal((30, 14), seed=7)
+    mem = FitMemory()
+    TCA(n_components=8, eigen_solver="dense", memory=mem).fit(X, sample_domain=sd)
+    small = np.r_[0:4, 30:34]                        # 8 rows: rank <= 7
+    solves = _count_calls(monkeypatch, _tca, "tca_components")
+    a = TCA(n_components=3, eigen_solver="dense", memory=mem).fit(X[small],
+                                                                  sample_domain=sd[small])
+    assert solves == [7]
+    b = TCA(n_components=7, eigen_solver="dense", memory=mem).fit(X[small],
+                                                                  sample_domain=sd[small])
+    assert solves == [7]                             # served by the truncated solve
+    ref = TCA(n_components=7, eigen_solver="dense").fit(X[small], sample_domain=sd[small])
+    np.testing.assert_allclose(b.eigenvalues_, ref.eigenvalues_, rtol=1e-9)
+    np.testing.assert_allclose(a.eigenvalues_, ref.eigenvalues_[:3], rtol=1e-9)
+
+
+@pytest.mark.parametrize("change", ["X", "sd", "kernel", "bandwidth", "mu", "eigen_solver"])
+def test_memory_never_mixes_rows_or_parameters(change):
+    """Fit A, then B that differs in one input or parameter with the same memory: B equals B
+    fitted without memory."""
+    from shiftlearn.adaptation import FitMemory
+
+    X, sd = _unequal((30, 14), seed=8)
+    kw = dict(n_components=3, eigen_solver="arpack")
+    X2, sd2, kw2 = X, sd, dict(kw)
+    if change == "X":
+        X2 = X + 0.05 * np.arange(X.shape[1])
+    elif change == "sd":
+        sd2 = sd.copy()
+        sd2[:10] = -1                                # ten source rows become target rows
+    else:
+        kw2[change] = {"kernel": "laplacian", "bandwidth": 0.8, "mu": 3.0,
+                       "eigen_solver": "dense"}[change]
+    mem = FitMemory()
+    TCA(**kw, memory=mem).fit(X, sample_domain=sd)
+    served = TCA(**kw2, memory=mem).fit(X2, sample_domain=sd2)
+    fresh = TCA(**kw2).fit(X2, sample_domain=sd2)
+    np.testing.assert_allclose(served.eigenvalues_, fresh.eigenvalues_, rtol=1e-9)
+    assert served.mmd_ == pytest.approx(fresh.mmd_, rel=1e-12)
+
+
+def test_memory_keeps_nothing_for_a_callable_kernel():
+    from shiftlearn.adaptation import FitMemory
+
+    X, sd = _unequal((30, 14), seed=9)
+    mem = FitMemory()
+    a = TCA(n_components=2, kernel=lambda A, B: A @ B.T, memory=mem).fit(X, sample_domain=sd)
+    b = TCA(n_components=2, kernel="linear").fit(X, sample_domain=sd)
+    assert len(mem) == 0
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, rtol=1e-10)
+
+
+def test_memory_guard_counts_the_kept_kernel_and_names_fit_and_alternative(monkeypatch):
+    """With memory the kept kernel is one more n x n matrix: a budget between 1.2 and 2.2
+    matrices accepts the fit without memory and refuses it with memory, saying so."""
+    from shiftlearn.adaptation import FitMemory, _base
+
+    X, sd = _unequal((40, 20), seed=10)              # n = 60
+    n = 60
+    monkeypatch.setattr(_base, "MEMORY_BUDGET", int(1.7 * n * n * 8))
+    TCA(n_components=2, eigen_solver="arpack").fit(X, sample_domain=sd)
+    with pytest.raises(ValueError, match=(
+            r"^TCA\.fit on 60 rows \(eigen_solver='arpack'\) needs about 0\.0 GiB of memory "
+            r"\(2\.2 float64 60 x 60 matrices\) .* Use RFTCA \(random-feature TCA, the same "
+            r"problem with random Fourier features\), whose memory")):
+        TCA(n_components=2, eigen_solver="arpack", memory=FitMemory()).fit(X, sample_domain=sd)
+
+
+def test_arpack_settings_and_failures_name_tca(monkeypatch):
+    from scipy.sparse.linalg import ArpackNoConvergence
+
+    from shiftlearn import _linalg
+    from shiftlearn.adaptation import _tca
+
+    X, sd = _unequal((30, 14), seed=11)
+    K = rbf_kernel(X, sigma=1.5)
+    seen = []
+    real = _tca.leading_eigh
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(_tca, "leading_eigh", spy)
+    tca_components(K, _ell(sd), 3, eigen_solver="arpack", tol=1e-7, random_state=5)
+    assert seen[-1] == {"solver": "arpack", "tol": 1e-7, "random_state": 5, "owner": "TCA"}
+
+    def no_convergence(*args, **kwargs):
+        raise ArpackNoConvergence("ARPACK error -1: No convergence", np.empty(0),
+                                  np.empty((0, 0)))
+    monkeypatch.setattr(_linalg, "eigsh", no_convergence)
+    with pytest.raises(ValueError, match=r"^TCA: the iterative eigensolver \(ARPACK\) failed"):
+        tca_components(K, _ell(sd), 3, eigen_solver="arpack")
