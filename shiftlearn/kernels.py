@@ -66,6 +66,18 @@ Conventions (decided once, here, for the whole library)
   ``prod_j 1/(1 + Delta_j^2/sigma^2) = exp(-||Delta||^2/sigma^2 + O(Delta^4))``: with
   ``sigma_cauchy = sqrt(2) sigma_rbf`` the two kernels agree to second order at small distances
   and the Cauchy kernel has the heavier tail.
+* **Random numbers**: a ``random_state`` (``None``, an int, a ``numpy.random.Generator`` or a
+  ``RandomState``) is turned into a Generator by ``numpy.random.default_rng`` itself, here and
+  in every module of the library (no wrapper of our own: the former private ``_rng`` gave the
+  same draws for ``None``, ints and Generators; a ``RandomState`` now drives the Generator
+  through its own bit generator instead of seeding a new one from one of its draws).
+* **One home per primitive** (issue #16): the domain-mean matrix ``E``
+  (:func:`domain_mean_matrix`, also the task-mean matrix of marginal transfer), TCA's MMD
+  vector and matrix (:func:`mmd_vector`, :func:`mmd_matrix`), the bandwidth rules
+  (:func:`median_heuristic`, :func:`sigma_from_sq_distances` for precomputed distances)
+  live here. The chunked sufficient statistics of random features (counts, sums, second
+  moments, per domain and class) live in :func:`shiftlearn.adaptation.rf_stats` alone, beside
+  the solvers that use them.
 """
 
 from __future__ import annotations
@@ -112,6 +124,7 @@ __all__ = [
     "mmd2_rff",
     "mmd_matrix",
     "mmd_permutation_test",
+    "mmd_vector",
     "nystroem",
     "resolve_bandwidth",
     "rbf_kernel",
@@ -119,9 +132,9 @@ __all__ = [
     "rff_frequencies",
     "rff_map",
     "rff_mean",
-    "rff_moments",
     "rff_weights",
     "sigma_from_gamma",
+    "sigma_from_sq_distances",
     "sq_distances",
 ]
 
@@ -131,18 +144,6 @@ RFF_KERNELS = ("rbf", "laplacian", "cauchy")
 #: every kernel name :func:`kernel_matrix` knows
 KERNELS = (*RFF_KERNELS, "linear")
 DEFAULT_CHUNK_BYTES = 64 * 2**20  # memory for one chunk of random features
-
-
-def _rng(random_state) -> np.random.Generator:
-    """A numpy Generator from None / int / Generator / RandomState (reproducible for ints)."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if random_state is None or isinstance(random_state, Integral):
-        return np.random.default_rng(random_state)
-    raise ValueError("random_state must be None, an int or a numpy Generator, "
-                     f"got {random_state!r}.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,7 +254,7 @@ def median_heuristic(
         return {"rbf": sigma_from_gamma(1.0 / d), "laplacian": float(d),
                 "cauchy": float(np.sqrt(d))}[kernel]
     if X.shape[0] > max_samples:
-        idx = _rng(random_state).choice(X.shape[0], max_samples, replace=False)
+        idx = np.random.default_rng(random_state).choice(X.shape[0], max_samples, replace=False)
         X = X[idx]
     X = np.asarray(X, dtype=np.float64)   # after subsampling: no float64 copy of a large X
     if X.shape[0] < 2:
@@ -263,18 +264,60 @@ def median_heuristic(
         sigma = {"median": np.median(D), "median_sq": np.median(D) / 2.0,
                  "mean": np.mean(D)}[rule]
     else:
-        D = sq_distances(X)[np.triu_indices(X.shape[0], k=1)]
-        if rule == "mean":
-            sigma = float(np.mean(np.sqrt(D)))
-        else:
-            m = float(np.median(D))
-            sigma = np.sqrt(m) if rule == "median" else np.sqrt(m / 2.0)
+        sigma = _sq_distance_rule(sq_distances(X)[np.triu_indices(X.shape[0], k=1)], rule)
         if kernel == "cauchy":
             sigma = sigma * CAUCHY_RBF_RATIO
+    return _unit_if_degenerate(sigma)
+
+
+def _sq_distance_rule(d2: np.ndarray, rule: str):
+    """The Gaussian kernel's ``sigma`` of ``rule`` from squared pair distances ``d2`` (raw:
+    0 or NaN when degenerate)."""
+    if rule == "mean":
+        return float(np.mean(np.sqrt(d2)))
+    m = float(np.median(d2))
+    return np.sqrt(m) if rule == "median" else np.sqrt(m / 2.0)
+
+
+def _unit_if_degenerate(sigma) -> float:
+    # all (sampled) points coincide: fall back to a unit bandwidth rather than divide by 0
     if not np.isfinite(sigma) or sigma <= 0:
-        # all (sampled) points coincide: fall back to a unit bandwidth rather than divide by 0
         return 1.0
     return float(sigma)
+
+
+def sigma_from_sq_distances(D2: np.ndarray, rule: str = "median") -> float:
+    """The Gaussian kernel's bandwidth ``sigma`` by a rule of :func:`median_heuristic`, from
+    squared distances already computed (e.g. between kernel mean embeddings).
+
+    ``D2`` is either a square symmetric matrix of squared distances (its pairs ``i < j`` are
+    used, the diagonal is not) or a 1-D array of the squared distances of distinct pairs.
+    ``rule`` is ``"median"`` (``sqrt(median)``), ``"median_sq"`` (``sqrt(median / 2)``) or
+    ``"mean"`` (mean distance), exactly as :func:`median_heuristic` applies them to the rows of
+    ``X`` (that function calls this rule on ``sq_distances(X)``). Returns 1.0 when there is no
+    pair or the rule gives 0 (all points coincide), as :func:`median_heuristic` does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> D2 = np.array([[0.0, 4.0, 9.0], [4.0, 0.0, 1.0], [9.0, 1.0, 0.0]])
+    >>> sigma_from_sq_distances(D2)                 # sqrt(median(4, 9, 1))
+    2.0
+    >>> sigma_from_sq_distances(np.array([4.0, 9.0, 1.0]), rule="median_sq")
+    1.4142135623730951
+    """
+    if rule not in ("median", "median_sq", "mean"):
+        raise ValueError(f"rule must be 'median', 'median_sq' or 'mean' for precomputed "
+                         f"distances, got {rule!r}.")
+    D2 = np.asarray(D2, dtype=np.float64)
+    if D2.ndim == 2 and D2.shape[0] == D2.shape[1]:
+        D2 = D2[np.triu_indices(D2.shape[0], k=1)]
+    elif D2.ndim != 1:
+        raise ValueError(f"D2 must be a square matrix or a 1-D array of pair distances, got "
+                         f"shape {D2.shape}.")
+    if D2.size == 0:
+        return 1.0
+    return _unit_if_degenerate(_sq_distance_rule(D2, rule))
 
 
 def resolve_bandwidth(bandwidth, X: np.ndarray, *, random_state=0, kernel: str = "rbf") -> float:
@@ -510,7 +553,7 @@ def rff_weights(n_input: int, n_features: int, sigma: float, random_state=None,
             f"need a rotation-invariant frequency law, and the {kernel} kernel's frequencies are "
             f"i.i.d. {law} per coordinate. Use sampling='gaussian' (i.i.d. frequencies of the "
             f"kernel's law) with kernel={kernel!r}, or kernel='rbf' for orthogonal features.")
-    rng = _rng(random_state)
+    rng = np.random.default_rng(random_state)
     if kernel == "laplacian":
         W = rng.standard_cauchy((n_input, n_features))
     elif kernel == "cauchy":
@@ -620,22 +663,6 @@ def rff_mean(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None) ->
     for _, Z in rff_chunks(X, Omega, chunk_size):
         total += Z.sum(axis=0, dtype=np.float64)
     return total / max(X.shape[0], 1)
-
-
-def rff_moments(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None
-                ) -> tuple[int, np.ndarray, np.ndarray]:
-    """Sufficient statistics ``(n, sum_i z_i, sum_i z_i z_i^T)`` of the random features.
-
-    Shapes ``()``, ``(2N,)``, ``(2N, 2N)``; memory independent of ``n`` (chunked). Sums (not
-    means) so that they add across chunks, machines and federated clients.
-    """
-    D = 2 * Omega.shape[1]
-    s = np.zeros(D)
-    S = np.zeros((D, D))
-    for _, Z in rff_chunks(X, Omega, chunk_size):
-        s += Z.sum(axis=0)
-        S += Z.T @ Z
-    return int(X.shape[0]), s, S
 
 
 class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -752,15 +779,52 @@ def nystroem(n_components: int, sigma: float, random_state=None) -> Nystroem:
 # ---------------------------------------------------------------------------------------------
 # MMD
 # ---------------------------------------------------------------------------------------------
-def domain_mean_matrix(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def domain_mean_matrix(groups: np.ndarray, n_groups: int | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """``E`` of shape ``(n, m)`` with ``E[i, d] = 1/n_d`` if row ``i`` is in group ``d``.
 
-    ``E^T Phi`` are the group mean embeddings. Returns ``(E, group_ids)``.
+    ``E^T Phi`` are the group mean embeddings and ``E^T K E`` the mean kernel values between
+    groups (SCA's domains, marginal transfer's tasks). Returns ``(E, group_ids)``: by default
+    one column per group present, in sorted order. ``n_groups`` given: ``groups`` are indices
+    ``0 .. n_groups - 1`` and column ``t`` is group ``t`` (a group without rows has a zero
+    column), as marginal transfer numbers its tasks.
+
+    Examples
+    --------
+    >>> E, ids = domain_mean_matrix(np.array([2, -1, 2]))
+    >>> E.tolist(), ids.tolist()
+    ([[0.0, 0.5], [1.0, 0.0], [0.0, 0.5]], [-1, 2])
+    >>> domain_mean_matrix(np.array([0, 0]), n_groups=2)[0].tolist()
+    [[0.5, 0.0], [0.5, 0.0]]
     """
-    ids, inv, counts = np.unique(np.asarray(groups), return_inverse=True, return_counts=True)
+    groups = np.asarray(groups)
+    if n_groups is None:
+        ids, inv, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    else:
+        ids, inv = np.arange(n_groups), groups
+        counts = np.bincount(groups, minlength=n_groups).astype(np.float64)
     E = np.zeros((inv.shape[0], ids.shape[0]))
     E[np.arange(inv.shape[0]), inv] = 1.0 / counts[inv]
     return E, ids
+
+
+def mmd_vector(sample_domain: np.ndarray) -> np.ndarray:
+    """TCA's ``l``: ``1/n_s`` on source rows (id > 0), ``-1/n_t`` on target rows (id < 0).
+
+    ``l^T K l`` is the biased MMD² between the pooled sources and the pooled targets, and
+    ``L = l l^T`` is Pan et al.'s MMD matrix (:func:`mmd_matrix`, ``"tca"``). With no target (or
+    no source) row the vector is zero (no discrepancy to reduce). In random-feature space the
+    same vector is :meth:`shiftlearn.adaptation.RFStats.mmd_vector` (``Sigma l``).
+
+    Examples
+    --------
+    >>> mmd_vector(np.array([1, 1, -2])).tolist()
+    [0.5, 0.5, -1.0]
+    """
+    E, sides = domain_mean_matrix(np.asarray(sample_domain) > 0)   # sides: [False, True]
+    if sides.shape[0] < 2:
+        return np.zeros(E.shape[0])
+    return E[:, 1] - E[:, 0]
 
 
 def mmd_matrix(groups: np.ndarray, *, normalization: str = "tca") -> np.ndarray:
@@ -779,7 +843,7 @@ def mmd_matrix(groups: np.ndarray, *, normalization: str = "tca") -> np.ndarray:
     if normalization == "tca":
         if m != 2:
             raise ValueError(f"The TCA MMD matrix needs exactly 2 groups, got {m}.")
-        v = E[:, 0] - E[:, 1]
+        v = E[:, 0] - E[:, 1]       # = -mmd_vector(sample_domain) for a source and a target
         return np.outer(v, v)
     if normalization == "sca":
         C = (np.eye(m) - 1.0 / m) / m
@@ -984,7 +1048,7 @@ def mmd_permutation_test(
     tie_tol = TIE_RTOL * float(np.max(np.abs(K)))
     if unbiased:
         np.fill_diagonal(K, 0.0)
-    rng = _rng(random_state)
+    rng = np.random.default_rng(random_state)
     N = n + m
 
     def stats(perms: np.ndarray) -> np.ndarray:

@@ -121,21 +121,22 @@ def test_reject_boundary_and_default_level():
 
 
 # --------------------------------------------------------------------- random number streams
-def test_rng_accepts_none_int_generator_and_randomstate():
-    from shiftlearn.kernels import _rng
+def test_random_state_goes_through_numpy_default_rng():
+    """No wrapper of our own (issue #16): a seed means ``numpy.random.default_rng(seed)``."""
+    from shiftlearn.kernels import rff_weights
 
-    assert isinstance(_rng(None), np.random.Generator)
-    assert _rng(3).random() == _rng(3).random()
+    def draw(rs):
+        return rff_weights(3, 4, 1.0, random_state=rs)
+
+    np.testing.assert_array_equal(draw(3), np.random.default_rng(3).standard_normal((3, 4)))
     g = np.random.default_rng(0)
-    assert _rng(g) is g
-    a = _rng(np.random.RandomState(7)).random(3)
-    b = _rng(np.random.RandomState(7)).random(3)
-    c = _rng(np.random.RandomState(8)).random(3)
+    assert not np.array_equal(draw(g), draw(g))          # a Generator is used, not copied
+    a, b = draw(np.random.RandomState(7)), draw(np.random.RandomState(7))
     np.testing.assert_array_equal(a, b)
-    assert not np.array_equal(a, c)
-    with pytest.raises(ValueError, match="^random_state must be None, an int or a numpy "
-                                         "Generator, got 'seed'"):
-        _rng("seed")
+    assert not np.array_equal(a, draw(np.random.RandomState(8)))
+    assert draw(None).shape == (3, 4)
+    with pytest.raises(TypeError):
+        draw("seed")
 
 
 def test_nystroem_is_reproducible_from_an_int_and_a_generator():

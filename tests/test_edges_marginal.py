@@ -128,8 +128,9 @@ def test_embedding_distances_gaussian_and_median_rule():
     from shiftlearn.generalization._embedding import (
         embedding_sq_distances,
         gaussian_from_sq_distances,
-        median_sigma_from_sq_distances,
     )
+    from shiftlearn.kernels import median_heuristic
+    from shiftlearn.kernels import sigma_from_sq_distances as median_sigma_from_sq_distances
 
     G = np.array([[2.0, 1.0 + 1e-15], [1.0 + 1e-15, 0.0]])
     D = embedding_sq_distances(G, np.diag(G), np.diag(G))
@@ -142,6 +143,12 @@ def test_embedding_distances_gaussian_and_median_rule():
     assert median_sigma_from_sq_distances(np.zeros((1, 1))) == 1.0
     assert median_sigma_from_sq_distances(np.zeros((3, 3))) == 1.0
     assert median_sigma_from_sq_distances(np.full((2, 2), 0.25) - np.diag([0.25, 0.25])) == 0.5
+    # one rule: on the rows' own squared distances it is the median heuristic
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    for rule in ("median", "median_sq", "mean"):
+        assert (median_sigma_from_sq_distances(sq, rule)
+                == pytest.approx(median_heuristic(X, rule=rule), rel=1e-12))
 
 
 def test_product_kernel_multiplies_task_and_point_kernels():

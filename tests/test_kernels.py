@@ -17,15 +17,16 @@ from shiftlearn.kernels import (
     mmd2_rff,
     mmd_matrix,
     mmd_permutation_test,
+    mmd_vector,
     nystroem,
     rbf_kernel,
     resolve_bandwidth,
     rff_chunks,
     rff_map,
     rff_mean,
-    rff_moments,
     rff_weights,
     sigma_from_gamma,
+    sigma_from_sq_distances,
 )
 
 
@@ -225,20 +226,21 @@ def test_rff_chunked_transform_equals_unchunked():
         list(rff_chunks(X, W, chunk_size=0))
 
 
-def test_rff_moments_sums_match():
+def test_rf_stats_is_the_one_home_of_random_feature_moments():
+    """``n``, ``sum z`` and ``sum z z^T`` (the former ``kernels.rff_moments``) are read off
+    :func:`shiftlearn.adaptation.rf_stats`, chunked and additive across parts."""
+    from shiftlearn.adaptation import rf_stats
+
     X = _data(31, d=4)
     W = rff_weights(4, 9, 1.0, 0)
     Z = rff_map(X, W)
-    n, s, S = rff_moments(X, W, chunk_size=4)
-    assert n == 31
-    np.testing.assert_allclose(s, Z.sum(axis=0), atol=1e-12)
-    np.testing.assert_allclose(S, Z.T @ Z, atol=1e-12)
-    # sums add across parts (federated clients)
-    n1, s1, S1 = rff_moments(X[:10], W)
-    n2, s2, S2 = rff_moments(X[10:], W)
-    assert n1 + n2 == n
-    np.testing.assert_allclose(s1 + s2, s, atol=1e-12)
-    np.testing.assert_allclose(S1 + S2, S, atol=1e-12)
+    st = rf_stats(X, omega=W, chunk_size=4, fast_trig=False)
+    assert st.n_samples == 31
+    np.testing.assert_allclose(st.domain_sums.sum(axis=0), Z.sum(axis=0), atol=1e-12)
+    np.testing.assert_allclose(st.total_moment(), Z.T @ Z, atol=1e-12)
+    both = rf_stats(X[:10], omega=W, fast_trig=False) + rf_stats(X[10:], omega=W, fast_trig=False)
+    assert both.n_samples == 31
+    np.testing.assert_allclose(both.total_moment(), st.total_moment(), atol=1e-12)
 
 
 def test_random_fourier_features_estimator():
@@ -398,6 +400,38 @@ def test_mmd_matrix_sca_many_groups_is_distributional_variance():
     E, ids = domain_mean_matrix(groups)
     assert ids.tolist() == [1, 2, 3]
     np.testing.assert_allclose(E.T @ X, mus)
+
+
+def test_domain_mean_matrix_numbered_groups_keep_empty_columns():
+    E, ids = domain_mean_matrix(np.array([0, 2, 2]), n_groups=4)   # groups 1 and 3 empty
+    assert ids.tolist() == [0, 1, 2, 3]
+    np.testing.assert_array_equal(E, [[1, 0, 0, 0], [0, 0, 0.5, 0], [0, 0, 0.5, 0]])
+    np.testing.assert_array_equal(domain_mean_matrix(np.array([0, 2, 2]))[0],
+                                  E[:, [0, 2]])                 # present groups only
+
+
+def test_mmd_vector_is_the_tca_matrix_factor():
+    sd = np.array([1, 3, 1, -2, -2, 1, -4])          # several sources and targets: two sides
+    ell = mmd_vector(sd)
+    np.testing.assert_array_equal(ell, np.where(sd > 0, 1 / 4, -1 / 3))
+    np.testing.assert_array_equal(np.outer(ell, ell), mmd_matrix(np.sign(sd)))
+    np.testing.assert_array_equal(mmd_vector(np.array([1, 2])), [0.0, 0.0])   # no target
+
+
+def test_sigma_from_sq_distances_rules_and_refusals():
+    X = _data(25)
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    iu = np.triu_indices(25, k=1)
+    for rule in ("median", "median_sq", "mean"):
+        assert sigma_from_sq_distances(D2, rule) == sigma_from_sq_distances(D2[iu], rule)
+        assert sigma_from_sq_distances(D2, rule) == pytest.approx(
+            median_heuristic(X, rule=rule), rel=1e-12)
+    assert sigma_from_sq_distances(np.zeros(0)) == 1.0                      # no pair
+    assert sigma_from_sq_distances(np.zeros((3, 3))) == 1.0                 # all coincide
+    with pytest.raises(ValueError, match="rule must be"):
+        sigma_from_sq_distances(D2, "n_features")
+    with pytest.raises(ValueError, match="square matrix or a 1-D"):
+        sigma_from_sq_distances(D2[:, :3])
 
 
 def test_median_heuristic_subsamples_before_converting_float32():

@@ -9,10 +9,10 @@ import scipy.linalg
 from sklearn.neighbors import KNeighborsClassifier
 
 from shiftlearn._linalg import leading_eigh
-from shiftlearn.adaptation import TCA, _base, mmd_vector, tca_components
+from shiftlearn.adaptation import TCA, _base, tca_components
 from shiftlearn.adaptation._base import ComponentsClippedWarning
 from shiftlearn.adaptation._tca import FIT_MATRICES
-from shiftlearn.kernels import rbf_kernel
+from shiftlearn.kernels import mmd_vector, rbf_kernel
 
 
 def _two_domains(n=60, d=4, shift=1.0, seed=0):

@@ -32,10 +32,10 @@ from _common import header, markdown_table, write_results  # noqa: E402
 
 from shiftlearn.adaptation import (  # noqa: E402
     TCA,
-    mmd_vector,
     uSCA,
 )
 from shiftlearn.datasets import load_office_caltech  # noqa: E402
+from shiftlearn.kernels import mmd_vector  # noqa: E402
 
 KS = [10, 20, 30, 50]
 POWERS = {"uSCA whitened (p=-1/2, paper)": -0.5, "uSCA whiten=False (p=0)": 0.0,

@@ -44,7 +44,7 @@ from shiftlearn.datasets import (  # noqa: E402
 )
 from shiftlearn.generalization import MarginalTransferClassifier, task_group_score  # noqa: E402
 from shiftlearn.generalization import _embedding as emb  # noqa: E402
-from shiftlearn.kernels import median_heuristic, rff_weights  # noqa: E402
+from shiftlearn.kernels import median_heuristic, rff_weights, sigma_from_sq_distances  # noqa: E402
 
 SAMPLINGS = ("gaussian", "orthogonal")
 SEEDS = range(10)
@@ -73,7 +73,7 @@ def part_error(L=100, Qs=(100, 300)):
         sx = median_heuristic(X)
         G = emb.exact_embedding_gram(X, task, N, sigma=sx)
         D2 = emb.embedding_sq_distances(G, np.diag(G), np.diag(G))
-        sp = emb.median_sigma_from_sq_distances(D2)
+        sp = sigma_from_sq_distances(D2)
         K = emb.product_kernel(X, task, emb.gaussian_from_sq_distances(D2, sp), sigma=sx)
         for Q in Qs:
             row = {"data": name, "rows x tasks": f"{X.shape[0]} x {N}", "Q": Q}

@@ -126,9 +126,8 @@ def embedding_ceiling(ds, log=False):
     from shiftlearn.generalization._embedding import (
         embedding_sq_distances,
         exact_embedding_gram,
-        median_sigma_from_sq_distances,
     )
-    from shiftlearn.kernels import median_heuristic
+    from shiftlearn.kernels import median_heuristic, sigma_from_sq_distances
     parts = [ds.get(name) for name in ds.domain_names]
     X = np.vstack([p[0] for p in parts])
     task = np.concatenate([np.full(p[0].shape[0], i) for i, p in enumerate(parts)])
@@ -144,7 +143,7 @@ def embedding_ceiling(ds, log=False):
     for f_emb in (0.5, 1.0, 2.0):
         G = exact_embedding_gram(X, task, N, sigma=f_emb * med_x)
         D2 = embedding_sq_distances(G, np.diag(G), np.diag(G))
-        med_p = median_sigma_from_sq_distances(D2)
+        med_p = sigma_from_sq_distances(D2)
         for f_p in (0.25, 0.5, 1.0, 2.0, 4.0):
             K = np.exp(-D2 / (2 * (f_p * med_p) ** 2))
             for lam in (1e-3, 1e-2, 1e-1, 1.0):

@@ -3,7 +3,6 @@
 from ._base import (
     BaseSubspaceTransformer,
     check_n_components,
-    mmd_vector,
     whitening_scale,
 )
 from ._memory import FitMemory
@@ -23,7 +22,6 @@ __all__ = [
     "LabeledOnly",
     "check_n_components",
     "make_da_pipeline",
-    "mmd_vector",
     "sca_problem",
     "sca_solve",
     "tca_components",

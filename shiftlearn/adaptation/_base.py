@@ -1,7 +1,6 @@
 """Shared pieces of the subspace adapters (TCA, SCA and their random-feature versions).
 
 * :func:`whitening_scale`: the ``Lambda^{-1/2}`` factor of SCA / DICA, with a floor.
-* :func:`mmd_vector`: TCA's ``l`` (``1/n_s`` on source rows, ``-1/n_t`` on target rows).
 * :func:`clip_n_components`: ``k`` clipped to what the data allow, with a
   :class:`ComponentsClippedWarning` (as scikit-learn's ``KernelPCA``: defaults must work on
   small data); :func:`check_n_components`: a clear error instead, where clipping would be wrong
@@ -42,7 +41,6 @@ __all__ = [
     "check_n_components",
     "clip_n_components",
     "kernel_row_chunks",
-    "mmd_vector",
     "whitening_scale",
 ]
 
@@ -54,21 +52,6 @@ def whitening_scale(eigenvalues: np.ndarray, *, rtol: float = 1e-10) -> np.ndarr
     top = float(np.max(np.abs(w))) if w.size else 1.0
     floor = max(rtol * top, np.finfo(np.float64).tiny)
     return 1.0 / np.sqrt(np.maximum(w, floor))
-
-
-def mmd_vector(sample_domain: np.ndarray) -> np.ndarray:
-    """TCA's ``l``: ``1/n_s`` on source rows (id > 0), ``-1/n_t`` on target rows (id < 0).
-
-    ``l^T K l`` is the biased MMD² between the pooled sources and the pooled targets and
-    ``L = l l^T`` is Pan et al.'s MMD matrix. With no target (or no source) row the vector is
-    zero (no discrepancy to reduce).
-    """
-    sd = np.asarray(sample_domain)
-    src = sd > 0
-    ns, nt = int(src.sum()), int((~src).sum())
-    if ns == 0 or nt == 0:
-        return np.zeros(sd.shape[0])
-    return np.where(src, 1.0 / ns, -1.0 / nt)
 
 
 def check_n_components(n_components, max_components: int, reason: str) -> int:

@@ -5,7 +5,7 @@ Problem (Pan et al.'s unsupervised TCA)::
     min_W  tr(W^T W) + mu tr(W^T K L K W)   s.t.  W^T K H K W = I_k
 
 with ``K`` the (uncentred) kernel of all training rows, ``L = l l^T`` the MMD matrix
-(:func:`~shiftlearn.adaptation._base.mmd_vector`), ``H = I - 11^T/n``. Its solution is the ``k``
+(:func:`~shiftlearn.kernels.mmd_vector`), ``H = I - 11^T/n``. Its solution is the ``k``
 leading eigenvectors of the symmetric-definite pencil ``K H K w = lambda (I + mu K l l^T K) w``.
 The RF-TCA paper writes the same problem with ``gamma tr(W^T W)`` on the regulariser and
 ``tr(W^T K L K W)`` unweighted: its ``gamma`` is ``1 / mu`` (same eigenvectors, eigenvalues
@@ -29,13 +29,12 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._linalg import ARPACK_TOL, leading_eigh, lowrank_inv_sqrt_weights
 from .._param_validation import Interval, StrOptions
-from ..kernels import BANDWIDTH_RULES, KERNELS
+from ..kernels import BANDWIDTH_RULES, KERNELS, mmd_vector
 from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
     clip_n_components,
     kernel_row_chunks,
-    mmd_vector,
     resolve_tca_mu,
 )
 from ._memory import FitMemory

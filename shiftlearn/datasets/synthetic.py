@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import _rng
-
 __all__ = ["make_monotone_shift", "make_rotated_ellipses", "make_sca_toy"]
 
 
@@ -24,7 +22,7 @@ def make_sca_toy(n_per_cluster: int = 100, *, shift=(2.4, 1.2), spread: float = 
     X : (6 * n_per_cluster, 2); y : labels 0..2, target rows -1 when masked;
     sample_domain : 1 (source) / -2 (target); [y_target_true]
     """
-    rng = _rng(random_state)
+    rng = np.random.default_rng(random_state)
     means = np.array([[0.0, 0.0], [3.0, 0.0], [6.0, 0.0]])
     Xs = np.vstack([m + spread * rng.standard_normal((n_per_cluster, 2)) for m in means])
     Xt = np.vstack([m + np.asarray(shift) + spread * rng.standard_normal((n_per_cluster, 2))
@@ -93,7 +91,7 @@ def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float
                          ">= 1 (sources).")
     if sampling not in ("code", "uniform"):
         raise ValueError(f"sampling must be 'code' or 'uniform', got {sampling!r}.")
-    rng = _rng(random_state)
+    rng = np.random.default_rng(random_state)
     Xs, ys, sds = [], [], []
     for i in range(n_tasks):
         alpha = rng.uniform(np.pi / 4, 3 * np.pi / 4)
@@ -134,7 +132,7 @@ def make_monotone_shift(n_source: int = 2000, n_target: int = 2000, *,
     """
     if n_features < 4:
         raise ValueError("n_features must be at least 4.")
-    rng = _rng(random_state)
+    rng = np.random.default_rng(random_state)
 
     def draw(n):
         z = rng.standard_normal((n, n_features))

@@ -18,19 +18,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import kernel_matrix, rff_chunks, rff_map, rff_mean
+from ..kernels import (
+    domain_mean_matrix,
+    kernel_matrix,
+    rff_chunks,
+    rff_map,
+    rff_mean,
+    sigma_from_sq_distances,
+)
 
 __all__ = [
     "embedding_sq_distances",
     "exact_embedding_gram",
     "gaussian_from_sq_distances",
-    "median_sigma_from_sq_distances",
     "product_kernel",
     "rff_embeddings",
     "rff_product_features",
     "TASK_KERNELS",
     "canonical_task_kernel",
-    "task_indicator",
     "task_kernel",
     "task_kernel_sigma",
     "task_rows",
@@ -39,17 +44,6 @@ __all__ = [
 
 #: target size (bytes) of one row chunk of the point kernel in :func:`exact_embedding_gram`
 GRAM_CHUNK_BYTES = 64 << 20
-
-
-def task_indicator(task: np.ndarray, n_tasks: int) -> np.ndarray:
-    """``A`` of shape ``(n_rows, n_tasks)`` with ``A[a, t] = 1 / n_t`` if row ``a`` is in task t.
-
-    ``A^T K A`` is the matrix of mean kernel values between tasks.
-    """
-    counts = np.bincount(task, minlength=n_tasks).astype(np.float64)
-    A = np.zeros((task.shape[0], n_tasks))
-    A[np.arange(task.shape[0]), task] = 1.0 / counts[task]
-    return A
 
 
 def exact_embedding_gram(X: np.ndarray, task: np.ndarray, n_tasks: int,
@@ -74,12 +68,10 @@ def exact_embedding_gram(X: np.ndarray, task: np.ndarray, n_tasks: int,
     """
     if Y is None:
         Y, task_y, n_tasks_y = X, task, n_tasks
+    A_x = domain_mean_matrix(task, n_tasks)[0]       # A^T K A: mean kernel values of tasks
+    A_y = domain_mean_matrix(task_y, n_tasks_y)[0]
     if kernel == "linear":  # Psi(P) is the mean
-        mx = task_indicator(task, n_tasks).T @ X
-        my = task_indicator(task_y, n_tasks_y).T @ Y
-        return mx @ my.T
-    A_x = task_indicator(task, n_tasks)
-    A_y = task_indicator(task_y, n_tasks_y)
+        return (A_x.T @ X) @ (A_y.T @ Y).T
     G = np.zeros((n_tasks, n_tasks_y))
     if chunk_rows is None:
         chunk_rows = int(min(2048, max(1, GRAM_CHUNK_BYTES // (8 * max(1, Y.shape[0])))))
@@ -189,7 +181,7 @@ def task_kernel_sigma(G: np.ndarray, D2: np.ndarray, kind: str) -> float:
     """The ``"median"`` rule of ``sigma_P`` for a task kernel on the training tasks' ``G``
     (embedding inner products) and ``D2`` (squared embedding distances): the argument of the
     kernel is 1 at the median pair of distinct tasks. Gaussian: the median embedding distance
-    (:func:`median_sigma_from_sq_distances`); exponential and polynomial: ``sqrt(median
+    (:func:`shiftlearn.kernels.sigma_from_sq_distances`); exponential and polynomial: ``sqrt(median
     |<Psi_i, Psi_j>|)`` over pairs ``i < j`` (with one task: ``sqrt(||Psi||^2)``); 1.0 when
     degenerate (zero or non-finite) and for the indicator, which has no bandwidth.
 
@@ -201,22 +193,12 @@ def task_kernel_sigma(G: np.ndarray, D2: np.ndarray, kind: str) -> float:
     2.0
     """
     if kind == "gaussian":
-        return median_sigma_from_sq_distances(D2)
+        return sigma_from_sq_distances(D2)
     if kind == "indicator":
         return 1.0
     n = G.shape[0]
     vals = np.abs(G[np.triu_indices(n, k=1)]) if n >= 2 else np.abs(np.diag(G))
     m = float(np.median(vals)) if vals.size else 0.0
-    return float(np.sqrt(m)) if np.isfinite(m) and m > 0 else 1.0
-
-
-def median_sigma_from_sq_distances(D2: np.ndarray) -> float:
-    """The ``"median"`` rule of :func:`shiftlearn.kernels.median_heuristic` on a precomputed
-    symmetric matrix of squared distances (off-diagonal entries); 1.0 if degenerate."""
-    n = D2.shape[0]
-    if n < 2:
-        return 1.0
-    m = float(np.median(D2[np.triu_indices(n, k=1)]))
     return float(np.sqrt(m)) if np.isfinite(m) and m > 0 else 1.0
 
 

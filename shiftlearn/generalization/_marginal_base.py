@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._param_validation import check_params
 from .._validation import check_sample_domain, check_X, check_X_y_domain
 from ..adaptation._base import user_stacklevel
-from ..kernels import _rng, median_heuristic, rff_weights
+from ..kernels import median_heuristic, rff_weights
 from ._embedding import (
     canonical_task_kernel,
     embedding_sq_distances,
@@ -198,7 +198,7 @@ class _MarginalTransferBase(BaseEstimator):
         M = X.shape[0]
         Y = self._encode_targets(y)  # (M, n_outputs) of +-1 labels or scaled targets
         c = self.C * self._weights(task, counts)
-        rng = _rng(self.random_state)
+        rng = np.random.default_rng(self.random_state)
         self.solver_ = self._choose_solver(M)
         if self.solver_ == "rf":
             self._check_rf_sampling()

@@ -33,7 +33,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._param_validation import HasMethods, Interval, check_params
 from .._validation import check_sample_domain, check_X, check_X_y_domain
 from ..adaptation._base import user_stacklevel
-from ..kernels import _rng
 from ._marginal_checks import labeled_training_rows
 
 __all__ = ["TaskGroupSearchCV", "task_group_score"]
@@ -222,7 +221,7 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _splits(self, sd):
         n_tasks = np.unique(sd).shape[0]
-        rng = _rng(self.random_state)
+        rng = np.random.default_rng(self.random_state)
         out = []
         if n_tasks < 2:
             n = sd.shape[0]

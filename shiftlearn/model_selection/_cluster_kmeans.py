@@ -56,8 +56,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .._linalg import leading_eigh
 from ..kernels import (
-    _rng,
     gamma_from_sigma,
     kernel_matrix,
     mmd2_from_kernels,
@@ -288,8 +288,9 @@ def _init_labels(codes, k, m, rng):
 
 
 def _pca_scores(op: _KernelOperator, rng) -> np.ndarray:
-    """Scores of the rows on the leading kernel principal component (Lanczos, O(n q) a step)."""
-    from scipy.sparse.linalg import LinearOperator, eigsh
+    """Scores of the rows on the leading kernel principal component (Lanczos through
+    :func:`shiftlearn._linalg.leading_eigh`, O(n q) a step; start vector drawn from ``rng``)."""
+    from scipy.sparse.linalg import LinearOperator
 
     n = op.diag.shape[0]
 
@@ -300,7 +301,11 @@ def _pca_scores(op: _KernelOperator, rng) -> np.ndarray:
         return out - out.mean(axis=0)
 
     A = LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64)
-    _, vec = eigsh(A, k=1, which="LA", v0=rng.standard_normal(n), tol=1e-6)
+    if n <= 2:                      # ARPACK needs k < n - 1: a 2 x 2 matrix is solved exactly
+        _, vec = leading_eigh(A.matmat(np.eye(n)), 1)
+    else:
+        _, vec = leading_eigh(A, 1, solver="arpack", tol=1e-6, random_state=rng,
+                              owner="ClusterSplit(init='pca')")
     return vec[:, 0]
 
 
@@ -449,7 +454,7 @@ def constrained_kernel_kmeans(
         t0 = float(np.max(tau)) if tau.size else 0.0
         bounds = (lo, hi, int(np.floor(n * (1 - t0) / K)), int(np.ceil(n * (1 + t0) / K)))
         m = None
-    rng = _rng(random_state)
+    rng = np.random.default_rng(random_state)
     if operator is None:
         operator, _ = kernel_operator(F, kernel=kernel, gamma=gamma, n_landmarks=n_landmarks,
                                       random_state=rng)

@@ -11,7 +11,6 @@ from sklearn.model_selection import BaseCrossValidator
 from sklearn.model_selection._split import GroupsConsumerMixin
 
 from .._validation import check_X
-from ..kernels import _rng
 from ._cluster_kmeans import constrained_kernel_kmeans, kernel_operator
 from ._splitters import DomainAwareSplit, LeaveOneDomainOut, constraint_codes
 
@@ -179,7 +178,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         if stratify == "label_domain" and groups is None:
             stratify = "label"
         codes = constraint_codes(y, groups, stratify, F.shape[0])
-        rng = _rng(self.random_state)
+        rng = np.random.default_rng(self.random_state)
         k = 2 if self.n_splits == 1 else int(self.n_splits)
         op, self.gamma_ = kernel_operator(F, kernel=self.kernel, gamma=self.gamma,
                                           n_landmarks=self.n_landmarks, random_state=rng)

@@ -14,8 +14,6 @@ from sklearn.model_selection import BaseCrossValidator
 from sklearn.model_selection._split import GroupsConsumerMixin
 from sklearn.utils.multiclass import type_of_target
 
-from ..kernels import _rng
-
 __all__ = ["STRATIFY", "DomainAwareSplit", "LeaveOneDomainOut", "RandomStratifiedSplit",
            "SourceKFold", "constraint_codes", "split_domains"]
 
@@ -113,7 +111,7 @@ class RandomStratifiedSplit(GroupsConsumerMixin, BaseCrossValidator):
         if k < 2:
             raise ValueError(f"n_splits must be >= 1, got {self.n_splits!r}.")
         m = group_bounds(np.bincount(codes), self.test_size)[0] if k == 2 else None
-        labels = _init_labels(codes, k, m, _rng(self.random_state))
+        labels = _init_labels(codes, k, m, np.random.default_rng(self.random_state))
         folds = [1] if k == 2 else range(k)
         for j in folds:
             yield np.flatnonzero(labels != j), np.flatnonzero(labels == j)
