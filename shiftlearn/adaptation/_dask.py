@@ -1,39 +1,94 @@
-"""Random-feature statistics of Dask arrays: one :class:`RFStats` per block, summed.
+"""Random-feature adapters on Dask arrays: statistics where the blocks live, the solve here.
 
-Needs the ``dask`` extra (``pip install shiftlearn[dask]``). Each row block of ``X`` (with the
-matching blocks of ``y`` and ``sample_domain``) becomes one :func:`rf_stats` task; the
-resulting statistics are added (``RFStats.__add__``) in a tree reduction, so only
-``O((2N)^2)`` numbers per block travel between workers and ``X`` is never gathered.
+Needs the ``dask`` extra (``pip install shiftlearn[dask]``). ``RFTCA.fit`` / ``RFSCA.fit``
+with a Dask array ``X`` (:func:`fit_dask`) turn each row block of ``X`` (with the matching
+blocks of ``y`` and ``sample_domain``) into one :func:`rf_stats` task; the statistics are added
+(``RFStats.__add__``) in a tree reduction, so only ``O((2N)^2)`` numbers per block travel
+between workers, ``X`` is never gathered, and the small ``2N x 2N`` problem is solved in the
+calling process. Any scheduler works: the threaded default, or a ``distributed.Client``
+(a ``LocalCluster`` or a real cluster by scheduler address) when one is active.
+``transform`` of a Dask array (:func:`transform_dask`) is lazy: one ``map_blocks`` task per
+row block, a Dask array back.
+
+Decisions:
+
+* Same model as the in-memory fit with the same ``random_state``: the same bandwidth (the
+  median rule reads the same seeded 1,000 rows, ``X[idx]``, which touches the blocks that hold
+  them: give a float ``bandwidth`` or persist ``X`` to avoid that extra read), the same
+  frequencies, statistics equal up to the order of the float64 sums (tested to 1e-8).
+* Same validation and messages as numpy input: ``X`` is checked block by block inside the
+  statistics tasks (scikit-learn's ``check_array``, naming the estimator), ``sample_domain``
+  block by block with :func:`~shiftlearn._validation.check_sample_domain`; the global rules
+  (the ``-1`` convention of :func:`~shiftlearn._validation.check_unlabeled_convention`, the
+  float-label normalisation, ``inf`` in ``y``, the target rows a setting demands) are decided
+  on small reductions of ``y`` and ``sample_domain`` computed *before* ``X`` is read (one or
+  two passes over ``y``/``sample_domain`` only; if they are computed from ``X``'s graph,
+  persist them first). Unlabeled rows reach the block tasks as NaN (float64 labels), so no
+  block re-applies the global ``-1`` rule to its own rows.
+* Labels on Dask input must be numbers or booleans (string labels: encode them, e.g.
+  ``sklearn.preprocessing.LabelEncoder``); float labels that are not all integral *and*
+  contain ``-1.0`` are refused (whether ``-1.0`` is a marker there depends on the whole
+  array). Both are ``TypeError``/``ValueError`` with the fix.
+* Small data (``n <= n_features`` without ``keep_stats``): the in-memory fit uses a row-space
+  solve on the ``n x 2N`` features; ``X`` then holds fewer rows than one ``2N x 2N`` statistic
+  and is computed and fitted in memory (the same model as numpy input, bit for bit).
+* Not on Dask input: ``RFTCA(exact=True)`` (it keeps the ``n x n`` kernel) and ``memory``
+  (hashing the rows would read them all; a ``memory`` is ignored for Dask ``X``).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from .._validation import UNLABELED_CLASS, check_sample_domain, check_unlabeled_convention
 from ._rf_stats import RFStats, rf_stats
 
-__all__ = ["rf_stats_dask"]
+__all__ = ["fit_dask", "is_dask", "rf_stats_dask", "transform_dask"]
+
+#: rows the median bandwidth rule reads (kernels.median_heuristic's ``max_samples``)
+BANDWIDTH_ROWS = 1000
+
+
+def is_dask(obj) -> bool:
+    """Whether ``obj`` is a Dask collection (without importing dask)."""
+    return hasattr(obj, "__dask_graph__")
+
+
+def _block_stats(xb, yb, sb, omega, chunk_size, dtype, name):
+    """One block's statistics, with the block's ``X`` checked as numpy input would be."""
+    from sklearn.utils import check_array
+
+    xb = check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
+                     estimator=name, input_name="X")
+    if sb is not None:
+        sb = check_sample_domain(sb, xb.shape[0])
+    return rf_stats(xb, yb, sb, omega, chunk_size=chunk_size, dtype=dtype)
 
 
 def rf_stats_dask(X, y=None, sample_domain=None, omega: np.ndarray | None = None, *,
                   chunk_size: int | None = None, dtype=None, compute: bool = True,
-                  split_every: int = 8) -> RFStats:
+                  split_every: int = 8, estimator_name: str | None = None) -> RFStats:
     """:func:`~shiftlearn.adaptation.rf_stats` over the row blocks of a Dask array.
 
     Parameters
     ----------
     X : dask.array.Array of shape (n_samples, n_features)
-        Must have a single block along the feature axis (``X.rechunk({1: -1})``).
+        Rechunked to a single block along the feature axis if needed.
     y, sample_domain : dask arrays, numpy arrays or None
-        Rechunked to ``X``'s row blocks. ``sample_domain`` is required when ``y`` is ``None``
-        for a domain-aware fit (else every row is domain 1, or inferred from ``y``).
+        Rechunked to ``X``'s row blocks. Each block is read by :func:`rf_stats` on its own
+        (``-1``/NaN unlabeled; ``sample_domain`` inferred per block when ``None``).
     omega : ndarray of shape (n_features, N)
+        Sent to the workers once (one graph key), not once per block.
     chunk_size, dtype
         Passed to :func:`rf_stats` inside each block.
     compute : bool
         Return the computed :class:`RFStats` (default) or the Dask ``Delayed`` object.
     split_every : int
         Fan-in of the tree reduction.
+    estimator_name : str or None
+        Named in the message when a block of ``X`` holds NaN/inf.
 
     Examples
     --------
@@ -62,10 +117,219 @@ def rf_stats_dask(X, y=None, sample_domain=None, omega: np.ndarray | None = None
 
     xb = X.to_delayed().ravel().tolist()
     yb, sb = _blocks(y), _blocks(sample_domain)
-    task = dask.delayed(rf_stats, pure=True)
-    parts = [task(xi, yi, si, omega, chunk_size=chunk_size, dtype=dtype)
+    om = dask.delayed(np.asarray(omega), pure=True)      # one key, shipped once per worker
+    task = dask.delayed(_block_stats, pure=True)
+    parts = [task(xi, yi, si, om, chunk_size, dtype, estimator_name)
              for xi, yi, si in zip(xb, yb, sb, strict=True)]
     while len(parts) > 1:
         parts = [dask.delayed(sum, pure=True)(parts[i:i + split_every])
                  for i in range(0, len(parts), split_every)]
     return parts[0].compute() if compute else parts[0]
+
+
+# --------------------------------------------------------------------------- validation
+def _as_2d(X):
+    import dask.array as da
+
+    if not isinstance(X, da.Array):
+        raise TypeError(f"X is a {type(X).__name__}; the random-feature adapters take a "
+                        "dask.array.Array (a Dask DataFrame: X = df.to_dask_array(lengths=True)).")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-dimensional X, got a Dask array of shape {X.shape}.")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError("X has unknown row-block sizes (NaN in X.chunks), so its rows cannot be "
+                         "matched with y and sample_domain; call X.compute_chunk_sizes() first "
+                         "(or df.to_dask_array(lengths=True)).")
+    return X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
+
+
+def _as_1d(a, n: int, rows, what: str):
+    """``a`` (numpy or Dask) as a 1-D Dask array with ``X``'s row blocks; numpy-like shape
+    messages (a ``(n, 1)`` column is flattened, as for numpy input)."""
+    import dask.array as da
+
+    if not is_dask(a):
+        return da.from_array(np.asarray(a), chunks=(rows,))
+    a = da.asarray(a)
+    if a.ndim == 2 and 1 in a.shape:
+        if what == "y" and a.shape[1] == 1:
+            from sklearn.exceptions import DataConversionWarning
+            warnings.warn("A column-vector y was passed when a 1d array was expected. Please "
+                          "change the shape of y to (n_samples, ), for example using ravel().",
+                          DataConversionWarning, stacklevel=4)
+        a = a.reshape(-1)
+    if a.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, got an array of shape {a.shape}.")
+    if a.shape[0] != n:
+        if what == "y":
+            raise ValueError(f"X has {n} rows but y has {a.shape[0]} entries.")
+        raise ValueError(f"sample_domain has {a.shape[0]} entries but X has {n} rows; "
+                         "give one domain id per row.")
+    return a.rechunk((rows,))
+
+
+def _check_sd_block(sb):
+    return check_sample_domain(sb, sb.shape[0])
+
+
+def _labels(X, y, sample_domain, est):
+    """Validated lazy ``(y, sample_domain, any_unlabeled, has_target)`` for the block tasks:
+    ``y`` float64 with NaN on unlabeled rows (or boolean), ``sample_domain`` int64 (inferred as
+    for numpy input when omitted). Raises numpy input's errors for bad labels or domains."""
+    import dask
+    import dask.array as da
+
+    n, rows = X.shape[0], X.chunks[0]
+    sd = None
+    if sample_domain is not None:
+        if is_dask(sample_domain):
+            sd = _as_1d(sample_domain, n, rows, "sample_domain").map_blocks(
+                _check_sd_block, dtype=np.int64)
+        else:                     # in memory already: the numpy checks, then blocks like X
+            sd = da.from_array(check_sample_domain(sample_domain, n), chunks=(rows,))
+    if y is None:
+        if sd is None:            # a plain fit(X): one unlabeled domain, as numpy input
+            return None, da.ones(n, chunks=(rows,), dtype=np.int64), False, False
+        has_target = bool((sd < 0).any().compute())
+        return None, sd, False, has_target
+    if not is_dask(y):
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            from sklearn.utils import column_or_1d
+            y = column_or_1d(y, warn=True)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got an array of shape {y.shape}.")
+        if y.shape[0] != n:
+            raise ValueError(f"X has {n} rows but y has {y.shape[0]} entries.")
+    y = _as_1d(y, n, rows, "y")
+    kind = y.dtype.kind
+    if kind not in "biuf":
+        raise TypeError(f"{type(est).__name__}.fit on Dask input needs numeric labels (integer "
+                        f"classes, -1 or NaN for unlabeled rows), got dtype {y.dtype}; encode "
+                        "them first, e.g. sklearn.preprocessing.LabelEncoder on the labeled "
+                        "rows, or fit on numpy arrays.")
+    marker = None
+    if kind == "b":                                 # booleans are never unlabeled
+        unl = None
+        y_out = y
+    elif kind in "iu":
+        unl = marker = y == UNLABELED_CLASS
+        y_out = da.where(unl, np.nan, y.astype(np.float64))
+    else:
+        has_inf, integral, has_m1 = dask.compute(
+            da.isinf(y).any(), (da.isnan(y) | (y == da.round(y))).all(),
+            (y == UNLABELED_CLASS).any())
+        if has_inf:
+            raise ValueError("y contains inf.")
+        if integral:                # numpy input: NaN -> -1, both unlabeled and both "-1"
+            unl = marker = da.isnan(y) | (y == UNLABELED_CLASS)
+            y_out = da.where(unl, np.nan, y.astype(np.float64))
+        else:                       # not class labels: only NaN is unlabeled, -1.0 labeled
+            if has_m1:
+                raise ValueError(
+                    "y holds non-integral values and -1.0: for numpy input -1.0 is then a "
+                    "label, which a Dask block that holds only integral values would read as "
+                    "'unlabeled'. Mark unlabeled rows with NaN and shift the labels (e.g. "
+                    "y + 2), or fit on numpy arrays.")
+            unl = da.isnan(y)
+            y_out = y.astype(np.float64)
+    if sd is None:                  # skada's rule, as infer_sample_domain
+        sd = (da.ones(n, chunks=(rows,), dtype=np.int64) if unl is None
+              else da.where(unl, -2, 1).astype(np.int64))
+        given = False
+    else:
+        given = True
+    zero = da.zeros((), dtype=bool)
+    any_unl = zero if unl is None else unl.any()
+    m_any = zero if marker is None else marker.any()
+    m_src = zero if marker is None else (marker & (sd > 0)).any()
+    labeled = y if unl is None else y[~unl]
+    classes = da.unique(labeled) if marker is not None else da.zeros(0)
+    any_unl, m_any, m_src, has_target, classes = dask.compute(
+        any_unl, m_any, m_src, (sd < 0).any(), classes)
+    if m_any:                       # the -1 rule, on a summary with the same classes/markers
+        ys = np.r_[np.asarray(classes, dtype=np.int64), UNLABELED_CLASS]
+        sds = None if not given else np.r_[np.ones(len(classes), np.int64),
+                                           1 if m_src else -1]
+        check_unlabeled_convention(ys, sds)
+    return y_out, sd, bool(any_unl), bool(has_target)
+
+
+def _bandwidth_rows(X, name: str) -> np.ndarray:
+    """The rows :func:`~shiftlearn.kernels.median_heuristic` would draw from ``X`` (seeded
+    subsample of :data:`BANDWIDTH_ROWS`), computed and checked as numpy input (NaN/inf named
+    with the estimator ``name``); all of ``X`` when it is that small."""
+    from sklearn.utils import check_array
+
+    n = X.shape[0]
+    if n <= BANDWIDTH_ROWS:
+        rows = X.compute()
+    else:
+        rows = X[np.random.default_rng(0).choice(n, BANDWIDTH_ROWS, replace=False)].compute()
+    return check_array(rows, dtype=(np.float64, np.float32), ensure_all_finite=True,
+                       estimator=name, input_name="X")
+
+
+def fit_dask(est, X, y=None, sample_domain=None):
+    """``est.fit(X, y, sample_domain)`` for an ``RFTCA``/``RFSCA`` and a Dask array ``X``.
+
+    See the module docstring for what is computed where and the decisions; returns ``est``.
+    """
+    import dask
+
+    from .._param_validation import check_params
+    from ._pipeline import warn_if_plain_pipeline
+
+    check_params(est)
+    name = type(est).__name__
+    if getattr(est, "exact", False):
+        raise ValueError(f"{name}(exact=True) solves on the n x n kernel of the training rows, "
+                         "which a Dask array is meant to avoid; use exact=False (random "
+                         "features, statistics per block), or fit on X.compute().")
+    X = _as_2d(X)
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"n_samples={n}: {name} needs at least 2 training rows.")
+    if n <= est.n_features and not est.keep_stats:    # fewer rows than one statistic
+        X, y, sample_domain = dask.compute(X, y, sample_domain)
+        return est.fit(X, y, sample_domain)
+    y, sd, any_unl, has_target = _labels(X, y, sample_domain, est)
+    warn_if_plain_pipeline(est, np.array([UNLABELED_CLASS]) if any_unl else None)
+    if getattr(est, "_require_target", False) and not has_target:
+        raise ValueError("No target rows: domain adaptation needs rows with a negative "
+                         "sample_domain (unlabeled target data).")
+    if hasattr(est, "_check_setting"):
+        est._check_setting(has_target)
+    if not getattr(est, "supervised", True):
+        y = None
+    est.n_features_in_ = X.shape[1]
+    if hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+    est._solve(*est._fit_stats(X, y, sd))
+    return est
+
+
+def _transform_block(xb, est, name):
+    from sklearn.utils import check_array
+
+    xb = check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
+                     estimator=name, input_name="X")
+    return est._transform(xb)
+
+
+def transform_dask(est, X):
+    """``est.transform(X)`` for a fitted adapter and a Dask array ``X``: a lazy Dask array of
+    shape ``(n_samples, n_components_)`` (float32 for float32 ``X``, else float64), one task per
+    row block; a block with NaN/inf raises numpy input's error when computed."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(est, "n_components_")
+    X = _as_2d(X)
+    name = type(est).__name__
+    if X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting "
+                         f"{est.n_features_in_} features as input.")
+    dt = np.float32 if X.dtype == np.float32 else np.float64
+    k = est.n_components_
+    return X.map_blocks(_transform_block, est, name, dtype=dt, chunks=(X.chunks[0], (k,)),
+                        meta=np.empty((0, 0), dtype=dt))

@@ -50,6 +50,7 @@ from ._base import (
     resolve_tca_mu,
     whitening_scale,
 )
+from ._dask import _bandwidth_rows, fit_dask, is_dask, rf_stats_dask, transform_dask
 from ._memory import FitMemory, seed_key
 from ._rf_solvers import (
     rfsca_from_stats,
@@ -146,6 +147,43 @@ class _RFBase(BaseSubspaceTransformer):
                 del self.feature_names_in_
         self.fingerprint_ = fp
 
+    def fit(self, X, y=None, sample_domain=None):
+        """Fit the adapter.
+
+        Parameters
+        ----------
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            All training rows (sources and, for domain adaptation, the unlabeled targets).
+            A Dask array is never gathered: statistics per row block where the blocks live,
+            summed, the small problem solved here (same model as numpy input; see
+            docs/random_features.md, *Dask*).
+        y : array-like or dask.array.Array of shape (n_samples,), optional
+            Labels; ``-1`` (or NaN) marks unlabeled rows.
+        sample_domain : array-like or dask.array.Array of shape (n_samples,), optional
+            Domain ids, positive = source, negative = target; inferred from ``y`` if omitted.
+
+        Returns
+        -------
+        self
+        """
+        if is_dask(X):              # adaptation/_dask.fit_dask
+            return fit_dask(self, X, y, sample_domain)
+        return super().fit(X, y, sample_domain)
+
+    def fit_transform(self, X, y=None, sample_domain=None):
+        if is_dask(X):
+            return self.fit(X, y, sample_domain).transform(X)
+        return super().fit_transform(X, y, sample_domain)
+
+    fit_transform.__doc__ = BaseSubspaceTransformer.fit_transform.__doc__
+
+    def transform(self, X):
+        """Project ``X`` onto the learned components, shape ``(n_samples, n_components_)``;
+        a Dask array gives a lazy Dask array (one task per row block)."""
+        if is_dask(X):
+            return transform_dask(self, X)
+        return super().transform(X)
+
     def _compute_dtype(self, X):
         if self.dtype is None:
             return np.float32 if X.dtype == np.float32 else np.float64
@@ -177,9 +215,11 @@ class _RFBase(BaseSubspaceTransformer):
         else:
             check_dense_memory(D, D, FIT_MATRICES["full"] + omega_part / (D * D),
                                f"{name}.fit (n_features={self.n_features})", "", advice=advice)
-        mem = self.memory if seed_key(self.random_state) is not None else None
+        dask_x = is_dask(X)             # Dask: no memory (hashing X would read it all)
+        mem = self.memory if seed_key(self.random_state) is not None and not dask_x else None
         rows = None if mem is None else mem.fingerprint(X)
-        self.sigma_ = self._resolve_sigma(X, self.kernel, rows_key=rows)
+        self.sigma_ = self._resolve_sigma(_bandwidth_rows(X, name) if dask_x else X,
+                                          self.kernel, rows_key=rows)
         self.omega_, self.fingerprint_ = self._frequencies(
             mem, X.shape[1], self.n_features, self.sigma_, self.random_state,
             sampling=self.sampling, kernel=self.kernel)
@@ -198,7 +238,8 @@ class _RFBase(BaseSubspaceTransformer):
                                    check_finite=False)
             out = RFStats.from_features(R.T, y, sd), Q
         else:
-            out = rf_stats(X, y, sd, self.omega_, chunk_size=self.chunk_size, dtype=dt), None
+            stats = rf_stats_dask if dask_x else rf_stats      # Dask: per block, summed
+            out = stats(X, y, sd, self.omega_, chunk_size=self.chunk_size, dtype=dt), None
         if key is not None:
             mem.put(key, out)
         return (*out, key)
