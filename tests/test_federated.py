@@ -113,7 +113,7 @@ def _one_round(server, clients_replies, hostile=()):
 
 
 def test_hostile_replies_rejected_logged_not_aggregated(caplog):
-    cfg = FedRFTCAConfig(n_features=4, n_components=3, sampling="all", seed=1)
+    cfg = FedRFTCAConfig(n_features=4, n_components=3, client_sampling="all", seed=1)
     rng = np.random.default_rng(0)
     good = {c: (rng.normal(size=(8, 3)), rng.normal(size=(4, 2))) for c in (1, 2)}
     Wt = rng.normal(size=(8, 3))
@@ -183,7 +183,7 @@ def _pooled(parts):
 def test_oneshot_equals_centralized_rftca(penalty, frequencies):
     parts = [(p.X, p.y, p.domain_id) for p in make_federated_blobs(4, 80, seed=3)]
     cfg = OneShotConfig(n_features=40, n_components=4, sigma=2.0, seed=5, mu=0.5,
-                        penalty=penalty, frequencies=frequencies)
+                        penalty=penalty, sampling=frequencies)
     res = run_oneshot(parts, cfg)
     assert res.rounds == 2 and res.contributors == [1, 2, 3, 4]
     X, y, sd = _pooled(parts)
@@ -258,7 +258,7 @@ def test_sampling_distribution():
 def test_iterative_learns_and_is_deterministic():
     sources, target = _blobs(90, seed=4)
     cfg = FedRFTCAConfig(n_features=40, n_components=6, sigma=3.0, n_rounds=30,
-                         local_steps=3, lr=0.05, sampling="paper", seed=2)
+                         local_steps=3, lr=0.05, client_sampling="paper", seed=2)
     a = run_iterative(sources, target.X, cfg, eval_every=30, y_target=target.y_true)
     b = run_iterative(sources, target.X, cfg)
     np.testing.assert_array_equal(a.W, b.W)
@@ -269,7 +269,7 @@ def test_iterative_learns_and_is_deterministic():
 def test_faults_that_must_not_change_the_result():
     sources, target = _blobs(40)
     cfg = FedRFTCAConfig(n_features=12, n_components=3, sigma=3.0, n_rounds=6,
-                         sampling="all")
+                         client_sampling="all")
     clean = run_iterative(sources, target.X, cfg)
     noisy = run_iterative(sources, target.X, cfg,
                           conditions=NetworkConditions(duplicate=1.0, reorder=True, seed=1))
@@ -280,7 +280,7 @@ def test_faults_that_must_not_change_the_result():
 def test_faults_that_cut_communication():
     sources, target = _blobs(40)
     cfg = FedRFTCAConfig(n_features=12, n_components=3, sigma=3.0, n_rounds=5,
-                         sampling="all")
+                         client_sampling="all")
     init = cfg.initial_W()
     lost = run_iterative(sources, target.X, cfg, conditions=NetworkConditions(loss=1.0))
     np.testing.assert_array_equal(lost.W, init)
@@ -390,11 +390,11 @@ def test_simulate_job_protocols():
         simulate_job({"nope": 1})
     # the run config chooses the frequencies for every party; a bad value is an error
     orth = simulate_job({"protocol": "oneshot", "n-per-client": 40,
-                         "frequencies": "orthogonal"})
+                         "sampling": "orthogonal"})
     assert not np.allclose(np.abs(orth["W"]), np.abs(one["W"]))
-    for make in (lambda: OneShotConfig(frequencies="sobol"),
-                 lambda: FedRFTCAConfig(frequencies="sobol")):
-        with pytest.raises(ValueError, match="frequencies"):
+    for make in (lambda: OneShotConfig(sampling="sobol"),
+                 lambda: FedRFTCAConfig(sampling="sobol")):
+        with pytest.raises(ValueError, match="^sampling "):
             make()
 
 
@@ -449,8 +449,8 @@ def test_docs_quick_start_runs_and_beats_its_baseline():
 def test_baseline_is_the_same_model_on_pooled_sources_without_mmd():
     job = {"protocol": "iterative", "rounds": 8, "n-per-client": 60}
     a = simulate_job(job)
-    b = simulate_job({**job, "lam": 5.0, "sampling": "all"}, README_NET)
-    assert a["baseline"] == b["baseline"]           # lam, sampling and the network: ignored
+    b = simulate_job({**job, "lam": 5.0, "client-sampling": "all"}, README_NET)
+    assert a["baseline"] == b["baseline"]           # lam, client sampling and the network: ignored
     parts = _data.load_all(_jobs.job_config(job))
     cfg = _jobs.iterative_config(_jobs.job_config(job), a["sigma"])
     W, C = _run.train_source_only([(p.X, p.y) for p in parts[:-1]], cfg)

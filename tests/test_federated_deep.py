@@ -278,7 +278,7 @@ def test_deep_run_learns_is_deterministic_and_bytes_do_not_depend_on_n():
 @needs_torch
 def test_fedavg_averages_the_whole_model_on_the_classifier_schedule_without_the_target():
     src, tgt = _blobs()
-    cfg = _cfg(n_rounds=6, classifier_every=3, algorithm="fedavg", lam=1.0, sampling="all")
+    cfg = _cfg(n_rounds=6, classifier_every=3, algorithm="fedavg", lam=1.0, client_sampling="all")
     res = run_iterative(src, tgt.X, cfg, n_classes=3)
     for h in res.history:
         assert 3 not in h["W_from"] and 3 not in h["G_from"]
@@ -314,7 +314,7 @@ def test_vote_keeps_every_source_classifier_and_never_averages_them():
 def test_nested_message_subsets(setting):
     src, tgt = _blobs()
     src = src + src      # 4 sources
-    cfg = _cfg(n_rounds=12, subsets=setting, sampling="all")
+    cfg = _cfg(n_rounds=12, subsets=setting, client_sampling="all")
     res = run_iterative(src, tgt.X, cfg, n_classes=3)
     sizes = []
     for h in res.history:

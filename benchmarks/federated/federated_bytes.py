@@ -46,7 +46,7 @@ def main():
     machine = header("Bytes per round vs samples per client")
     rows, data = [], []
     cfg = FedRFTCAConfig(n_features=N, n_components=M, sigma=5.0, n_rounds=3, local_steps=1,
-                         batch_size=128, sampling="all")
+                         batch_size=128, client_sampling="all")
     for n in (1_000, 10_000, 100_000):
         parts = make_federated_blobs(K + 1, n, n_input=20, seed=0)
         t0 = time.perf_counter()

@@ -224,7 +224,7 @@ def _bytes_run(src, Xt, frac: float) -> dict:
     t = Xt[:int(frac * len(Xt))]
     out = {"acc": float("nan"), "rows": [len(r) for r in rows] + [len(t)]}
     for algo, lam in (("fedrftca", 0.3), ("fedavg", 0.0)):
-        cfg = _config("usps", 0, lam=lam, algorithm=algo, n_rounds=5, sampling="all")
+        cfg = _config("usps", 0, lam=lam, algorithm=algo, n_rounds=5, client_sampling="all")
         res = run_iterative(s, t, cfg, n_classes=K_CLASSES)
         out[algo] = [(r["up_bytes"], r["down_bytes"]) for r in res.traffic.per_round()]
     return out
@@ -361,7 +361,7 @@ def report(store, seeds, machine):
         f"{cfg.n_features} (2N = {2 * cfg.n_features}), m = {cfg.n_components}, sigma = "
         f"{cfg.sigma:g} (on L2-normalised features), MMD term `{cfg.mmd}`, {cfg.n_rounds} "
         f"rounds x {cfg.local_steps} Adam steps (lr {cfg.lr:g}, batch {cfg.batch_size}), T_C = "
-        f"{cfg.classifier_every}, sampling `{cfg.sampling}` (|S_t| ~ Unif{{0..K}}), K = 2 "
+        f"{cfg.classifier_every}, sampling `{cfg.client_sampling}` (|S_t| ~ Unif{{0..K}}), K = 2 "
         f"sources (one client per domain). Seeds {list(seeds)} (the seed draws Omega, the "
         "initial model, the sampling, the mini-batches and the network faults). Accuracy (%) "
         "on the whole target domain, mean ± std over seeds.",

@@ -151,7 +151,7 @@ def run_task(target: str, quick: bool) -> dict:
     row["oneshot_bytes_up_per_client"] = one.traffic.max_message_bytes("up")
     # the FedRF-TCA objective trained centrally: one client with all sources, every round
     pooled = run_iterative([(Xs, ys)], tgt.X, FedRFTCAConfig(**{**cfg.__dict__,
-                                                              "sampling": "all"}))
+                                                              "client_sampling": "all"}))
     row["same_objective_central"] = _acc(Zt, pooled.W, pooled.C, yt)
     it = fed_run(src, tgt.X, cfg)
     row["fedrftca"] = _acc(Zt, it.W, it.C, yt)

@@ -87,7 +87,7 @@ def run(target: str, seed: int, preprocessing: str = "sum_zscore") -> dict:
                                           seed=seed, steps=steps)
     clients = [(p.X, p.y) for p in src]
     for name, lam in (("lam0", 0.0), ("same_objective", LAM)):
-        c = FedRFTCAConfig(**{**cfg.__dict__, "lam": lam, "sampling": "all"})
+        c = FedRFTCAConfig(**{**cfg.__dict__, "lam": lam, "client_sampling": "all"})
         res = run_iterative([(Xs, ys)], tgt.X, c)
         row[f"central_{name}"] = _acc(Zt, res.W, res.C, yt)
     for name, lam in (("fedavg_lam0", 0.0), ("fedrftca", LAM)):

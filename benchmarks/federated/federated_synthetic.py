@@ -124,7 +124,7 @@ def diagnosis() -> list[dict]:
             ("FedAvg: the same job with lambda = 0", fed(parts, FedRFTCAConfig(
                 **{**cfg.__dict__, "lam": 0.0}))),
             ("source only: same model, pooled sources, lambda = 0", src_only(parts, cfg))]
-    one = FedRFTCAConfig(**{**cfg.__dict__, "sampling": "all"})
+    one = FedRFTCAConfig(**{**cfg.__dict__, "client_sampling": "all"})
     central = run_iterative([(Xs, ys)], t.X, one)
     rows.append(("same objective (lambda = 1) trained centrally", _acc(central, cfg, t)))
     X = np.vstack([Xs, t.X])

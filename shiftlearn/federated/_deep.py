@@ -135,7 +135,7 @@ def build_model(config, n_input: int, n_classes: int):
                 self.G = None
                 p = n_input
             omega = rff_weights(p, N, float(config.sigma), random_state=int(config.seed),
-                                sampling=config.frequencies)
+                                sampling=config.sampling)
             self.register_buffer("omega", torch.as_tensor(omega, dtype=torch.float32))
             self.W = nn.Linear(2 * N, m, bias=False)
             if config.classifier == "fcnn":

@@ -15,7 +15,8 @@ Decisions on the paper's open points (see docs/federated.md):
 * **Staleness.** A client uses the latest counterpart embedding it has received; in a
   request/reply transport that is the previous round's (one round stale), and older if
   messages were lost. Round 1 trains without the MMD term (nothing received yet).
-* **Sampling.** ``|S_t| ~ Unif{0..K}`` then ``S_t`` without replacement (``sampling="paper"``);
+* **Client sampling.** ``|S_t| ~ Unif{0..K}`` then ``S_t`` without replacement
+  (``client_sampling="paper"``);
   ``"code"`` = ``Unif{0..K-1}`` (public code), ``"all"`` = every source every round. Every
   source trains every round (Alg. 2): those outside ``S_t`` on CE only, uploading nothing but
   their 2N-vector.
@@ -94,11 +95,12 @@ class FedRFTCAConfig:
         ``T_C``: classifier averaging every ``T_C`` rounds.
     batch_size : int or None
         Mini-batch of the cross-entropy; ``None`` = full local batch.
-    sampling : {"paper", "code", "all"}
+    client_sampling : {"paper", "code", "all"}
+        Which sources train in a round (:func:`sample_clients`).
     train_W : bool
         ``False`` freezes the adaptive layer at its initial value (e.g. the one-shot RF-TCA
         ``W`` passed as ``W0``), so only the classifier is trained and averaged.
-    frequencies : {"gaussian", "orthogonal"}
+    sampling : {"gaussian", "orthogonal"}
         How ``Omega`` is drawn from the seed (:func:`~shiftlearn.kernels.rff_weights`).
     extractor : {"none", "mlp", "cnn"}
         Feature extractor trained by every client (issue #21); ``"none"`` with a linear
@@ -132,9 +134,9 @@ class FedRFTCAConfig:
     lam: float = 1.0
     classifier_every: int = 1
     batch_size: int | None = None
-    sampling: str = "paper"
+    client_sampling: str = "paper"
     train_W: bool = True
-    frequencies: str = "gaussian"
+    sampling: str = "gaussian"
     extractor: str = "none"
     classifier: str = "linear"
     device: str = "auto"
@@ -153,11 +155,12 @@ class FedRFTCAConfig:
             raise ValueError(f"sigma must be a positive finite float, got {self.sigma!r}.")
         if self.lr <= 0 or self.lam < 0:
             raise ValueError("lr must be > 0 and lam >= 0.")
-        if self.sampling not in SAMPLING:
-            raise ValueError(f"sampling must be one of {SAMPLING}, got {self.sampling!r}.")
+        if self.client_sampling not in SAMPLING:
+            raise ValueError(f"client_sampling must be one of {SAMPLING}, got "
+                             f"{self.client_sampling!r}.")
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch_size must be None or >= 1, got {self.batch_size}.")
-        check_rff_sampling(self.frequencies, "frequencies")
+        check_rff_sampling(self.sampling, "sampling")
         for name, allowed in (("extractor", ("none", "mlp", "cnn")),
                               ("classifier", ("linear", "fcnn")), ("algorithm", ALGORITHMS),
                               ("subsets", SUBSETS), ("mmd", ("projected", "kernel"))):
@@ -178,7 +181,7 @@ class FedRFTCAConfig:
     def omega(self, n_input: int) -> np.ndarray:
         """The shared frequencies, identical on every machine for the same seed."""
         return rff_weights(n_input, self.n_features, self.sigma, random_state=self.seed,
-                           sampling=self.frequencies)
+                           sampling=self.sampling)
 
     def initial_W(self) -> np.ndarray:
         rng = np.random.default_rng([self.seed, 1])
@@ -455,7 +458,7 @@ class IterativeServer:
         self.round += 1
         if self.round % cfg.classifier_every == 0:
             self.classifier_due = True
-        self.sampled = sample_clients(self.rng, self.source_ids, cfg.sampling)
+        self.sampled = sample_clients(self.rng, self.source_ids, cfg.client_sampling)
         self.W_set, self.C_set = list(self.sampled), list(self.sampled)
         if cfg.subsets == "II":
             self.C_set = self._nested(self.sampled)

@@ -50,7 +50,7 @@ DEFAULTS: dict = {
     "n-components": 5,
     "sigma": 0.0,                  # 0: median of the clients' local median heuristics
     "seed": 0,
-    "frequencies": "gaussian",     # "gaussian" (the paper's) | "orthogonal"
+    "sampling": "gaussian",        # frequencies: "gaussian" (the paper's) | "orthogonal"
     "mu": 1.0,
     "rounds": 5,
     "local-steps": 5,
@@ -58,7 +58,7 @@ DEFAULTS: dict = {
     "lam": 1.0,
     "classifier-every": 1,
     "batch-size": 0,               # 0: full local batch
-    "sampling": "paper",
+    "client-sampling": "paper",  # "paper" | "code" | "all" (sources per round)
     "extractor": "none",           # "none" | "mlp" | "cnn" (deep model: the deep extra)
     "classifier": "linear",        # "linear" | "fcnn" (the paper's 2 x 100)
     "device": "auto",              # deep model: "auto" (CUDA if present) | "cpu" | "cuda"
@@ -123,8 +123,8 @@ def iterative_config(cfg: dict, sigma: float) -> FedRFTCAConfig:
         sigma=float(sigma), seed=int(cfg["seed"]), n_rounds=int(cfg["rounds"]),
         local_steps=int(cfg["local-steps"]), lr=float(cfg["lr"]), lam=float(cfg["lam"]),
         classifier_every=int(cfg["classifier-every"]),
-        batch_size=int(cfg["batch-size"]) or None, sampling=str(cfg["sampling"]),
-        frequencies=str(cfg["frequencies"]), extractor=str(cfg["extractor"]),
+        batch_size=int(cfg["batch-size"]) or None, client_sampling=str(cfg["client-sampling"]),
+        sampling=str(cfg["sampling"]), extractor=str(cfg["extractor"]),
         classifier=str(cfg["classifier"]), device=str(cfg["device"]),
         algorithm=str(cfg["algorithm"]), subsets=str(cfg["subsets"]), vote=bool(cfg["vote"]),
         mmd=str(cfg["mmd"]))
@@ -134,7 +134,7 @@ def oneshot_config(cfg: dict, sigma: float) -> OneShotConfig:
     return OneShotConfig(n_features=int(cfg["n-features"]),
                          n_components=int(cfg["n-components"]), sigma=float(sigma),
                          seed=int(cfg["seed"]), mu=float(cfg["mu"]),
-                         frequencies=str(cfg["frequencies"]))
+                         sampling=str(cfg["sampling"]))
 
 
 def baseline(cfg: dict, sigma: float, parts=None) -> dict:

@@ -42,7 +42,7 @@ __all__ = [
 class OneShotConfig:
     """Shared settings: RF-TCA's ``n_components``, ``mu`` (MMD weight, Pan et al.; the paper's
     ``gamma = 1/mu``) and ``penalty`` (see :func:`~shiftlearn.adaptation.rftca_from_stats`),
-    the random features ``n_features``, ``sigma``, ``seed`` and ``frequencies`` (``"gaussian"``,
+    the random features ``n_features``, ``sigma``, ``seed`` and ``sampling`` (``"gaussian"``,
     the paper's, or ``"orthogonal"``: :func:`~shiftlearn.kernels.rff_weights`; the same choice
     as ``RFTCA(sampling=...)`` gives the same answer as the centralized fit)."""
 
@@ -54,14 +54,14 @@ class OneShotConfig:
     penalty: str = "features"
     max_rounds: int = 3
     allow_partial: bool = False
-    frequencies: str = "gaussian"
+    sampling: str = "gaussian"
 
     def __post_init__(self):
-        check_rff_sampling(self.frequencies, "frequencies")
+        check_rff_sampling(self.sampling, "sampling")
 
     def omega(self, n_input: int) -> np.ndarray:
         return rff_weights(n_input, self.n_features, self.sigma, random_state=self.seed,
-                           sampling=self.frequencies)
+                           sampling=self.sampling)
 
 
 def stats_layout(domain_ids, n_classes: int, dim: int) -> dict[str, tuple]:

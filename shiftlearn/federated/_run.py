@@ -149,7 +149,7 @@ def train_source_only(sources, config: FedRFTCAConfig, *, n_classes: int | None 
     sources : list of (X, y)
         The labeled source clients (``y`` in ``0..k-1``).
     config : FedRFTCAConfig
-        The federated run's configuration (``lam`` and ``sampling`` are ignored).
+        The federated run's configuration (``lam`` and ``client_sampling`` are ignored).
     n_classes : int or None
         Defaults to ``1 + max(y)`` over the sources.
     W0 : ndarray of shape (2N, m) or None
