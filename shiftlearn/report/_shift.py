@@ -46,6 +46,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .._linalg import leading_eigh
+
 __all__ = ["ShiftAnalysis", "analyse_shift", "describe", "domain_map", "enough_permutations",
            "holm", "row_map"]
 
@@ -390,9 +392,8 @@ def domain_map(mmd2: np.ndarray) -> np.ndarray:
     np.fill_diagonal(D2, 0.0)
     k = D2.shape[0]
     J = np.eye(k) - 1.0 / k
-    w, V = np.linalg.eigh(-0.5 * J @ D2 @ J)
-    top = np.argsort(w)[::-1][:2]
-    xy = V[:, top] * np.sqrt(np.clip(w[top], 0, None))
+    w, V = leading_eigh(-0.5 * J @ D2 @ J, min(2, k), overwrite=True, owner="domain_map")
+    xy = V * np.sqrt(np.clip(w, 0, None))
     if xy.shape[1] < 2:
         xy = np.c_[xy, np.zeros(k)]
     return xy
