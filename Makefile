@@ -9,7 +9,7 @@ SHIFTLEARN_DATA ?= $(abspath ../shared/data)
 export SHIFTLEARN_DATA
 PYTEST_ARGS ?=
 
-.PHONY: venv install install-test demo test test-slow lint baselines clean
+.PHONY: venv install install-test demo test test-slow lint baselines docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,9 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	$(PIP) install -q -e .
 	@touch $@
 
+# docs: tests/test_docs_build.py builds the API reference with warnings as errors in make test
 $(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PIP) install -q -e '.[test,federated,dask]'
+	$(PIP) install -q -e '.[test,federated,dask,docs]'
 	@touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
@@ -58,8 +59,17 @@ lint: install-test
 baselines: install
 	$(PY) benchmarks/datasets/datasets_raw_1nn.py
 
+# the docs pages and the API reference (Sphinx + numpydoc + MyST, the docs extra) as HTML in
+# docs/_build/html (ignored by git), warnings as errors as in CI (tests/test_docs_build.py).
+# Every page is re-read (-E): an incremental build would not repeat the warnings of the pages
+# it skips, so a second `make docs` would pass with the same faults.
+SPHINXOPTS ?=
+docs: install-test
+	$(PY) -m sphinx -E -W --keep-going -q -b html $(SPHINXOPTS) docs docs/_build/html
+	@echo "API reference and docs pages: docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info docs/_build
 
 # mutation testing of the core modules (mutmut, one worker; outside `make test`): each module
 # group runs in its own snapshot of HEAD under .mutation/ in minutes; pick groups with
