@@ -901,6 +901,9 @@ def mmd2_rff(X: np.ndarray, Y: np.ndarray, Omega: np.ndarray | None = None,
     ``"median"``, a rule applied to the pooled sample), ``n_features`` (default 1,000),
     ``sampling`` (default ``"gaussian"``) and ``random_state`` (:func:`rff_frequencies`).
     Passing both ``Omega`` and any of these is a ``ValueError`` (they would be ignored).
+    Dask arrays (either or both samples) are never gathered: feature sums per row block,
+    added; a bandwidth rule computes only the seeded rows it reads (the same value as for
+    numpy input).
 
     Examples
     --------
@@ -914,11 +917,18 @@ def mmd2_rff(X: np.ndarray, Y: np.ndarray, Omega: np.ndarray | None = None,
     """
     described = {"kernel": kernel, "bandwidth": bandwidth, "n_features": n_features,
                  "sampling": sampling, "random_state": random_state}
+    dask_input = hasattr(X, "__dask_graph__") or hasattr(Y, "__dask_graph__")
+    if dask_input:   # never gathered: feature sums per block (adaptation/_dask.py)
+        from .adaptation._dask import pooled_bandwidth_rows, rff_mean_dask
     if Omega is None:
-        X = check_X(X, name="X")
-        Y = check_X(Y, name="Y")
+        if dask_input:      # only the rows the bandwidth rule reads are computed
+            pooled = pooled_bandwidth_rows(X, Y)
+        else:
+            X = check_X(X, name="X")
+            Y = check_X(Y, name="Y")
+            pooled = np.vstack([X, Y])
         Omega, _ = rff_frequencies(
-            np.vstack([X, Y]), 1000 if n_features is None else n_features,
+            pooled, 1000 if n_features is None else n_features,
             kernel="rbf" if kernel is None else kernel,
             bandwidth="median" if bandwidth is None else bandwidth,
             sampling="gaussian" if sampling is None else sampling, random_state=random_state)
@@ -928,7 +938,10 @@ def mmd2_rff(X: np.ndarray, Y: np.ndarray, Omega: np.ndarray | None = None,
             raise ValueError(f"mmd2_rff: Omega fixes the kernel and its frequencies, so "
                              f"{', '.join(given)} would be ignored; pass either Omega or "
                              "kernel/bandwidth/n_features/sampling/random_state.")
-    diff = rff_mean(X, Omega, chunk_size) - rff_mean(Y, Omega, chunk_size)
+    if dask_input:
+        diff = rff_mean_dask(X, Omega, chunk_size, "X") - rff_mean_dask(Y, Omega, chunk_size, "Y")
+    else:
+        diff = rff_mean(X, Omega, chunk_size) - rff_mean(Y, Omega, chunk_size)
     return float(diff @ diff)
 
 

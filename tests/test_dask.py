@@ -221,3 +221,26 @@ def test_dask_local_cluster():
             est = RFTCA(n_components=3, n_features=N_FEAT, random_state=0).fit(
                 Xd, da.from_array(y, chunks=300), da.from_array(sd, chunks=300))
             _same(ref, est, X, Xd)
+
+
+@pytest.mark.parametrize("kw", [{"random_state": 0, "n_features": 200},
+                                {"kernel": "laplacian", "bandwidth": "mean", "n_features": 150,
+                                 "random_state": 3}])
+def test_dask_mmd2_rff_equals_numpy(kw):
+    from shiftlearn.kernels import mmd2_rff, rff_weights
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(900, 4)), rng.normal(size=(400, 4)) * 1.2 + 0.3   # 1,300 rows
+    ref = mmd2_rff(X, Y, **kw)
+    Xd, Yd = da.from_array(X, chunks=(250, 4)), da.from_array(Y, chunks=(150, 2))
+    assert mmd2_rff(Xd, Yd, **kw) == pytest.approx(ref, rel=1e-10)
+    assert mmd2_rff(Xd, Y, **kw) == pytest.approx(ref, rel=1e-10)       # one side in memory
+    om = rff_weights(4, 80, 1.5, random_state=1)
+    assert mmd2_rff(Xd, Yd, om, chunk_size=60) == pytest.approx(mmd2_rff(X, Y, om), rel=1e-10)
+    assert mmd2_rff(Xd, Yd, om) > 0
+    Ybad = Y.copy()
+    Ybad[390, 1] = np.nan
+    with pytest.raises(ValueError, match="Input Y contains NaN"):
+        mmd2_rff(Xd, da.from_array(Ybad, chunks=100), om)
+    with pytest.raises(ValueError, match="would be ignored"):
+        mmd2_rff(Xd, Yd, om, kernel="rbf")

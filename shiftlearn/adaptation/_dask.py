@@ -333,3 +333,61 @@ def transform_dask(est, X):
     k = est.n_components_
     return X.map_blocks(_transform_block, est, name, dtype=dt, chunks=(X.chunks[0], (k,)),
                         meta=np.empty((0, 0), dtype=dt))
+
+
+# --------------------------------------------------------------------------- kernels.mmd2_rff
+def _as_dask_2d(A, name: str):
+    import dask.array as da
+
+    A = da.asarray(A) if is_dask(A) else da.from_array(np.asarray(A))
+    if A.ndim != 2:
+        raise ValueError(f"Expected a 2-dimensional {name}, got an array of shape {A.shape}.")
+    return A.rechunk({1: -1}) if len(A.chunks[1]) != 1 else A
+
+
+def pooled_bandwidth_rows(X, Y) -> np.ndarray:
+    """The rows of ``vstack([X, Y])`` that a bandwidth rule reads (the seeded subsample of
+    :func:`~shiftlearn.kernels.median_heuristic`), for :func:`~shiftlearn.kernels.mmd2_rff` on
+    Dask input: only those rows are computed (``X[idx]`` reads the blocks that hold them)."""
+    import dask.array as da
+    from sklearn.utils import check_array
+
+    X, Y = _as_dask_2d(X, "X"), _as_dask_2d(Y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}.")
+    n = X.shape[0] + Y.shape[0]
+    if n <= BANDWIDTH_ROWS:
+        idx = np.arange(n)
+    else:
+        idx = np.random.default_rng(0).choice(n, BANDWIDTH_ROWS, replace=False)
+    rows = da.concatenate([X, Y])[idx].compute()
+    return check_array(rows, dtype=(np.float64, np.float32), ensure_all_finite=True,
+                       input_name="X")
+
+
+def _feature_sum_block(xb, omega, chunk_size, name):
+    from sklearn.utils import check_array
+
+    from ..kernels import rff_chunks
+
+    xb = check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
+                     ensure_min_samples=0, input_name=name)
+    total = np.zeros((1, 2 * omega.shape[1]))
+    for _, Z in rff_chunks(xb, omega, chunk_size):
+        total[0] += Z.sum(axis=0, dtype=np.float64)
+    return total
+
+
+def rff_mean_dask(X, omega: np.ndarray, chunk_size: int | None = None, name: str = "X"
+                  ) -> np.ndarray:
+    """:func:`~shiftlearn.kernels.rff_mean` of a Dask array: one ``(1, 2N)`` feature sum per
+    row block (computed where the block lives, rows checked as numpy input), added by Dask's
+    tree reduction; ``X`` is never gathered."""
+    X = _as_dask_2d(X, name)
+    D = 2 * omega.shape[1]
+    if X.shape[1] != omega.shape[0]:
+        raise ValueError(f"{name} has {X.shape[1]} features but Omega was drawn for "
+                         f"{omega.shape[0]}.")
+    sums = X.map_blocks(_feature_sum_block, omega, chunk_size, name, dtype=np.float64,
+                        chunks=((1,) * X.numblocks[0], (D,)), meta=np.empty((0, 0)))
+    return sums.sum(axis=0).compute() / max(X.shape[0], 1)
