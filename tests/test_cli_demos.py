@@ -102,15 +102,15 @@ def test_federated_settings_are_typed_as_the_defaults():
 def test_federated_seed_option(capsys):
     line = _error(["--seed", "3", "federated", "simulate", "--set", "seed=4"], capsys)
     assert "--seed 3 and --set seed=4 disagree" in line
-    assert cli.main(["federated", "simulate", "--seed", "3", "--set", "seed=3",
+    assert cli.main(["federated", "simulate", "--json", "--seed", "3", "--set", "seed=3",
                      "n-per-client=20"]) == 0
     captured = capsys.readouterr()
     assert "eigenvalues" in json.loads(captured.out)
 
 
 def test_federated_simulate_prints_json_and_a_headline(capsys):
-    assert cli.main(["federated", "simulate", "--set", "protocol=iterative", "rounds=2",
-                     "n-per-client=30"]) == 0
+    assert cli.main(["federated", "simulate", "--json", "--set", "protocol=iterative",
+                     "rounds=2", "n-per-client=30"]) == 0
     captured = capsys.readouterr()
     res = json.loads(captured.out)
     assert 0 <= res["target_accuracy"] <= 1 and res["rounds"] == 2

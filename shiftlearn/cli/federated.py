@@ -20,9 +20,20 @@ Design decisions
   any data are loaded; the library checks the rest (protocol names, ranges of its configs).
 * ``--seed`` sets the job's ``seed`` key (the random features); giving both ``--seed`` and
   ``--set seed=...`` with different values is an error.
-* The result is printed as JSON on stdout (arrays summarised by shape and norm); a one-line
-  summary with the target accuracy and its baselines (``baseline`` in the result: source only,
-  chance), and the result's ``warning`` if any, go to stderr.
+* ``simulate`` and ``loopback`` print a table for people on stdout: the target accuracy
+  beside its baselines (``source only``: the same model without adaptation; ``chance``), the
+  rounds, the bytes sent each way (and on the wire, for Flower), the bandwidth, and the
+  result's ``warning`` under it. ``--json`` prints the whole result as JSON instead (arrays
+  summarised by shape and norm), with the one-line headline and the warning on stderr.
+  ``certs`` and ``node-keys`` print the files they wrote as a table, or JSON with ``--json``.
+* A one-shot result is a projection ``W``, not a classifier: the command scores it
+  (:func:`shiftlearn.federated._evaluate.oneshot_accuracy`: a softmax on the sources'
+  projected rows, against the same softmax without ``W``), so every job reports an accuracy
+  with its baselines; the job's data are all at hand in both the simulator and a loopback.
+* Progress (only on a terminal, never with ``--quiet``): a bar over the job's rounds in the
+  simulator (:func:`~shiftlearn.federated.run_iterative`), and a running-time line for the
+  phases the command waits on (starting SuperNodes, the Flower run, scoring). The Flower
+  ServerApp runs in its own process, so a loopback run shows its elapsed time, not its rounds.
 * ``loopback`` runs with TLS (a private CA made for the run) and SuperNode authentication
   (every node's key registered before it starts) unless ``--insecure`` (plain text, any node
   may join) or ``--no-auth`` (TLS only) is given (issue #22).
@@ -47,7 +58,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ._common import count, info
+from ._common import count, info, print_table
 
 #: Job keys whose value counts something and has a floor above 0.
 _FLOORS = {"num-clients": 2, "n-per-client": 2, "n-features": 1, "n-components": 1,
@@ -135,6 +146,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     k = sub.add_parser("keys", parents=parents, help="list the job keys and their defaults",
                        description="List every job key (Flower run-config name) and its "
                                    "default.")
+    for action in (s, lp, c, nk):
+        action.add_argument("--json", action="store_true",
+                            help="print the result as JSON (for programs) instead of a table")
     for action in (s, lp, a, c, nk, k):  # errors name the action: "shiftlearn federated simulate"
         action.set_defaults(_prog=action.prog)
     return p
@@ -247,12 +261,128 @@ def _job(args: argparse.Namespace) -> dict:
 
 
 def _print(args: argparse.Namespace, res: dict) -> None:
+    """``--json``: the result as JSON on stdout; the headline and the warning on stderr."""
     print(json.dumps(_summary(res), indent=2, default=str))
     line = _headline(res)
     if line:
         info(args, line)
     if isinstance(res.get("warning"), str):
         info(args, f"warning: {res['warning']}")
+
+
+# ------------------------------------------------------------------- the table for people ---
+def _method(cfg: dict) -> str:
+    """``one-shot RF-TCA``, ``FedRF-TCA (cnn extractor, fcnn classifier, vote)``, ..."""
+    if cfg["protocol"] == "oneshot":
+        return "one-shot RF-TCA" + (" under SecAgg+" if cfg["secure-aggregation"] else "")
+    name = "FedAvg" if cfg["algorithm"] == "fedavg" else "FedRF-TCA"
+    extras = [f"{cfg['extractor']} extractor"] if cfg["extractor"] != "none" else []
+    extras += [f"{cfg['classifier']} classifier"] if cfg["classifier"] != "linear" else []
+    extras += ["vote"] if cfg["vote"] else []
+    extras += [f"message subsets {cfg['subsets']}"] if cfg["subsets"] != "I" else []
+    return name + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _title(action: str, cfg: dict) -> str:
+    data = str(cfg["dataset"]) + (f", target {cfg['target']}" if cfg["target"] else "")
+    return f"federated {action}: {_method(cfg)} on {data}"
+
+
+def _pct(value) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _bytes(n) -> str:
+    from rich.filesize import decimal
+
+    return f"{int(n):,} ({decimal(int(n))})"
+
+
+#: What each baseline is, for the table (other keys are shown by name).
+_BASELINES = {"source_only": "source only (same model, no adaptation)",
+              "chance": "chance (1 / classes)"}
+
+
+def summary_rows(res: dict) -> list[list[str]]:
+    """The rows ``[quantity, value]`` of a job's table (what the result holds, in order)."""
+    rows: list[list[str]] = []
+    if res.get("status") not in (None, "ok"):
+        rows.append(["status", str(res["status"])])
+    acc = res.get("target_accuracy")
+    if isinstance(acc, int | float):
+        rows.append(["target accuracy", _pct(acc)])
+        base = res.get("baseline")
+        for k, v in (base.items() if isinstance(base, dict) else ()):
+            if isinstance(v, int | float):
+                rows.append([f"  baseline: {_BASELINES.get(k, k)}", _pct(v)])
+    rounds = res.get("rounds")
+    if isinstance(rounds, list):   # a Flower run: one entry per round
+        rounds = len(rounds)
+    if isinstance(rounds, int):
+        rows.append(["rounds", str(rounds)])
+    for key, what in (("bytes_up", "bytes sent, clients to server"),
+                      ("bytes_down", "bytes sent, server to clients"),
+                      ("wire_bytes_up", "bytes on the wire (Flower), up"),
+                      ("wire_bytes_down", "bytes on the wire (Flower), down")):
+        if isinstance(res.get(key), int | float):
+            rows.append([what, _bytes(res[key])])
+    if isinstance(res.get("sigma"), int | float):
+        rows.append(["kernel bandwidth sigma", f"{res['sigma']:.4g}"])
+    sec = res.get("secure_aggregation")
+    err = sec.get("max_entry_error") if isinstance(sec, dict) else res.get("max_entry_error")
+    if isinstance(err, int | float):
+        rows.append(["SecAgg+ largest rounding error per entry", f"{err:.2g}"])
+    rejected = res.get("rejections")
+    if isinstance(rejected, dict) and sum(rejected.values()):
+        rows.append(["replies rejected", ", ".join(f"{k} {v}" for k, v in rejected.items())])
+    if isinstance(res.get("flwr_run_s"), int | float):
+        rows.append(["Flower run time", f"{res['flwr_run_s']:.1f} s"])
+    return rows
+
+
+def _table(action: str, cfg: dict, res: dict, network: str | None = None) -> None:
+    title = _title(action, cfg) + (f" ({network})" if network else "")
+    print_table(["result", "value"], summary_rows(res), title=title)
+    if isinstance(res.get("warning"), str):
+        print(f"warning: {res['warning']}", flush=True)
+    if isinstance(res.get("error"), str):
+        print(f"error: {res['error']}", flush=True)
+
+
+def _report(args: argparse.Namespace, cfg: dict, res: dict, network: str | None = None
+            ) -> None:
+    if args.json:
+        _print(args, res)
+    else:
+        _table(args.action, cfg, res, network)
+
+
+def _network(args: argparse.Namespace) -> str | None:
+    """``loss 30%, reorder`` for the simulator's faults (None on a perfect network)."""
+    faults = [f"{name} {_pct(getattr(args, name))}"
+              for name in ("loss", "dropout", "straggler", "duplicate") if getattr(args, name)]
+    faults += ["reorder"] if args.reorder else []
+    return ("simulated network: " + ", ".join(faults)) if faults else None
+
+
+def _score_oneshot(cfg: dict, res: dict) -> None:
+    """Add ``target_accuracy``, ``baseline`` (and ``warning``) to a one-shot result."""
+    from ..federated._evaluate import oneshot_accuracy, oneshot_warning
+
+    if cfg["protocol"] != "oneshot" or res.get("W") is None or "target_accuracy" in res:
+        return
+    res.update(oneshot_accuracy(cfg, float(res["sigma"]), res["W"]))
+    warning = oneshot_warning(res["target_accuracy"], res["baseline"])
+    if warning:
+        res["warning"] = warning
+
+
+# ------------------------------------------------------------------------------- run -------
+def _paths(args: argparse.Namespace, rows: list[list[str]], data) -> None:
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print_table(["file", "path"], rows)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -272,8 +402,9 @@ def run(args: argparse.Namespace) -> int:
 
         certs = make_certificates(Path(args.directory), hosts=args.host or
                                   ("127.0.0.1", "localhost"), days=args.days)
-        print(json.dumps({k: str(v) if isinstance(v, Path) else list(v)
-                          for k, v in vars(certs).items()}, indent=2))
+        data = {k: str(v) if isinstance(v, Path) else list(v) for k, v in vars(certs).items()}
+        _paths(args, [[k, v if isinstance(v, str) else ", ".join(v)] for k, v in data.items()],
+               data)
         info(args, "SuperLink: flower-superlink " + " ".join(certs.superlink_args())
              + f"; SuperNodes: --root-certificates {certs.ca_cert}; keep {certs.ca_key} "
              "off the servers.")
@@ -282,13 +413,20 @@ def run(args: argparse.Namespace) -> int:
         from ..federated._tls import make_node_keys
 
         keys = make_node_keys(Path(args.directory), args.nodes)
-        print(json.dumps([{"private_key": str(k.private_key),
-                           "public_key": str(k.public_key)} for k in keys], indent=2))
+        data = [{"private_key": str(k.private_key), "public_key": str(k.public_key)}
+                for k in keys]
+        _paths(args, [[f"node {i} {kind}", str(path)] for i, d in enumerate(data)
+                      for kind, path in (("private key", d["private_key"]),
+                                         ("public key", d["public_key"]))], data)
         info(args, "node i: flower-supernode --auth-supernode-private-key <node<i>.key>; "
              "operator: flwr supernode register <node<i>.pub> <connection>; SuperLink: "
              "--enable-supernode-auth.")
         return 0
+    from .._progress import task
+    from ..federated._jobs import job_config
+
     job = _job(args)
+    cfg = job_config(job)
     if args.action == "simulate":
         from ..federated._jobs import simulate_job
         from ..federated._simulator import NetworkConditions
@@ -296,14 +434,28 @@ def run(args: argparse.Namespace) -> int:
         cond = NetworkConditions(loss=args.loss, dropout=args.dropout,
                                  straggler=args.straggler, duplicate=args.duplicate,
                                  reorder=args.reorder, seed=args.net_seed)
-        _print(args, simulate_job(job, cond))
+        with task(f"simulating {_method(cfg)}") as step:
+            res = simulate_job(job, cond)
+            if cfg["protocol"] == "oneshot":
+                step(0, description="scoring the one-shot W on the target's labels")
+                _score_oneshot(cfg, res)
+        _report(args, cfg, res, _network(args))
         return 0
     folder = flower_bin()
     from ..federated._deploy import LoopbackDeployment
 
-    with tempfile.TemporaryDirectory() as tmp, \
+    with task(f"Flower loopback: starting a SuperLink and {args.nodes} SuperNodes") as step, \
+            tempfile.TemporaryDirectory() as tmp, \
             LoopbackDeployment(args.nodes, tmp, bin_dir=str(folder), insecure=args.insecure,
                                auth=not (args.insecure or args.no_auth)) as dep:
+        step(0, description=f"Flower loopback: running {_method(cfg)}")
         res = dep.run(job)
-    _print(args, res)
-    return 0 if res.get("status") == "ok" else 1
+        if res.get("status") == "ok" and cfg["protocol"] == "oneshot":
+            step(0, description="scoring the one-shot W on the target's labels")
+            _score_oneshot(cfg, res)
+    _report(args, cfg, res)
+    if res.get("status") != "ok":
+        info(args, f"{args._prog}: the Flower run ended with status {res.get('status')!r} "
+             "(its error is printed with the result).")
+        return 1
+    return 0
