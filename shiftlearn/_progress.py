@@ -88,6 +88,18 @@ def _stderr_is_terminal() -> bool:
     return _is_terminal(sys.stderr)
 
 
+def _known_total(column_class):
+    """``column_class`` drawing nothing for a task without a total (a phase of unknown length
+    shows its description, a pulsing bar and the elapsed time only)."""
+    class Column(column_class):
+        def render(self, task):
+            from rich.text import Text
+
+            return Text("") if task.total is None else super().render(task)
+
+    return Column
+
+
 def _make_display():
     from rich.console import Console
     from rich.progress import (
@@ -105,8 +117,9 @@ def _make_display():
     # prints them above the bars (else the bars' redraw would erase them); a redirected stdout
     # is left alone, so `shiftlearn ... > out.txt` still gets every result line
     share = given is None and _is_terminal(sys.stdout)
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+    return Progress(TextColumn("{task.description}"), BarColumn(),
+                    _known_total(MofNCompleteColumn)(), TimeElapsedColumn(),
+                    _known_total(TextColumn)("eta"), _known_total(TimeRemainingColumn)(),
                     console=console, transient=True, redirect_stdout=share,
                     redirect_stderr=False)
 
@@ -116,7 +129,9 @@ def task(description: str, total: int | None = None) -> Iterator[Callable[..., N
     """A bar advanced by hand: ``with task("folds", 10) as advance: ... advance()``.
 
     ``advance(n=1, description=None)`` moves the bar (and may rename it). Outside
-    :func:`progress_enabled` it does nothing and costs a function call.
+    :func:`progress_enabled` it does nothing and costs a function call. ``total=None`` is a
+    phase of unknown length: a pulsing bar with the elapsed time, renamed as the phase
+    changes (``advance(0, description="scoring")``).
     """
     if not _ENABLED.get():
         yield _noop

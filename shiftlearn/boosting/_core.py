@@ -410,7 +410,7 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
 def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
           n_edges: np.ndarray, frac: np.ndarray, *, n_estimators: int = 500,
           learning_rate: float = 0.1, max_depth: int = 1, weak_learner: str = "stump",
-          min_samples_split: int = 2) -> dict:
+          min_samples_split: int = 2, on_iteration=None) -> dict:
     """Run Algorithm 1 on binned data.
 
     Parameters
@@ -422,6 +422,8 @@ def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
     weak_learner : "stump" (one split, outputs +-1, shared polarity; needs ``max_depth=1``) or
         "tree" (depth ``max_depth`` regression tree, shared leaf values = weighted means,
         split per node by the exact Eq. 6 solver)
+    on_iteration : callable or None
+        Called with no argument after each iteration (a progress bar's ``advance``).
 
     Returns
     -------
@@ -483,6 +485,8 @@ def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
             cache.step(beta[k], np.abs(leaf[k]).max())
         margin += beta[k] * yf * h
         train_loss[k] = np.mean(np.exp(-margin))
+        if on_iteration is not None:
+            on_iteration()
     return {"feature": feature, "threshold": threshold, "leaf": leaf, "beta": beta,
             "train_loss": train_loss, "depth": L}
 

@@ -9,6 +9,10 @@ estimates the memory of the stored ensembles (complete binary trees: ``2**max_de
 nodes per tree and task) and of the split search and refuses, naming the bytes, what does not
 fit in the library's memory budget (:func:`shiftlearn.adaptation._base.memory_budget`, the
 physical memory unless ``MEMORY_BUDGET`` is set; ``max_depth=40`` would need thousands of TiB).
+
+Progress: ``fit`` advances one bar per boosting iteration (all classes' ensembles together)
+through :mod:`shiftlearn._progress`, drawn only where the caller switched progress on (the
+``shiftlearn`` command line on a terminal); called from Python it draws and prints nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import Interval, StrOptions, check_params
+from .._progress import task as progress_task
 from .._validation import check_sample_domain, check_X, check_X_y_domain, unlabeled_mask
 from ..adaptation._base import memory_budget
 from ._binning import bin_tasks
@@ -237,12 +242,16 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         codes, edges, n_edges, frac = bin_tasks(X, task, n_tasks, self.max_bins)
         targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
         self.estimators_ = []
-        for c in targets:
-            yy = np.where(y == c, 1, -1)
-            self.estimators_.append(boost(
-                codes, yy, task, edges, n_edges, frac, n_estimators=int(self.n_estimators),
-                learning_rate=float(self.learning_rate), max_depth=int(self.max_depth),
-                weak_learner=wl, min_samples_split=self.min_samples_split))
+        # a bar only where the caller switched progress on (the command line), see _progress
+        with progress_task(f"boosting ({self.mode})",
+                           len(targets) * int(self.n_estimators)) as advance:
+            for c in targets:
+                yy = np.where(y == c, 1, -1)
+                self.estimators_.append(boost(
+                    codes, yy, task, edges, n_edges, frac, n_estimators=int(self.n_estimators),
+                    learning_rate=float(self.learning_rate), max_depth=int(self.max_depth),
+                    weak_learner=wl, min_samples_split=self.min_samples_split,
+                    on_iteration=advance))
         losses = np.array([e["train_loss"] for e in self.estimators_])
         self.train_loss_ = losses[0] if len(targets) == 1 else losses
         return self

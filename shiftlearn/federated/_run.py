@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .._progress import track
 from ..kernels import rff_map
 from ._iterative import FedRFTCAConfig, IterativeClient, IterativeServer, predict
 from ._messages import TrainRequest
@@ -119,7 +120,8 @@ def run_iterative(sources, X_target, config: FedRFTCAConfig, *, n_classes: int |
         server = IterativeServer(config, list(range(1, K + 1)), K + 1, n_classes, W0)
     sim = Simulator(server, clients, conditions)
     history = []
-    for t in range(1, config.n_rounds + 1):
+    name = "FedAvg" if config.algorithm == "fedavg" else "FedRF-TCA"
+    for t in track(range(1, config.n_rounds + 1), description=f"{name} rounds"):
         info = sim.step()
         if eval_every and y_target is not None and (t % eval_every == 0
                                                    or t == config.n_rounds):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._progress import track
 from ._guard import logger
 from ._messages import MessageError, decode, encode, message_nbytes
 
@@ -162,7 +163,10 @@ class Simulator:
         return self.server.finish_round()
 
     def run(self, n_rounds: int) -> Traffic:
-        for _ in range(n_rounds):
+        """``n_rounds`` more rounds (a progress bar where the caller switched them on, see
+        :mod:`shiftlearn._progress`), then every message still queued is recorded as
+        undelivered."""
+        for _ in track(range(n_rounds), description="federated rounds"):
             self.step()
         for q in self._queue:
             self.traffic.records.append({"round": q[0], "direction": q[2], "src": None,
