@@ -9,7 +9,7 @@ times both fits (fastest of ``--repeat``) and compares their target 1NN accuracy
 eigenvalues (they must agree: the reduction is exact). amazon->dslr (n = 1,115 > N) is the
 control: both fits take the full path there.
 
-    python benchmarks/bench_rf_small_n.py [--repeat 3] [--threads 1]
+    python benchmarks/adaptation/rf_small_n.py [--repeat 3] [--threads 1]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 from _common import header, markdown_table, write_results  # noqa: E402
 
 from shiftlearn.adaptation import RFSCA, RFTCA  # noqa: E402
@@ -67,7 +67,7 @@ def main(argv=None) -> None:
                 rows.append(row)
     cols = list(rows[0])
     body = markdown_table(rows, cols, floatfmt=".3g")
-    write_results("bench_rf_small_n", "RF-TCA / RF-SCA, n <= N: row-space solve vs full solve",
+    write_results("rf_small_n", "RF-TCA / RF-SCA, n <= N: row-space solve vs full solve",
                   f"BLAS threads: {args.threads}; fastest of {args.repeat} fits.\n\n{body}",
                   {"rows": rows, "threads": args.threads, "repeat": args.repeat}, machine)
 

@@ -10,7 +10,7 @@ each of 30 new rows per task predicted with a stored random sample of s rows of 
 This is where ``MIN_PREDICT_TASK_SIZE`` (10) comes from: below it the error is more than three
 times the whole-task error.
 
-    python benchmarks/marginal_stream.py
+    python benchmarks/generalization/marginal_stream.py
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 
 import numpy as np  # noqa: E402
 from _common import header, markdown_table, write_results  # noqa: E402

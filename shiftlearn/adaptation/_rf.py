@@ -14,7 +14,7 @@ eigenvalues). ``fit`` then forms the features ``Z`` (``n x 2N``, smaller than on
 coordinates ``R^T`` and maps back with ``Q``: the same answer (tested against the full solve)
 at ``O(n^2 N)`` instead of ``O(n N^2 + N^3)``.
 The QR costs ``4 N n^2`` flops against ``4 n N^2`` for the full statistics plus the ``2N x 2N``
-solve, so the reduction is used up to ``n = N`` (``benchmarks/bench_rf_small_n.py``: a
+solve, so the reduction is used up to ``n = N`` (``benchmarks/adaptation/rf_small_n.py``: a
 default ``n_features=1000`` fit on 452 Office+Caltech rows 3-4x faster, identical eigenvalues
 and accuracy; on 30 rows 0.7 s -> 0.01 s). ``keep_stats=True`` keeps the full ``2N x 2N``
 statistics and so skips the reduction.
