@@ -621,18 +621,38 @@ def cos_sin_into(P: np.ndarray, out: np.ndarray, *, fast: bool = False) -> np.nd
     return out
 
 
-def rff_map(X: np.ndarray, Omega: np.ndarray, *, fast_trig: bool = False) -> np.ndarray:
+def rff_map(X: np.ndarray, Omega: np.ndarray, *, fast_trig: bool = False,
+            out: np.ndarray | None = None, scaled: bool = True) -> np.ndarray:
     """Random features ``N^{-1/2} [cos(X Omega), sin(X Omega)]``, shape ``(n, 2N)``.
 
     Forms the whole ``(n, 2N)`` block; for large ``n`` iterate :func:`rff_chunks` instead.
     ``fast_trig``: cos/sin in float32 (see :func:`cos_sin_into`); the output keeps the dtype of
-    ``X @ Omega``.
+    ``X @ Omega``. ``out``: an ``(n, 2N)`` array to write into (the phases ``X Omega`` are
+    computed in its sine half, no other temporary), so a chunked caller reuses one buffer;
+    ``scaled=False`` leaves out the factor ``N^{-1/2}`` (for callers that scale their sums once,
+    as :func:`shiftlearn.adaptation.rf_stats` does). The one feature map of the library.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X, W = np.ones((2, 3)), np.full((3, 4), 0.5)
+    >>> Z = rff_map(X, W)
+    >>> bool(np.allclose(Z @ Z.T, 1.0)), Z.shape
+    (True, (2, 8))
+    >>> U = rff_map(X, W, out=np.empty((2, 8)), scaled=False)
+    >>> bool(np.array_equal(U / 2.0, Z))           # N = 4 frequencies: scale 1/2
+    True
     """
     N = Omega.shape[1]
-    P = X @ Omega
-    Z = np.empty((X.shape[0], 2 * N), dtype=P.dtype)
+    if out is None:
+        P = X @ Omega
+        Z = np.empty((X.shape[0], 2 * N), dtype=P.dtype)
+    else:
+        Z = out
+        P = np.matmul(X, Omega, out=Z[:, N:])
     cos_sin_into(P, Z, fast=fast_trig)
-    Z *= 1.0 / np.sqrt(N)
+    if scaled:
+        Z *= 1.0 / np.sqrt(N)
     return Z
 
 

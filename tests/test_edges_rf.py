@@ -534,3 +534,14 @@ def test_rftca_coefficients_auto_solver_on_800_features():
     w_dense = rftca_from_stats(st, n_components=3, penalty="coefficients",
                                eigen_solver="dense")[1]
     np.testing.assert_allclose(w_auto, w_dense, rtol=1e-6)
+
+
+def test_rf_stats_refuses_a_chunk_size_that_is_no_row_count():
+    X = np.random.default_rng(0).normal(size=(9, 2))
+    W = rff_weights(2, 3, 1.0, random_state=0)
+    for bad in (0, -2, 2.5, True):
+        with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
+            rf_stats(X, omega=W, chunk_size=bad)
+    one = rf_stats(X, omega=W, chunk_size=np.int64(1))          # numpy ints are row counts
+    np.testing.assert_allclose(one.total_moment(), rf_stats(X, omega=W).total_moment(),
+                               atol=1e-12)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from numbers import Integral
 
 import numpy as np
 
@@ -37,7 +38,7 @@ from .._validation import (
     infer_sample_domain,
     unlabeled_mask,
 )
-from ..kernels import cos_sin_into
+from ..kernels import DEFAULT_CHUNK_BYTES, rff_map
 
 __all__ = ["RFStats", "omega_fingerprint", "rf_stats"]
 
@@ -375,8 +376,11 @@ def rf_stats(X, y=None, sample_domain=None, omega: np.ndarray | None = None, *,
     N = omega.shape[1]
     D = 2 * N
     itemsize = np.dtype(dtype).itemsize
-    if chunk_size is None:   # ~64 MB of features per chunk, at least 256 rows
-        chunk_size = max(256, (64 * 2**20) // (itemsize * D))
+    if chunk_size is None:   # ~64 MB of features per chunk (as kernels.rff_chunks), >= 256 rows
+        chunk_size = max(256, DEFAULT_CHUNK_BYTES // (itemsize * D))
+    elif isinstance(chunk_size, bool) or not isinstance(chunk_size, Integral) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer (rows per chunk) or None "
+                         f"(about 64 MB of features per chunk), got {chunk_size!r}.")
     # One pass over the rows: each chunk's features U = [cos(X Omega), sin(X Omega)] are
     # computed once into one contiguous (rows, 2N) buffer, *unscaled* (z = U / sqrt(N)), and
     # feed every statistic before the next chunk: the moments with one BLAS SYRK per row group
@@ -392,8 +396,7 @@ def rf_stats(X, y=None, sample_domain=None, omega: np.ndarray | None = None, *,
         Xc = np.asarray(X[start:stop], dtype=dtype)
         if buf is None or buf.shape[0] != stop - start:
             buf = np.empty((stop - start, D), dtype=dtype)
-        np.matmul(Xc, om, out=buf[:, N:])          # P = X Omega, kept in the sine half
-        cos_sin_into(buf[:, N:], buf, fast=fast_trig)
+        rff_map(Xc, om, fast_trig=fast_trig, out=buf, scaled=False)   # P = X Omega in place
         acc.add(buf, None if y is None else y[start:stop],
                 None if lab_all is None else lab_all[start:stop], sd[start:stop])
     return acc.finish(scale=1.0 / np.sqrt(N), fingerprint=omega_fingerprint(omega))
