@@ -306,7 +306,7 @@ def test_task_weighting_sets_the_per_point_costs(weighting):
     sizes = (24, 6, 12)
     M, N = sum(sizes), len(sizes)
     est, (X, y, sd) = _fit_q(sizes=sizes, solver="exact", C=0.05, weighting=weighting,
-                             kernel_x="linear", pooling=True, tol=1e-8)
+                             kernel_x="linear", tau=1.0, tol=1e-8)
     n_t = np.repeat(sizes, sizes).astype(float)
     w = M / (N * n_t) if weighting == "task" else np.ones(M)
     ref = LinearSVC(C=0.05, loss="hinge", fit_intercept=False, dual=True, tol=1e-8,

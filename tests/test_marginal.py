@@ -172,9 +172,9 @@ def test_marginal_beats_pooling_on_ellipses(ellipses, solver):
     assert err_mt < err_pool - 0.15
 
 
-def test_pooling_flag_equals_named_estimator(ellipses):
+def test_tau_one_equals_named_pooling_estimator(ellipses):
     X, y, sd, Xt, _, sdt = ellipses
-    a = MarginalTransferClassifier(pooling=True, solver="rf", random_state=0).fit(X, y, sd)
+    a = MarginalTransferClassifier(tau=1.0, solver="rf", random_state=0).fit(X, y, sd)
     b = PoolingClassifier(solver="rf", random_state=0).fit(X, y, sd)
     assert np.allclose(a.decision_function(Xt, sdt), b.decision_function(Xt, sdt))
 
@@ -577,7 +577,7 @@ def test_parameters_are_validated_before_any_work():
     bad = [("C", 0.0), ("sigma_x", "mode"), ("sigma_x", "-2*median"), ("sigma_emb", "0*median"),
            ("sigma_p", np.inf), ("n_features", 0), ("max_iter", 1.5), ("tol", -1.0),
            ("min_task_size", 0), ("min_predict_task_size", 0), ("weighting", "row"),
-           ("random_state", "seed"), ("pooling", "yes")]
+           ("random_state", "seed"), ("tau", 1.5)]
     for name, value in bad:
         with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of "
                                                         "MarginalTransferClassifier"):

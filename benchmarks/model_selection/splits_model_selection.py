@@ -227,7 +227,7 @@ def main(argv=None):
     if not args.skip_parkinsons:
         pk = load_parkinsons()
         cs = (1.0,) if args.quick else (0.1, 1.0, 10.0)
-        fam = MTFamily([{"C": c, "pooling": p} for p in (False, True) for c in cs],
+        fam = MTFamily([{"C": c, "tau": tau} for tau in (0.0, 1.0) for c in cs],
                        regression=True)
         results["parkinsons"] = {"model": fam.name, "tasks": {}}
         for rep in range(1 if args.quick else args.repeats):

@@ -128,10 +128,10 @@ _COMMON_DOC = """
     tau : float in [0, 1], default=0.0
         ``k_P = tau + (1 - tau) K``: ``tau = 1`` is pooling, ``tau = 0`` marginal transfer;
         with ``kernel_p="indicator"`` this is the paper's family between independent
-        per-task machines (``tau = 0``) and pooling (§5.2).
-    pooling : bool, default=False
-        ``True`` sets ``k_P = 1``: the paper's pooling baseline (a plain kernel machine on all
-        training rows with the per-task weights).
+        per-task machines (``tau = 0``) and pooling (§5.2). ``tau = 1`` (``k_P = 1``) is the
+        paper's pooling baseline, a plain kernel machine on all training rows with the
+        per-task weights; :class:`PoolingClassifier` / :class:`PoolingRegressor` fit the same
+        model without the embedding parameters.
     solver : {"auto", "exact", "rf", "nystroem"}, default="auto"
         ``"exact"``: the kernel machine (pivoted-Cholesky factor of the ``M x M`` kernel fed
         to liblinear without intercept; ``O(M^3)`` time, ``O(M^2)`` memory). ``"nystroem"``:
@@ -196,7 +196,7 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     _parameter_constraints: dict = {
         k: MARGINAL_PARAMETER_CONSTRAINTS[k]
         for k in ("C", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb", "kernel_p",
-                  "degree_p", "normalize_p", "tau", "pooling", "solver", "n_features_emb",
+                  "degree_p", "normalize_p", "tau", "solver", "n_features_emb",
                   "n_features", "n_landmarks", "sampling", "weighting", "min_task_size",
                   "min_predict_task_size", "tol", "max_iter", "loss", "random_state")}
 
@@ -224,7 +224,7 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
 
     def __init__(self, *, C=1.0, sigma_x="median", sigma_emb="median", sigma_p="median",
                  kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian", degree_p=2,
-                 normalize_p=False, tau=0.0, pooling=False, solver="auto",
+                 normalize_p=False, tau=0.0, solver="auto",
                  n_features_emb=100, n_features=300, n_landmarks=DEFAULT_N_LANDMARKS,
                  sampling="gaussian", weighting="task", min_task_size=2,
                  min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None, max_iter=1000,
@@ -239,7 +239,6 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
         self.degree_p = degree_p
         self.normalize_p = normalize_p
         self.tau = tau
-        self.pooling = pooling
         self.solver = solver
         self.n_features_emb = n_features_emb
         self.n_features = n_features
@@ -307,7 +306,7 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
     _parameter_constraints: dict = {
         k: MARGINAL_PARAMETER_CONSTRAINTS[k]
         for k in ("C", "epsilon", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb",
-                  "kernel_p", "degree_p", "normalize_p", "tau", "pooling", "solver",
+                  "kernel_p", "degree_p", "normalize_p", "tau", "solver",
                   "n_features_emb", "n_features", "n_landmarks", "sampling", "weighting",
                   "normalize_y", "min_task_size", "min_predict_task_size", "tol", "max_iter",
                   "random_state")}
@@ -337,7 +336,7 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
 
     def __init__(self, *, C=1.0, epsilon=0.1, sigma_x="median", sigma_emb="median",
                  sigma_p="median", kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian",
-                 degree_p=2, normalize_p=False, tau=0.0, pooling=False, solver="auto",
+                 degree_p=2, normalize_p=False, tau=0.0, solver="auto",
                  n_features_emb=100, n_features=300, n_landmarks=DEFAULT_N_LANDMARKS,
                  sampling="gaussian", weighting="task", normalize_y=True, min_task_size=2,
                  min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None, max_iter=1000,
@@ -353,7 +352,6 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
         self.degree_p = degree_p
         self.normalize_p = normalize_p
         self.tau = tau
-        self.pooling = pooling
         self.solver = solver
         self.n_features_emb = n_features_emb
         self.n_features = n_features
@@ -411,7 +409,7 @@ class PoolingClassifier(MarginalTransferClassifier):
 
     One kernel machine on all training rows (per-task weights ``1/(N n_t)`` by default); the
     prediction ignores the test task's marginal. Parameters as the marginal classifier, without
-    the embedding ones.
+    the embedding ones; ``MarginalTransferClassifier(tau=1)`` is the same model.
 
     Examples
     --------
@@ -420,6 +418,8 @@ class PoolingClassifier(MarginalTransferClassifier):
     >>> PoolingClassifier(random_state=0).fit(X, y, sd).predict(X[:3]).shape
     (3,)
     """
+
+    _POOLING = True
 
     def __init__(self, *, C=1.0, sigma_x="median", kernel_x="rbf", solver="auto",
                  n_features=300, n_landmarks=DEFAULT_N_LANDMARKS, sampling="gaussian",
@@ -452,6 +452,8 @@ class PoolingRegressor(MarginalTransferRegressor):
     >>> PoolingRegressor(C=10, random_state=0).fit(X, y, sd).score(X, y) > 0.9
     True
     """
+
+    _POOLING = True
 
     def __init__(self, *, C=1.0, epsilon=0.1, sigma_x="median", kernel_x="rbf",
                  solver="auto", n_features=300, n_landmarks=DEFAULT_N_LANDMARKS,

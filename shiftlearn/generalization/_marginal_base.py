@@ -91,6 +91,8 @@ class _MarginalTransferBase(BaseEstimator):
     __metadata_request__predict = {"sample_domain": True}
 
     _task_kind = "classification"
+    #: ``k_P = 1`` whatever ``tau`` says: set by the Pooling* estimators
+    _POOLING = False
 
     # -- parameters read through these helpers so the Pooling* subclasses can omit them --
     def _param(self, name, default):
@@ -145,8 +147,8 @@ class _MarginalTransferBase(BaseEstimator):
 
     # ------------------------------------------------------------------- kernels and solvers
     def _pooling(self) -> bool:
-        """``k_P = 1``: the Pooling* estimators, ``pooling=True`` or ``tau=1``."""
-        return bool(getattr(self, "pooling", True)) or float(self._param("tau", 0.0)) == 1.0
+        """``k_P = 1``: the Pooling* estimators or ``tau=1``."""
+        return self._POOLING or float(self._param("tau", 0.0)) == 1.0
 
     def _kernel_p_kind(self) -> str:
         return canonical_task_kernel(self._param("kernel_p", "gaussian"),

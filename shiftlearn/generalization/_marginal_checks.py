@@ -132,7 +132,6 @@ MARGINAL_PARAMETER_CONSTRAINTS: dict = {
     "degree_p": [_POS_INT],
     "normalize_p": ["boolean"],
     "tau": [Interval(Real, 0, 1, closed="both")],
-    "pooling": ["boolean"],
     "solver": [StrOptions({"auto", "exact", "rf", "nystroem"})],
     "n_landmarks": [_POS_INT, Interval(RealNotInt, 0, 1, closed="right")],
     "n_features_emb": [_POS_INT],
