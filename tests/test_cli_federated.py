@@ -212,3 +212,17 @@ def test_loopback_prints_the_table_of_the_flower_run():
     assert rows["bytes sent, clients to server"].startswith(f"{res['bytes_up']:,} (")
     assert rows["bytes on the wire (Flower), up"].endswith("B)")
     assert rows["Flower run time"].endswith(" s")
+
+
+def test_data_home_option_reaches_the_job_loaders(data_home, tmp_path):
+    """``--data-home`` wins over ``$SHIFTLEARN_DATA`` (an empty folder here)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "shiftlearn.cli", "federated", "simulate", "--data-home",
+         data_home, "--set", "dataset=office_caltech", "n-features=20", "target=dslr"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "SHIFTLEARN_DATA": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == ("federated simulate: one-shot RF-TCA on "
+                                           "office_caltech, target dslr")
+    assert _table(proc.stdout)["baseline: chance (1 / classes)"] == "10.0%"
+    assert list(tmp_path.iterdir()) == []        # nothing fetched into the other folder

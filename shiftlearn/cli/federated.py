@@ -18,6 +18,9 @@ Design decisions
 * ``--set key=value`` values are converted to the type of the key's default and checked here
   (whole numbers, finite numbers, true/false; counts at least 1), so a typo fails before
   any data are loaded; the library checks the rest (protocol names, ranges of its configs).
+* ``--data-home`` reaches the job's data loaders through ``$SHIFTLEARN_DATA``, set for this
+  process and the processes it starts (the loopback's SuperNodes load their rows themselves;
+  a run config has no data-home key, each machine of a real deployment has its own folder).
 * ``--seed`` sets the job's ``seed`` key (the random features); giving both ``--seed`` and
   ``--set seed=...`` with different values is an error.
 * ``simulate`` and ``loopback`` print a table for people on stdout: the target accuracy
@@ -53,6 +56,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -423,8 +427,11 @@ def run(args: argparse.Namespace) -> int:
              "--enable-supernode-auth.")
         return 0
     from .._progress import task
+    from ..datasets._fetch import ENV_VAR
     from ..federated._jobs import job_config
 
+    if args.data_home is not None:   # read by the job's loaders, here and in the SuperNodes
+        os.environ[ENV_VAR] = str(Path(args.data_home).expanduser())
     job = _job(args)
     cfg = job_config(job)
     if args.action == "simulate":
