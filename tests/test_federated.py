@@ -551,3 +551,19 @@ def test_loopback_without_the_federated_extra_raises_importerror_before_starting
     with pytest.raises(ImportError, match="the flwr package is missing"):
         dep.start()
     assert dep.procs == []
+
+
+def test_clients_admit_only_their_own_newer_rounds(caplog):
+    from types import SimpleNamespace
+
+    from shiftlearn.federated._guard import admit_request
+
+    client = SimpleNamespace(client_id=2, last_round=0, rejected=[])
+    req = lambda cid, rnd: SimpleNamespace(client_id=cid, round=rnd)  # noqa: E731
+    with caplog.at_level("WARNING", logger="shiftlearn.federated"):
+        assert admit_request(client, req(2, 1)) and client.last_round == 1
+        assert not admit_request(client, req(3, 2))          # someone else's request
+        assert not admit_request(client, req(2, 1))          # a replay
+        assert admit_request(client, req(2, 3)) and client.last_round == 3
+    assert client.rejected == [(2, "not addressed to me"), (1, "old round")]
+    assert sum("ignored request" in r.message for r in caplog.records) == 2

@@ -52,7 +52,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..kernels import rff_weights
-from ._guard import logger
+from ._guard import admit_request
 from ._messages import ProtocolSpec, TrainReply, TrainRequest
 
 __all__ = ["CLASSIFIERS", "EXTRACTORS", "FEATURE_DIM", "DeepClient", "build_model",
@@ -305,13 +305,8 @@ class DeepClient:
 
     def handle(self, req: TrainRequest) -> TrainReply | None:
         torch, cfg = self.torch, self.config
-        if req.client_id != self.client_id or req.round <= self.last_round:
-            why = "not addressed to me" if req.client_id != self.client_id else "old round"
-            self.rejected.append((req.round, why))
-            logger.warning("client %s: ignored request for round %s (%s)", self.client_id,
-                           req.round, why)
+        if not admit_request(self, req):
             return None
-        self.last_round = req.round
         for k in ("W", "C", "G"):
             v = getattr(req, k)
             if v is not None and k in self.parts:

@@ -1,4 +1,5 @@
-"""Server-side admission control: decode, check sender and round, log and count rejections."""
+"""Admission control: the server's (:class:`ReplyGuard`: decode, check sender and round, log and
+count rejections) and the clients' (:func:`admit_request`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,25 @@ from dataclasses import dataclass, field
 
 from ._messages import MessageError, ProtocolSpec, decode
 
-__all__ = ["Rejection", "ReplyGuard", "logger"]
+__all__ = ["Rejection", "ReplyGuard", "admit_request", "logger"]
 
 logger = logging.getLogger("shiftlearn.federated")
+
+
+def admit_request(client, req) -> bool:
+    """A client's admission of a training request: ``True`` (and ``client.last_round``
+    advanced) for a request addressed to ``client.client_id`` for a round after
+    ``client.last_round``; otherwise the request is logged (WARNING), recorded in
+    ``client.rejected`` as ``(round, reason)`` and refused (``False``). The one rule of every
+    client (:class:`~shiftlearn.federated.IterativeClient`, the deep client)."""
+    if req.client_id != client.client_id or req.round <= client.last_round:
+        why = "not addressed to me" if req.client_id != client.client_id else "old round"
+        client.rejected.append((req.round, why))
+        logger.warning("client %s: ignored request for round %s (%s)", client.client_id,
+                       req.round, why)
+        return False
+    client.last_round = req.round
+    return True
 
 
 @dataclass(frozen=True)

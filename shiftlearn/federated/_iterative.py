@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels import check_rff_sampling, rff_map, rff_weights
-from ._guard import ReplyGuard, logger
+from ._guard import ReplyGuard, admit_request
 from ._messages import ProtocolSpec, TrainReply, TrainRequest, encode
 
 __all__ = [
@@ -344,13 +344,8 @@ class IterativeClient:
 
     def handle(self, req: TrainRequest) -> TrainReply | None:
         cfg = self.config
-        if req.client_id != self.client_id or req.round <= self.last_round:
-            why = "not addressed to me" if req.client_id != self.client_id else "old round"
-            self.rejected.append((req.round, why))
-            logger.warning("client %s: ignored request for round %s (%s)", self.client_id,
-                           req.round, why)
+        if not admit_request(self, req):
             return None
-        self.last_round = req.round
         if req.W is not None:
             self.params["W"] = req.W.copy()
         if req.C is not None:
