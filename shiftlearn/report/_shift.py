@@ -46,8 +46,6 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .._linalg import leading_eigh
-
 __all__ = ["ShiftAnalysis", "analyse_shift", "describe", "domain_map", "enough_permutations",
            "holm", "row_map"]
 
@@ -387,12 +385,15 @@ def domain_map(mmd2: np.ndarray) -> np.ndarray:
     >>> round(float(np.linalg.norm(xy[0] - xy[2])), 6)
     2.0
     """
+    from .._linalg import leading_eigh
+    from ..kernels import center_kernel
+
     D2 = np.clip(np.asarray(mmd2, dtype=float), 0, None)
     D2 = (D2 + D2.T) / 2
     np.fill_diagonal(D2, 0.0)
     k = D2.shape[0]
-    J = np.eye(k) - 1.0 / k
-    w, V = leading_eigh(-0.5 * J @ D2 @ J, min(2, k), overwrite=True, owner="domain_map")
+    B = center_kernel(-0.5 * D2)                     # J (-D2 / 2) J, J = I - 11^T / k
+    w, V = leading_eigh(B, min(2, k), overwrite=True, owner="domain_map")
     xy = V * np.sqrt(np.clip(w, 0, None))
     if xy.shape[1] < 2:
         xy = np.c_[xy, np.zeros(k)]
