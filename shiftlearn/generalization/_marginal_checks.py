@@ -56,11 +56,10 @@ _LOSSES = ("hinge", "squared_hinge")
 
 #: Default ``min_predict_task_size``: test tasks with fewer rows are predicted with a warning.
 #: ``benchmarks/generalization/marginal_stream.py`` (rotated ellipses, 64 training tasks of
-#: 32 rows, C=10,
-#: sigma_x=0.4, 10 test tasks of 200 rows cut into test tasks of m rows): test error, random
-#: features / exact, 45.2 / 40.5% at m = 1, 22.8 / 17.0% at 5, 15.2 / 12.4% at 10,
-#: 9.6 / 9.2% at 20, 5.4 / 5.0% at 200. Below 10 rows the error is more than three times the
-#: whole-task error.
+#: 32 rows, C=10, sigma_x=0.4, 10 test tasks of 200 rows cut into test tasks of m rows): test
+#: error, random features / exact, 45.2 / 40.8% at m = 1, 22.8 / 16.9% at 5, 15.2 / 12.3% at
+#: 10, 9.6 / 9.2% at 20, 5.4 / 4.9% at 200. Below 10 rows the error is more than three times
+#: the whole-task error.
 MIN_PREDICT_TASK_SIZE = 10
 
 #: peak memory of an exact fit in ``M x M`` float64 matrices: the kernel (factored in place)
