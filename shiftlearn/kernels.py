@@ -98,12 +98,14 @@ from ._param_validation import Interval, StrOptions, check_params
 from ._validation import check_X
 
 __all__ = [
+    "BANDWIDTH_MAX_SAMPLES",
     "BANDWIDTH_RULES",
     "KERNELS",
     "MMDTestResult",
     "RFF_KERNELS",
     "RFF_SAMPLINGS",
     "RandomFourierFeatures",
+    "bandwidth_rows",
     "cauchy_kernel",
     "center_kernel",
     "center_test_kernel",
@@ -139,6 +141,8 @@ __all__ = [
 ]
 
 BANDWIDTH_RULES = ("median", "median_sq", "mean", "n_features")
+#: rows a data-driven bandwidth rule reads at the most (:func:`bandwidth_rows`)
+BANDWIDTH_MAX_SAMPLES = 1000
 #: shift-invariant kernels: exact Gram matrices, bandwidth rules and random Fourier features
 RFF_KERNELS = ("rbf", "laplacian", "cauchy")
 #: every kernel name :func:`kernel_matrix` knows
@@ -189,11 +193,31 @@ def l1_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
 CAUCHY_RBF_RATIO = float(np.sqrt(2.0))
 
 
+def bandwidth_rows(n_rows: int, max_samples: int = BANDWIDTH_MAX_SAMPLES, random_state=0
+                   ) -> np.ndarray | None:
+    """The rows a data-driven bandwidth rule reads: ``None`` (all of them) when ``n_rows <=
+    max_samples``, else ``max_samples`` row indices drawn without replacement by
+    ``numpy.random.default_rng(random_state)`` (in draw order). :func:`median_heuristic` and
+    the Dask paths (which read only these rows of a Dask array) share this one rule.
+
+    Examples
+    --------
+    >>> bandwidth_rows(5, 10) is None
+    True
+    >>> idx = bandwidth_rows(5000, 3)
+    >>> idx.shape, bool(np.array_equal(idx, bandwidth_rows(5000, 3)))
+    ((3,), True)
+    """
+    if n_rows <= max_samples:
+        return None
+    return np.random.default_rng(random_state).choice(n_rows, max_samples, replace=False)
+
+
 def median_heuristic(
     X: np.ndarray,
     *,
     rule: str = "median",
-    max_samples: int = 1000,
+    max_samples: int = BANDWIDTH_MAX_SAMPLES,
     random_state=0,
     kernel: str = "rbf",
 ) -> float:
@@ -253,8 +277,8 @@ def median_heuristic(
         d = X.shape[1]
         return {"rbf": sigma_from_gamma(1.0 / d), "laplacian": float(d),
                 "cauchy": float(np.sqrt(d))}[kernel]
-    if X.shape[0] > max_samples:
-        idx = np.random.default_rng(random_state).choice(X.shape[0], max_samples, replace=False)
+    idx = bandwidth_rows(X.shape[0], max_samples, random_state)
+    if idx is not None:
         X = X[idx]
     X = np.asarray(X, dtype=np.float64)   # after subsampling: no float64 copy of a large X
     if X.shape[0] < 2:

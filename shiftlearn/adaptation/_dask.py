@@ -43,12 +43,11 @@ import warnings
 import numpy as np
 
 from .._validation import UNLABELED_CLASS, check_sample_domain, check_unlabeled_convention
+from ..kernels import bandwidth_rows
 from ._rf_stats import RFStats, rf_stats
 
 __all__ = ["fit_dask", "is_dask", "rf_stats_dask", "transform_dask"]
 
-#: rows the median bandwidth rule reads (kernels.median_heuristic's ``max_samples``)
-BANDWIDTH_ROWS = 1000
 
 
 def is_dask(obj) -> bool:
@@ -256,16 +255,13 @@ def _labels(X, y, sample_domain, est):
 
 
 def _bandwidth_rows(X, name: str) -> np.ndarray:
-    """The rows :func:`~shiftlearn.kernels.median_heuristic` would draw from ``X`` (seeded
-    subsample of :data:`BANDWIDTH_ROWS`), computed and checked as numpy input (NaN/inf named
-    with the estimator ``name``); all of ``X`` when it is that small."""
+    """The rows :func:`~shiftlearn.kernels.median_heuristic` would draw from ``X`` (the seeded
+    subsample of :func:`~shiftlearn.kernels.bandwidth_rows`), computed and checked as numpy
+    input (NaN/inf named with the estimator ``name``); all of ``X`` when it is that small."""
     from sklearn.utils import check_array
 
-    n = X.shape[0]
-    if n <= BANDWIDTH_ROWS:
-        rows = X.compute()
-    else:
-        rows = X[np.random.default_rng(0).choice(n, BANDWIDTH_ROWS, replace=False)].compute()
+    idx = bandwidth_rows(X.shape[0])
+    rows = X.compute() if idx is None else X[idx].compute()
     return check_array(rows, dtype=(np.float64, np.float32), ensure_all_finite=True,
                        estimator=name, input_name="X")
 
@@ -356,10 +352,9 @@ def pooled_bandwidth_rows(X, Y) -> np.ndarray:
     if X.shape[1] != Y.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}.")
     n = X.shape[0] + Y.shape[0]
-    if n <= BANDWIDTH_ROWS:
+    idx = bandwidth_rows(n)
+    if idx is None:
         idx = np.arange(n)
-    else:
-        idx = np.random.default_rng(0).choice(n, BANDWIDTH_ROWS, replace=False)
     rows = da.concatenate([X, Y])[idx].compute()
     return check_array(rows, dtype=(np.float64, np.float32), ensure_all_finite=True,
                        input_name="X")
