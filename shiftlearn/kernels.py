@@ -147,7 +147,9 @@ BANDWIDTH_MAX_SAMPLES = 1000
 RFF_KERNELS = ("rbf", "laplacian", "cauchy")
 #: every kernel name :func:`kernel_matrix` knows
 KERNELS = (*RFF_KERNELS, "linear")
-DEFAULT_CHUNK_BYTES = 64 * 2**20  # memory for one chunk of random features
+#: memory for one chunk of rows (random features, kernel rows, Gram rows): the one chunk
+#: budget of the library
+DEFAULT_CHUNK_BYTES = 64 * 2**20
 
 
 # ---------------------------------------------------------------------------------------------

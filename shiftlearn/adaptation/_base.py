@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import check_params
 from .._validation import check_X, check_X_y_domain
-from ..kernels import kernel_matrix, resolve_bandwidth
+from ..kernels import DEFAULT_CHUNK_BYTES, kernel_matrix, resolve_bandwidth
 from ._memory import FitMemory
 from ._pipeline import warn_if_plain_pipeline
 
@@ -170,8 +170,9 @@ def check_dense_memory(n_rows: int, n_cols: int, n_matrices: float, owner: str,
             f"GiB are available ({src}). {advice}")
 
 
-#: target size (bytes) of one row block of an out-of-sample kernel in ``transform``
-KERNEL_CHUNK_BYTES = 64 << 20
+#: target size (bytes) of one row block of an out-of-sample kernel in ``transform`` (the
+#: library's one chunk budget, :data:`shiftlearn.kernels.DEFAULT_CHUNK_BYTES`, 64 MB)
+KERNEL_CHUNK_BYTES = DEFAULT_CHUNK_BYTES
 
 
 def kernel_row_chunks(n_rows: int, n_train: int, n_temporaries: int = 1):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import (
+    DEFAULT_CHUNK_BYTES,
     domain_mean_matrix,
     kernel_matrix,
     rff_chunks,
@@ -43,7 +44,8 @@ __all__ = [
 
 
 #: target size (bytes) of one row chunk of the point kernel in :func:`exact_embedding_gram`
-GRAM_CHUNK_BYTES = 64 << 20
+#: (the library's one chunk budget, :data:`shiftlearn.kernels.DEFAULT_CHUNK_BYTES`, 64 MB)
+GRAM_CHUNK_BYTES = DEFAULT_CHUNK_BYTES
 
 
 def exact_embedding_gram(X: np.ndarray, task: np.ndarray, n_tasks: int,
