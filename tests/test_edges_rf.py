@@ -72,7 +72,7 @@ def test_rf_stats_equal_sums_of_the_features(shuffle, chunk_size):
     st = rf_stats(X, y, sd, omega=om, chunk_size=chunk_size, fast_trig=False)
     Z = rff_map(X, om)
     _check_stats(st, _reference(Z, y, sd))
-    assert st.n_components == 16 and st.n_samples == len(y) and st.n_labeled == (y >= 0).sum()
+    assert st.dim == 16 and st.n_samples == len(y) and st.n_labeled == (y >= 0).sum()
     assert st.fingerprint == omega_fingerprint(om) and len(st.fingerprint) == 16
     # the same from an already mapped block, in any number of pieces
     ff = RFStats.from_features(Z, y, sd, fingerprint=st.fingerprint)

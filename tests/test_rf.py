@@ -515,7 +515,7 @@ def test_small_n_row_space_solve_equals_the_full_solve(Est, kw, dtype):
               "eigen_solver": "dense", **kw}
     small = Est(**params).fit(X, y, sample_domain=sd)
     full = Est(keep_stats=True, **params).fit(X, y, sample_domain=sd)
-    assert small.stats_ is None and full.stats_.n_components == 400
+    assert small.stats_ is None and full.stats_.dim == 400
     assert small.components_.shape == full.components_.shape
     rtol = 1e-8 if dtype == np.float64 else 1e-4
     np.testing.assert_allclose(small.eigenvalues_, full.eigenvalues_, rtol=rtol)

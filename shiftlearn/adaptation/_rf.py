@@ -130,9 +130,9 @@ class _RFBase(BaseSubspaceTransformer):
                 f"{name}(...).fit_from_stats(stats, omega=om) where om is the array given to "
                 "rf_stats (e.g. shiftlearn.kernels.rff_weights(n_features_in, n_features, "
                 "sigma, random_state)), or call fit(X, ...) first.")
-        if 2 * omega.shape[1] != stats.n_components:
+        if 2 * omega.shape[1] != stats.dim:
             raise ValueError(f"{name}.fit_from_stats: the statistics have "
-                             f"{stats.n_components} random-feature columns but the frequencies "
+                             f"{stats.dim} random-feature columns but the frequencies "
                              f"give {2 * omega.shape[1]}: they come from another feature map.")
         fp = omega_fingerprint(omega)
         if stats.fingerprint and stats.fingerprint != fp:
@@ -291,7 +291,7 @@ class _RFBase(BaseSubspaceTransformer):
         """
         check_params(self)
         self._use_frequencies(stats, omega)
-        D = stats.n_components                # the statistics' two moments already exist
+        D = stats.dim                # the statistics' two moments already exist
         check_dense_memory(D, D, FIT_MATRICES["full"] - 2, f"{type(self).__name__}"
                            f".fit_from_stats (n_features={D // 2})", "",
                            advice="Use fewer random features (n_features).")

@@ -85,7 +85,7 @@ def _rftca_coefficients_cholesky(stats: RFStats, k: int, mu: float, d: np.ndarra
     triangular products and one product with ``S`` per vector, inside ARPACK.
     Returns ``None`` (callers use the eigendecomposition) if the factor or ARPACK fails.
     """
-    D, n = stats.n_components, stats.n_samples
+    D, n = stats.dim, stats.n_samples
     S = sym_(stats.total_moment())
     Sr = S.copy()
     Sr.flat[:: D + 1] += rank_tol * max(float(np.max(np.diag(S))), 1e-300)
@@ -115,7 +115,7 @@ def rftca_max_components(stats: RFStats, n_columns: int | None = None) -> tuple[
     ``n`` rows in ``D = 2 N`` features has rank ``<= min(D, n - 1)`` (``n_columns``: ``D`` when
     the statistics are of coordinates in a smaller basis, as ``RFTCA.fit`` uses for
     ``n < D``)."""
-    D, n = n_columns or stats.n_components, stats.n_samples
+    D, n = n_columns or stats.dim, stats.n_samples
     limit = min(D, n - 1)
     return limit, (f"the centred total scatter of {n} rows in 2 * n_features = {D} random "
                    f"features has rank <= {limit}")
@@ -126,7 +126,7 @@ def rfsca_max_components(stats: RFStats, beta: float, supervised: bool = True,
     """The most RF-SCA components the statistics allow, and why (``min(D, n - 1)``; at
     ``beta = 1`` with labels, ``n_classes - 1``; ``n_columns`` as in
     :func:`rftca_max_components`)."""
-    D, n = n_columns or stats.n_components, stats.n_samples
+    D, n = n_columns or stats.dim, stats.n_samples
     limit = min(D, n - 1)
     why = f"the total scatter of {n} rows in 2 * n_features = {D} features has rank <= {limit}"
     if supervised and beta == 1.0 and stats.n_labeled > 0 and stats.classes.size >= 2:
@@ -238,7 +238,7 @@ def rftca_from_stats(stats: RFStats, n_components: int = 30, mu: float = 1.0, *,
     """
     if not (np.isfinite(mu) and mu >= 0):
         raise ValueError(f"mu must be a non-negative finite number, got {mu}.")
-    D, n = stats.n_components, stats.n_samples
+    D, n = stats.dim, stats.n_samples
     k = _check_k(n_components, *rftca_max_components(stats))
     d = stats.mmd_vector()
     if penalty == "features":
@@ -362,7 +362,7 @@ def rfsca_from_stats(stats: RFStats, n_components: int = 10, beta: float = 0.5,
                          f"got {class_scatter_normalization!r}.")
     if not supervised:
         beta = 0.0
-    D, n = stats.n_components, stats.n_samples
+    D, n = stats.dim, stats.n_samples
     if beta > 0:
         if stats.n_labeled == 0:
             raise ValueError("beta > 0 needs labeled rows (y != -1); use beta=0 for "

@@ -58,7 +58,7 @@ class RFStats:
 
     Attributes
     ----------
-    n_components : int
+    dim : int
         Number of random-feature columns ``2N``.
     domains : ndarray of int64, shape (n_domains,)
         Sorted domain ids present (positive = source, negative = target).
@@ -89,7 +89,7 @@ class RFStats:
     True
     """
 
-    n_components: int
+    dim: int
     domains: np.ndarray
     domain_counts: np.ndarray
     domain_sums: np.ndarray
@@ -102,8 +102,8 @@ class RFStats:
 
     # ------------------------------------------------------------------ construction / merging
     @classmethod
-    def empty(cls, n_components: int, fingerprint: str = "", label_dtype=np.int64) -> RFStats:
-        D = int(n_components)
+    def empty(cls, dim: int, fingerprint: str = "", label_dtype=np.int64) -> RFStats:
+        D = int(dim)
         return cls(D, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, D)),
                    np.zeros(0, label_dtype), np.zeros(0, np.int64), np.zeros((0, D)),
                    np.zeros((D, D)), np.zeros((D, D)), fingerprint)
@@ -152,9 +152,9 @@ class RFStats:
             return self
         if not isinstance(other, RFStats):
             return NotImplemented
-        if self.n_components != other.n_components:
-            raise ValueError(f"Cannot merge RFStats with {self.n_components} and "
-                             f"{other.n_components} random-feature columns.")
+        if self.dim != other.dim:
+            raise ValueError(f"Cannot merge RFStats with {self.dim} and "
+                             f"{other.dim} random-feature columns.")
         if self.fingerprint and other.fingerprint and self.fingerprint != other.fingerprint:
             raise ValueError("Cannot merge RFStats computed with different frequencies Omega "
                              "(use the same bandwidth, n_features and random_state everywhere).")
@@ -164,7 +164,7 @@ class RFStats:
         classes, ccounts, csums = _merge_groups(self.classes, self.class_counts, self.class_sums,
                                                 other.classes, other.class_counts,
                                                 other.class_sums)
-        return RFStats(self.n_components, doms, dcounts, dsums, classes, ccounts, csums,
+        return RFStats(self.dim, doms, dcounts, dsums, classes, ccounts, csums,
                        self.moment_labeled + other.moment_labeled,
                        self.moment_unlabeled + other.moment_unlabeled,
                        self.fingerprint or other.fingerprint)
@@ -193,7 +193,7 @@ class RFStats:
         symmetric when the moments are, as from :func:`rf_stats`; the solvers symmetrise)."""
         n = self.n_samples
         t = self.domain_sums.sum(axis=0) / np.sqrt(max(n, 1))
-        C = np.empty((self.n_components,) * 2)
+        C = np.empty((self.dim,) * 2)
         for i in range(0, C.shape[0], _BLOCK):      # one fused pass, small temporaries
             bi = slice(i, min(i + _BLOCK, C.shape[0]))
             np.add(self.moment_labeled[bi], self.moment_unlabeled[bi], out=C[bi])
@@ -217,7 +217,7 @@ class RFStats:
         discrepancy to reduce, TCA reduces to a kernel PCA).
         """
         if not (np.any(self.domains > 0) and np.any(self.domains < 0)):
-            return np.zeros(self.n_components)
+            return np.zeros(self.dim)
         return self.side_mean(+1) - self.side_mean(-1)
 
     def domain_means(self, domains: str = "ids") -> np.ndarray:

@@ -75,7 +75,7 @@ def stats_layout(domain_ids, n_classes: int, dim: int) -> dict[str, tuple]:
 
 def stats_to_arrays(stats: RFStats, domain_ids, n_classes: int) -> dict[str, np.ndarray]:
     """Flatten ``stats`` into the fixed layout (classes are ``0..n_classes-1``)."""
-    dim = stats.n_components
+    dim = stats.dim
     dom = {int(d): i for i, d in enumerate(domain_ids)}
     out = {k: np.zeros(s) for k, s in stats_layout(domain_ids, n_classes, dim).items()}
     for d, c, s in zip(stats.domains, stats.domain_counts, stats.domain_sums, strict=True):

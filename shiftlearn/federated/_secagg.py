@@ -59,7 +59,7 @@ def secure_layout(dim: int) -> dict[str, tuple]:
 
 def secure_stats_arrays(stats: RFStats) -> dict[str, np.ndarray]:
     """``stats`` -> the secure layout (sources pooled, target pooled, total moment)."""
-    dim = stats.n_components
+    dim = stats.dim
     out = {k: np.zeros(s) for k, s in secure_layout(dim).items()}
     for d, c, s in zip(stats.domains, stats.domain_counts, stats.domain_sums, strict=True):
         side = 0 if int(d) > 0 else 1
