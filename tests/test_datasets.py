@@ -287,15 +287,15 @@ def test_make_rotated_ellipses():
         make_rotated_ellipses(n_tasks=5, first_domain=-2)
     _, _, sd_t = make_rotated_ellipses(n_tasks=3, n_points=4, first_domain=-3, random_state=0)
     assert sorted(set(sd_t.tolist())) == [-3, -2, -1]
-    with pytest.raises(ValueError, match="sampling"):
-        make_rotated_ellipses(n_tasks=2, sampling="gaussian")
+    with pytest.raises(ValueError, match="^point_sampling must be"):
+        make_rotated_ellipses(n_tasks=2, point_sampling="gaussian")
 
 
 @pytest.mark.parametrize("sampling", ["code", "uniform"])
 def test_make_rotated_ellipses_label_is_right_of_major_axis(sampling):
     # Algorithm 1: +1 = right of the major axis; the axis is within 45 degrees of vertical
     X, y, sd = make_rotated_ellipses(n_tasks=40, n_points=200, labels=(-1, 1),
-                                     sampling=sampling, random_state=3)
+                                     point_sampling=sampling, random_state=3)
     for d in np.unique(sd):
         m = sd == d
         w, V = np.linalg.eigh(X[m].T @ X[m])

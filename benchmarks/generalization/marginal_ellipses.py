@@ -77,9 +77,9 @@ def pooled_bayes(sampling="code", n_tasks=4000, n_points=500, bins=80, random_st
     histogram on one sample; the majority label of each cell is scored on an independent
     sample (so the estimate is not optimistic from fitting and scoring on the same points).
     """
-    fit = make_rotated_ellipses(n_tasks, n_points, labels=(-1, 1), sampling=sampling,
+    fit = make_rotated_ellipses(n_tasks, n_points, labels=(-1, 1), point_sampling=sampling,
                                 random_state=random_state)
-    test = make_rotated_ellipses(n_tasks, n_points, labels=(-1, 1), sampling=sampling,
+    test = make_rotated_ellipses(n_tasks, n_points, labels=(-1, 1), point_sampling=sampling,
                                  random_state=random_state + 1)
     edges = np.linspace(-1.0, 1.0, bins + 1)
 

@@ -37,7 +37,7 @@ def make_sca_toy(n_per_cluster: int = 100, *, shift=(2.4, 1.2), spread: float = 
 
 def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float = 0.2,
                           first_domain: int = 1, labels: tuple[int, int] = (0, 1),
-                          sampling: str = "code", random_state=None):
+                          point_sampling: str = "code", random_state=None):
     """Rotated-ellipse classification tasks (Blanchard et al., Algorithm 1).
 
     Each task draws an angle ``alpha ~ U[pi/4, 3pi/4]`` and samples ``n_points`` from an ellipse
@@ -64,7 +64,7 @@ def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float
         ``(negative, positive)`` returned class values. The default maps the paper's -1 -> 0,
         +1 -> 1 because ``y = -1`` means *unlabeled* in the library's convention; pass
         ``labels=(-1, 1)`` for the paper's values in plain-array code.
-    sampling : {"code", "uniform"}, default="code"
+    point_sampling : {"code", "uniform"}, default="code"
         ``"code"``: as the authors' code (``u ~ U[-1, 1]``,
         ``v ~ U[-sqrt(1-u^2), sqrt(1-u^2)] * minor``, more mass near the tips), with exactly
         ``floor(n/2)`` points on the positive side. ``"uniform"``: uniform on the ellipse's
@@ -89,13 +89,13 @@ def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float
         raise ValueError(f"Task ids {first_domain}..{first_domain + n_tasks - 1} would include "
                          "the invalid domain id 0; use first_domain <= -n_tasks (targets) or "
                          ">= 1 (sources).")
-    if sampling not in ("code", "uniform"):
-        raise ValueError(f"sampling must be 'code' or 'uniform', got {sampling!r}.")
+    if point_sampling not in ("code", "uniform"):
+        raise ValueError(f"point_sampling must be 'code' or 'uniform', got {point_sampling!r}.")
     rng = np.random.default_rng(random_state)
     Xs, ys, sds = [], [], []
     for i in range(n_tasks):
         alpha = rng.uniform(np.pi / 4, 3 * np.pi / 4)
-        if sampling == "code":
+        if point_sampling == "code":
             u = rng.uniform(-1, 1, n_points)
             v = np.abs(rng.uniform(-1, 1, n_points) * np.sqrt(1 - u**2)) * minor
             lab = np.where(np.arange(n_points) < n_points // 2, 1, -1)
