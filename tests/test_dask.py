@@ -244,3 +244,23 @@ def test_dask_mmd2_rff_equals_numpy(kw):
         mmd2_rff(Xd, da.from_array(Ybad, chunks=100), om)
     with pytest.raises(ValueError, match="would be ignored"):
         mmd2_rff(Xd, Yd, om, kernel="rbf")
+
+
+@pytest.mark.parametrize("bandwidth", [1.7, "n_features"])
+def test_dask_fit_reads_each_block_of_X_once(bandwidth):
+    """A number or the "n_features" rule reads no rows for the bandwidth, and the validation
+    reductions read only y and sample_domain: one pass over X's blocks, same model."""
+    X, y, sd = _data(n=1200)
+    calls = []
+
+    def block(b, block_info=None):
+        calls.append(block_info[0]["chunk-location"][0])
+        return b
+
+    Xd = da.from_array(X, chunks=(300, 5)).map_blocks(block, dtype=X.dtype)
+    ref = RFTCA(n_components=3, n_features=N_FEAT, bandwidth=bandwidth,
+                random_state=0).fit(X, y, sd)
+    est = RFTCA(n_components=3, n_features=N_FEAT, bandwidth=bandwidth, random_state=0).fit(
+        Xd, da.from_array(y, chunks=300), da.from_array(sd, chunks=300))
+    assert sorted(calls) == [0, 1, 2, 3]
+    _same(ref, est, X, Xd)

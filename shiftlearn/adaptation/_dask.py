@@ -254,12 +254,16 @@ def _labels(X, y, sample_domain, est):
     return y_out, sd, bool(any_unl), bool(has_target)
 
 
-def _bandwidth_rows(X, name: str) -> np.ndarray:
+def _bandwidth_rows(X, name: str, bandwidth) -> np.ndarray:
     """The rows :func:`~shiftlearn.kernels.median_heuristic` would draw from ``X`` (the seeded
     subsample of :func:`~shiftlearn.kernels.bandwidth_rows`), computed and checked as numpy
-    input (NaN/inf named with the estimator ``name``); all of ``X`` when it is that small."""
+    input (NaN/inf named with the estimator ``name``); all of ``X`` when it is that small.
+    Nothing is read when ``bandwidth`` is a number or the ``"n_features"`` rule (no rows: only
+    the width counts)."""
     from sklearn.utils import check_array
 
+    if not isinstance(bandwidth, str) or bandwidth == "n_features":
+        return np.empty((0, X.shape[1]), dtype=X.dtype)
     idx = bandwidth_rows(X.shape[0])
     rows = X.compute() if idx is None else X[idx].compute()
     return check_array(rows, dtype=(np.float64, np.float32), ensure_all_finite=True,

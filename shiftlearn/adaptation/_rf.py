@@ -218,7 +218,7 @@ class _RFBase(BaseSubspaceTransformer):
         dask_x = is_dask(X)             # Dask: no memory (hashing X would read it all)
         mem = self.memory if seed_key(self.random_state) is not None and not dask_x else None
         rows = None if mem is None else mem.fingerprint(X)
-        self.sigma_ = self._resolve_sigma(_bandwidth_rows(X, name) if dask_x else X,
+        self.sigma_ = self._resolve_sigma(_bandwidth_rows(X, name, self.bandwidth) if dask_x else X,
                                           self.kernel, rows_key=rows)
         self.omega_, self.fingerprint_ = self._frequencies(
             mem, X.shape[1], self.n_features, self.sigma_, self.random_state,
