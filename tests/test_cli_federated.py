@@ -123,6 +123,8 @@ def test_method_names():
 
     assert federated._method(job_config({"dataset": "digits"})) == (
         "FedRF-TCA (cnn extractor, fcnn classifier)")
+    assert federated._title("simulate", job_config({"dataset": "digits"})) == (
+        "federated simulate: FedRF-TCA (cnn extractor, fcnn classifier) on digits, target usps")
     assert federated._method(job_config({"protocol": "iterative", "algorithm": "fedavg",
                                          "subsets": "II"})) == "FedAvg (message subsets II)"
     assert federated._title("loopback", job_config({"dataset": "office_caltech",

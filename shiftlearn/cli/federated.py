@@ -287,8 +287,13 @@ def _method(cfg: dict) -> str:
     return name + (f" ({', '.join(extras)})" if extras else "")
 
 
+#: The target domain a job with ``target=""`` gets (``shiftlearn.federated._data``).
+_DEFAULT_TARGET = {"office_caltech": "amazon", "digits": "usps"}
+
+
 def _title(action: str, cfg: dict) -> str:
-    data = str(cfg["dataset"]) + (f", target {cfg['target']}" if cfg["target"] else "")
+    target = cfg["target"] or _DEFAULT_TARGET.get(str(cfg["dataset"]), "")
+    data = str(cfg["dataset"]) + (f", target {target}" if target else "")
     return f"federated {action}: {_method(cfg)} on {data}"
 
 
