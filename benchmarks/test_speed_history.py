@@ -99,7 +99,7 @@ def test_multitask_boosting_fit(benchmark):
     from shiftlearn import MultiTaskBoostingClassifier
     from shiftlearn.datasets import make_monotone_shift
 
-    X, y, sd = make_monotone_shift(20_000, 500, n_features=50, random_state=0)
+    X, y, sd = make_monotone_shift(20_000, 500, n_input=50, random_state=0)
     clf = run(benchmark, lambda: MultiTaskBoostingClassifier(100, 0.1, 1).fit(
         X, y, sample_domain=sd))
     assert clf.predict(X[:5]).shape == (5,)

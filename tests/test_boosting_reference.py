@@ -29,7 +29,7 @@ def kernels(request, monkeypatch):
 def _problems(seed):
     rng = np.random.default_rng(seed)
     X, y, sd = make_monotone_shift(int(rng.integers(80, 250)), int(rng.integers(30, 120)),
-                                   n_features=int(rng.integers(4, 9)), random_state=seed)
+                                   n_input=int(rng.integers(4, 9)), random_state=seed)
     yield "monotone", X, y, sd
     Xi = rng.integers(0, 6, X.shape).astype(float)                 # many exact ties
     yi = ((Xi[:, 0] + Xi[:, 1] + rng.normal(size=len(y))) > 5).astype(int)
@@ -68,7 +68,7 @@ def test_boost_is_the_reference_bit_for_bit(seed, depth, learner, lr, K, kernels
 
 
 def test_estimator_predictions_are_the_reference(kernels):
-    X, y, sd = make_monotone_shift(500, 300, n_features=10, random_state=7)
+    X, y, sd = make_monotone_shift(500, 300, n_input=10, random_state=7)
     y = np.where((sd < 0) & (np.arange(len(y)) % 5 != 0), -1, y)       # 60 target labels
     lab = y != -1
     task = np.searchsorted(np.unique(sd[lab]), sd[lab])
@@ -138,7 +138,7 @@ def test_split_searches_are_the_reference_and_subsets_are_searched_as_in_the_bat
 def test_the_lazy_stump_scan_skips_features_and_keeps_the_model(monkeypatch, kernels):
     """Many noise features: most are ruled out by the bound most iterations (and the model is
     the reference's); a bound that is not a bound (rho too large) would change the model."""
-    X, y, sd = make_monotone_shift(3000, 400, n_features=30, random_state=4)
+    X, y, sd = make_monotone_shift(3000, 400, n_input=30, random_state=4)
     task = (sd < 0).astype(np.intp)
     codes, edges, n_edges, frac = bin_tasks(X, task, 2)
     yy = np.where(y > 0, 1, -1)
@@ -210,7 +210,7 @@ def test_deep_trees_and_separable_data_are_the_reference(depth, min_split, lr, K
     data (weights over hundreds of orders of magnitude, where a histogram got by subtracting
     a sibling's is least like the sums of the rows)."""
     rng = np.random.default_rng(depth + min_split)
-    X, y, sd = make_monotone_shift(150, 60, n_features=5, random_state=depth)
+    X, y, sd = make_monotone_shift(150, 60, n_input=5, random_state=depth)
     Xs = np.arange(len(y), dtype=float)[:, None] * np.ones((1, 3)) + rng.normal(0, 0.01,
                                                                                   (len(y), 3))
     ys = (np.arange(len(y)) > len(y) // 2).astype(int)

@@ -324,4 +324,4 @@ def test_make_monotone_shift():
     with pytest.raises(ValueError, match="shift must be"):
         make_monotone_shift(shift="scale")
     with pytest.raises(ValueError, match="at least 4"):
-        make_monotone_shift(n_features=3)
+        make_monotone_shift(n_input=3)

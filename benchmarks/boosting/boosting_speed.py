@@ -1,6 +1,6 @@
 """Speed of multi-task boosting vs scikit-learn's HistGradientBoostingClassifier (same run).
 
-Data: ``make_monotone_shift(n_source, n_target, n_features=50)``: 100,000 source rows, 1,000
+Data: ``make_monotone_shift(n_source, n_target, n_input=50)``: 100,000 source rows, 1,000
 labeled target rows, d = 50, two tasks. Multi-task boosting with 500 stumps and with 500
 depth-3 trees (gamma = 0.1); HistGradientBoostingClassifier on the pooled rows with the same
 number of iterations, learning rate and depth, no early stopping. Every fit runs on ONE thread
@@ -142,7 +142,7 @@ def main(argv=None):
             MultiTaskBoostingClassifier(3, 0.1, depth).fit(Xw, yw, sdw)
         warm = time.perf_counter() - t0
 
-        X, y, sd = make_monotone_shift(args.n_source, args.n_target + 5000, n_features=50,
+        X, y, sd = make_monotone_shift(args.n_source, args.n_target + 5000, n_input=50,
                                        random_state=0)
         tgt = np.flatnonzero(sd < 0)
         rows = np.concatenate([np.flatnonzero(sd > 0), tgt[:args.n_target]])

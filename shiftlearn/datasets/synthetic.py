@@ -116,7 +116,7 @@ def make_rotated_ellipses(n_tasks: int = 16, n_points: int = 16, *, minor: float
 
 
 def make_monotone_shift(n_source: int = 2000, n_target: int = 2000, *,
-                        shift: str = "monotone", n_features: int = 6,
+                        shift: str = "monotone", n_input: int = 6,
                         mask_target_labels: bool = False, random_state=None):
     """A source/target pair whose shift is a strictly increasing map of each feature.
 
@@ -130,12 +130,12 @@ def make_monotone_shift(n_source: int = 2000, n_target: int = 2000, *,
     -------
     X, y, sample_domain (source 1, target -2); target labels kept unless masked.
     """
-    if n_features < 4:
-        raise ValueError("n_features must be at least 4.")
+    if n_input < 4:
+        raise ValueError("n_input must be at least 4.")
     rng = np.random.default_rng(random_state)
 
     def draw(n):
-        z = rng.standard_normal((n, n_features))
+        z = rng.standard_normal((n, n_input))
         y = (z[:, 0] + z[:, 1] - 0.5 * z[:, 2] + 0.3 * rng.standard_normal(n) > 0).astype(int)
         return z, y
 
