@@ -240,3 +240,149 @@ def test_rayleigh_check_is_silent_on_sound_fits():
                    dict(kernel="linear", n_components=3)):
             kw.setdefault("n_components", 4)
             SCA(eigen_solver="arpack", **kw).fit(X, y, sd)
+
+
+# ------------------------------------------------------------------ memory= (FitMemory)
+def _spy_k(monkeypatch, module, name, pos):
+    """Replace ``module.name`` by a spy recording the argument at position ``pos`` of each
+    call (the number of components asked)."""
+    real = getattr(module, name)
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(args[pos] if pos is not None else None)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(module, name, spy)
+    return seen
+
+
+@pytest.mark.parametrize("Est", ["SCA", "uSCA"])
+def test_memory_keeps_problem_factor_and_one_solve_per_setting(monkeypatch, Est):
+    """The documented pieces (bandwidth, problem, the Cholesky factor of its delta-free
+    denominator, one eigen-solve per (beta, delta) for the most components asked so far) are
+    kept and reused: one problem and one factorisation for a grid over beta and delta, and
+    every fit equals the same fit without memory."""
+    from shiftlearn.adaptation import FitMemory, _sca, uSCA
+
+    cls = SCA if Est == "SCA" else uSCA
+    X, y, sd = _unequal((30, 14), d=3, seed=12)
+    mem = FitMemory()
+    assert cls(memory=mem).get_params()["memory"] is mem
+    problems = _spy_k(monkeypatch, _sca, "sca_problem", None)
+    solves = _spy_k(monkeypatch, _sca, "sca_solve", 1)
+    cholesky = _spy_k(monkeypatch, scipy.linalg, "cholesky", None)
+    settings = [(0.5, 1.0, 4), (0.5, 1.0, 2), (0.2, 1.0, 2), (0.2, 3.0, 4)]
+    if cls is uSCA:
+        settings = [(None, d, k) for _, d, k in settings]
+    fits = []
+    for beta, delta, k in settings:
+        kw = dict(n_components=k, delta=delta, eigen_solver="arpack")
+        if beta is not None:
+            kw["beta"] = beta
+        fits.append((kw, cls(**kw, memory=mem).fit(X, y, sd)))
+    assert len(problems) == 1 and len(cholesky) == 1
+    distinct = len({(kw.get("beta"), kw["delta"]) for kw, _ in fits})
+    assert solves == [4] * distinct                  # (0.2, 1.0, k=2) is solved for k=4
+    assert len(mem) == 2 + distinct                  # bandwidth, problem, the solves
+    for kw, served in fits:
+        fresh = cls(**kw).fit(X, y, sd)
+        np.testing.assert_allclose(served.eigenvalues_, fresh.eigenvalues_, rtol=1e-9)
+        np.testing.assert_allclose(np.abs(served.transform(X[:9])),
+                                   np.abs(fresh.transform(X[:9])), rtol=1e-6, atol=1e-9)
+
+
+def test_memory_shares_the_problem_of_unsupervised_sca_whatever_the_labels(monkeypatch):
+    from shiftlearn.adaptation import FitMemory, _sca
+
+    X, y, sd = _unequal((30, 14), d=3, seed=13)
+    y2 = np.where(y >= 0, (y + 1) % 3, -1)
+    problems = _spy_k(monkeypatch, _sca, "sca_problem", None)
+    mem = FitMemory()
+    a = SCA(n_components=2, beta=0.0, supervised=False, memory=mem).fit(X, y, sd)
+    b = SCA(n_components=2, beta=0.0, supervised=False, memory=mem).fit(X, y2, sd)
+    assert len(problems) == 1                        # labels are ignored: the same problem
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("change", ["X", "beta", "delta", "whiten", "n_components"])
+def test_memory_serves_each_setting_its_own_solution(change):
+    """Fit A then B with one memory, B differing in rows (same bandwidth, same labels) or in
+    a solve-level parameter: B equals B fitted without memory."""
+    from shiftlearn.adaptation import FitMemory
+
+    X, y, sd = _unequal((30, 14), d=3, seed=14)
+    kw = dict(n_components=3, beta=0.5, delta=1.0, bandwidth=1.0, eigen_solver="arpack")
+    kw2, X2 = dict(kw), X
+    if change == "X":
+        X2 = X * np.r_[1.0, 1.5, 1.0]
+    else:
+        kw2[change] = {"beta": 0.9, "delta": 4.0, "whiten": False, "n_components": 2}[change]
+    mem = FitMemory()
+    SCA(**kw, memory=mem).fit(X, y, sd)
+    served = SCA(**kw2, memory=mem).fit(X2, y, sd)
+    fresh = SCA(**kw2).fit(X2, y, sd)
+    np.testing.assert_allclose(served.eigenvalues_, fresh.eigenvalues_, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(served.transform(X2[:9])), np.abs(fresh.transform(X2[:9])),
+                               rtol=1e-6, atol=1e-9)
+
+
+def test_memory_keeps_nothing_for_a_callable_kernel():
+    from shiftlearn.adaptation import FitMemory
+
+    X, y, sd = _unequal((30, 14), d=3, seed=15)
+    mem = FitMemory()
+    a = SCA(n_components=2, kernel=lambda A, B: A @ B.T, memory=mem).fit(X, y, sd)
+    b = SCA(n_components=2, kernel="linear").fit(X, y, sd)
+    assert len(mem) == 0
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, rtol=1e-10)
+
+
+def test_memory_guard_names_the_fit_and_rfsca(monkeypatch):
+    from shiftlearn.adaptation import _base
+
+    X, y, sd = _unequal((40, 20), d=3, seed=16)      # n = 60
+    monkeypatch.setattr(_base, "MEMORY_BUDGET", 1000)
+    with pytest.raises(ValueError, match=(
+            r"^SCA\.fit on 60 rows \(eigen_solver='arpack'\) needs about 0\.0 GiB of memory "
+            r"\(4\.6 float64 60 x 60 matrices\) .* Use RFSCA \(random-feature SCA, the same "
+            r"problem with random Fourier features\), whose memory")):
+        SCA(n_components=2, eigen_solver="arpack").fit(X, y, sd)
+
+
+def test_clipping_at_beta_one_names_the_estimator():
+    from shiftlearn.adaptation._base import ComponentsClippedWarning
+
+    X, y, sd = _unequal((40, 20), d=3, seed=17)      # 3 classes: rank <= 2 at beta = 1
+    with pytest.warns(ComponentsClippedWarning, match=(
+            r"^SCA: n_components=5 is more than the data allow \(at beta=1 the numerator is "
+            r"the between-class scatter, of rank <= n_classes - 1 = 2\); using "
+            r"n_components=2")):
+        sca = SCA(n_components=5, beta=1.0).fit(X, y, sd)
+    assert sca.n_components_ == 2
+
+
+def _rayleigh_case(w, rq):
+    """A one-component problem whose Rayleigh quotient ``b^T A b`` is ``rq`` (a = 1, no P)."""
+    from shiftlearn.adaptation import SCAProblem
+
+    prob = SCAProblem(Kc=np.eye(1), a=1.0, beta=0.0, Pf=np.zeros((1, 0)), M0=np.eye(1),
+                      U=np.zeros((1, 0)), delta=0.0, n_classes=0)
+    return prob, np.ones((1, 1)), np.array([[np.sqrt(rq)]]), np.array([w])
+
+
+@pytest.mark.parametrize("w,rq,rtol,warns", [
+    (2.0, 1.0, 0.5, False),           # |rq - w| = rtol * |w| exactly: accepted
+    (2.0, 0.75, 0.5, True),           # beyond it: refused
+    (100.0, 100.05, 1e-3, False),     # 5e-4 relative to a large eigenvalue: accepted
+    (1e-3, 1e-3 + 2e-6, 1e-3, True),  # 2e-3 relative to a small one: refused
+])
+def test_rayleigh_check_is_relative_with_its_boundary_accepted(w, rq, rtol, warns):
+    import warnings
+
+    from shiftlearn.adaptation._sca import _check_rayleigh
+
+    prob, B, KB, ws = _rayleigh_case(w, rq)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        _check_rayleigh(prob, B, KB, ws, 1e-5, rtol=rtol)
+    assert [issubclass(r.category, RuntimeWarning) for r in rec] == ([True] if warns else [])
