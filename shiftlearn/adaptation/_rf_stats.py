@@ -118,34 +118,9 @@ class RFStats:
         the cost), sums are accumulated in float64.
         """
         Z = np.asarray(Z)
-        sd = np.asarray(sample_domain, dtype=np.int64)
-        doms, dinv = np.unique(sd, return_inverse=True)
-        dcounts = np.bincount(dinv, minlength=doms.size).astype(np.int64)
-        dsums = _group_sums(Z, dinv, doms.size)
-        if y is None:
-            lab = np.zeros(Z.shape[0], dtype=bool)
-        else:
-            lab = ~unlabeled_mask(y)
-        D = Z.shape[1]
-        if lab.any():
-            yl = np.asarray(y)[lab]
-            if yl.dtype.kind == "f" and np.all(yl == np.round(yl)):
-                yl = yl.astype(np.int64)
-            classes, cinv = np.unique(yl, return_inverse=True)
-            Zl = _rows(Z, lab)
-            csums = _group_sums(Zl, cinv, classes.size)
-            ccounts = np.bincount(cinv, minlength=classes.size).astype(np.int64)
-            Ml = np.asarray(Zl.T @ Zl, dtype=np.float64)
-        else:
-            classes = np.zeros(0, np.int64)
-            csums, ccounts = np.zeros((0, D)), np.zeros(0, np.int64)
-            Ml = np.zeros((D, D))
-        if lab.all():
-            Mu = np.zeros((D, D))
-        else:
-            Zu = _rows(Z, ~lab)
-            Mu = np.asarray(Zu.T @ Zu, dtype=np.float64)
-        return cls(D, doms, dcounts, dsums, classes, ccounts, csums, Ml, Mu, fingerprint)
+        acc = _StatsAccumulator(Z.shape[1])       # the one grouping code, as rf_stats's chunks
+        acc.add(Z, y, None if y is None else ~unlabeled_mask(y), sample_domain)
+        return acc.finish(scale=1.0, fingerprint=fingerprint)
 
     def __add__(self, other: RFStats) -> RFStats:
         if isinstance(other, int) and other == 0:   # so that sum(list_of_stats) works
@@ -404,7 +379,8 @@ def rf_stats(X, y=None, sample_domain=None, omega: np.ndarray | None = None, *,
 
 class _StatsAccumulator:
     """In-place float64 accumulation of :class:`RFStats` sums over chunks of *unscaled*
-    features ``U`` (``z = scale * U``); internal to :func:`rf_stats`."""
+    features ``U`` (``z = scale * U``); internal to :func:`rf_stats` and
+    :meth:`RFStats.from_features` (one block, ``scale=1``)."""
 
     def __init__(self, D: int):
         self.D = D
