@@ -71,13 +71,16 @@ Conventions (decided once, here, for the whole library)
   in every module of the library (no wrapper of our own: the former private ``_rng`` gave the
   same draws for ``None``, ints and Generators; a ``RandomState`` now drives the Generator
   through its own bit generator instead of seeding a new one from one of its draws).
-* **One home per primitive** (issue #16): the domain-mean matrix ``E``
-  (:func:`domain_mean_matrix`, also the task-mean matrix of marginal transfer), TCA's MMD
-  vector and matrix (:func:`mmd_vector`, :func:`mmd_matrix`), the bandwidth rules
-  (:func:`median_heuristic`, :func:`sigma_from_sq_distances` for precomputed distances)
-  live here. The chunked sufficient statistics of random features (counts, sums, second
-  moments, per domain and class) live in :func:`shiftlearn.adaptation.rf_stats` alone, beside
-  the solvers that use them.
+* **One home per primitive** (issue #16; ``tests/test_one_home.py`` keeps it so): the
+  domain-mean matrix ``E`` (:func:`domain_mean_matrix`, also the task-mean matrix of marginal
+  transfer), TCA's MMD vector and matrix (:func:`mmd_vector`, :func:`mmd_matrix`), the
+  bandwidth rules (:func:`median_heuristic`, :func:`sigma_from_sq_distances` for precomputed
+  distances, :func:`bandwidth_rows` for the seeded rows they read, Dask included), the feature
+  map (:func:`rff_map`, also into a reused buffer) and the 64 MB chunk budget
+  (:data:`DEFAULT_CHUNK_BYTES`) live here; leading eigenpairs in
+  :func:`shiftlearn._linalg.leading_eigh`. The chunked sufficient statistics of random features
+  (counts, sums, second moments, per domain and class) live in
+  :func:`shiftlearn.adaptation.rf_stats` alone, beside the solvers that use them.
 """
 
 from __future__ import annotations
