@@ -12,6 +12,14 @@ apart, set ``SHIFTLEARN_BENCH_RESULTS=<folder>`` (``benchmarks/scratch/`` is ign
 Scripts put ``benchmarks/`` on ``sys.path`` and import this module as ``_common``. Importing it
 sets the data home to ``../shared/data`` beside the clone when ``SHIFTLEARN_DATA`` is unset (as
 the Makefile and ``tests/conftest.py`` do).
+
+Progress (issue #17 item 4): the long scripts decorate ``main`` with :func:`progress`
+(``@progress()``), which switches the library's bars on (:mod:`shiftlearn._progress`, the
+command line's switch) when stderr is a terminal, and wrap their own long loops (tasks, seeds,
+parts) in :func:`track`. Off a terminal (a log file, ``nohup``, the tests that import every
+script) nothing is drawn and the output is byte for byte what it was; the bars are transient
+and on stderr, so the results printed on stdout and written by :func:`write_results` never
+contain them.
 """
 
 from __future__ import annotations
@@ -23,10 +31,14 @@ import resource
 import shlex
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 BENCHMARKS = Path(__file__).resolve().parent
 # results of the scripts still at the top of benchmarks/ (mutation testing, ...)
@@ -84,6 +96,39 @@ def header(title: str) -> dict:
     print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
     print(f"command: {command_line()}")
     return info
+
+
+@contextmanager
+def progress(enabled: bool = True) -> Iterator[bool]:
+    """Progress bars for a benchmark's run, only when stderr is a terminal.
+
+    Use it on ``main`` (``@progress()``: a ``contextmanager`` is also a decorator) or as
+    ``with progress(): ...``. Inside it, the library's long loops (searches, boosting
+    iterations, federated rounds) and the script's own :func:`track` loops draw one shared,
+    transient display on stderr; elsewhere (stderr redirected, ``enabled=False``) nothing is
+    drawn. Yields whether bars are drawn.
+    """
+    # imported here, not at the top: a --baseline worker (rf_eigensolver.py,
+    # splits_selector_speed.py) runs with an older tree's shiftlearn first on its path, which
+    # may predate shiftlearn._progress: it then runs without bars
+    try:
+        from shiftlearn._progress import progress_enabled
+    except ImportError:
+        yield False
+        return
+    with progress_enabled(enabled) as on:
+        yield on
+
+
+def track(iterable: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
+    """``for task in track(tasks, "tasks"):``: a bar over one of the script's own loops
+    (inside :func:`progress` on a terminal; elsewhere the plain iteration). ``total`` for an
+    iterable without ``len`` (a generator)."""
+    try:
+        from shiftlearn._progress import track as _track
+    except ImportError:   # an older tree's shiftlearn (see progress)
+        return iter(iterable)
+    return _track(iterable, description=description, total=total)
 
 
 @contextmanager

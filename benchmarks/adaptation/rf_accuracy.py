@@ -44,7 +44,15 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import PartsFile, header, markdown_table, results_dir, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    PartsFile,
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    track,
+    write_results,
+)
 
 from shiftlearn.adaptation import (  # noqa: E402
     RFSCA,
@@ -71,7 +79,7 @@ def cv_then_score(adapter, X, y, sd, yt):
 def part_office():
     ds = load_office_caltech()
     done = PARTS.load()
-    for s, t in ds.tasks:
+    for s, t in track(ds.tasks, "Office tasks"):
         key = f"office:{s}->{t}"
         if key in done:
             continue
@@ -99,7 +107,7 @@ def part_office_coef():
     random-feature kernel), same k as the exact TCA's source-CV choice."""
     ds = load_office_caltech()
     done = PARTS.load()
-    for s, t in ds.tasks:
+    for s, t in track(ds.tasks, "Office tasks (coefficients)"):
         key = f"office:{s}->{t}"
         if key not in done or "RF-TCA coef" in done[key]:
             continue
@@ -141,8 +149,8 @@ def part_office_cv(seeds, penalties=("coefficients", "features")):
     ``penalty='features'`` (the RF-TCA paper's Algorithm 1, R-TCA), N = 1,000 frequencies,
     one entry per seed of the frequencies."""
     ds = load_office_caltech()
-    for seed in seeds:
-        for s, t in ds.tasks:
+    for seed in track(seeds, "seeds"):
+        for s, t in track(ds.tasks, f"seed {seed}: Office tasks"):
             X, y, sd, yt = ds.pack(s, t, return_masked_labels=True)
             test = sd < 0
             done = PARTS.load()
@@ -208,7 +216,7 @@ def part_office_convergence(ns_features=(250, 500, 1000, 2000)):
     against the spread of the centred kernel itself. The exact n x n kernel is formed here only
     as the reference of this diagnostic (never in the random-feature fit)."""
     ds = load_office_caltech()
-    for s, t in ds.tasks:
+    for s, t in track(ds.tasks, "Office tasks (convergence)"):
         key = f"conv:{s}->{t}"
         done = PARTS.load()
         if key in done or f"cv:{s}->{t}" not in done:
@@ -341,7 +349,7 @@ def part_mnist():
 
     with threadpool_limits(1):
         run("TCA exact (median rbf)", TCA(n_components=30, mu=1.0), X)
-        for N in (256, 500, 1000):
+        for N in track((256, 500, 1000), "MNIST: N"):
             for dt in ("float64", "float32"):
                 Xin = X.astype(dt)
                 run(f"RF-TCA N={N} {dt}", RFTCA(n_components=30, n_features=N,
@@ -406,6 +414,7 @@ def report(machine):
                   "\n".join(body), d, machine)
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--part", default="all",

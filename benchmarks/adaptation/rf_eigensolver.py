@@ -37,7 +37,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 K, MU, BETA, DELTA, EPS = 30, 1.0, 0.5, 1.0, 1e-5
 
@@ -113,6 +113,7 @@ def run_tree(src: Path | None, repeat: int) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+@progress()
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=5)
@@ -129,7 +130,7 @@ def main(argv=None) -> None:
     machine["OMP_NUM_THREADS"] = os.environ.get("OMP_NUM_THREADS", "unset")
     trees = ([("baseline", args.baseline)] if args.baseline else []) + [("this tree", None)]
     best: dict = {}
-    for _ in range(args.rounds):
+    for _ in track(range(args.rounds), "rounds"):
         for label, src in trees:
             res = run_tree(src, args.repeat)
             for row in res["rows"]:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 
 def make_data(n: int, d: int = 50, seed: int = 0):
@@ -79,6 +79,7 @@ def child(args) -> dict:
             "threads": args.threads, "load_avg": os.getloadavg()[0]}
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1_000_000)
@@ -94,8 +95,8 @@ def main(argv=None):
         return
     machine = header(f"RF-TCA / RF-SCA at n = {args.n:,}")
     rows = []
-    for N in args.n_features:
-        for m in args.methods:
+    for N in track(args.n_features, "N"):
+        for m in track(args.methods, f"N={N}: methods"):
             cmd = [sys.executable, __file__, "--child", "--n", str(args.n), "--n-features",
                    str(N), "--method", m, "--threads", str(args.threads)]
             out = subprocess.run(cmd, capture_output=True, text=True, check=True)

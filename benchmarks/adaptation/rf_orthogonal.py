@@ -33,7 +33,15 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import PartsFile, header, markdown_table, results_dir, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    PartsFile,
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    track,
+    write_results,
+)
 from rf_accuracy import PARTS as GAUSS_PARTS  # noqa: E402
 from rf_accuracy import (  # noqa: E402
     centred_kernel_reference,
@@ -53,7 +61,7 @@ SAMPLINGS = ("gaussian", "orthogonal")
 
 def part_error(seeds=(0, 1, 2)):
     ds = load_office_caltech()
-    for s, t in ds.tasks:
+    for s, t in track(ds.tasks, "Office tasks (error)"):
         key = f"error:{s}->{t}"
         if key in PARTS.load():
             continue
@@ -73,8 +81,8 @@ def part_error(seeds=(0, 1, 2)):
 def part_cv(seeds):
     ds = load_office_caltech()
     gauss = GAUSS_PARTS.load()
-    for seed in seeds:
-        for s, t in ds.tasks:
+    for seed in track(seeds, "seeds"):
+        for s, t in track(ds.tasks, f"seed {seed}: Office tasks"):
             key = f"cv:{s}->{t}:seed{seed}"
             if key in PARTS.load():
                 continue
@@ -148,6 +156,7 @@ def report(machine):
                   "\n".join(body), data, machine)
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--part", default="report", choices=["error", "cv", "report"])

@@ -29,7 +29,15 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import PartsFile, header, markdown_table, results_dir, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    PartsFile,
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    track,
+    write_results,
+)
 from rf_accuracy import timed_cv_search  # noqa: E402
 
 from shiftlearn.adaptation import RFSCA, SCA  # noqa: E402
@@ -43,7 +51,7 @@ SAMPLINGS = ("gaussian", "orthogonal")
 
 def run(reverse=False):
     ds = load_office_caltech()
-    for s, t in (ds.tasks[::-1] if reverse else ds.tasks):
+    for s, t in track(ds.tasks[::-1] if reverse else ds.tasks, "Office tasks"):
         X, y, sd, yt = ds.pack(s, t, return_masked_labels=True)
         key = f"{s}->{t}"
         if f"{key}:SCA" not in PARTS.load():
@@ -103,6 +111,7 @@ def report(machine):
                   body, d, machine)
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", action="store_true", help="only rewrite the report")

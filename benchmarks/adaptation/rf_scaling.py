@@ -29,7 +29,14 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, results_dir, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    track,
+    write_results,
+)
 
 from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA  # noqa: E402
 
@@ -74,6 +81,7 @@ def fit_once(name, est, X, y, sd):
     return time.perf_counter() - w0, time.process_time() - c0
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--cap", type=float, default=120.0)
@@ -88,7 +96,7 @@ def main(argv=None):
     print(f"load average at start: {load_start}")
     rows, stopped = [], set()
     with threadpool_limits(1):
-        for n in NS:
+        for n in track(NS, "n"):
             X, y, sd = make_data(n)
             for name, make in methods().items():
                 limit = args.exact_max if "exact" in name else (

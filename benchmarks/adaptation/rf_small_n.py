@@ -25,7 +25,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.adaptation import RFSCA, RFTCA  # noqa: E402
 from shiftlearn.datasets import load_office_caltech  # noqa: E402
@@ -33,6 +33,7 @@ from shiftlearn.datasets import load_office_caltech  # noqa: E402
 TASKS = [("dslr", "webcam"), ("webcam", "dslr"), ("amazon", "dslr")]
 
 
+@progress()
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -43,7 +44,7 @@ def main(argv=None) -> None:
     rows = []
     with threadpool_limits(args.threads), warnings.catch_warnings():
         warnings.simplefilter("ignore")     # none expected; keep the table readable
-        for src, tgt in TASKS:
+        for src, tgt in track(TASKS, "tasks"):
             X, y, sd, yt = ds.pack(sources=src, targets=tgt, return_masked_labels=True)
             X = (X - X.mean(axis=0)) / np.maximum(X.std(axis=0), 1e-12)
             s, t = sd > 0, sd < 0

@@ -40,7 +40,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.adaptation import RFSCA, RFTCA, rf_stats  # noqa: E402
 from shiftlearn.datasets import load_mnist_usps  # noqa: E402
@@ -82,6 +82,7 @@ def time_config(method, N, X, y, sd, repeat):
     return best, est
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
@@ -95,7 +96,7 @@ def main(argv=None):
     load_start = os.getloadavg()
     print(f"load average at start: {load_start}", flush=True)
     rows = []
-    for threads in args.threads:
+    for threads in track(args.threads, "thread counts"):
         with threadpool_limits(threads):
             for N in args.n_features:
                 for dt in args.dtypes:

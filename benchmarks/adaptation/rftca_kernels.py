@@ -46,7 +46,15 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import PartsFile, header, markdown_table, results_dir, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    PartsFile,
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    track,
+    write_results,
+)
 
 from shiftlearn.adaptation import (  # noqa: E402
     RFTCA,
@@ -97,8 +105,8 @@ def evaluate(adapter, X, y, sd, yt) -> dict:
 
 def run(dataset: str, seeds, n_features: int, kernels) -> None:
     ds = load_office_caltech() if dataset == "office" else load_mnist_usps()
-    for seed in seeds:
-        for s, t in ds.tasks:
+    for seed in track(seeds, "seeds"):
+        for s, t in track(ds.tasks, f"seed {seed}: {dataset} tasks"):
             X, y, sd, yt = ds.pack(s, t, return_masked_labels=True)
             test = sd < 0
             src = (sd > 0) & (y >= 0)
@@ -173,6 +181,7 @@ def report() -> None:
                   machine)
 
 
+@progress()
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", choices=["office", "mnist", "report"], required=True)

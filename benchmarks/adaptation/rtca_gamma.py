@@ -34,7 +34,14 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, results_dir, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    track,
+    write_results,
+)
 
 from shiftlearn.adaptation import RFTCA, TCA, DomainAdaptationClassifier  # noqa: E402
 from shiftlearn.datasets import load_office_caltech  # noqa: E402
@@ -118,7 +125,7 @@ def scaling_check():
     ds = load_office_caltech()
     rows = []
     with threadpool_limits(1):
-        for s, t in TASKS:
+        for s, t in track(TASKS, "tasks (scaling)"):
             X, y, sd, yt = ds.pack(s, t, return_masked_labels=True)
             sigma = median_heuristic(X)
             for gamma in (1e-5, 100.0):
@@ -138,6 +145,7 @@ def scaling_check():
                   machine)
 
 
+@progress()
 def main():
     if "--scaling" in sys.argv:
         return scaling_check()
@@ -151,7 +159,7 @@ def main():
     ds = load_office_caltech()
     results = {}
     with threadpool_limits(1):
-        for s, t in TASKS:
+        for s, t in track(TASKS, "tasks"):
             results[f"{s}->{t}"] = run_task(ds, s, t)
     out = results_dir(__file__)
     out.mkdir(parents=True, exist_ok=True)

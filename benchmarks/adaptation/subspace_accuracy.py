@@ -39,7 +39,9 @@ from _common import (  # noqa: E402
     header,
     machine_info,
     markdown_table,
+    progress,
     results_dir,
+    track,
     write_results,
 )
 
@@ -114,7 +116,7 @@ def run_method(name, grid, make_adapter, X, y, sd, yt, test, *, fit_rows=None):
     # every grid point fitted once on all rows: target accuracy of each (oracle + headline)
     t0 = time.perf_counter()
     table = {}
-    for p in ParameterGrid(grid):
+    for p in track(ParameterGrid(grid), f"{name}: every grid point"):
         f = clone(est).set_params(**p).fit(Xf, yf, sdf)
         table[json.dumps(p, sort_keys=True)] = float(f.score(X[test], yt[test]))
     est.memory.clear()
@@ -146,7 +148,7 @@ def part_da(part, datasets, methods=("TCA", "uSCA", "SCA"), grids=None, reverse=
             skip_parts=()):
     grids = GRIDS if grids is None else grids
     for ds in datasets:
-        for s, t in (ds.tasks[::-1] if reverse else ds.tasks):
+        for s, t in track(ds.tasks[::-1] if reverse else ds.tasks, f"{ds.name} tasks"):
             if any(_done(p, f"{ds.name}:{s}->{t}:SCA") for p in skip_parts):
                 continue
             X, y, sd, yt = ds.pack(s, t, return_masked_labels=True)
@@ -168,7 +170,7 @@ def part_da(part, datasets, methods=("TCA", "uSCA", "SCA"), grids=None, reverse=
 def part_dg():
     ds = load_office_caltech()
     names = ds.domain_names
-    for tgt in names:
+    for tgt in track(names, "DG targets"):
         srcs = [d for d in names if d != tgt]
         key = f"dg:{'+'.join(srcs)}->{tgt}"
         if _done("dg", key):
@@ -187,7 +189,7 @@ def part_dg():
 def part_toy(seeds=(0, 1, 2, 3, 4)):
     grid = [{"adapter__kernel": ["linear", "rbf"], "adapter__delta": [1.0, 10.0, 100.0],
              "adapter__beta": [0.5, 0.9], "adapter__n_components": [1, 2]}]
-    for seed in seeds:
+    for seed in track(seeds, "toy seeds"):
         key = f"toy:seed{seed}"
         if _done("toy", key):
             continue
@@ -279,6 +281,7 @@ def report():
                   "\n\n".join(body), data, machine_info())
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--part", choices=["office", "office_rev", "mnist", "msrc", "dg", "toy"])

@@ -17,7 +17,7 @@ from sklearn.base import clone
 from sklearn.neighbors import KNeighborsClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.adaptation import SCA, DomainAdaptationClassifier, FitMemory, uSCA  # noqa: E402
 from shiftlearn.datasets import load_mnist_usps, load_msrc_voc  # noqa: E402
@@ -33,6 +33,7 @@ def adapter(method, name, value, kernel):
     return uSCA(kernel=kernel, delta=value, whiten=False)
 
 
+@progress()
 def main():
     machine = header("SCA / uSCA target accuracy vs k (oracle sweep)")
     rows = []
@@ -42,7 +43,7 @@ def main():
         test = sd < 0
         src = (sd > 0) & (y >= 0)
         raw = KNeighborsClassifier(1).fit(X[src], y[src]).score(X[test], yt[test])
-        for method, name, value in SETTINGS:
+        for method, name, value in track(SETTINGS, f"{s}->{t} settings"):
             for kernel in ("linear", "rbf"):
                 # one memory: one kernel and one eigen-solve serve every k (truncations)
                 est = DomainAdaptationClassifier(adapter(method, name, value, kernel),

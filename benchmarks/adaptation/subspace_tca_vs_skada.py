@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, write_results  # noqa: E402
 
 from shiftlearn.adaptation import TCA  # noqa: E402
 from shiftlearn.datasets import load_mnist_usps  # noqa: E402
@@ -45,6 +45,7 @@ def timed(fn, repeats):
     return statistics.median(times), times, out
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)

@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.adaptation import (  # noqa: E402
     TCA,
@@ -42,11 +42,12 @@ POWERS = {"uSCA whitened (p=-1/2, paper)": -0.5, "uSCA whiten=False (p=0)": 0.0,
           "uSCA x sqrt(lambda) (p=+1/2)": 0.5}
 
 
+@progress()
 def main():
     machine = header("uSCA vs TCA on Office+Caltech: component scaling (diagnosis)")
     ds = load_office_caltech()
     rows = []
-    for s, t in ds.tasks:
+    for s, t in track(ds.tasks, "Office+Caltech tasks"):
         X, y, sd, yt = ds.pack(s, t, return_masked_labels=True)
         src, test = sd > 0, sd < 0
         ell = mmd_vector(sd)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, timer, write_results  # noqa: E402
+from _common import header, markdown_table, progress, timer, track, write_results  # noqa: E402
 
 from shiftlearn import MultiTaskBoostingClassifier  # noqa: E402
 from shiftlearn.datasets import load_mnist_usps  # noqa: E402
@@ -37,6 +37,7 @@ def stratified(y, idx, n, rng):
                            rng.choice(neg, n - k, replace=False)])
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-estimators", type=int, default=200)
@@ -56,7 +57,7 @@ def main(argv=None):
             ys = ((ls % 10) % 2 == 0).astype(int)
             yt = ((lt % 10) % 2 == 0).astype(int)
             recs = []
-            for seed in range(args.seeds):
+            for seed in track(range(args.seeds), f"{src_name}->{tgt_name}: seeds"):
                 rng = np.random.default_rng(seed)
                 perm = rng.permutation(len(yt))
                 pool, test = perm[: len(yt) // 2], perm[len(yt) // 2:]

@@ -40,7 +40,14 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # the frozen solver
-from _common import header, markdown_table, peak_rss_mb, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    header,
+    markdown_table,
+    peak_rss_mb,
+    progress,
+    track,
+    write_results,
+)
 
 import shiftlearn.boosting._estimator as est_mod  # noqa: E402
 from shiftlearn import MultiTaskBoostingClassifier  # noqa: E402
@@ -99,7 +106,7 @@ def fit_one(name, make, X, y, sd, Xtest, sdtest, ytest):
 def run_suite(configs, data, repeats):
     """Interleaved repeats; min times per config; decision functions for the model check."""
     best, dec = {}, {}
-    for r in range(repeats):
+    for r in track(range(repeats), "repeats"):
         for name, kind, make in configs:
             with solver(kind):
                 rec, f = fit_one(name, make, *data)
@@ -119,6 +126,7 @@ def same_models(dec, names):
     return {n: bool(np.array_equal(dec[n], ref)) for n in names[1:]}
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-source", type=int, default=100_000)

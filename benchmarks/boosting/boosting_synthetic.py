@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, timer, write_results  # noqa: E402
+from _common import header, markdown_table, progress, timer, track, write_results  # noqa: E402
 
 from shiftlearn import MultiTaskBoostingClassifier  # noqa: E402
 from shiftlearn.datasets import make_monotone_shift  # noqa: E402
@@ -41,7 +41,7 @@ def balanced_subset(y, idx, n, rng):
 
 def run(shift, seeds, params):
     recs = []
-    for seed in range(seeds):
+    for seed in track(range(seeds), f"{shift}: seeds"):
         X, y, sd = make_monotone_shift(2000, 7000, shift=shift, random_state=seed)
         src, tgt = np.flatnonzero(sd > 0), np.flatnonzero(sd < 0)
         pool, test = tgt[:2000], tgt[2000:]
@@ -88,6 +88,7 @@ def summarise(recs):
     return rows, checks
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--learner", choices=["stump", "tree"], default="stump")

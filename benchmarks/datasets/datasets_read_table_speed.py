@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.datasets import read_table  # noqa: E402
 
@@ -39,6 +39,7 @@ def best_of(fn, repeats=3):
     return out, best
 
 
+@progress()
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=100_000)
@@ -64,7 +65,7 @@ def main():
                     lambda p: pd.read_parquet(p), 0.0),
     }
     rows = []
-    for name, (path, write, plain, tol) in files.items():
+    for name, (path, write, plain, tol) in track(files.items(), "formats"):
         write(path)
         t, (wall, cpu) = best_of(lambda p=path: read_table(p))
         _, (wall0, cpu0) = best_of(lambda p=path, f=plain: f(p))

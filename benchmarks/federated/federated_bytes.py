@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.federated import (  # noqa: E402
     FedRFTCAConfig,
@@ -42,12 +42,13 @@ N, M, K = 250, 50, 3
 RESNET50 = 25_557_032
 
 
+@progress()
 def main():
     machine = header("Bytes per round vs samples per client")
     rows, data = [], []
     cfg = FedRFTCAConfig(n_features=N, n_components=M, sigma=5.0, n_rounds=3, local_steps=1,
                          batch_size=128, client_sampling="all")
-    for n in (1_000, 10_000, 100_000):
+    for n in track((1_000, 10_000, 100_000), "rows per client"):
         parts = make_federated_blobs(K + 1, n, n_input=20, seed=0)
         t0 = time.perf_counter()
         it = run_iterative([(p.X, p.y) for p in parts[:-1]], parts[-1].X, cfg)

@@ -43,7 +43,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import PartsFile, header, markdown_table, results_dir, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    PartsFile,
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    track,
+    write_results,
+)
 
 from shiftlearn.federated import NetworkConditions, run_iterative  # noqa: E402
 from shiftlearn.federated._data import DIGIT_DOMAINS, digit_domains, load_all  # noqa: E402
@@ -175,7 +183,7 @@ def chosen_lam(store: PartsFile, target: str) -> tuple[float, dict]:
 
 
 def stage_loso(store):
-    for target in TARGETS:
+    for target in track(TARGETS, "leave-one-source-out: targets"):
         for s, t in loso_pairs(target):
             for mmd, lam in CANDIDATES:
                 for seed in LOSO_SEEDS:
@@ -184,7 +192,7 @@ def stage_loso(store):
 
 
 def stage_table(store, seeds):
-    for seed in seeds:
+    for seed in track(seeds, "table: seeds"):
         for target in TARGETS:
             lam, _ = chosen_lam(store, target)
             _unit(store, f"{target}|{seed}|so", run_central, target, seed, 0.0)
@@ -196,7 +204,7 @@ def stage_table(store, seeds):
 
 
 def stage_variants(store, seeds):
-    for seed in seeds:
+    for seed in track(seeds, "variants: seeds"):
         for target in TARGETS:
             lam, _ = chosen_lam(store, target)
             _unit(store, f"{target}|{seed}|loss30|{lam}", run_fed, target, seed, lam, loss=0.3)
@@ -207,7 +215,7 @@ def stage_variants(store, seeds):
 
 
 def stage_sweep(store, seeds):
-    for seed in seeds:
+    for seed in track(seeds, "T_C sweep: seeds"):
         for target in TARGETS:
             lam, _ = chosen_lam(store, target)
             for tc in SWEEP_TC:
@@ -387,6 +395,7 @@ def report(store, seeds, machine):
                                     "oracle_lam": oracle}, machine)
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--stage", default="all",
@@ -402,7 +411,7 @@ def main(argv=None):
     store = _parts_file()
     stages = (["loso", "table", "variants", "bytes", "sweep", "report"] if args.stage == "all"
               else [args.stage])
-    for st in stages:
+    for st in track(stages, "stages"):
         if st == "loso":
             stage_loso(store)
         elif st == "table":

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.federated._deploy import LoopbackDeployment, live_processes  # noqa: E402
 from shiftlearn.federated._jobs import simulate_job  # noqa: E402
@@ -32,6 +32,7 @@ def _sigterm(*_):
     raise SystemExit(143)   # so that the deployment's finally/stop runs
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -52,7 +53,7 @@ def main(argv=None):
             dep.start()
             pgids = [p.pid for p in dep.procs]
             start_s = time.monotonic() - t0
-            for name, job in jobs:
+            for name, job in track(jobs, "jobs"):
                 t1 = time.monotonic()
                 res = dep.run(job, timeout=1800)
                 wall = time.monotonic() - t1

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.adaptation import RFTCA  # noqa: E402
 from shiftlearn.federated import (  # noqa: E402
@@ -245,6 +245,7 @@ def run_task(target: str, quick: bool) -> dict:
     return row
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", nargs="+", default=["amazon", "caltech", "dslr", "webcam"])
@@ -253,7 +254,7 @@ def main(argv=None):
     logging.getLogger("shiftlearn.federated").setLevel(logging.ERROR)
     machine = header("FedRF-TCA on Office+Caltech SURF (3 sources -> 1 target)")
     rows = []
-    for t in args.tasks:
+    for t in track(args.tasks, "targets"):
         rows.append(run_task(t, args.quick))
         _write(rows, machine, args)
 

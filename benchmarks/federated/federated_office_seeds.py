@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 from federated_office import (  # noqa: E402
     BATCH,
     LAM,
@@ -118,6 +118,7 @@ def summarize(rows: list[dict]) -> tuple[list[dict], dict]:
     return out, gaps
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", nargs="+", default=["amazon", "caltech", "dslr", "webcam"])
@@ -126,7 +127,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     logging.getLogger("shiftlearn.federated").setLevel(logging.ERROR)
     machine = header("FedRF-TCA vs centralized, several seeds (Office+Caltech SURF)")
-    rows = [run(t, s, args.preprocessing) for s in args.seeds for t in args.tasks]
+    rows = [run(t, s, args.preprocessing) for s in track(args.seeds, "seeds")
+            for t in args.tasks]
     table, gaps = summarize(rows)
     body = (f"Office+Caltech preprocessing: `{args.preprocessing}` (each client on its own "
             "rows). "

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 from federated_office import BATCH, LAM, LR, ROUNDS, STEPS, M, N  # noqa: E402
 
 from shiftlearn.federated import (  # noqa: E402
@@ -146,6 +146,7 @@ def summarize(rows: list[dict], seeds: list[int]) -> tuple[str, dict]:
     return body, summary
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", nargs="+", default=["amazon", "caltech", "dslr", "webcam"])
@@ -159,7 +160,7 @@ def main(argv=None):
     seeds = list(range(args.seeds))
     t0 = time.perf_counter()
     rows = []
-    for t in args.tasks:
+    for t in track(args.tasks, "targets"):
         rows += run_task(t, seeds, args.lam, args.rounds)
     body, summary = summarize(rows, seeds)
     intro = (f"Settings: N = {N} (2N = {2 * N}), m = {M}, lambda = {args.lam:g}, {args.rounds} "

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.adaptation import rf_stats, rftca_from_stats  # noqa: E402
 from shiftlearn.federated._data import agree_bandwidth, load_all, local_bandwidth  # noqa: E402
@@ -74,7 +74,7 @@ def quantisation_sweep(job: dict) -> list[dict]:
     exact = {k: np.sum([a[k] for a in arrays], axis=0) for k in arrays[0]}
     n_values = sum(v.size for v in arrays[0].values())
     rows = []
-    for fb in FRAC_BITS:
+    for fb in track(FRAC_BITS, "frac_bits"):
         codec = FixedPointCodec(frac_bits=fb, int_bits=20, n_parties=len(parts))
         t0 = time.perf_counter()
         agg = emulate_secure_sum(arrays, codec)
@@ -105,7 +105,7 @@ SETTINGS = [  # name, LoopbackDeployment kwargs, job overrides
 
 def loopback(job: dict) -> list[dict]:
     out = []
-    for name, kwargs, over in SETTINGS:
+    for name, kwargs, over in track(SETTINGS, "loopback settings"):
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.monotonic()
             dep = LoopbackDeployment(4, tmp, **kwargs)
@@ -130,6 +130,7 @@ def loopback(job: dict) -> list[dict]:
     return out
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", default="office_caltech",

@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.adaptation import RFTCA, TCA  # noqa: E402
 from shiftlearn.federated import (  # noqa: E402
@@ -173,6 +173,7 @@ def quick_start(gen) -> tuple[float, float]:
                                                                                       cfg)
 
 
+@progress()
 def main():
     machine = header("Federated synthetic blobs: issue #14 diagnosis and baselines")
     t0 = time.perf_counter()
@@ -192,7 +193,7 @@ def main():
                              "chance (%)": 100 / 3,
                              "ill-posed data seeds of 0-99": counts[name]})
     per_seed = []
-    for s in SEEDS:
+    for s in track(SEEDS, "seeds"):
         parts = make_federated_blobs(seed=s)
         cfg = readme_cfg(parts)
         per_seed.append({"data seed": s, "source only": 100 * src_only(parts, cfg),
@@ -214,7 +215,7 @@ def main():
                {"": "seeds below source only",
                 **{c: str(int(np.sum(arr[:, i] < arr[:, 0]))) for i, c in enumerate(cols)}}]
     sweep = []
-    for ts in SHIFTS:
+    for ts in track(SHIFTS, "target shifts"):
         r = []
         for s in SEEDS:
             parts = make_federated_blobs(seed=s, target_shift=ts)

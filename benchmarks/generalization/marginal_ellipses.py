@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 
-from _common import header, timer, write_results  # noqa: E402
+from _common import header, progress, timer, track, write_results  # noqa: E402
 from _marginal_common import tune_pair  # noqa: E402
 
 from shiftlearn.datasets import make_rotated_ellipses  # noqa: E402
@@ -110,6 +110,7 @@ def table(rows, key, paper):
     return "\n".join(out)
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=1)
@@ -146,9 +147,9 @@ def main(argv=None):
     perm = np.random.default_rng(0).permutation(len(yt))
     Xt, yt, sdt = Xt[perm], yt[perm], sdt[perm]
     rows = []
-    for rep in range(args.reps):
+    for rep in track(range(args.reps), "repetitions"):
         for n in args.n:
-            for N in args.N:
+            for N in track(args.N, f"rep {rep}, n={n}: N"):
                 r = one(N, n, rep, Xt, yt, sdt)
                 rows.append(r)
                 print(r, flush=True)

@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 
-from _common import header, markdown_table, timer, write_results  # noqa: E402
+from _common import header, markdown_table, progress, timer, track, write_results  # noqa: E402
 from _marginal_common import tune_pair  # noqa: E402
 from sklearn.base import BaseEstimator, clone  # noqa: E402
 from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
@@ -71,6 +71,7 @@ def sca_dg():
                                                                KNeighborsClassifier(1)))
 
 
+@progress()
 def main(argv=None):
     import argparse
     import json
@@ -91,7 +92,7 @@ def main(argv=None):
         have_sca = True
     except ImportError:
         have_sca = False
-    for tgt in args.targets or names:
+    for tgt in track(args.targets or names, "targets"):
         srcs = [d for d in names if d != tgt]
         X, y, sd, yt = ds.pack(srcs, tgt, return_masked_labels=True)
         test = sd < 0

@@ -34,7 +34,7 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 from _marginal_common import tuning_subsample  # noqa: E402  (also sets the data home)
 
 from shiftlearn.datasets import (  # noqa: E402
@@ -67,7 +67,7 @@ def datasets():
 
 def part_error(L=100, Qs=(100, 300)):
     rows = []
-    for name, X, sd in datasets():
+    for name, X, sd in track(datasets(), "data sets", total=3):
         _, task = np.unique(sd, return_inverse=True)
         N, d = task.max() + 1, X.shape[1]
         sx = median_heuristic(X)
@@ -96,7 +96,7 @@ def part_error(L=100, Qs=(100, 300)):
 
 def part_ellipses(Q=100):
     errs = {s: [] for s in SAMPLINGS}
-    for seed in SEEDS:
+    for seed in track(SEEDS, "ellipses seeds"):
         X, y, sd = make_rotated_ellipses(64, 64, random_state=seed)
         Xt, yt, sdt = make_rotated_ellipses(50, 200, first_domain=1000, random_state=100 + seed)
         for sampling in SAMPLINGS:
@@ -108,6 +108,7 @@ def part_ellipses(Q=100):
     return errs, diff
 
 
+@progress()
 def main():
     warnings.simplefilter("ignore", ConvergenceWarning)
     machine = header("Marginal transfer: orthogonal vs Gaussian random features")

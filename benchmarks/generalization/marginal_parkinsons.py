@@ -39,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 
-from _common import header, timer, write_results  # noqa: E402
+from _common import header, progress, timer, track, write_results  # noqa: E402
 from _marginal_common import tune_pair  # noqa: E402
 
 from shiftlearn.datasets import load_parkinsons  # noqa: E402
@@ -140,7 +140,7 @@ def embedding_ceiling(ds, log=False):
                                        for i in range(N)])))
     best = (np.inf, None)
     med_x = median_heuristic(X)
-    for f_emb in (0.5, 1.0, 2.0):
+    for f_emb in track((0.5, 1.0, 2.0), "ceiling: embedding bandwidths"):
         G = exact_embedding_gram(X, task, N, sigma=f_emb * med_x)
         D2 = embedding_sq_distances(G, np.diag(G), np.diag(G))
         med_p = sigma_from_sq_distances(D2)
@@ -189,6 +189,7 @@ def table(rows, key, paper, Ns, nl):
     return "\n".join(out)
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
@@ -219,7 +220,7 @@ def main(argv=None):
                       {"ceiling": ceiling}, machine)
         return
     rows = []
-    for rep in range(args.reps):
+    for rep in track(range(args.reps), "repetitions"):
         names = list(np.random.default_rng(rep).permutation(ds.domain_names))
         for N in args.N:
             for n in args.n:

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _co
 sys.path.insert(0, str(Path(__file__).resolve().parent))      # _marginal_legacy
 
 import numpy as np  # noqa: E402
-from _common import header, markdown_table, timer, write_results  # noqa: E402
+from _common import header, markdown_table, progress, timer, track, write_results  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 from shiftlearn.datasets import make_rotated_ellipses  # noqa: E402
@@ -140,7 +140,7 @@ def _exact_cell(N, n, Xt, yt, sdt, repeats):
 
 def exact_part(Xt, yt, sdt, repeats, sizes):
     rows = []
-    for N, n in sizes:
+    for N, n in track(sizes, "exact solver: sizes"):
         rows += _exact_cell(N, n, Xt, yt, sdt, repeats)
         gc.collect()
     return rows
@@ -148,7 +148,7 @@ def exact_part(Xt, yt, sdt, repeats, sizes):
 
 def nystroem_part(Xt, yt, sdt, repeats, grid):
     rows = []
-    for N, n in grid:
+    for N, n in track(grid, "Nystroem: grid"):
         X, y, sd = make_rotated_ellipses(N, n, random_state=N * 1000 + n)
         row = {"N": N, "n": n, "M": N * n}
         for name, kw in (("exact", dict(solver="exact")),
@@ -191,7 +191,7 @@ def kernels_part(Xt, yt, sdt, repeats, N=48, n=32):
     kernel's median rule otherwise), and the RF solver where it applies."""
     X, y, sd = make_rotated_ellipses(N, n, random_state=0)
     rows = []
-    for name, kw in KERNEL_CONFIGS:
+    for name, kw in track(KERNEL_CONFIGS, "kernels"):
         row = {"configuration": name}
         for solver in ("exact", "rf"):
             est = MarginalTransferClassifier(C=10.0, random_state=0, solver=solver,
@@ -210,6 +210,7 @@ def kernels_part(Xt, yt, sdt, repeats, N=48, n=32):
     return rows
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--part", choices=["exact", "nystroem", "kernels", "all"], default="all")

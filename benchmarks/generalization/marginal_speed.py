@@ -30,7 +30,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 
-from _common import header, markdown_table, peak_rss_mb, timer, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    header,
+    markdown_table,
+    peak_rss_mb,
+    progress,
+    timer,
+    track,
+    write_results,
+)
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 from shiftlearn.datasets import make_rotated_ellipses  # noqa: E402
@@ -136,6 +144,7 @@ def breakdown(N=100, n=100, repeats=3):
     return out
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="stop at M = 2,048")
@@ -154,7 +163,7 @@ def main(argv=None):
         sizes = sizes[:4]
     rows = []
     for loss in ("hinge", "squared_hinge"):
-        for N, n in sizes:
+        for N, n in track(sizes, f"{loss}: sizes"):
             r = args.repeats
             t_ex, e_ex = run(N, n, "exact", Xt, yt, sdt, r, loss=loss)
             t_rf, e_rf = run(N, n, "rf", Xt, yt, sdt, r, loss=loss)

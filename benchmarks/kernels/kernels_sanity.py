@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.kernels import (  # noqa: E402
     mmd_permutation_test,
@@ -35,7 +35,7 @@ def rff_errors(n=200, d=5, sigma=2.0, sizes=(16, 64, 256, 1024, 4096), seeds=ran
     X = np.random.default_rng(123).normal(size=(n, d))
     K = rbf_kernel(X, sigma=sigma)
     rows = []
-    for N in sizes:
+    for N in track(sizes, "random features: N"):
         mx, fro = [], []
         for s in seeds:
             Z = rff_map(X, rff_weights(d, N, sigma, s))
@@ -59,7 +59,7 @@ def mmd_tests(n=100, d=2, perms=500):
     same = mmd_permutation_test(X2, Y2, n_permutations=perms, random_state=0)
     null_p, alt_p = [], []
     t0 = time.perf_counter()
-    for seed in range(200):
+    for seed in track(range(200), "MMD tests (null + shift)"):
         r = np.random.default_rng(10_000 + seed)
         null_p.append(mmd_permutation_test(r.normal(size=(50, d)), r.normal(size=(50, d)),
                                            n_permutations=199, random_state=seed).p_value)
@@ -78,6 +78,7 @@ def mmd_tests(n=100, d=2, perms=500):
     }
 
 
+@progress()
 def main() -> None:
     machine = header("Kernel toolkit sanity figures")
     rows, slopes = rff_errors()

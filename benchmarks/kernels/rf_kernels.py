@@ -27,7 +27,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.datasets import load_mnist_usps, load_office_caltech  # noqa: E402
 from shiftlearn.kernels import (  # noqa: E402
@@ -82,13 +82,14 @@ def one(X, kernel):
             "rms centred K": float(np.sqrt(np.mean(Kc**2))), "errors": rows, "slopes": slopes}
 
 
+@progress()
 def main():
     machine = header("Random Fourier features of the Gaussian, Laplacian and Cauchy kernels")
     machine["OMP_NUM_THREADS"] = os.environ.get("OMP_NUM_THREADS", "unset")
     results = {}
     with threadpool_limits(1):
         for name, X in data_sets().items():
-            for kernel in RFF_KERNELS:
+            for kernel in track(RFF_KERNELS, f"{name}: kernels"):
                 r = one(X, kernel)
                 results[f"{name} / {kernel}"] = r
                 print(name, kernel, {k: v for k, v in r.items() if k != "errors"}, flush=True)

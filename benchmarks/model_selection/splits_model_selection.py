@@ -39,7 +39,7 @@ from scipy.stats import spearmanr
 from sklearn.neighbors import KNeighborsClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.adaptation import SCA  # noqa: E402
 from shiftlearn.datasets import load_office_caltech, load_parkinsons  # noqa: E402
@@ -182,6 +182,7 @@ def spearman(s):
 
 
 # ---------------------------------------------------------------------------------------------
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -215,7 +216,7 @@ def main(argv=None):
     targets = names[:1] if args.quick else names
     for fam_key, fam in families:
         results["office_caltech"][fam_key] = {"model": fam.name, "tasks": {}}
-        for tgt in targets:
+        for tgt in track(targets, f"Office+Caltech {fam_key}: targets"):
             src = [n for n in names if n != tgt]
             X, y, d = ds.pack(sources=src)
             Xt, yt = ds.get(tgt)
@@ -230,7 +231,7 @@ def main(argv=None):
         fam = MTFamily([{"C": c, "tau": tau} for tau in (0.0, 1.0) for c in cs],
                        regression=True)
         results["parkinsons"] = {"model": fam.name, "tasks": {}}
-        for rep in range(1 if args.quick else args.repeats):
+        for rep in track(range(1 if args.quick else args.repeats), "Parkinson's draws"):
             perm = np.random.default_rng(100 + rep).permutation(pk.domain_names)
             test_p, dev_p = list(perm[:7]), list(perm[7:7 + args.n_dev_patients])
             X, y, d = pk.pack(sources=dev_p)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 CASES = ("toy", "webcam->dslr")
 
@@ -88,6 +88,7 @@ def same(a: dict, b: dict) -> tuple[bool, float]:
     return equal, diff
 
 
+@progress()
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
@@ -105,7 +106,7 @@ def main(argv=None) -> None:
     if args.baseline:
         runs.insert(0, ("baseline, default", "default", args.baseline))
     rows, data = [], {}
-    for case in args.cases:
+    for case in track(args.cases, "cases"):
         best: dict = {}
         for _ in range(args.rounds):
             for label, memory, src in runs:

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 from shiftlearn.model_selection import constrained_kernel_kmeans  # noqa: E402
 from shiftlearn.model_selection._cluster_kmeans import (  # noqa: E402
@@ -56,6 +56,7 @@ class Clock:
         self.cpu = time.process_time() - self.c
 
 
+@progress()
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="n = 20,000 instead of 100,000")
@@ -68,7 +69,8 @@ def main(argv=None):
     rows, data = [], {"n": n, "d": d, "q": q}
 
     # --- 1. the headline run: Nyström 1,000 landmarks, closed form, full pipeline
-    for dtype, tol in ((np.float64, 0.0), (np.float64, 1e-4), (np.float32, 1e-4)):
+    for dtype, tol in track(((np.float64, 0.0), (np.float64, 1e-4), (np.float32, 1e-4)),
+                            "headline runs"):
         F = X.astype(dtype)
         load = os.getloadavg()[0]
         with Clock() as t_op:
