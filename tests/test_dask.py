@@ -242,6 +242,8 @@ def test_dask_mmd2_rff_equals_numpy(kw):
     Ybad[390, 1] = np.nan
     with pytest.raises(ValueError, match="Input Y contains NaN"):
         mmd2_rff(Xd, da.from_array(Ybad, chunks=100), om)
+    with pytest.raises(ValueError, match="Input Y contains NaN"):     # in the bandwidth rows
+        mmd2_rff(Xd, da.from_array(np.full_like(Y, np.nan), chunks=100), **kw)
     with pytest.raises(ValueError, match="would be ignored"):
         mmd2_rff(Xd, Yd, om, kernel="rbf")
 

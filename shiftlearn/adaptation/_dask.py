@@ -360,8 +360,11 @@ def pooled_bandwidth_rows(X, Y) -> np.ndarray:
     if idx is None:
         idx = np.arange(n)
     rows = da.concatenate([X, Y])[idx].compute()
-    return check_array(rows, dtype=(np.float64, np.float32), ensure_all_finite=True,
-                       input_name="X")
+    from_x = idx < X.shape[0]                  # NaN/inf named by the sample they are in
+    for part, name in ((from_x, "X"), (~from_x, "Y")):
+        check_array(rows[part], dtype=(np.float64, np.float32), ensure_all_finite=True,
+                    ensure_min_samples=0, input_name=name)
+    return rows
 
 
 def _feature_sum_block(xb, omega, chunk_size, name):
