@@ -6,9 +6,9 @@ every module for autodoc leaves this test process as it was. A docstring numpydo
 a broken reST literal, a link to a page or section that does not exist or a public module that
 no longer imports fails here with Sphinx's message. It needs the ``docs`` extra (installed by
 ``make test``); without sphinx it is skipped with the install command. One full build: about
-12 s of CPU; 25-49 s wall on the shared 2-core machine at load 7-9 (2026-11-24), where every
-process gets a fraction of a core. Restricting it to the API pages would save only a quarter of
-the CPU (9 s), so the Markdown pages stay in.
+12 s of CPU. Its wall time is the machine's load: on the shared 2-core machine (2026-11-24)
+35 s at normal priority at load 12, 25-59 s under ``nice -n 10`` at load 7-10. Restricting it to
+the API pages would save only a quarter of the CPU (9 s), so the Markdown pages stay in.
 
 The layout checks (every public subpackage has its API page, every top-level name is listed on
 the API index) run without sphinx.
