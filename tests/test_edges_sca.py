@@ -386,3 +386,92 @@ def test_rayleigh_check_is_relative_with_its_boundary_accepted(w, rq, rtol, warn
         warnings.simplefilter("always")
         _check_rayleigh(prob, B, KB, ws, 1e-5, rtol=rtol)
     assert [issubclass(r.category, RuntimeWarning) for r in rec] == ([True] if warns else [])
+
+
+def test_memory_solves_for_at_most_what_the_rows_and_classes_allow(monkeypatch):
+    """A larger n_components asked on other rows raises the target of later solves, but only
+    up to what the problem at hand allows: n - 1 components, n_classes - 1 at beta = 1."""
+    from shiftlearn.adaptation import FitMemory, _sca
+
+    X, y, sd = _unequal((30, 14), d=3, seed=18)
+    mem = FitMemory()
+    SCA(n_components=12, beta=0.5, eigen_solver="dense", memory=mem).fit(X, y, sd)
+    small = np.r_[[np.flatnonzero(y == c)[i] for c in range(3) for i in range(2)],
+                  np.flatnonzero(y < 0)[:2]]        # 8 rows: 3 classes, 2 target rows
+    solves = _spy_k(monkeypatch, _sca, "sca_solve", 1)
+    Xs, ys, sds = X[small], y[small], sd[small]
+    a = SCA(n_components=3, beta=0.5, eigen_solver="dense", memory=mem).fit(Xs, ys, sds)
+    assert solves == [7]                             # n - 1, not 12
+    b = SCA(n_components=1, beta=1.0, eigen_solver="dense", memory=mem).fit(Xs, ys, sds)
+    assert solves == [7, 2]                          # n_classes - 1, not 7
+    for est, kw in ((a, dict(n_components=3, beta=0.5)), (b, dict(n_components=1, beta=1.0))):
+        fresh = SCA(**kw, eigen_solver="dense").fit(Xs, ys, sds)
+        np.testing.assert_allclose(est.eigenvalues_, fresh.eigenvalues_, rtol=1e-9)
+
+
+def test_memory_counts_the_factorisation_filled_by_the_solve():
+    """The Cholesky factor and L^-1 K~ are added to the kept problem by the solve; the store
+    recounts its bytes (at least K~, M0, L and L^-1 K~: four n x n matrices)."""
+    from shiftlearn.adaptation import FitMemory
+
+    X, y, sd = _unequal((30, 14), d=3, seed=19)
+    n = X.shape[0]
+    mem = FitMemory()
+    SCA(n_components=2, eigen_solver="arpack", memory=mem).fit(X, y, sd)
+    assert 4 * n * n * 8 <= mem.nbytes < 5 * n * n * 8
+
+
+def test_sca_problem_numerator_weight_and_direct_solve_match_the_estimator():
+    from shiftlearn.adaptation import sca_solve
+    from shiftlearn.kernels import rbf_kernel
+
+    X, y, sd = _unequal((30, 14), d=3, seed=20)
+    n = X.shape[0]
+    prob = sca_problem(rbf_kernel(X, sigma=1.3), y, sd, beta=0.3, delta=2.0)
+    assert prob.a == (1.0 - 0.3) / n
+    w, _ = sca_solve(prob, 3, eigen_solver="dense")
+    est = SCA(n_components=3, beta=0.3, delta=2.0, bandwidth=1.3, eigen_solver="dense").fit(
+        X, y, sd)
+    np.testing.assert_allclose(w, est.eigenvalues_, rtol=1e-10)
+
+
+def test_sca_solve_arpack_settings_are_passed_and_deterministic(monkeypatch):
+    from shiftlearn.adaptation import _sca, sca_solve
+    from shiftlearn.kernels import rbf_kernel
+
+    X, y, sd = _unequal((30, 14), d=3, seed=21)
+    prob = sca_problem(rbf_kernel(X, sigma=1.3), y, sd, beta=0.3, delta=2.0)
+    w1, B1 = sca_solve(prob, 3, eigen_solver="arpack")
+    w2, B2 = sca_solve(prob, 3, eigen_solver="arpack")
+    np.testing.assert_array_equal(B1, B2)           # a fixed start vector: bit for bit
+    seen = []
+    real = _sca.leading_eigh
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(_sca, "leading_eigh", spy)
+    sca_solve(prob, 3, eigen_solver="arpack", random_state=5)
+    assert seen == [{"solver": "arpack", "random_state": 5, "owner": "SCA"}]
+
+
+def test_sca_solve_factors_a_singular_denominator_with_the_stated_jitter():
+    """Linear kernel of 2 features, eps = 0, no labels: M0 = K~ has rank 2 of 20, its
+    Cholesky factorisation fails, and the solve factors M0 + 1e-10 trace(M0)/n I instead."""
+    from shiftlearn.adaptation import sca_solve
+
+    rng = np.random.default_rng(22)
+    X = rng.normal(size=(20, 2)) * np.r_[1.0, 0.3]
+    sd = np.r_[np.ones(12, int), -np.ones(8, int)]
+    X[sd < 0] += 0.7
+    p = sca_problem(X @ X.T, None, sd, beta=0.0, delta=1.0, eps=0.0, supervised=False)
+    with pytest.raises(np.linalg.LinAlgError):
+        scipy.linalg.cholesky(p.M0, lower=True)
+    n = X.shape[0]
+    jitter = 1e-10 * np.trace(p.M0) / n
+    assert 0 < jitter < 1
+    w, B = sca_solve(p, 2, eigen_solver="arpack")
+    ref = scipy.linalg.eigh(p.A(), p.M + jitter * np.eye(n), eigvals_only=True)[::-1][:2]
+    np.testing.assert_allclose(w, ref, rtol=1e-6)
+    Mj = p.M + jitter * np.eye(n)
+    np.testing.assert_allclose(B.T @ Mj @ B, np.eye(2), atol=1e-6)
