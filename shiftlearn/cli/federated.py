@@ -36,7 +36,8 @@ Design decisions
 * Progress (only on a terminal, never with ``--quiet``): a bar over the job's rounds in the
   simulator (:func:`~shiftlearn.federated.run_iterative`), and a running-time line for the
   phases the command waits on (starting SuperNodes, the Flower run, scoring). The Flower
-  ServerApp runs in its own process, so a loopback run shows its elapsed time, not its rounds.
+  ServerApp runs in its own process and logs a line per round; a loopback run advances a
+  round bar from that streamed log (``LoopbackDeployment.run(on_round=)``).
 * ``loopback`` runs with TLS (a private CA made for the run) and SuperNode authentication
   (every node's key registered before it starts) unless ``--insecure`` (plain text, any node
   may join) or ``--no-auth`` (TLS only) is given (issue #22).
@@ -461,7 +462,11 @@ def run(args: argparse.Namespace) -> int:
             LoopbackDeployment(args.nodes, tmp, bin_dir=str(folder), insecure=args.insecure,
                                auth=not (args.insecure or args.no_auth)) as dep:
         step(0, description=f"Flower loopback: running {_method(cfg)}")
-        res = dep.run(job)
+        # a round bar advanced from the ServerApp's streamed log (one-shot: count unknown)
+        with task("Flower rounds", cfg["rounds"] if cfg["protocol"] == "iterative" else None
+                  ) as rnd:
+            res = dep.run(job, on_round=lambda done, _total: rnd(
+                1, description=f"Flower rounds: {done} done"))
         if res.get("status") == "ok" and cfg["protocol"] == "oneshot":
             step(0, description="scoring the one-shot W on the target's labels")
             _score_oneshot(cfg, res)

@@ -25,6 +25,15 @@ and ``flwr`` executables in ``bin_dir``) before it starts anything, and raises a
 client's data on this machine, so :meth:`LoopbackDeployment.run` adds to an iterative job's
 result the same ``baseline`` (and ``warning``) as the simulator
 (:func:`~shiftlearn.federated._jobs.baseline`).
+
+Design decisions (issue #17 item 4, progress): :meth:`LoopbackDeployment.run` reads the
+``flwr run --stream`` output as it arrives (on the caller's thread, with the same timeout)
+instead of waiting for the process to end, and calls ``on_round(done, total)`` for each line
+the ServerApp logs after a protocol round (:data:`ROUND_LINE`, written by
+:func:`shiftlearn.federated.flower.round_line`); the caller decides what to draw (the command
+line advances a round bar), the deployment draws nothing. ``flwr`` prints the streamed logs
+with ``print``, block-buffered into a pipe, so ``flwr run`` runs with ``PYTHONUNBUFFERED=1``
+(else every line would arrive at the end).
 """
 
 from __future__ import annotations
@@ -32,21 +41,73 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
+import selectors
 import shlex
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ._jobs import baseline, baseline_warning, job_config
 
-__all__ = ["FLOWER_EXECUTABLES", "LoopbackDeployment", "check_flower", "free_port",
-           "live_processes", "wait_for_port", "write_app"]
+__all__ = ["FLOWER_EXECUTABLES", "ROUND_LINE", "LoopbackDeployment", "check_flower",
+           "free_port", "live_processes", "stream_process", "wait_for_port", "write_app"]
 
 #: The executables of the ``federated`` extra that a loopback deployment starts.
 FLOWER_EXECUTABLES = ("flower-superlink", "flower-supernode", "flwr")
+
+#: The ServerApp's line after each protocol round (``flower.round_line``), anywhere in a line
+#: of the streamed log (Flower prefixes its level): rounds done, total (``?``: not known).
+ROUND_LINE = re.compile(r"shiftlearn round (\d+)/(\d+|\?) done")
+
+
+def stream_process(cmd: list[str], env: dict, timeout: float,
+                   on_line: Callable[[str], None] | None = None
+                   ) -> subprocess.CompletedProcess:
+    """Run ``cmd`` (own session, stderr into stdout), calling ``on_line`` with each line of
+    its output as it arrives, on this thread. Past ``timeout`` seconds the process group is
+    killed and ``subprocess.TimeoutExpired`` raised (with the output so far), as
+    ``subprocess.run(..., timeout=)`` does. Returns the exit code and the whole output."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    out, pending = bytearray(), b""
+    deadline = time.monotonic() + timeout
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(cmd, timeout, output=bytes(out))
+                if not sel.select(min(left, 1.0)):
+                    if proc.poll() is not None:   # exited; a child may still hold the pipe
+                        break
+                    continue
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:           # end of output: the process closed its stdout
+                    break
+                out += chunk
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines if on_line is not None else ():
+                    on_line(line.decode(errors="replace"))
+        if pending and on_line is not None:
+            on_line(pending.decode(errors="replace"))
+        rc = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except BaseException:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+        raise
+    finally:
+        proc.stdout.close()
+    return subprocess.CompletedProcess(cmd, rc, bytes(out), b"")
 
 
 def check_flower(bin_dir) -> None:
@@ -292,10 +353,16 @@ class LoopbackDeployment:
                                + (text + proc.stderr.decode(errors="replace"))[-1500:]
                                ) from None
 
-    def run(self, overrides: dict | None = None, timeout: float = 300.0) -> dict:
+    def run(self, overrides: dict | None = None, timeout: float = 300.0, *,
+            on_round: Callable[[int, int | None], None] | None = None) -> dict:
         """Run one job; returns the ServerApp's result dict (+ ``"W"`` etc. from the npz;
         an iterative job with a target accuracy also gets ``baseline`` and, when the model is
-        below it, ``warning``, computed here from the same job)."""
+        below it, ``warning``, computed here from the same job).
+
+        ``on_round(done, total)`` is called (on this thread) as each protocol round ends,
+        from the ServerApp's streamed log; ``total`` is ``None`` where it is not known in
+        advance (the one-shot protocol). ``timeout`` bounds the whole ``flwr run``.
+        """
         import numpy as np
 
         cfg = job_config(overrides)
@@ -304,9 +371,15 @@ class LoopbackDeployment:
         rc = " ".join(f"{k}={_toml_value(v)}" for k, v in cfg.items())
         cmd = [str(self.bin / "flwr"), "run", str(self.app), "loopback", "--stream",
                "--run-config", rc]
+
+        def on_line(line: str) -> None:
+            m = ROUND_LINE.search(line)
+            if m and on_round is not None:
+                on_round(int(m.group(1)), None if m.group(2) == "?" else int(m.group(2)))
+
         t0 = time.monotonic()
-        proc = subprocess.run(cmd, env=self.env, capture_output=True, timeout=timeout,
-                              start_new_session=True)
+        proc = stream_process(cmd, dict(self.env, PYTHONUNBUFFERED="1"), timeout,
+                              on_line if on_round is not None else None)
         wall = time.monotonic() - t0
         (self.workdir / "flwr_run.log").write_bytes(proc.stdout + proc.stderr)
         if not result_path.exists():

@@ -43,6 +43,13 @@ Byte counts: ``bytes_up``/``bytes_down`` count the protocol messages as the simu
 the ServerApp pushed or pulled (``Message.deflate`` of the message and its records, i.e. the
 serialized objects Flower transfers; TLS framing not included), for every protocol.
 
+Progress (issue #17 item 4): after each protocol round the ServerApp logs one line through
+Flower's logger, :func:`round_line` (``shiftlearn round 2/5 done in 1.23 s (3 replies)``; the
+total is ``?`` for the one-shot protocol, whose statistics round may be repeated). Flower
+mirrors the ServerApp's output to the SuperLink, so the line reaches ``flwr run --stream`` and
+``flwr log``; :meth:`~shiftlearn.federated._deploy.LoopbackDeployment.run` parses it
+(``on_round``) to advance a round bar. The ServerApp draws nothing itself.
+
 Needs the ``federated`` extra (``pip install shiftlearn[federated]``).
 """
 
@@ -59,6 +66,7 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordD
 from flwr.client.mod import secaggplus_mod
 from flwr.clientapp import ClientApp
 from flwr.common import Code, FitIns, FitRes, Status, ndarrays_to_parameters
+from flwr.common.logger import log as flwr_log
 from flwr.compat.common import recorddict_compat as compat
 from flwr.serverapp import Grid, ServerApp
 
@@ -84,7 +92,8 @@ from ._secagg import (
     secure_stats_arrays,
 )
 
-__all__ = ["client_app", "server_app", "to_records", "from_records", "wire_nbytes"]
+__all__ = ["client_app", "server_app", "to_records", "from_records", "round_line",
+           "wire_nbytes"]
 
 log = logging.getLogger("shiftlearn.federated.flower")
 
@@ -236,6 +245,24 @@ def _secure_stats(msg: Message, context: Context) -> Message:
 
 # ------------------------------------------------------------------------------- server side
 server_app = ServerApp()
+
+
+def round_line(done: int, total: int | None, seconds: float, replies: int, what: str = "") -> str:
+    """The line the ServerApp logs after protocol round ``done`` of ``total`` (``None``: not
+    known in advance); ``_deploy.ROUND_LINE`` parses it.
+
+    >>> round_line(2, 5, 1.234, 3)
+    'shiftlearn round 2/5 done in 1.23 s (3 replies)'
+    >>> round_line(1, None, 0.5, 4, "SecAgg+ sum")
+    'shiftlearn round 1/? done in 0.50 s (4 replies; SecAgg+ sum)'
+    """
+    extra = f"; {what}" if what else ""
+    return (f"shiftlearn round {done}/{'?' if total is None else total} done in "
+            f"{seconds:.2f} s ({replies} replies{extra})")
+
+
+def _log_round(*args, **kw) -> None:
+    flwr_log(logging.INFO, "%s", round_line(*args, **kw))
 
 
 def _wait_for_nodes(grid: Grid, n: int, timeout: float) -> list[int]:
@@ -409,6 +436,8 @@ def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Contex
         rounds.append({"round": server.round, "seconds": time.monotonic() - tr,
                        "down_bytes": mb, "up_bytes": rb, "errors": len(errors),
                        "replies": sum(r is not None for r in replies.values())})
+        _log_round(len(rounds), max_rounds if cfg["protocol"] != "oneshot" else None,
+                   rounds[-1]["seconds"], rounds[-1]["replies"])
         if cfg["protocol"] == "oneshot" and server.done:
             break
         del info
@@ -511,6 +540,7 @@ def _run_secure(grid, cfg: dict, result: dict, path: Path | None, context: Conte
     ts = time.monotonic()
     workflow(grid, legacy)
     secagg_s = time.monotonic() - ts
+    _log_round(1, 2, secagg_s, len(strategy.contributors), "SecAgg+ sum")
     if strategy.aggregate is None:
         raise RuntimeError(f"SecAgg+ halted before the sum was revealed (threshold "
                            f"{threshold} of {n}; failures: {strategy.failures}); see the "
@@ -536,6 +566,8 @@ def _run_secure(grid, cfg: dict, result: dict, path: Path | None, context: Conte
         msgs.append(Message(to_records(arrays, meta, job), dst_node_id=node_of[cid],
                             message_type="query.fedrftca", group_id="broadcast"))
     replies, errors = _exchange(grid, msgs, float(cfg["round-timeout-s"]))
+    _log_round(2, 2, time.monotonic() - tb, sum(r is not None for r in replies.values()),
+               "W broadcast")
     result.update(
         secure_aggregation={
             "contributors": contributors,
