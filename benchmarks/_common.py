@@ -16,10 +16,10 @@ the Makefile and ``tests/conftest.py`` do).
 Progress (issue #17 item 4): the long scripts decorate ``main`` with :func:`progress`
 (``@progress()``), which switches the library's bars on (:mod:`shiftlearn._progress`, the
 command line's switch) when stderr is a terminal, and wrap their own long loops (tasks, seeds,
-parts) in :func:`track`. Off a terminal (a log file, ``nohup``, the tests that import every
-script) nothing is drawn and the output is byte for byte what it was; the bars are transient
-and on stderr, so the results printed on stdout and written by :func:`write_results` never
-contain them.
+parts) in :func:`track` (a Flower loopback run's rounds: :func:`round_bar`). Off a terminal (a
+log file, ``nohup``, the tests that import every script) nothing is drawn and the output is
+byte for byte what it was; the bars are transient and on stderr, so the results printed on
+stdout and written by :func:`write_results` never contain them.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import resource
 import shlex
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -129,6 +129,22 @@ def track(iterable: Iterable[T], description: str, total: int | None = None) -> 
     except ImportError:   # an older tree's shiftlearn (see progress)
         return iter(iterable)
     return _track(iterable, description=description, total=total)
+
+
+@contextmanager
+def round_bar(description: str, total: int | None = None
+              ) -> Iterator[Callable[[int, int | None], None]]:
+    """``with round_bar("rounds", 5) as on_round: dep.run(job, on_round=on_round)``: a bar
+    over a Flower loopback run's rounds (``LoopbackDeployment.run`` calls ``on_round(done,
+    total)`` from the ServerApp's streamed log); ``total=None`` for the one-shot protocol.
+    Drawn only inside :func:`progress` on a terminal."""
+    try:
+        from shiftlearn._progress import task
+    except ImportError:   # an older tree's shiftlearn (see progress)
+        yield lambda done, total: None
+        return
+    with task(description, total) as advance:
+        yield lambda done, total: advance(1, description=f"{description}: {done} done")
 
 
 @contextmanager

@@ -54,6 +54,8 @@ def test_off_a_terminal_nothing_changes(common, monkeypatch, capsys):
         return list(common.track(range(4), "items")), list(common.track(iter("ab"), "gen"))
 
     assert main() == ([0, 1, 2, 3], ["a", "b"])
+    with common.progress(), common.round_bar("rounds", 2) as on_round:
+        assert on_round(1, 2) is None
     assert capsys.readouterr() == ("", "")
 
 
@@ -66,8 +68,12 @@ def test_on_a_terminal_the_library_loops_draw(common, monkeypatch):
         # draw into a buffer instead of the real stderr
         with _progress.progress_enabled(True, console=console):
             assert list(common.track(range(3), "benchmark tasks")) == [0, 1, 2]
+        with _progress.progress_enabled(True, console=console):
+            with common.round_bar("Flower rounds", 3) as on_round:
+                for r in (1, 2, 3):
+                    on_round(r, 3)
     assert not _progress.is_enabled()
-    assert "benchmark tasks" in buf.getvalue()
+    assert "benchmark tasks" in buf.getvalue() and "Flower rounds" in buf.getvalue()
     with common.progress(False) as on:
         assert not on and not _progress.is_enabled()
 
@@ -78,6 +84,8 @@ def test_an_old_tree_without_progress_runs_plain(common, monkeypatch):
     with common.progress() as on:
         assert on is False
         assert list(common.track([1, 2], "x")) == [1, 2]
+        with common.round_bar("rounds") as on_round:
+            on_round(1, None)
 
 
 def test_every_long_benchmark_switches_progress_on():

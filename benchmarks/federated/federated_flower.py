@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, progress, track, write_results  # noqa: E402
+from _common import header, markdown_table, progress, round_bar, track, write_results  # noqa: E402
 
 from shiftlearn.federated._deploy import LoopbackDeployment, live_processes  # noqa: E402
 from shiftlearn.federated._jobs import simulate_job  # noqa: E402
@@ -55,7 +55,8 @@ def main(argv=None):
             start_s = time.monotonic() - t0
             for name, job in track(jobs, "jobs"):
                 t1 = time.monotonic()
-                res = dep.run(job, timeout=1800)
+                with round_bar(f"{name}: Flower rounds", job.get("rounds")) as on_round:
+                    res = dep.run(job, timeout=1800, on_round=on_round)
                 wall = time.monotonic() - t1
                 sim = simulate_job(job)
                 d = {"protocol": name, "status": res["status"], "wall_s": wall,

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, progress, track, write_results  # noqa: E402
+from _common import header, markdown_table, progress, round_bar, track, write_results  # noqa: E402
 
 from shiftlearn.adaptation import rf_stats, rftca_from_stats  # noqa: E402
 from shiftlearn.federated._data import agree_bandwidth, load_all, local_bandwidth  # noqa: E402
@@ -114,7 +114,8 @@ def loopback(job: dict) -> list[dict]:
                 dep.start()
                 pgids = [p.pid for p in dep.procs]
                 start_s = time.monotonic() - t0
-                res = dep.run({**job, **over}, timeout=1800)
+                with round_bar(f"{name}: Flower rounds") as on_round:
+                    res = dep.run({**job, **over}, timeout=1800, on_round=on_round)
             finally:
                 dep.stop()
             left = live_processes(pgids)
