@@ -12,6 +12,8 @@ process:
 * peak resident memory of the client process (it also hosts the scheduler), and of each
   worker (``ru_maxrss``; beside it the worker's memory at start, so the difference is what
   the blocks in flight cost, to compare with one block's size);
+* the same Dask fit on the threaded scheduler (one thread, no distributed: the library's
+  per-block path alone);
 * the same fit in memory (numpy, one thread) at ``min(--rows, 1,000,000)`` rows: wall of the
   generation and of the fit, peak memory; the per-row cost ratio Dask / in memory (target:
   within 1.5x), both generation included and fit only.
@@ -171,6 +173,26 @@ def child_dask(args) -> dict:
             "load_avg": os.getloadavg()[0]}
 
 
+def child_threads(args) -> dict:
+    """The same Dask fit on the threaded scheduler with one thread, in this process: the
+    library's per-block path without distributed's scheduler and worker processes."""
+    import dask
+    from threadpoolctl import threadpool_limits
+
+    sigma = bandwidth(args.d, args.block)
+    X, y, sd = dask_data(args.rows, args.d, args.block)
+    with threadpool_limits(1), dask.config.set(scheduler="threads", num_workers=1):
+        before = _current_mb()
+        w0, c0 = time.perf_counter(), time.process_time()
+        est = _estimator(args, sigma).fit(X, y, sd)
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    return {"mode": "dask, threaded scheduler, 1 thread", "rows": args.rows,
+            "fit_wall_s": wall, "client_cpu_s": cpu, "worker_cpu_s": 0.0,
+            "rows_per_s": args.rows / wall, "client_peak_mb": _rss_mb(),
+            "client_before_fit_mb": before, "worker_start_mb": [], "worker_peak_mb": [],
+            "eigenvalues_head": est.eigenvalues_[:3].tolist(), "load_avg": os.getloadavg()[0]}
+
+
 def child_numpy(args) -> dict:
     from threadpoolctl import threadpool_limits
 
@@ -208,7 +230,7 @@ def main() -> None:
     p.add_argument("--block", type=int, default=50_000)
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     p.add_argument("--memory-rows", type=int, default=1_000_000)
-    p.add_argument("--child", choices=["dask", "numpy"])
+    p.add_argument("--child", choices=["dask", "threads", "numpy"])
     args = p.parse_args()
     common = ["--d", str(args.d), "--n-features", str(args.n_features),
               "--block", str(args.block)]
@@ -216,8 +238,9 @@ def main() -> None:
         args.workers = args.workers[0]
         print("RESULT " + json.dumps(child_dask(args)))
         return
-    if args.child == "numpy":
-        print("RESULT " + json.dumps(child_numpy(args)))
+    if args.child in ("numpy", "threads"):
+        fn = child_numpy if args.child == "numpy" else child_threads
+        print("RESULT " + json.dumps(fn(args)))
         return
     machine = header("RF-TCA on Dask: client and worker memory, rows/s, cost against numpy")
     block_mb = args.block * args.d * 4 / 2**20
@@ -227,6 +250,9 @@ def main() -> None:
                        *common])
         print(r, flush=True)
         runs.append(r)
+    r = run_child(["--child", "threads", "--rows", str(args.rows), *common])
+    print(r, flush=True)
+    runs.append(r)
     mem_rows = min(args.rows, args.memory_rows)
     ref = run_child(["--child", "numpy", "--rows", str(mem_rows), *common])
     print(ref, flush=True)
@@ -237,6 +263,7 @@ def main() -> None:
     for r in runs:
         per_row = r["fit_wall_s"] / r["rows"]
         cpu_row = (r["client_cpu_s"] + r["worker_cpu_s"]) / r["rows"]
+        worker_row = (r["worker_cpu_s"] or r["client_cpu_s"]) / r["rows"]
         rows.append({
             "run": r["mode"], "rows": f"{r['rows']:,}", "wall s": r["fit_wall_s"],
             "rows/s": f"{r['rows_per_s']:,.0f}", "client peak MB": r["client_peak_mb"],
@@ -244,6 +271,7 @@ def main() -> None:
             "worker peak MB": ", ".join(f"{v:.0f}" for v in r["worker_peak_mb"]),
             "wall/row vs numpy (gen+fit)": per_row / numpy_row,
             "CPU/row vs numpy (gen+fit)": cpu_row / numpy_cpu_row,
+            "workers' CPU/row vs numpy": worker_row / numpy_cpu_row,
             "wall/row vs numpy fit only": per_row / numpy_fit_row,
             "load": r["load_avg"]})
     rows.append({"run": ref["mode"], "rows": f"{mem_rows:,}",
@@ -251,6 +279,7 @@ def main() -> None:
                  "rows/s": f"{ref['rows_per_s']:,.0f}", "client peak MB": ref["peak_mb"],
                  "worker start MB": "", "worker peak MB": "",
                  "wall/row vs numpy (gen+fit)": 1.0, "CPU/row vs numpy (gen+fit)": 1.0,
+                 "workers' CPU/row vs numpy": 1.0,
                  "wall/row vs numpy fit only": numpy_row / numpy_fit_row,
                  "load": ref["load_avg"]})
     table = markdown_table(rows)
@@ -263,7 +292,11 @@ def main() -> None:
             "sample_domain, generation and statistics of every block, the solve). `CPU/row`: "
             "CPU seconds of the client (scheduler included) and of every worker per row, "
             "against the in-memory run's generation + fit CPU per row (the fair ratio on a "
-            "loaded machine, where wall times depend on the neighbours). Worker peak minus "
+            "loaded machine, where wall times depend on the neighbours); `workers' CPU/row`: "
+            "the workers' share only (the client and scheduler use CPU in proportion to the "
+            "wall time, which the load stretches). The threaded-scheduler row runs the same "
+            "Dask fit in one process and thread, without distributed: its CPU is the "
+            "library's per-block path against numpy. Worker peak minus "
             "worker start = what the blocks in flight cost. `load`: 1-minute load average at "
             "the end of the run (this machine is shared).")
     print(table)
