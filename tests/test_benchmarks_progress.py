@@ -22,7 +22,7 @@ from shiftlearn import _progress
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 # not yet switched on (their owners add `@progress()` on main, then remove them here):
 # selection_study.py is the lead's while its study runs, rf_dask.py is being written (issue #18)
-NOT_YET = {"selection_study.py", "rf_dask.py"}
+NOT_YET = {"rf_dask.py"}
 
 
 @pytest.fixture
