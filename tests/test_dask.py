@@ -98,7 +98,8 @@ def _message(fn):
 
 @pytest.mark.parametrize("case", ["sd_zero", "sd_fraction", "sd_length", "y_length",
                                   "minus_one_plus_one", "minus_one_plus_one_in_source",
-                                  "y_inf", "X_nan", "dg_with_target"])
+                                  "nan_plus_one_in_source", "y_inf", "X_nan",
+                                  "dg_with_target"])
 def test_dask_bad_input_same_message_as_numpy(case):
     X, y, sd = _data(n=1200)
     X, y, sd = X.copy(), y.copy(), sd.copy()
@@ -117,6 +118,9 @@ def test_dask_bad_input_same_message_as_numpy(case):
         sd = None
     elif case == "minus_one_plus_one_in_source":   # the -1 rows sit in source domains
         y = np.where(np.arange(1200) % 2 == 0, 1, -1)
+        sd = np.r_[np.ones(1000, int), -np.ones(200, int)]
+    elif case == "nan_plus_one_in_source":   # NaN is the -1 marker of float class labels
+        y = np.where(np.arange(1200) % 2 == 0, 1.0, np.nan)
         sd = np.r_[np.ones(1000, int), -np.ones(200, int)]
     elif case == "y_inf":
         y = y.astype(float)
@@ -177,6 +181,20 @@ def test_dask_small_data_and_memory_give_the_numpy_model():
     est = RFTCA(n_components=3, n_features=N_FEAT, random_state=0).fit(
         da.from_array(X, chunks=(20, 5)), y, sd)
     np.testing.assert_array_equal(est.components_, ref.components_)
+    # keep_stats: no row-space path, so the Dask statistics, equal to numpy input's
+    ref = RFTCA(n_components=3, n_features=N_FEAT, random_state=0, keep_stats=True).fit(
+        X, y, sd)
+    est = RFTCA(n_components=3, n_features=N_FEAT, random_state=0, keep_stats=True).fit(
+        da.from_array(X, chunks=(20, 5)), y, sd)
+    np.testing.assert_allclose(est.stats_.total_moment(), ref.stats_.total_moment(),
+                               atol=1e-12)
+    np.testing.assert_array_equal(est.stats_.domains, ref.stats_.domains)
+    _same(ref, est, X, da.from_array(X, chunks=(20, 5)))
+    # a scalar Dask sample_domain is broadcast, as a numpy one
+    ref = RFTCA(n_components=3, n_features=10, random_state=0).fit(X, sample_domain=3)
+    est = RFTCA(n_components=3, n_features=10, random_state=0).fit(
+        da.from_array(X, chunks=(20, 5)), sample_domain=da.from_array(np.array(3)))
+    _same(ref, est, X, da.from_array(X, chunks=(20, 5)))
     X, y, sd = _data(n=1200)
     mem = FitMemory()
     ref = RFTCA(n_components=3, n_features=N_FEAT, random_state=0).fit(X, y, sd)

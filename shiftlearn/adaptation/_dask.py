@@ -150,6 +150,8 @@ def _as_1d(a, n: int, rows, what: str):
     if not is_dask(a):
         return da.from_array(np.asarray(a), chunks=(rows,))
     a = da.asarray(a)
+    if a.ndim == 0:                 # a scalar: computed, broadcast as for numpy input
+        a = da.from_array(np.full(n, a.compute()), chunks=(rows,))
     if a.ndim == 2 and 1 in a.shape:
         if what == "y" and a.shape[1] == 1:
             from sklearn.exceptions import DataConversionWarning
