@@ -20,9 +20,8 @@ from rich.console import Console
 from shiftlearn import _progress
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-# not yet switched on (their owners add `@progress()` on main, then remove them here):
-# selection_study.py is the lead's while its study runs, rf_dask.py is being written (issue #18)
-NOT_YET = {"rf_dask.py"}
+# not yet switched on (their owners add `@progress()` on main, then remove them here)
+NOT_YET: set[str] = set()
 
 
 @pytest.fixture

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 SEED = 0
 N_CLASSES = 10
@@ -222,6 +222,7 @@ def run_child(argv: list[str]) -> dict:
     return json.loads(line[len("RESULT "):])
 
 
+@progress()
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=10_000_000)
@@ -245,7 +246,7 @@ def main() -> None:
     machine = header("RF-TCA on Dask: client and worker memory, rows/s, cost against numpy")
     block_mb = args.block * args.d * 4 / 2**20
     runs = []
-    for w in args.workers:
+    for w in track(args.workers, "LocalCluster runs"):
         r = run_child(["--child", "dask", "--rows", str(args.rows), "--workers", str(w),
                        *common])
         print(r, flush=True)
