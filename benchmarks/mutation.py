@@ -28,6 +28,11 @@ Design decisions
   be rerun one at a time), then ``benchmarks/results/mutation.md`` and ``.json`` are written
   from all groups, and the score table of ``docs/testing.md`` (under its marker comment) is
   rewritten from the same rows, so the docs never quote stale scores.
+* **Rerunning survivors** (``--survivors``): after tests are added, only the mutants the
+  last run did not kill are run again (mutmut 3 reruns named mutants and collects the new
+  tests' coverage), in the same snapshot of the code; a killed mutant stays killed (tests
+  were added), so the score is the full run's at a fraction of the time. The results then
+  name the commit of the code and that of the tests; the group's test files must be the same.
 * **Equivalent mutants** are matched by mutant name *and* mutated line: when the code moves
   and mutmut renumbers, a stale judgement is not applied silently; it is reported as stale.
 
@@ -36,6 +41,7 @@ Usage::
     python benchmarks/mutation.py                 # every group
     python benchmarks/mutation.py kernels sca     # some groups
     python benchmarks/mutation.py --report        # rewrite the results from the stored parts
+    python benchmarks/mutation.py sca --survivors # rerun the last run's survivors, new tests
 """
 
 from __future__ import annotations
@@ -152,6 +158,14 @@ def prepare(group: str, worktree: bool = False, commit: str = "HEAD") -> tuple[P
         archive = subprocess.run(["git", "archive", commit, "shiftlearn", "tests/conftest.py",
                                   *tests], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
+    _write_config(wd, group, tests)
+    return wd, tests
+
+
+def _write_config(wd: Path, group: str, tests: list[str]) -> None:
+    """The work folder's ``pyproject.toml``: the repository's pytest options and
+    ``[tool.mutmut]`` with the group's modules and test files."""
+    modules, _ = GROUPS[group]
     py = tomllib.loads((ROOT / "pyproject.toml").read_text())
     mut = dict(py["tool"]["mutmut"])
     mut["only_mutate"] = modules
@@ -161,7 +175,6 @@ def prepare(group: str, worktree: bool = False, commit: str = "HEAD") -> tuple[P
     text = (_toml_table("tool.pytest.ini_options", py["tool"]["pytest"]["ini_options"]) + "\n"
             + _toml_table("tool.mutmut", mut))
     (wd / "pyproject.toml").write_text(text)
-    return wd, tests
 
 
 def _env() -> dict:
@@ -299,6 +312,48 @@ def run_group(group: str, worktree: bool = False) -> dict:
     return res
 
 
+def rerun_survivors(group: str) -> dict:
+    """Rerun only the mutants the group's last run did not kill, against the group's test
+    files as ``HEAD`` has them now (copied into the existing work folder); the mutated code
+    stays the snapshot's. Adding tests cannot revive a killed mutant, so this gives the full
+    run's result at a fraction of its time as long as tests were only added; the results
+    name both commits (``commit`` of the code, ``tests_commit`` of the tests)."""
+    parts = PARTS.load()
+    wd = WORK / group
+    if group not in parts or not (wd / "mutants").is_dir():
+        raise SystemExit(f"--survivors needs a previous run of group {group!r} in {wd}; "
+                         f"run `python benchmarks/mutation.py {group}` first.")
+    prev = parts[group]
+    modules, tests = GROUPS[group]
+    tests_commit = _git("rev-parse", "--short", "HEAD")
+    tracked = set(_git("ls-tree", "-r", "--name-only", tests_commit, "--", "tests").splitlines())
+    tests = [t for t in tests if t in tracked]
+    if tests != prev["tests"]:
+        raise SystemExit(f"the test files of group {group!r} changed ({prev['tests']} -> "
+                         f"{tests}): run the whole group again.")
+    archive = subprocess.run(["git", "archive", tests_commit, "tests/conftest.py", *tests],
+                             cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
+    _write_config(wd, group, tests)
+    names = sorted(n for mod in modules for n in prev["modules"][mod]["not_killed"])
+    print(f"\n## {group}: rerunning {len(names)} survivors of {prev['commit']} against the "
+          f"tests of {tests_commit}", flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1",
+                           *names], cwd=wd, env=_env(), capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    (wd / "mutmut-survivors.log").write_text(proc.stdout + "\n" + proc.stderr)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+        raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
+                         f"log in {wd / 'mutmut-survivors.log'}:\n{tail}")
+    res = dict(prev, modules=collect(wd, modules), tests_commit=tests_commit,
+               seconds=round(prev["seconds"] + seconds, 1),
+               date_utc=time.strftime("%Y-%m-%d %H:%M", time.gmtime()))
+    PARTS.save(group, res)
+    return res
+
+
 def load_equivalent() -> dict:
     if not EQUIVALENT.exists():
         return {}
@@ -348,7 +403,8 @@ def report(machine: dict) -> None:
                          "message wording": len(s["wording"]),
                          "killed / behaviour-changing": f"{100 * s['score']:.1f}%",
                          "target 95%": "met" if s["score"] >= TARGET else "NOT met",
-                         "commit": g["commit"] + (" + uncommitted" if g["uncommitted"] else ""),
+                         "commit": g["commit"] + (" + uncommitted" if g["uncommitted"] else "")
+                         + (f", tests {g['tests_commit']}" if g.get("tests_commit") else ""),
                          "run (s)": g["seconds"]})
             data[mod] = {"group": group, "total": mres["total"], **{
                 k: s[k] for k in ("killed", "survived", "timeout", "no_tests", "suspicious",
@@ -357,7 +413,8 @@ def report(machine: dict) -> None:
                 "stale_equivalent": s["stale"],
                 "not_killed": {n: {"status": m["status"], "line": m["line"]}
                                for n, m in s["open"].items()},
-                "commit": g["commit"], "uncommitted": g["uncommitted"], "tests": g["tests"],
+                "commit": g["commit"], "tests_commit": g.get("tests_commit"),
+                "uncommitted": g["uncommitted"], "tests": g["tests"],
                 "date_utc": g["date_utc"]}
             if s["equivalent"]:
                 lists.append(f"\n### {mod}: {len(s['equivalent'])} survivors judged equivalent "
@@ -423,6 +480,9 @@ def main(argv=None) -> None:
                     help="reread the last run in .mutation/<group>/ (no new mutmut run)")
     ap.add_argument("--worktree", action="store_true",
                     help="mutate the working tree (uncommitted changes) instead of HEAD")
+    ap.add_argument("--survivors", action="store_true",
+                    help="rerun only the mutants the last run of each group did not kill, "
+                         "against the group's tests at HEAD (the code stays the snapshot's)")
     args = ap.parse_args(argv)
     bad = [g for g in args.groups if g not in GROUPS]
     if bad:
@@ -438,6 +498,11 @@ def main(argv=None) -> None:
             res = parts[group]
             res["modules"] = collect(WORK / group, GROUPS[group][0])
             PARTS.save(group, res)
+    elif args.survivors:
+        for group in args.groups or [g for g in GROUPS if g in PARTS.load()]:
+            res = rerun_survivors(group)
+            for mod, m in res["modules"].items():
+                print(f"{mod}: {m['counts']} ({res['seconds']} s)", flush=True)
     elif not args.report:
         for group in args.groups or list(GROUPS):
             res = run_group(group, args.worktree)
