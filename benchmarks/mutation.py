@@ -93,7 +93,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  "tests/test_edges_cluster.py"]),
     "marginal": (["shiftlearn/generalization/_embedding.py",
                   "shiftlearn/generalization/_marginal_base.py"],
-                 ["tests/test_marginal.py", "tests/test_edges_marginal.py"]),
+                 ["tests/test_marginal.py", "tests/test_marginal_kernels.py",
+                  "tests/test_edges_marginal.py"]),
     "boosting": (["shiftlearn/boosting/_core.py", "shiftlearn/boosting/_splits.py"],
                  ["tests/test_boosting.py", "tests/test_edges_boosting.py"]),
 }
