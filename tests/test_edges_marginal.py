@@ -368,3 +368,31 @@ def test_missing_y_and_task_size_messages():
         MarginalTransferClassifier().fit(X, None, sd)
     with pytest.raises(ValueError, match=r"task 2 has only 3 sample\(s\), task 4 has only 2 "):
         _fit(MarginalTransferClassifier, X, y, sd, min_task_size=4)
+
+
+def test_squared_hinge_newton_svc_passes_tol_and_max_iter():
+    """Both stopping rules reach the solver: one Newton step with max_iter=1, and a loose tol
+    stops earlier (with fewer iterations) than a tight one."""
+    from shiftlearn.generalization._marginal_base import _SquaredHingeNewtonSVC
+    from shiftlearn.generalization._solvers import linear_squared_hinge_newton
+
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(60, 4))
+    labels = (Z[:, 0] + 0.8 * rng.normal(size=60) > 0).astype(int)
+    w = rng.random(60) + 0.5
+    yy = np.where(labels == 1, 1.0, -1.0)
+    for tol, max_iter in ((1e-10, 1), (0.5, 50), (1e-10, 50)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svc = _SquaredHingeNewtonSVC(C=2.0, tol=tol, max_iter=max_iter).fit(Z, labels, w)
+            ref, it = linear_squared_hinge_newton(Z, yy, 2.0 * w, tol=tol, max_iter=max_iter,
+                                                  return_n_iter=True)
+        assert svc.n_iter_.tolist() == [it]
+        np.testing.assert_array_equal(svc.coef_[0], ref)
+    one = _SquaredHingeNewtonSVC(C=2.0, tol=1e-10, max_iter=1)
+    loose = _SquaredHingeNewtonSVC(C=2.0, tol=0.5, max_iter=50)
+    tight = _SquaredHingeNewtonSVC(C=2.0, tol=1e-10, max_iter=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        n = [m.fit(Z, labels, w).n_iter_[0] for m in (one, loose, tight)]
+    assert n[0] == 1 and n[1] < n[2] and n[2] > 1
