@@ -29,6 +29,17 @@ Results accumulate in ``results/_rftca_kernels_parts.json`` (resumable);
     OMP_NUM_THREADS=1 python benchmarks/adaptation/rftca_kernels.py --part office
     OMP_NUM_THREADS=1 python benchmarks/adaptation/rftca_kernels.py --part mnist
     python benchmarks/adaptation/rftca_kernels.py --part report
+
+**Cost** (one BLAS thread, CPU seconds of the four methods' search + oracle for one task and
+kernel, measured 2026-11-24): caltech->amazon (2,081 rows), Gaussian kernel, default grid:
+151 s (TCA 25, RF-TCA coef 52, R-TCA 43, RF-TCA 31); with ``--mus 1 100 10000``:
+webcam->dslr (452 rows) 11 / 19 / 32 s for rbf / laplacian / cauchy (the exact Laplacian and
+Cauchy Grams cost 10-25x the Gaussian one), amazon->dslr (1,115 rows) 35 s for rbf. The RF
+solves (``2N = 2,000``) cost about the same on every task above 1,000 rows; the exact ones grow
+as ``n^3``. MNIST <-> USPS (3,800 rows) costs several times caltech->amazon per kernel.
+``--tasks`` (a subset, run in the given order), ``--ks`` and ``--mus`` (a smaller grid,
+recorded in the part key) fit a run into a budget; ``--part convergence`` checks, on one small
+task, that RF-TCA catches up with its exact counterpart as ``N`` grows.
 """
 
 from __future__ import annotations
@@ -81,37 +92,52 @@ def adapters(kernel: str, sigma: float, n_features: int, seed: int) -> dict:
             "RF-TCA": RFTCA(penalty="features", **rf)}
 
 
-def evaluate(adapter, X, y, sd, yt) -> dict:
+def evaluate(adapter, X, y, sd, yt, ks=KS, mus=MUS) -> dict:
     """Source-CV choice and its target accuracy; then the best target accuracy over the same
     grid (the paper's protocol), every setting fitted on all rows with one FitMemory."""
     test = sd < 0
     t0 = time.process_time()
-    search = fit_source_cv(adapter, {"n_components": KS, "mu": MUS}, X, y, sd)
+    search = fit_source_cv(adapter, {"n_components": ks, "mu": mus}, X, y, sd)
     out = {"acc": float(search.best_estimator_.score(X[test], yt[test])),
            "k": int(search.best_params_["adapter__n_components"]),
            "mu": float(search.best_params_["adapter__mu"]), "cv": float(search.best_score_),
            "cpu search": time.process_time() - t0}
+    t0 = time.process_time()
     memory, oracle = FitMemory(), []
-    for mu in MUS:
-        for k in sorted(KS, reverse=True):
+    for mu in mus:
+        for k in sorted(ks, reverse=True):
             est = DomainAdaptationClassifier(clone(adapter).set_params(mu=mu, n_components=k),
                                              KNeighborsClassifier(1), memory=memory)
             oracle.append((float(est.fit(X, y, sd).score(X[test], yt[test])), k, mu))
     memory.clear()
     best = max(oracle)
-    out.update({"oracle": best[0], "oracle k": best[1], "oracle mu": best[2]})
+    out.update({"oracle": best[0], "oracle k": best[1], "oracle mu": best[2],
+                "cpu oracle": time.process_time() - t0})
     return out
 
 
-def run(dataset: str, seeds, n_features: int, kernels) -> None:
+def grid_tag(ks, mus) -> str:
+    """The part key's grid suffix: empty for the default grid, so earlier keys stay valid."""
+    if list(ks) == KS and list(mus) == MUS:
+        return ""
+    return ":k" + ",".join(map(str, ks)) + ";mu" + ",".join(f"{m:g}" for m in mus)
+
+
+def run(dataset: str, seeds, n_features: int, kernels, tasks=None, ks=KS, mus=MUS) -> None:
     ds = load_office_caltech() if dataset == "office" else load_mnist_usps()
+    names = {f"{s}->{t}": (s, t) for s, t in ds.tasks}
+    unknown = sorted(set(tasks or ()) - set(names))
+    if unknown:
+        raise ValueError(f"unknown task(s) {unknown}; {dataset} has {list(names)}")
+    chosen = list(ds.tasks) if tasks is None else [names[t] for t in dict.fromkeys(tasks)]
     for seed in track(seeds, "seeds"):
-        for s, t in track(ds.tasks, f"seed {seed}: {dataset} tasks"):
+        for s, t in track(chosen, f"seed {seed}: {dataset} tasks"):
             X, y, sd, yt = ds.pack(s, t, return_masked_labels=True)
             test = sd < 0
             src = (sd > 0) & (y >= 0)
             for kernel in kernels:
-                key = f"{dataset}:{s}->{t}:{kernel}:N{n_features}:seed{seed}"
+                key = (f"{dataset}:{s}->{t}:{kernel}:N{n_features}:seed{seed}"
+                       + grid_tag(ks, mus))
                 if key in PARTS:
                     continue
                 sigma = median_heuristic(X, kernel=kernel)
@@ -119,9 +145,51 @@ def run(dataset: str, seeds, n_features: int, kernels) -> None:
                                   .score(X[test], yt[test])),
                      "sigma": float(sigma), "n": int(len(X))}
                 for name, adapter in adapters(kernel, sigma, n_features, seed).items():
-                    r[name] = evaluate(adapter, X, y, sd, yt)
+                    r[name] = evaluate(adapter, X, y, sd, yt, ks, mus)
                     print(key, name, json.dumps(r[name]), flush=True)
                 PARTS.save(key, r)
+
+
+CONV_TASK = ("webcam", "dslr")
+CONV_SIZES = (1000, 4000, 16000)
+CONV_SETTINGS = (("features", 20, 1.0), ("coefficients", 50, 1.0))
+
+
+def convergence(kernels=("rbf", "laplacian"), seeds=(0, 1, 2)) -> None:
+    """Where RF-TCA loses at N = 1,000, does it catch up with more frequencies? One small task
+    (webcam->dslr, 452 rows: the row-space solve makes N = 16,000 cheap), fixed settings, 1NN
+    target accuracy of the exact method and of random features for N in CONV_SIZES and three
+    frequency seeds. Writes ``results/rftca_kernels_convergence.md`` / ``.json``."""
+    machine = header("RF-TCA against its exact counterpart as N grows (webcam->dslr)")
+    X, y, sd, yt = load_office_caltech().pack(*CONV_TASK, return_masked_labels=True)
+    src, test = sd > 0, sd < 0
+
+    def acc(adapter):
+        Zt = adapter.fit(X, y, sd).transform(X)
+        return 100 * KNeighborsClassifier(1).fit(Zt[src], y[src]).score(Zt[test], yt[test])
+
+    rows = []
+    with threadpool_limits(1):
+        for kernel in kernels:
+            sigma = median_heuristic(X, kernel=kernel)
+            for penalty, k, mu in CONV_SETTINGS:
+                fixed = {"penalty": penalty, "kernel": kernel, "bandwidth": sigma,
+                         "n_components": k, "mu": mu}
+                row = {"kernel": kernel, "method": "RF-TCA" if penalty == "features"
+                       else "RF-TCA coef", "k": k, "mu": mu,
+                       "exact": acc(RFTCA(exact=True, **fixed))}
+                for N in CONV_SIZES:
+                    a = [acc(RFTCA(n_features=N, random_state=seed, **fixed)) for seed in seeds]
+                    row[f"N={N} (seeds)"] = " / ".join(f"{v:.1f}" for v in a)
+                    row[f"N={N} mean"] = float(np.mean(a))
+                rows.append(row)
+                print(row, flush=True)
+    body = (f"Task {CONV_TASK[0]}->{CONV_TASK[1]}, 1NN target accuracy (%) at fixed `k`, `mu` "
+            "(no selection); `exact` is `RFTCA(exact=True)` with the same penalty (features: "
+            "R-TCA; coefficients: exact TCA), the random-feature columns are frequency seeds "
+            f"{list(seeds)} and their mean.\n\n" + markdown_table(rows, floatfmt=".1f"))
+    write_results("rftca_kernels_convergence", "RF-TCA against its exact counterpart as N "
+                  "grows", body, rows, machine)
 
 
 def report() -> None:
@@ -134,8 +202,15 @@ def report() -> None:
             continue
         configs = sorted({k.split(":", 2)[2].split(":", 1)[1] for k in keys})
         for cfg in configs:
+            done = {kernel: {k.split(":")[1] for k in keys if k.endswith(f":{kernel}:{cfg}")}
+                    for kernel in RFF_KERNELS}
+            # means over the tasks every kernel of this config has finished, so the kernels'
+            # rows compare the same tasks (a run stopped mid-task leaves one kernel ahead)
+            common = set.intersection(*[t for t in done.values() if t]) if any(
+                done.values()) else set()
             for kernel in RFF_KERNELS:
-                ks = [k for k in keys if k.endswith(f":{kernel}:{cfg}")]
+                ks = [k for k in keys if k.endswith(f":{kernel}:{cfg}")
+                      and k.split(":")[1] in common]
                 if not ks:
                     continue
                 by_task = {k.split(":")[1]: data[k] for k in ks}
@@ -146,6 +221,9 @@ def report() -> None:
                     row[m] = 100 * np.mean([r[m]["acc"] for r in rs])
                 row["coef - TCA"] = row["RF-TCA coef"] - row["TCA"]
                 row["RF-TCA - R-TCA"] = row["RF-TCA"] - row["R-TCA"]
+                row["coef < TCA"] = sum(r["RF-TCA coef"]["acc"] < r["TCA"]["acc"] for r in rs)
+                row["RF-TCA < R-TCA"] = sum(r["RF-TCA"]["acc"] < r["R-TCA"]["acc"] for r in rs)
+                row["RF-TCA < TCA"] = sum(r["RF-TCA"]["acc"] < r["TCA"]["acc"] for r in rs)
                 for m in METHODS:
                     row[f"{m} oracle"] = 100 * np.mean([r[m]["oracle"] for r in rs])
                 summary.append(row)
@@ -167,11 +245,15 @@ def report() -> None:
                                 + markdown_table(per_task, floatfmt=".2f")
                                 + "\n\nSource-CV choices `k, mu (mean source-CV accuracy)`:\n\n"
                                 + markdown_table(choices))
-    cols = ["data", "kernel", "config", "tasks", "raw", *METHODS, "coef - TCA", "RF-TCA - R-TCA"]
+    cols = ["data", "kernel", "config", "tasks", "raw", *METHODS, "coef - TCA", "RF-TCA - R-TCA",
+            "coef < TCA", "RF-TCA < R-TCA", "RF-TCA < TCA"]
     oracle_cols = ["data", "kernel", "config", *[f"{m} oracle" for m in METHODS]]
     body = ("Mean 1NN target accuracy (%). Headline: each method chooses `k` and `mu` by its "
             "own 5-fold source CV (`fit_source_cv`: GridSearchCV + SourceKFold); no target "
-            "label is used. `config`: number of frequencies N and frequency seed.\n\n"
+            "label is used. `config`: number of frequencies N and frequency seed, then the "
+            "grid when it is not the default (`k` values; `mu` values). Means are over the "
+            "tasks every kernel finished (`tasks`); the last three columns count the tasks on "
+            "which the first method scores below the second.\n\n"
             + markdown_table(summary, cols, floatfmt=".2f")
             + "\n\n## The paper's protocol: best target accuracy over the grid (oracle)\n\n"
             + markdown_table(summary, oracle_cols, floatfmt=".2f")
@@ -184,17 +266,26 @@ def report() -> None:
 @progress()
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=["office", "mnist", "report"], required=True)
+    ap.add_argument("--part", choices=["office", "mnist", "report", "convergence"],
+                    required=True)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--n-features", type=int, default=1000)
     ap.add_argument("--kernels", nargs="+", default=list(RFF_KERNELS), choices=RFF_KERNELS)
+    ap.add_argument("--tasks", nargs="+", default=None,
+                    help="tasks to run, as source->target, in this order (default: all)")
+    ap.add_argument("--ks", type=int, nargs="+", default=KS, help=f"grid of k (default {KS})")
+    ap.add_argument("--mus", type=float, nargs="+", default=MUS,
+                    help=f"grid of mu (default {MUS})")
     args = ap.parse_args()
     if args.part == "report":
         return report()
+    if args.part == "convergence":
+        return convergence()
     header(f"RF-TCA with each kernel against the exact methods: {args.part}")
     print("OMP_NUM_THREADS =", os.environ.get("OMP_NUM_THREADS", "unset"))
     with threadpool_limits(1):
-        run(args.part, args.seeds, args.n_features, args.kernels)
+        run(args.part, args.seeds, args.n_features, args.kernels, args.tasks, args.ks,
+            args.mus)
 
 
 if __name__ == "__main__":
