@@ -396,3 +396,65 @@ def test_squared_hinge_newton_svc_passes_tol_and_max_iter():
         warnings.simplefilter("ignore", ConvergenceWarning)
         n = [m.fit(Z, labels, w).n_iter_[0] for m in (one, loose, tight)]
     assert n[0] == 1 and n[1] < n[2] and n[2] > 1
+
+
+# ------------------------------------------------------------------ test tasks' k_P
+def _expansion(est, X, t, KP):
+    """The documented decision function: sum_b alpha_b k_P(task(x), task_b) k(x, x_b), with
+    ``KP[i, j]`` = k_P between test task ``i`` and training task ``j``."""
+    from shiftlearn.generalization._embedding import product_kernel
+
+    K = product_kernel(X, t, KP, est.support_vectors_, est.support_task_,
+                       kernel=est.kernel_x, sigma=est.sigma_x_)
+    return (K @ est.dual_coef_).ravel()
+
+
+@pytest.mark.parametrize("kernel_p,kw", [("polynomial", dict(degree_p=3, tau=0.3)),
+                                         ("exponential", dict(tau=0.2)),
+                                         ("gaussian", dict()),
+                                         ("indicator", dict(tau=0.4))])
+def test_a_test_task_with_a_training_task_rows_gets_its_training_task_kernel(kernel_p, kw):
+    """A test task made of the rows of training task i is embedded as task i, so its k_P row
+    is the training k_P row of task i (with every parameter of k_P: kind, degree, tau, sigma_p):
+    the decision values are the expansion with the training task kernel."""
+    from shiftlearn.generalization._embedding import exact_embedding_gram, task_kernel
+
+    X, y, sd = _tasks((12, 10, 15), seed=3)
+    est = _fit(MarginalTransferClassifier, X, y, sd, solver="exact", kernel_p=kernel_p,
+               random_state=0, **kw)
+    N, tau = est.n_tasks_, kw.get("tau", 0.0)
+    t = np.searchsorted(est.domains_, sd)
+    if kernel_p == "indicator":
+        KP = task_kernel(None, None, None, kind="indicator", tau=tau,
+                         same=np.eye(N, dtype=bool))
+        test_ids = sd                                # the same task = the same id
+    else:
+        G = exact_embedding_gram(X, t, N, kernel="rbf", sigma=est.sigma_emb_)
+        d = np.diag(G).copy()
+        KP = task_kernel(G, d, d, kind=kernel_p, sigma=est.sigma_p_,
+                         degree=kw.get("degree_p", 2), tau=tau)
+        test_ids = sd + 10                           # new ids: embedded from their rows
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)     # "were training tasks"
+        got = est.decision_function(X, test_ids).ravel()
+    np.testing.assert_allclose(got, _expansion(est, X, t, KP), rtol=1e-9, atol=1e-12)
+    if kernel_p == "indicator":                      # one batch, no id: a new task, k_P = tau
+        rows = sd == 2
+        got = est.decision_function(X[rows]).ravel()
+        ref = _expansion(est, X[rows], np.zeros(rows.sum(), int), np.full((1, N), tau))
+        np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+
+
+def test_indicator_tau_zero_on_a_batch_without_ids_warns_at_the_caller():
+    X, y, sd = _tasks((12, 10, 15), seed=4)
+    est = _fit(MarginalTransferClassifier, X, y, sd, solver="exact", kernel_p="indicator",
+               random_state=0)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        f = est.decision_function(X[:12])
+    assert len(rec) == 1 and rec[0].category is UserWarning
+    assert rec[0].filename == __file__               # attributed to the caller's line
+    assert str(rec[0].message).startswith(
+        "MarginalTransferClassifier: kernel_p='indicator' with tau=0 shares nothing between "
+        "tasks, and the batch (sample_domain=None) is not a training task, so k_P = 0")
+    np.testing.assert_array_equal(f, 0.0)
