@@ -458,3 +458,35 @@ def test_indicator_tau_zero_on_a_batch_without_ids_warns_at_the_caller():
         "MarginalTransferClassifier: kernel_p='indicator' with tau=0 shares nothing between "
         "tasks, and the batch (sample_domain=None) is not a training task, so k_P = 0")
     np.testing.assert_array_equal(f, 0.0)
+
+
+# ------------------------------------------------------------------ task_kernel edges
+def test_task_kernel_defaults_dtype_refusals_and_silent_overflow():
+    from shiftlearn.generalization._embedding import TASK_KERNELS, task_kernel
+
+    G = np.array([[1.0, 0.5], [0.5, 2.0]])
+    d = np.diag(G).copy()
+    D2 = d[:, None] + d[None, :] - 2 * G
+    np.testing.assert_allclose(task_kernel(G, d, d), np.exp(-D2 / 2.0), rtol=1e-14)  # gaussian
+    np.testing.assert_allclose(task_kernel(G, d, d, kind="polynomial"), (1.0 + G) ** 2,
+                               rtol=1e-14)                                 # degree 2
+    ind = task_kernel(None, None, None, kind="indicator", same=np.eye(2, dtype=bool))
+    assert ind.dtype == np.float64 and ind.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    with pytest.raises(ValueError, match=r"^kind must be one of .*got 'cosine'") as e:
+        task_kernel(G, d, d, kind="cosine")
+    assert str(TASK_KERNELS) in str(e.value)
+    with warnings.catch_warnings():                  # the overflow is an error, not a warning
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="kernel_p='polynomial' overflows float64"):
+            task_kernel(np.full((2, 2), 1e200), d, d, kind="polynomial", degree=3)
+
+
+def test_task_kernel_sigma_with_two_tasks_uses_their_one_pair():
+    from shiftlearn.generalization._embedding import task_kernel_sigma
+
+    G2 = np.array([[4.0, 2.25], [2.25, 9.0]])
+    assert task_kernel_sigma(G2, None, "exponential") == 1.5      # sqrt(|G01|), not the diag
+    assert task_kernel_sigma(G2, None, "polynomial") == 1.5
+    assert task_kernel_sigma(np.array([[6.25]]), None, "polynomial") == 2.5   # one task
+    G3 = np.array([[4.0, 1.0, 9.0], [1.0, 1.0, 4.0], [9.0, 4.0, 9.0]])
+    assert task_kernel_sigma(G3, None, "exponential") == 2.0      # median(1, 9, 4)
