@@ -59,8 +59,30 @@ def test_auto_reports_every_candidate_and_marks_one(tmp_path, capsys):
     assert chosen is next(c for c in sel["candidates"] if c["score"] == best)
     label = "no adaptation" if chosen["method"] == "none" else chosen["method"]
     assert data["method"] == f"auto: {label}"
-    assert sel["criterion"] == "source-cv" and sel["methods"] == ["TCA", "SCA"]
+    # the default criterion with 1NN is the selection study's best, the MMD scorer
+    assert sel["criterion"] == "mmd" and sel["methods"] == ["TCA", "SCA"]
     assert 0 <= data["target_accuracy"]["adapted"] <= 1
+
+
+def test_default_criterion_follows_the_classifier(tmp_path, capsys):
+    from shiftlearn.cli.adapt import DEFAULT_SELECT
+
+    assert DEFAULT_SELECT == {"1nn": "mmd", "logreg": "circular"}
+    files, tgt, yt = _blobs(tmp_path)
+    for clf, expected in [("logreg", "circular"), ("1nn", "mmd")]:
+        rep = tmp_path / f"{clf}.json"
+        assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels",
+                         "--label-column", "label", "--permutations", "0", "--candidates",
+                         "TCA", "--classifier", clf,
+                         "--report", str(rep)]) == 0
+        assert json.loads(rep.read_text())["selection"]["criterion"] == expected
+    # a named method keeps 5-fold source CV for --tune; an explicit source-cv is accepted
+    rep = tmp_path / "tca.json"
+    assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels",
+                     "--label-column", "label", "--permutations", "0", "--method", "TCA",
+                     "--select", "source-cv",
+                     "--report", str(rep)]) == 0
+    assert json.loads(rep.read_text())["selection"] is None
 
 
 def test_auto_candidates_are_sized_to_the_data(monkeypatch):

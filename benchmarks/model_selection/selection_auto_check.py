@@ -52,12 +52,11 @@ from selection_study import _subsample, load_task, tasks  # noqa: E402
 from shiftlearn.cli import main as shiftlearn_main  # noqa: E402
 
 
-def default_select() -> str:
-    """The ``--select`` default of ``shiftlearn adapt`` (read from its parser)."""
-    from shiftlearn.cli import build_parser
+def default_select(classifier: str = "1nn") -> str:
+    """The ``--select`` default of ``shiftlearn adapt --method auto`` for ``classifier``."""
+    from shiftlearn.cli.adapt import DEFAULT_SELECT
 
-    args = build_parser().parse_args(["adapt", "s.csv", "--target", "t.csv"])
-    return args.select
+    return DEFAULT_SELECT[classifier]
 
 
 def run_one(name: str, s: str, t: str, select: str | None, max_rows: int,
@@ -104,7 +103,7 @@ def main(argv=None):
     ap.add_argument("--report", action="store_true", help="only rebuild the tables")
     args = ap.parse_args(argv)
     machine = header("shiftlearn adapt --method auto --tune against raw 1NN")
-    default = default_select()
+    default = default_select(args.classifier)
     selects = args.select or [default]
     store = PartsFile(results_dir(__file__) / "_selection_auto_check_parts.json")
     units = [(n, s, t) for n, s, t in tasks(args.quick)]

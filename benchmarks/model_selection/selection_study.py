@@ -321,15 +321,21 @@ def figure(data: dict) -> Path:
         width = 0.8 / len(CRITERIA)
         x = np.arange(len(rows))
         for j, crit in enumerate(CRITERIA):
-            ax.bar(x + (j - len(CRITERIA) / 2 + 0.5) * width, [r[crit] for r in rows], width,
-                   label=crit)
+            bars = ax.bar(x + (j - len(CRITERIA) / 2 + 0.5) * width, [r[crit] for r in rows],
+                          width, label=crit)
+            for bar, r in zip(bars, rows, strict=True):
+                if crit + " n" in r:          # a mean over fewer tasks: not comparable
+                    bar.set_alpha(0.3)
+                    bar.set_hatch("//")
         ax.scatter(x, [r["oracle"] for r in rows], marker="_", s=250, c="k", zorder=3,
                    label="ORACLE (target labels)")
         ax.axhline(raw["oracle"], color="r", ls="--", lw=1, label="source only")
         ax.set_xticks(x, [r["method"].replace(" (ours, incl. no adaptation)", "\n(ours)")
                           for r in rows], rotation=60, ha="right", fontsize=8)
         ax.set_ylabel("mean target accuracy (%)")
-        ax.set_title(f"{clf}: candidates chosen by each criterion")
+        ax.set_title(f"{clf}: candidates chosen by each criterion\n(pale hatched bars: mean "
+                     "over the tasks the criterion could be computed on, fewer than all)",
+                     fontsize=10)
         ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()
     path = results_dir(__file__) / "selection_study.png"

@@ -22,8 +22,13 @@ Design decisions
   (``--candidates sized``): the exact TCA, SCA and uSCA up to :data:`EXACT_MAX_ROWS` rows,
   their random-feature versions above (the same models without the n x n kernel; below that
   size they are slower than the exact ones, 1,000 random features each).
-* ``--select`` maps to a splitter and a scorer: ``source-cv`` is ``SourceKFold(5)`` with
-  source accuracy (the default until the #15 study names a better criterion); ``cluster`` is
+* ``--select`` maps to a splitter and a scorer. Its default depends on ``--classifier``
+  (:data:`DEFAULT_SELECT`): ``mmd`` with 1NN and ``circular`` with logistic regression, the
+  criteria under which ``auto`` reached the best mean target accuracy in the selection study
+  (``benchmarks/model_selection/selection_study.py``, 19 tasks: 1NN 49.2% under mmd against
+  43.2% under source-cv and 33.7% without adaptation; logistic regression 42.6% under circular
+  against 39.5% under source-cv and 40.8% without adaptation). ``source-cv`` is
+  ``SourceKFold(5)`` with source accuracy (the papers' protocol); ``cluster`` is
   ``DomainAwareSplit(ClusterSplit())`` (the most shifted validation rows, Napoli & White);
   ``lodo`` is ``LeaveOneDomainOut`` (needs two source files); the names of :data:`SCORERS`
   are the target-label-free scorers of :mod:`shiftlearn.model_selection._scorers` over
@@ -63,6 +68,9 @@ SCORERS = {"iw": "ImportanceWeightedScorer", "entropy": "PredictionEntropyScorer
            "snd": "SoftNeighborhoodDensity", "dev": "DeepEmbeddedValidation",
            "circular": "CircularValidation", "mixval": "MixValScorer", "mmd": "MMDScorer"}
 SELECT = ("source-cv", "cluster", "lodo", *SCORERS)
+#: ``--classifier`` -> the default ``--select`` of ``--method auto``: the best target-free
+#: criterion for ``auto`` with that classifier in the selection study (docs/model_selection.md)
+DEFAULT_SELECT = {"1nn": "mmd", "logreg": "circular"}
 #: above this many rows, ``--method auto`` considers the random-feature adapters instead of the
 #: exact ones (same models; the exact ones form an n x n kernel: 200 MB at 5,000 rows)
 EXACT_MAX_ROWS = 5000
@@ -94,11 +102,12 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     p.add_argument("--method", choices=METHODS, default="auto",
                    help="auto (default): choose among no adaptation and every adapter by "
                         "--select; or one adapter; or raw for none")
-    p.add_argument("--select", choices=SELECT, default="source-cv",
+    p.add_argument("--select", choices=SELECT, default=None,
                    help="criterion of --method auto: source-cv (5-fold CV on the source "
-                        "labels, default), cluster (the most shifted validation split), lodo "
+                        "labels), cluster (the most shifted validation split), lodo "
                         "(leave one source file out), or a target-label-free scorer: "
-                        + ", ".join(SCORERS))
+                        + ", ".join(SCORERS) + "; default: mmd with --classifier 1nn, "
+                        "circular with logreg (the selection study's best)")
     p.add_argument("--classifier", choices=CLASSIFIERS, default="1nn",
                    help="trained on the adapted source rows (default 1nn, the papers' choice)")
     p.add_argument("--candidates", default="sized", metavar="LIST",
@@ -235,7 +244,7 @@ def parse_params(items: list[str]) -> dict:
 def _check_options(args) -> None:
     """Refuse inconsistent options before any file is read."""
     params = parse_params(args.param)
-    if args.method != "auto" and args.select != "source-cv":
+    if args.method != "auto" and args.select not in (None, "source-cv"):
         raise ValueError(f"--select {args.select} chooses among methods and applies to --method "
                          f"auto; with --method {args.method}, --tune uses 5-fold source CV. "
                          "Drop --select or use --method auto.")
@@ -460,6 +469,8 @@ def run(args: argparse.Namespace) -> int:
     command = "shiftlearn " + shlex.join(sys.argv[1:] if args._argv is None else args._argv)
     out, paths, note = _outputs(args)
     _check_options(args)
+    if args.select is None:
+        args.select = DEFAULT_SELECT[args.classifier] if args.method == "auto" else "source-cv"
     t_start = time.perf_counter()
     srcs, tgt, classes, codes, tgt_codes, X, y, sd = _load(args)
     _check_sizes(args, srcs, tgt)
