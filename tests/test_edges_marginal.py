@@ -490,3 +490,35 @@ def test_task_kernel_sigma_with_two_tasks_uses_their_one_pair():
     assert task_kernel_sigma(np.array([[6.25]]), None, "polynomial") == 2.5   # one task
     G3 = np.array([[4.0, 1.0, 9.0], [1.0, 1.0, 4.0], [9.0, 4.0, 9.0]])
     assert task_kernel_sigma(G3, None, "exponential") == 2.0      # median(1, 9, 4)
+
+
+@pytest.mark.parametrize("solver", ["exact", "rf"])
+@pytest.mark.parametrize("name", ["sigma_x", "sigma_emb", "sigma_p"])
+def test_an_unrepresentable_bandwidth_is_refused_by_its_name(solver, name):
+    with pytest.raises(ValueError, match=rf"^{name}=1e-200 gives the bandwidth 1e-200, outside"):
+        _fit_q(solver=solver, n_features=20, **{name: 1e-200})
+
+
+def test_indicator_task_kernel_with_tau_is_the_multitask_feature_map():
+    """kernel_p='indicator' with tau: k_P = tau + (1 - tau) [same task]; with a linear kernel_x
+    the model is the linear SVM without intercept on the features
+    (sqrt(tau) x, sqrt(1 - tau) x in the block of x's task) with the per-task costs, which
+    liblinear solves directly to the same decision values."""
+    from sklearn.svm import LinearSVC
+
+    sizes, tau, C = (24, 6, 12), 0.4, 0.05
+    M, N = sum(sizes), len(sizes)
+    est, (X, y, sd) = _fit_q(sizes=sizes, solver="exact", C=C, kernel_x="linear",
+                             kernel_p="indicator", tau=tau, tol=1e-8)
+    t = sd - 1
+    blocks = np.zeros((M, N * X.shape[1]))
+    for i in range(N):
+        blocks[t == i, 2 * i:2 * i + 2] = X[t == i]
+    Phi = np.hstack([np.sqrt(tau) * X, np.sqrt(1 - tau) * blocks])
+    w = M / (N * np.repeat(sizes, sizes).astype(float))
+    ref = LinearSVC(C=C, loss="hinge", fit_intercept=False, dual=True, tol=1e-8,
+                    max_iter=100_000, random_state=0).fit(Phi, y, sample_weight=w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)     # the test ids are training tasks
+        got = est.decision_function(X, sd)
+    np.testing.assert_allclose(got, ref.decision_function(Phi), atol=1e-6)
