@@ -522,3 +522,17 @@ def test_indicator_task_kernel_with_tau_is_the_multitask_feature_map():
         warnings.simplefilter("ignore", UserWarning)     # the test ids are training tasks
         got = est.decision_function(X, sd)
     np.testing.assert_allclose(got, ref.decision_function(Phi), atol=1e-6)
+
+
+@pytest.mark.parametrize("Est", [MarginalTransferClassifier, PoolingRegressor])
+def test_a_column_vector_y_is_raveled_with_a_warning_and_two_columns_are_refused(Est):
+    from sklearn.exceptions import DataConversionWarning
+
+    X, y, sd = _tasks((12, 10), regression="Regressor" in Est.__name__)
+    ref = _fit(Est, X, y, sd, solver="exact", random_state=0)
+    with pytest.warns(DataConversionWarning, match="^A column-vector y was passed when a 1d "
+                                                   "array was expected; it is raveled"):
+        col = _fit(Est, X, y[:, None], sd, solver="exact", random_state=0)
+    np.testing.assert_array_equal(col.dual_coef_, ref.dual_coef_)
+    with pytest.raises(ValueError):
+        _fit(Est, X, np.column_stack([y, y]), sd, solver="exact", random_state=0)
