@@ -536,3 +536,21 @@ def test_a_column_vector_y_is_raveled_with_a_warning_and_two_columns_are_refused
     np.testing.assert_array_equal(col.dual_coef_, ref.dual_coef_)
     with pytest.raises(ValueError):
         _fit(Est, X, np.column_stack([y, y]), sd, solver="exact", random_state=0)
+
+
+@pytest.mark.parametrize("Est", [MarginalTransferRegressor, PoolingRegressor])
+def test_a_regression_target_of_minus_one_is_a_label_not_an_unlabeled_row(Est):
+    """-1 marks unlabeled rows in classification only: an integer-valued regression target
+    with -1 values trains on every row (only NaN is unlabeled in regression)."""
+    X, _, sd = _tasks((12, 10), seed=6)
+    y = np.round(X[:, 0] * 2).astype(int)
+    assert (y == -1).sum() >= 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)          # no row is dropped
+        est = _fit(Est, X, y, sd, solver="exact")
+    assert est.X_fit_.shape[0] == X.shape[0]
+    y_nan = y.astype(float)
+    y_nan[:2] = np.nan
+    with pytest.warns(UserWarning, match="2 unlabeled"):
+        part = _fit(Est, X, y_nan, sd, solver="exact")
+    assert part.X_fit_.shape[0] == X.shape[0] - 2
