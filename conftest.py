@@ -14,6 +14,12 @@ import pytest
 _DEFAULT = Path(__file__).resolve().parent.parent / "shared" / "data"
 os.environ.setdefault("SHIFTLEARN_DATA", str(_DEFAULT))
 
+#: the Sphinx configuration and the built site (``make docs`` -> ``docs/_build``) are not test
+#: modules (kept here: a second ``conftest.py`` in ``docs/`` clashes with ``tests/conftest.py``
+#: under pytest's default import mode, both being the module ``conftest``)
+collect_ignore = ["docs/conf.py"]
+collect_ignore_glob = ["docs/_build/*"]
+
 #: documentation pages and modules whose examples load the real data sets
 NEEDS_DATA = ("README.md", "datasets.md", "_loaders.py", "_base.py", "_fetch.py")
 

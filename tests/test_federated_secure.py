@@ -295,14 +295,19 @@ def test_cli_writes_certificates_and_node_keys(tmp_path, capsys):
     from shiftlearn import cli
 
     assert cli.main(["federated", "certs", str(tmp_path / "tls"), "--host",
-                     "server.example.org", "--days", "30"]) == 0
+                     "server.example.org", "--days", "30", "--json"]) == 0
     out = capsys.readouterr()
     paths = json.loads(out.out)
     assert paths["hosts"] == ["server.example.org"] and "--ssl-certfile" in out.err
     assert all((tmp_path / "tls" / f).is_file()
                for f in ("ca.pem", "ca.key", "server.pem", "server.key"))
-    assert cli.main(["federated", "node-keys", str(tmp_path / "keys"), "--nodes", "3"]) == 0
+    assert cli.main(["federated", "node-keys", str(tmp_path / "keys"), "--nodes", "3",
+                     "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 3
+    # for people (the default): a table naming the files, no JSON
+    assert cli.main(["federated", "node-keys", str(tmp_path / "keys2"), "--nodes", "2"]) == 0
+    table = capsys.readouterr().out
+    assert "keys2" in table and not table.lstrip().startswith(("{", "["))
     assert cli.main(["federated", "certs", str(tmp_path / "x"), "--host", " "]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--host" in err[0]
