@@ -101,12 +101,8 @@ def oneshot_warning(accuracy: float, base: dict) -> str | None:
     >>> oneshot_warning(0.6, {"source_only": 0.7, "chance": 0.5}).split(":")[0]
     'one-shot RF-TCA (60.0%) is below the same classifier without the projection (70.0%)'
     """
-    so, chance = base["source_only"], base["chance"]
-    msgs = []
-    if accuracy < so:
-        msgs.append(f"one-shot RF-TCA ({accuracy:.1%}) is below the same classifier without "
-                    f"the projection ({so:.1%}): adaptation hurt on this run; compare other "
-                    "mu, n-components or sigma values")
-    if accuracy <= chance:
-        msgs.append(f"one-shot RF-TCA ({accuracy:.1%}) is not above chance ({chance:.1%})")
-    return "; ".join(msgs) + "." if msgs else None
+    from ._jobs import baseline_warning
+
+    return baseline_warning(accuracy, base, model="one-shot RF-TCA",
+                            baseline="the same classifier without the projection",
+                            hint="compare other mu, n-components or sigma values")

@@ -162,8 +162,15 @@ def baseline(cfg: dict, sigma: float, parts=None) -> dict:
     return {"source_only": float(np.mean(pred == target.y_true)), "chance": 1.0 / k}
 
 
-def baseline_warning(accuracy: float, base: dict) -> str | None:
+def baseline_warning(accuracy: float, base: dict, *, model: str = "FedRF-TCA",
+                     baseline: str = "the source-only model trained centrally on the pooled "
+                                     "sources",
+                     hint: str = "compare lam=0 and other lam, rounds or sigma values"
+                     ) -> str | None:
     """A sentence when ``accuracy`` is below the source-only baseline or not above chance.
+
+    ``model``, ``baseline`` and ``hint`` name the model, its baseline and what to try (the
+    one-shot job's words come from :func:`shiftlearn.federated._evaluate.oneshot_warning`).
 
     Examples
     --------
@@ -175,11 +182,10 @@ def baseline_warning(accuracy: float, base: dict) -> str | None:
     so, chance = base["source_only"], base["chance"]
     msgs = []
     if accuracy < so:
-        msgs.append(f"FedRF-TCA ({accuracy:.1%}) is below the source-only model trained "
-                    f"centrally on the pooled sources ({so:.1%}): adaptation hurt on this run; "
-                    "compare lam=0 and other lam, rounds or sigma values")
+        msgs.append(f"{model} ({accuracy:.1%}) is below {baseline} ({so:.1%}): adaptation "
+                    f"hurt on this run; {hint}")
     if accuracy <= chance:
-        msgs.append(f"FedRF-TCA ({accuracy:.1%}) is not above chance ({chance:.1%})")
+        msgs.append(f"{model} ({accuracy:.1%}) is not above chance ({chance:.1%})")
     if so <= chance:
         msgs.append(f"the source-only model is not above chance ({so:.1%}): the target is not "
                     "predictable from the sources with these features (a domain shift as "
