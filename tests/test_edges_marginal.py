@@ -554,3 +554,20 @@ def test_a_regression_target_of_minus_one_is_a_label_not_an_unlabeled_row(Est):
     with pytest.warns(UserWarning, match="2 unlabeled"):
         part = _fit(Est, X, y_nan, sd, solver="exact")
     assert part.X_fit_.shape[0] == X.shape[0] - 2
+
+
+def test_an_all_zero_linear_kernel_warns_at_the_caller_and_predicts_zero():
+    X, y, sd = _tasks((12, 10), seed=7)
+    Z = np.zeros_like(X)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        est = MarginalTransferClassifier(solver="exact", kernel_x="linear", kernel_p="indicator",
+                                         tau=0.5).fit(Z, y, sd)
+    mine = [r for r in rec if "the kernel is zero" in str(r.message)]
+    assert len(mine) == 1 and mine[0].category is UserWarning
+    assert mine[0].filename == __file__
+    assert str(mine[0].message) == (
+        "MarginalTransferClassifier: the kernel is zero on every training row (e.g. all-zero "
+        "X with kernel_x='linear'), so the model predicts 0 everywhere.")
+    assert est.n_iter_ == 0 and est.support_vectors_.shape[0] == 0
+    np.testing.assert_array_equal(est.decision_function(X, sd + 10), 0.0)
