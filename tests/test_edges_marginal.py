@@ -571,3 +571,21 @@ def test_an_all_zero_linear_kernel_warns_at_the_caller_and_predicts_zero():
         "X with kernel_x='linear'), so the model predicts 0 everywhere.")
     assert est.n_iter_ == 0 and est.support_vectors_.shape[0] == 0
     np.testing.assert_array_equal(est.decision_function(X, sd + 10), 0.0)
+
+
+@pytest.mark.parametrize("Est,solver,default", [
+    (MarginalTransferClassifier, "exact", 1e-2), (MarginalTransferRegressor, "exact", 1e-3),
+    (MarginalTransferClassifier, "nystroem", 0.1)])
+def test_tol_none_is_the_documented_tolerance_of_each_solver(Est, solver, default):
+    """tol=None is liblinear's 1e-2 (classifier) / 1e-3 (regressor) on the exact factor and 0.1
+    on Nyström features: the same model bit for bit as that tol given, not as the other."""
+    X, y, sd = _tasks((40, 30, 25), seed=8, regression="Regressor" in Est.__name__)
+
+    def coef(tol):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return Est(solver=solver, random_state=0, C=10.0, tol=tol).fit(X, y, sd).dual_coef_
+
+    none = coef(None)
+    np.testing.assert_array_equal(none, coef(default))
+    assert not np.array_equal(none, coef(0.1 if default != 0.1 else 1e-2))
