@@ -103,6 +103,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
 #: warning (the file it points at), and mutmut's trampoline adds a frame to every call
 DESELECT = {
     "tca": ["tests/test_tca.py::test_default_n_components_is_clipped_on_small_data"],
+    "marginal": ["tests/test_edges_marginal.py::test_marginal_warnings_point_at_the_callers_line"],
 }
 
 KILLED = ("killed", "timeout", "caught by type check", "segfault")
