@@ -202,3 +202,28 @@ def test_adapt_auto_on_office_caltech_csvs(tmp_path, data_home):
     assert data["target_accuracy"]["adapted"] == pytest.approx(np.mean(pred == yt))
     assert data["target_accuracy"]["adapted"] > 0.1              # far above chance (10%)
     assert [c["method"] for c in data["selection"]["candidates"]] == ["none", "SCA"]
+
+
+def test_margin_option(tmp_path, capsys):
+    files, tgt, _ = _blobs(tmp_path)
+    for bad in ("-1", "x", "nan"):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["adapt", *files, "--target", tgt, "--margin", bad])
+        assert exc.value.code == 2
+        assert "expected se or a number >= 0" in capsys.readouterr().err
+    reports = {}
+    for margin in ("se", "0", "1e9"):
+        rep = tmp_path / f"m{margin}.json"
+        assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels",
+                         "--label-column", "label", "--permutations", "0", "--candidates",
+                         "TCA", "--margin", margin, "--report", str(rep)]) == 0
+        reports[margin] = json.loads(rep.read_text())["selection"]
+    assert reports["se"]["margin"] == "se" and reports["se"]["margin_value"] >= 0
+    assert reports["0"]["margin_value"] == 0
+    # an unreachable margin never adapts, and the decision says why
+    assert reports["1e9"]["choice"] == "none"
+    md = tmp_path / "m.md"
+    assert cli.main(["adapt", *files, "--target", tgt, "--label-column", "label",
+                     "--target-has-labels", "--permutations", "0", "--candidates", "TCA",
+                     "--margin", "1e9", "--report", str(md)]) == 0
+    assert "by more than its margin" in md.read_text() or reports["1e9"]["margin_value"] == 0

@@ -53,6 +53,36 @@ def test_report_says_do_not_adapt_when_raw_wins(toy):
     assert "Decision: do not adapt" in sel.report()
 
 
+def test_margin_keeps_no_adaptation_unless_the_lead_exceeds_it(toy):
+    X, y, sd, yt = toy
+    calls = {"n": 0}
+
+    def lead(est, X_val, y_val):
+        # no adaptation 0.50 in every fold; the adapter 0.60 or 0.70 by fold: lead 0.15,
+        # std 0.05, standard error 0.05 / sqrt(2)
+        if est.adapter_ is None:
+            return 0.5
+        calls["n"] += 1
+        return 0.6 if calls["n"] % 2 else 0.7
+
+    kw = dict(methods=["TCA"], grids={"TCA": {"n_components": [1]}}, cv=2, scoring=lead)
+    for margin, choice in [(0.0, "TCA"), (0.14, "TCA"), (0.16, "none"), (0.2, "none"),
+                           ("se", "TCA")]:
+        calls["n"] = 0
+        sel = AdaptationSelector(margin=margin, **kw).fit(X, y, sd)
+        assert sel.choice_ == choice, margin
+        row = sel.summary_[1]
+        assert row["score"] == pytest.approx(0.65) and row["std"] == pytest.approx(0.05)
+    assert sel.margin_ == pytest.approx(0.05 / np.sqrt(2))       # "se" resolved
+    calls["n"] = 0
+    sel = AdaptationSelector(margin=0.2, **kw).fit(X, y, sd)
+    assert "beats the raw features by more than 0.2000" in sel.report()
+    with pytest.raises(ValueError, match="margin"):
+        AdaptationSelector(margin=-1.0, **kw).fit(X, y, sd)
+    with pytest.raises(ValueError, match="margin"):
+        AdaptationSelector(margin="sd", **kw).fit(X, y, sd)
+
+
 def test_candidate_grid_and_make_adapter_errors():
     grid = candidate_grid(["none", "SCA"], grids={"SCA": {"beta": [0.5], "nope": [1]}})
     assert grid[0] == {"adapter": [None]} and grid[1]["adapter__beta"] == [0.5]

@@ -10,7 +10,8 @@ MNIST<->USPS, MSRC<->VOC) on the study's rows (the same seeded subsample of at m
 real command runs on them, in this process:
 
     shiftlearn adapt src.csv --target tgt.csv --target-has-labels --method auto --tune
-        --classifier 1nn [--select CRITERION] --permutations 0 --report r.json --quiet
+        --classifier 1nn [--select CRITERION] --margin MARGIN --permutations 0
+        --report r.json --quiet
 
 The target labels are in the target file only so that the command reports the accuracy of the
 adapted and of the raw model (``target_accuracy``); the command never uses them to choose.
@@ -60,7 +61,7 @@ def default_select(classifier: str = "1nn") -> str:
 
 
 def run_one(name: str, s: str, t: str, select: str | None, max_rows: int,
-            classifier: str) -> dict:
+            classifier: str, margin: str | None = None) -> dict:
     X, y, sd, yt = load_task(name, s, t)
     keep = _subsample(sd, max_rows, 0)
     yt = yt[np.searchsorted(np.flatnonzero(sd < 0), keep[sd[keep] < 0])]
@@ -79,6 +80,8 @@ def run_one(name: str, s: str, t: str, select: str | None, max_rows: int,
                 "--quiet"]
         if select is not None:
             argv += ["--select", select]
+        if margin is not None:
+            argv += ["--margin", margin]
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
             code = shiftlearn_main(argv)
@@ -89,7 +92,13 @@ def run_one(name: str, s: str, t: str, select: str | None, max_rows: int,
     acc = rep["target_accuracy"]
     return {"adapted": acc["adapted"], "raw": acc["raw"], "rows": int(X.shape[0]),
             "choice": rep["selection"]["choice"], "method": rep["method"],
-            "seconds": seconds}
+            "candidates": rep["selection"]["candidates"],
+            "margin_value": rep["selection"].get("margin_value"), "seconds": seconds}
+
+
+def _msuffix(margin) -> str:
+    """Part-key suffix of a ``--margin`` (none for 0: the command before the margin)."""
+    return "" if str(margin) in ("0", "0.0") else f"|m{margin}"
 
 
 @progress()
@@ -99,6 +108,9 @@ def main(argv=None):
                     help="criteria (default: the command's default --select)")
     ap.add_argument("--classifier", default="1nn", choices=["1nn", "logreg"])
     ap.add_argument("--max-rows", type=int, default=400)
+    ap.add_argument("--margin", default="0",
+                    help="--margin of the command (default 0, the command's default: the "
+                         "best estimate wins; se: the one-standard-error rule)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--report", action="store_true", help="only rebuild the tables")
     args = ap.parse_args(argv)
@@ -110,10 +122,11 @@ def main(argv=None):
     if not args.report:
         for name, s, t in track(units, "tasks"):
             for sel in selects:
-                key = f"{name}:{s}->{t}|{args.classifier}|{sel}|r{args.max_rows}"
+                key = f"{name}:{s}->{t}|{args.classifier}|{sel}|r{args.max_rows}" + _msuffix(
+                    args.margin)
                 if key in store:
                     continue
-                r = run_one(name, s, t, sel, args.max_rows, args.classifier)
+                r = run_one(name, s, t, sel, args.max_rows, args.classifier, args.margin)
                 store.save(key, r)
                 print(f"{key}: adapted {100 * r['adapted']:.1f}% raw {100 * r['raw']:.1f}% "
                       f"({r['choice']}; {r['seconds']:.0f} s)", flush=True)
@@ -122,12 +135,15 @@ def main(argv=None):
             f"The command's default `--select` at this commit: **{default}**. Rows per domain: "
             f"at most {args.max_rows} (the study's subsample).", ""]
     data = {"default_select": default, "criteria": {}}
-    for sel in sorted({k.split("|")[2] for k in parts
-                       if k.split("|")[1] == args.classifier
-                       and k.endswith(f"|r{args.max_rows}")}):
+    variants = sorted({(k.split("|")[2], k.split("|")[4] if k.count("|") > 3 else "m0")
+                       for k in parts if k.split("|")[1] == args.classifier
+                       and k.split("|")[3] == f"r{args.max_rows}"})
+    for sel, msuf in variants:
+        margin = msuf[1:]
         lines = []
         for name, s, t in units:
-            key = f"{name}:{s}->{t}|{args.classifier}|{sel}|r{args.max_rows}"
+            key = (f"{name}:{s}->{t}|{args.classifier}|{sel}|r{args.max_rows}"
+                   + _msuffix(margin))
             if key in parts:
                 r = parts[key]
                 lines.append({"task": f"{name}:{s}->{t}", "raw %": 100 * r["raw"],
@@ -138,15 +154,17 @@ def main(argv=None):
             continue
         gaps = np.array([r["auto - raw"] for r in lines])
         below = [r["task"] for r in lines if r["auto - raw"] < -1.0]
-        body += [f"## --select {sel} ({args.classifier}, {len(lines)} tasks)", "",
+        body += [f"## --select {sel} --margin {margin} ({args.classifier}, {len(lines)} tasks)",
+                 "",
                  markdown_table(lines, ["task", "raw %", "auto %", "auto - raw", "choice",
                                         "s"]), "",
                  f"Mean: raw {np.mean([r['raw %'] for r in lines]):.2f}%, auto "
                  f"{np.mean([r['auto %'] for r in lines]):.2f}% ({gaps.mean():+.2f} points); "
                  f"worst {gaps.min():+.2f}; {len(below)} task(s) more than 1 point below raw"
                  + (f": {', '.join(below)}." if below else "."), ""]
-        data["criteria"][sel] = {"per_task": lines, "mean_gap": float(gaps.mean()),
-                                 "worst_gap": float(gaps.min()), "below_1_point": below}
+        data["criteria"][f"{sel} margin {margin}"] = {
+            "per_task": lines, "mean_gap": float(gaps.mean()), "worst_gap": float(gaps.min()),
+            "below_1_point": below}
     write_results("selection_auto_check", "shiftlearn adapt --method auto --tune vs raw 1NN",
                   "\n".join(body), data, machine)
 

@@ -51,8 +51,10 @@ def decision(rep: dict) -> str:
     if chosen["method"] == "none":
         others = [r for r in rows if r["method"] != "none" and r["score"] is not None]
         top = max(others, key=lambda r: r["score"]) if others else None
+        m = sel.get("margin_value") or 0.0
+        by = f" by more than its margin ({_num(m)})" if m > 0 else ""
         return (f"Decision: do not adapt. No adapter's validation estimate ({sel['criterion']}) "
-                f"beats the raw features ({_num(none['score'])}"
+                f"beats the raw features{by} ({_num(none['score'])}"
                 + (f"; best adapter {top['method']} {_num(top['score'])})." if top else ")."))
     return (f"Decision: adapt with {chosen['method']}: its validation estimate "
             f"({sel['criterion']}) is {_num(chosen['score'])} against {_num(none['score'])} "

@@ -32,7 +32,7 @@ Decisions
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn import config_context
@@ -184,6 +184,13 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         Passed to ``GridSearchCV``.
     verbose : int, default=0
         Passed to ``GridSearchCV``.
+    margin : "se" or float, default=0.0
+        How much the best adapter's validation estimate must exceed no adaptation's for the
+        selector to adapt: a number in the criterion's units, or ``"se"``, the best adapter's
+        standard error over the folds (its ``std / sqrt(n_splits)``, the one-standard-error
+        rule). With ``0.0`` the best estimate wins (ties go to no adaptation). ``shiftlearn
+        adapt`` uses ``"se"``: a lead within the folds' noise is not evidence that adapting
+        helps.
     memory : "auto", FitMemory or None, default="auto"
         ``"auto"``: a new :class:`~shiftlearn.adaptation.FitMemory` for each ``fit``, shared
         by every candidate and fold and emptied at the end (see the module docstring); a
@@ -195,6 +202,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     search_ : the fitted ``GridSearchCV``.
     best_estimator_ : the chosen ``DomainAdaptationClassifier``, refitted on all rows.
     choice_ : str, the chosen method (``"none"`` means: do not adapt).
+    margin_ : float, the margin applied (``"se"`` resolved to a number).
     summary_ : list of dict, one per method: ``method``, ``score`` (best mean validation
         estimate), ``std``, ``params`` and ``chosen``; in ``methods`` order.
     classes_ : ndarray
@@ -225,10 +233,11 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "verbose": [Interval(Integral, 0, None, closed="left")],
         "memory": [StrOptions({"auto"}), HasMethods(["nested_solve"]), None],
+        "margin": [StrOptions({"se"}), Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(self, methods="all", classifier=None, scoring=None, cv=5, grids=None,
-                 random_state=0, n_jobs=None, verbose=0, memory="auto"):
+                 random_state=0, n_jobs=None, verbose=0, memory="auto", margin=0.0):
         self.methods = methods
         self.classifier = classifier
         self.scoring = scoring
@@ -238,6 +247,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.memory = memory
+        self.margin = margin
 
     def _methods(self) -> list[str]:
         ms = list(ADAPTERS) if self.methods == "all" else list(self.methods)
@@ -294,6 +304,18 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
                             "index": j, "chosen": False})
         best = max(range(len(summary)), key=lambda i: (np.nan_to_num(summary[i]["score"],
                                                                      nan=-np.inf), -i))
+        margin = 0.0
+        if best != 0:
+            if self.margin == "se":
+                n_splits = cv.get_n_splits(X, y, groups=sd)
+                margin = float(summary[best]["std"]) / np.sqrt(n_splits)
+            else:
+                margin = float(self.margin)
+            # adapt only when the lead over no adaptation is more than the margin
+            if np.isfinite(summary[0]["score"]) and \
+                    summary[best]["score"] - summary[0]["score"] <= margin:
+                best = 0
+        self.margin_ = margin
         summary[best]["chosen"] = True
         self.choice_ = summary[best]["method"]
         params = res["params"][summary[best]["index"]]
@@ -326,8 +348,9 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         if self.choice_ == "none":
             others = [r for r in self.summary_[1:] if np.isfinite(r["score"])]
             top = max(others, key=lambda r: r["score"]) if others else None
+            by = f" by more than {self.margin_:.4f}" if self.margin_ > 0 else ""
             lines.append("Decision: do not adapt. No adapter's validation estimate beats the "
-                         f"raw features ({none['score']:.4f}"
+                         f"raw features{by} ({none['score']:.4f}"
                          + (f"; best adapter {top['method']} {top['score']:.4f})." if top
                             else ")."))
         else:
