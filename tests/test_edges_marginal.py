@@ -471,6 +471,11 @@ def test_task_kernel_defaults_dtype_refusals_and_silent_overflow():
                                rtol=1e-14)                                 # degree 2
     ind = task_kernel(None, None, None, kind="indicator", same=np.eye(2, dtype=bool))
     assert ind.dtype == np.float64 and ind.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    with pytest.raises(ValueError, match=r"^The indicator kernel needs same\[i, j\]"):
+        task_kernel(None, None, None, kind="indicator")
+    with pytest.raises(ValueError, match=r"^kernel_p='exponential' overflows: .* reaches 800"):
+        task_kernel(np.full((2, 2), 800.0), d, d, kind="exponential")
+    assert task_kernel(np.full((2, 2), 700.0), d, d, kind="exponential")[0, 0] == np.exp(700.0)
     with pytest.raises(ValueError, match=r"^kind must be one of .*got 'cosine'") as e:
         task_kernel(G, d, d, kind="cosine")
     assert str(TASK_KERNELS) in str(e.value)
