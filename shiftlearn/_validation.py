@@ -34,6 +34,7 @@ __all__ = [
     "check_X",
     "check_X_y_domain",
     "check_sample_domain",
+    "require_y",
     "check_unlabeled_convention",
     "infer_sample_domain",
     "unlabeled_mask",
@@ -259,6 +260,21 @@ def _normalize_class_labels(y: np.ndarray) -> np.ndarray:
     if all(isinstance(v, str) for v in vals):
         return np.where(unl, "", y).astype(str)
     return y
+
+
+def require_y(y, estimator, hint: str) -> None:
+    """Refuse ``y=None`` for an estimator that learns from labels, in the words scikit-learn's
+    ``check_requires_y_none`` expects; ``hint`` (after "is None") says what to pass.
+
+    >>> require_y([1, -1], "TCA", ".")
+    >>> require_y(None, "TCA", ": give the labels.")
+    Traceback (most recent call last):
+    ...
+    ValueError: TCA requires y to be passed, but the target y is None: give the labels.
+    """
+    if y is None:
+        name = estimator if isinstance(estimator, str) else type(estimator).__name__
+        raise ValueError(f"{name} requires y to be passed, but the target y is None{hint}")
 
 
 def check_X_y_domain(

@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._param_validation import HasMethods, check_params
-from .._validation import check_X, check_X_y_domain, unlabeled_mask
+from .._validation import check_X, check_X_y_domain, require_y, unlabeled_mask
 from ._memory import FitMemory
 
 __all__ = ["DomainAdaptationClassifier"]
@@ -100,10 +100,8 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate(self, X, y, sample_domain, estimator=None):
         check_params(self)
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
-                             "is None: give the labels of the source rows and -1 (or NaN) for "
-                             "the unlabeled target rows.")
+        require_y(y, self, ": give the labels of the source rows and -1 (or NaN) for the "
+                           "unlabeled target rows.")
         X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
                                     estimator=self if estimator is None else estimator)
         lab = (sd > 0) & ~unlabeled_mask(y)

@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import Interval, StrOptions, check_params
 from .._progress import task as progress_task
-from .._validation import check_sample_domain, check_X, check_X_y_domain, unlabeled_mask
+from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y, unlabeled_mask
 from ..adaptation._base import memory_budget
 from ._binning import bin_tasks
 from ._core import boost, decision_function_stages
@@ -206,9 +206,7 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         """
         check_params(self)
         wl = self._weak_learner()
-        if y is None:
-            raise ValueError("MultiTaskBoostingClassifier requires y to be passed, but the "
-                             "target y is None (y = -1 marks the unlabeled rows).")
+        require_y(y, self, " (y = -1 marks the unlabeled rows).")
         X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
                                     allow_unlabeled_source=True, require_source=False,
                                     estimator=self)

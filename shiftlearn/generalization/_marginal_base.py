@@ -14,7 +14,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import check_params
-from .._validation import check_sample_domain, check_X, check_X_y_domain
+from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
 from ..adaptation._base import user_stacklevel
 from ..kernels import median_heuristic, rff_weights
 from ._embedding import (
@@ -114,11 +114,9 @@ class _MarginalTransferBase(BaseEstimator):
 
     # ------------------------------------------------------------------------------- fit
     def _check_fit_input(self, X, y, sample_domain):
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
-                             "is None (training tasks must be labeled).")
+        require_y(y, self, " (training tasks must be labeled).")
         y = np.asarray(y)
-        if y is not None and y.ndim == 2 and y.shape[1] == 1:
+        if y.ndim == 2 and y.shape[1] == 1:
             warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
                           "raveled.", DataConversionWarning, stacklevel=user_stacklevel())
             y = y.ravel()

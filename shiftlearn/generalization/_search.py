@@ -31,7 +31,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import HasMethods, Interval, check_params
-from .._validation import check_sample_domain, check_X, check_X_y_domain
+from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
 from ..adaptation._base import user_stacklevel
 from ._marginal_checks import labeled_training_rows
 
@@ -308,9 +308,7 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Search on labeled training tasks (``sample_domain``: one id per task; unlabeled and
         target-domain rows are left out with a warning)."""
         check_params(self)
-        if y is None:
-            raise ValueError("TaskGroupSearchCV requires y to be passed, but the target y is "
-                             "None (training tasks must be labeled).")
+        require_y(y, self, " (training tasks must be labeled).")
         kind = "regression" if is_regressor(self.estimator) else "classification"
         X, y, sd = check_X_y_domain(X, y, sample_domain, task=kind,
                                     allow_unlabeled_source=True, require_source=False,
