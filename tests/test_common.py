@@ -41,6 +41,7 @@ from shiftlearn.generalization import (
     TaskGroupSearchCV,
 )
 from shiftlearn.kernels import RandomFourierFeatures
+from shiftlearn.model_selection import AdaptationSelector
 
 ESTIMATORS = [
     TCA(),
@@ -58,6 +59,8 @@ ESTIMATORS = [
     MultiTaskBoostingClassifier(),
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
+    AdaptationSelector(methods=["TCA"], grids={}, cv=2),
+    AdaptationSelector(methods=["TCA"], grids={}, cv=2, margin="se"),
 ]
 
 _MINUS_ONE = ("fits labels {-1, +1}: y = -1 marks unlabeled rows (skada's convention), so these "
@@ -76,6 +79,7 @@ EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "MarginalTransferRegressor": {"check_methods_subset_invariance": _TEST_TASK},
     "PoolingClassifier": {"check_classifiers_classes": _MINUS_ONE},
     "MultiTaskBoostingClassifier": {"check_classifiers_classes": _MINUS_ONE},
+    "AdaptationSelector": {"check_classifiers_classes": _MINUS_ONE},
     # one entry for both searches (over the marginal classifier and regressor)
     "TaskGroupSearchCV": {
         "check_classifiers_classes": _MINUS_ONE,

@@ -29,6 +29,7 @@ from shiftlearn.generalization import (
     PoolingRegressor,
 )
 from shiftlearn.kernels import RandomFourierFeatures
+from shiftlearn.model_selection import AdaptationSelector
 
 FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
 
@@ -49,6 +50,8 @@ ESTIMATORS = {
     "PoolingClassifier": (lambda: PoolingClassifier(random_state=0), "dg"),
     "MarginalTransferRegressor": (lambda: MarginalTransferRegressor(random_state=0), "dgreg"),
     "PoolingRegressor": (lambda: PoolingRegressor(random_state=0), "dgreg"),
+    "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
+                                                      margin="se"), "classifier"),
 }
 
 ENCODINGS = ("int", "pm1", "str", "float", "shifted", "object")

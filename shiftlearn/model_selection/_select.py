@@ -41,7 +41,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import HasMethods, Interval, StrOptions, check_params
-from .._validation import check_X_y_domain
+from .._validation import check_X_y_domain, require_y
 from ._grids import DEFAULT_GRIDS
 
 __all__ = ["ADAPTERS", "AdaptationSelector", "candidate_grid", "make_adapter"]
@@ -265,6 +265,8 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         from ._splitters import SourceKFold
 
         check_params(self)
+        require_y(y, self, ": give the labels of the source rows and -1 (or NaN) for the "
+                           "unlabeled target rows.")
         X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
                                     estimator=self)
         methods = self._methods()

@@ -270,8 +270,8 @@ class DomainAwareSplit(BaseCrossValidator):
         if k < 2:
             raise ValueError(f"cv must be an integer >= 2 or a splitter, got {self.cv!r}.")
         if y_src.shape[0] < k:
-            raise ValueError(f"{y_src.shape[0]} labeled source rows cannot be split into {k} "
-                             "folds; lower the number of folds.")
+            raise ValueError(f"n_samples={y_src.shape[0]} labeled source rows cannot be split "
+                             f"into {k} folds; lower the number of folds.")
         _, counts = np.unique(y_src, return_counts=True)
         if counts.min() >= k:
             return StratifiedKFold(k, shuffle=True, random_state=self.random_state)
