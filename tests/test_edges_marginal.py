@@ -104,14 +104,14 @@ def _tasks_xy(seed=0, sizes=(7, 2, 11, 4), d=2, shuffle=True):
     return X, task
 
 
-@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "laplacian", "cauchy"])
 def test_exact_embedding_gram_is_the_mean_kernel_between_tasks(kernel):
     from shiftlearn.generalization._embedding import exact_embedding_gram
     from shiftlearn.kernels import kernel_matrix
 
     X, t = _tasks_xy()
     Y, ty = _tasks_xy(seed=1, sizes=(3, 5, 1))
-    sigma = 1.3 if kernel == "rbf" else None
+    sigma = None if kernel == "linear" else 1.3
     K = kernel_matrix(X, Y, kernel=kernel, sigma=sigma)
     ref = np.array([[K[t == i][:, ty == j].mean() for j in range(3)] for i in range(4)])
     for chunk in (2048, 3):
@@ -658,3 +658,17 @@ def test_marginal_warnings_point_at_the_callers_line():
         MarginalTransferClassifier(solver="exact", kernel_x="linear", kernel_p="indicator",
                                    tau=0.5).fit(np.zeros_like(X), y, sd)  # a zero kernel
     assert len(rec) == 2 and all(r.filename == __file__ for r in rec)
+
+
+
+def test_orthogonal_sampling_accepts_a_linear_embedding_kernel():
+    # kernel_emb='linear' draws no embedding frequencies (task means), so the rbf kernel_x's
+    # orthogonal law is all the random-feature solver draws: accepted, and orthogonal
+    est, (X, y, sd) = _fit_q(solver="rf", sampling="orthogonal", kernel_emb="linear",
+                             n_features=8)
+    assert est.W_ is None
+    V = np.vstack([est.V_x_, est.V_p_])             # (d + d) x Q, one joint Gaussian draw
+    b = min(V.shape)
+    G = V[:, :b].T @ V[:, :b]
+    assert np.allclose(G - np.diag(np.diag(G)), 0, atol=1e-9)
+    est.decision_function(X, sd)

@@ -62,6 +62,8 @@ CASES = [
      {"beta": [0.1, 0.9], "whiten": [False, True], "n_components": [6, 3]}, 1e-7),
     (RFTCA(n_features=150, random_state=0), {"mu": [0.1, 1.0], "n_components": [6, 3]},
      1e-7),                                                      # n <= N: the row space
+    (RFTCA(exact=True), {"mu": [0.1, 1.0], "kernel": ["laplacian", "cauchy"],
+                         "n_components": [6, 3]}, 1e-7),        # R-TCA: the exact kernel
 ]
 
 
@@ -131,6 +133,44 @@ def test_the_expensive_step_runs_once_per_rows_and_kernel(monkeypatch):
         for k in (1, 3, 5):
             SCA(n_components=k, beta=beta, memory=mem).fit(X, y, sd)
     assert calls["sca_problem"] == 1 and calls["sca_solve"] == 3 + 1 + 1
+
+
+@pytest.mark.parametrize("Est", [TCA, SCA, lambda **kw: RFTCA(exact=True, **kw)],
+                         ids=["TCA", "SCA", "R-TCA"])
+def test_the_out_of_sample_kernel_is_computed_once_per_rows(Est, monkeypatch):
+    # a grid search embeds the same training / validation rows for every candidate: with a
+    # memory the kernel between those rows and the training rows is computed once
+    X, y, sd = _toy()
+    est0 = Est(kernel="laplacian")
+    real_kernel = type(est0)._kernel
+    calls = []
+
+    def kernel_spy(self, A, B=None):
+        calls.append((A.shape[0], None if B is None else B.shape[0]))
+        return real_kernel(self, A, B)
+    monkeypatch.setattr(type(est0), "_kernel", kernel_spy)
+    mem = FitMemory()
+    Xq = X[:9] + 0.1
+    outs = []
+    for k in (4, 2):
+        for mu in (0.1, 1.0):
+            est = clone(est0).set_params(n_components=k, memory=mem)
+            est.set_params(**({"beta": mu / 2} if isinstance(est, SCA) else {"mu": mu}))
+            est.fit(X, y, sd)
+            outs.append((est, est.transform(Xq)))
+    assert calls.count((9, X.shape[0])) == 1                 # one test kernel for the 4 fits
+    for est, Z in outs:
+        Z[:] = 0.0                                           # the caller's array, writable
+    for est, _ in outs:
+        plain = clone(est).set_params(memory=None)
+        plain.fit(X, y, sd)
+        np.testing.assert_allclose(est.transform(Xq), plain.transform(Xq), atol=1e-10)
+    # a budget too small for the whole block: computed in blocks every time, nothing kept
+    small = FitMemory(max_bytes=4 * 8 * 9 * X.shape[0] - 1)
+    calls.clear()
+    for _ in range(2):
+        clone(est0).set_params(memory=small).fit(X, y, sd).transform(Xq)
+    assert calls.count((9, X.shape[0])) == 2
 
 
 def test_more_components_than_remembered_solve_again():

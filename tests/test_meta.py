@@ -8,7 +8,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 
-from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier
+from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier, FitMemory
 from shiftlearn.adaptation._base import ComponentsClippedWarning
 from shiftlearn.datasets import make_sca_toy
 from shiftlearn.model_selection import SourceKFold, fit_source_cv
@@ -80,6 +80,11 @@ def test_fit_source_cv_uses_source_labels_only_and_equals_a_plain_search():
         np.testing.assert_array_equal(res[key], plain.cv_results_[key])
     assert search.best_params_ == plain.best_params_
     assert search.predict(X[sd < 0]).shape == ((sd < 0).sum(),)
+    # a memory of the caller's (its budget) is the one used, and emptied at the end
+    mem = FitMemory(max_bytes=1 << 20)
+    again = fit_source_cv(SCA(bandwidth=2.0), grid, X, y, sd, cv=5, memory=mem)
+    np.testing.assert_array_equal(again.cv_results_["mean_test_score"], res["mean_test_score"])
+    assert mem.hits > 0 and mem.nbytes == 0
     # the held-out (validation) rows of every fold are labeled source rows + the targets
     for train, val in SourceKFold(5).split(X, y, groups=sd):
         assert np.all(sd[train][y[train] == -1] < 0) and set(np.flatnonzero(sd < 0)) <= set(val)

@@ -14,7 +14,8 @@
   feature count and names); subclasses implement ``_fit`` and ``_transform``. The kernel
   choice lives here, in one place (``_resolve_sigma``, ``_kernel``, ``_kernel_key``), and so
   does the look-up of the bandwidth in the adapter's ``memory``
-  (:class:`~shiftlearn.adaptation.FitMemory`).
+  (:class:`~shiftlearn.adaptation.FitMemory`), and of the out-of-sample kernel
+  (``_test_kernel_blocks``: row blocks, or the whole block from ``memory``).
 """
 
 from __future__ import annotations
@@ -268,6 +269,35 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """What the training kernel depends on besides the rows, as a ``memory`` key part;
         ``None`` for a callable kernel (it cannot be recognised, so nothing is remembered)."""
         return None if callable(self.kernel) else (self.kernel, self.sigma_)
+
+    def _test_kernel_blocks(self, X: np.ndarray, n_temporaries: int = 1):
+        """``(rows, K[rows])`` blocks of the kernel between ``X`` and the training rows
+        ``X_fit_``, for the exact adapters' ``transform``; callers must not modify a block.
+
+        Without ``memory`` (or for a callable kernel) the rows come in blocks of
+        :func:`kernel_row_chunks`. With ``memory`` the whole kernel comes in one block, kept
+        under the fingerprints of ``X`` and ``X_fit_`` and the kernel: a grid search embeds the
+        same training and validation rows once per candidate, and an exact kernel (Laplacian
+        and Cauchy above all: 8-25x the Gaussian's cost) is the main cost of those transforms.
+        It is kept only when it takes at most a quarter of the memory's budget (else blocks, as
+        without memory). The entries are computed by the same kernel function, so they equal
+        the blocked ones to round-off (the Gaussian kernel's matrix product may block its sums
+        differently)."""
+        n_fit = self.X_fit_.shape[0]
+        mem, kernel_key = getattr(self, "memory", None), self._kernel_key()
+        if (mem is None or kernel_key is None
+                or 8 * X.shape[0] * n_fit * max(n_temporaries, 1) > mem.max_bytes // 4):
+            for rows in kernel_row_chunks(X.shape[0], n_fit, n_temporaries):
+                yield rows, self._kernel(X[rows], self.X_fit_)
+            return
+        key = ("test-kernel", FitMemory.fingerprint(X), FitMemory.fingerprint(self.X_fit_),
+               kernel_key)
+        K = mem.get(key)
+        if K is None:
+            K = self._kernel(X, self.X_fit_)
+            K.flags.writeable = False          # shared by every later transform of these rows
+            mem.put(key, K)
+        yield slice(0, X.shape[0]), K
 
     def _validate_fit(self, X, y, sample_domain):
         check_params(self)

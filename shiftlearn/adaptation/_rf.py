@@ -46,7 +46,6 @@ from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
     clip_n_components,
-    kernel_row_chunks,
     resolve_tca_mu,
     whitening_scale,
 )
@@ -502,8 +501,8 @@ class RFTCA(_RFBase):
             return super()._transform(X)
         X64 = np.asarray(X, dtype=np.float64)
         out = np.empty((X.shape[0], self.components_.shape[1]), dtype=X.dtype)
-        for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0]):
-            out[rows] = self._kernel(X64[rows], self.X_fit_) @ self.components_
+        for rows, Kt in self._test_kernel_blocks(X64):
+            out[rows] = Kt @ self.components_
         return out
 
     def fit_from_stats(self, stats: RFStats, omega=None):

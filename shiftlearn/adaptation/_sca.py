@@ -69,7 +69,6 @@ from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
     clip_n_components,
-    kernel_row_chunks,
     whitening_scale,
 )
 from ._memory import FitMemory
@@ -501,8 +500,7 @@ class SCA(BaseSubspaceTransformer):
     def _transform(self, X):
         X = np.asarray(X, dtype=np.float64)
         out = np.empty((X.shape[0], self._proj.shape[1]))
-        for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0], n_temporaries=3):
-            Kt = self._kernel(X[rows], self.X_fit_)
+        for rows, Kt in self._test_kernel_blocks(X, n_temporaries=3):
             out[rows] = center_test_kernel(Kt, self._col_mean, self._grand_mean) @ self._proj
         return out
 

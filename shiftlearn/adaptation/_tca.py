@@ -34,7 +34,6 @@ from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
     clip_n_components,
-    kernel_row_chunks,
     resolve_tca_mu,
 )
 from ._memory import FitMemory
@@ -310,7 +309,7 @@ class TCA(BaseSubspaceTransformer):
     def _transform(self, X):
         X = np.asarray(X, dtype=np.float64)
         out = np.empty((X.shape[0], self.components_.shape[1]))
-        for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0]):
-            out[rows] = self._kernel(X[rows], self.X_fit_) @ self.components_
+        for rows, Kt in self._test_kernel_blocks(X):
+            out[rows] = Kt @ self.components_
         return out
 

@@ -35,7 +35,8 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
 
 
 def fit_source_cv(adapter, grid: dict, X, y, sample_domain=None, classifier=None, *,
-                  cv: int = 5, verbose: int = 0, random_state: int = 0):
+                  cv: int = 5, verbose: int = 0, random_state: int = 0,
+                  memory=None):
     """An adapter + classifier fitted with its hyper-parameters chosen by CV on the source labels.
 
     One plain ``GridSearchCV`` over ``DomainAdaptationClassifier(adapter, classifier)`` with
@@ -63,6 +64,13 @@ def fit_source_cv(adapter, grid: dict, X, y, sample_domain=None, classifier=None
         Passed to ``GridSearchCV``.
     random_state : int, default=0
         Seed of the folds.
+    memory : FitMemory, optional
+        The store shared by the candidates (emptied at the end); a new ``FitMemory()`` (1 GiB)
+        when None. ``GridSearchCV`` runs every fold of one candidate before the next
+        candidate, so reuse needs the pieces of all ``cv`` folds at once: pass a larger one
+        (``FitMemory(max_bytes=...)``) when they exceed 1 GiB (exact methods on thousands of
+        rows), else the pieces are evicted before they are used again (same results, no
+        saving).
 
     Returns
     -------
@@ -96,7 +104,7 @@ def fit_source_cv(adapter, grid: dict, X, y, sample_domain=None, classifier=None
     if not param_grid:
         return DomainAdaptationClassifier(adapter, clf).fit(X, y, sample_domain)
     X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification")
-    memory = FitMemory()
+    memory = FitMemory() if memory is None else memory
     search = GridSearchCV(DomainAdaptationClassifier(adapter, clf, memory=memory), param_grid,
                           cv=SourceKFold(cv, random_state=random_state), verbose=verbose)
     try:
