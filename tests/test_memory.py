@@ -159,7 +159,7 @@ def test_the_out_of_sample_kernel_is_computed_once_per_rows(Est, monkeypatch):
             est.fit(X, y, sd)
             outs.append((est, est.transform(Xq)))
     assert calls.count((9, X.shape[0])) == 1                 # one test kernel for the 4 fits
-    for est, Z in outs:
+    for _, Z in outs:
         Z[:] = 0.0                                           # the caller's array, writable
     for est, _ in outs:
         plain = clone(est).set_params(memory=None)
