@@ -207,8 +207,9 @@ def write_results(name: str, title: str, body_md: str, data: dict, machine: dict
 class PartsFile:
     """A resumable store of partial results: one JSON object, one key per finished unit.
 
-    ``save`` rewrites the file atomically (write a temporary file, then rename), so two runs
-    that write parts of the same file at once cannot leave it half-written.
+    ``save`` rewrites the file atomically (write a temporary file, then rename) while holding
+    an exclusive lock on a sibling ``.lock`` file, so two runs that write parts of the same
+    file at once (two tasks run in parallel) neither leave it half-written nor lose a part.
     """
 
     def __init__(self, path: Path):
@@ -221,9 +222,13 @@ class PartsFile:
         return key in self.load()
 
     def save(self, key: str, value) -> None:
-        data = self.load()
-        data[key] = value
+        import fcntl
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data, indent=1, default=float))
-        os.replace(tmp, self.path)
+        with open(self.path.with_name(self.path.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)           # load + write as one step
+            data = self.load()
+            data[key] = value
+            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps(data, indent=1, default=float))
+            os.replace(tmp, self.path)
