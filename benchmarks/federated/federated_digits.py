@@ -25,6 +25,8 @@ rows per client (``--stage bytes``). Every run is a unit of a resumable checkpoi
 (``results/_federated_digits_parts.json``); ``--stage report`` writes the tables. ::
 
     OMP_NUM_THREADS=1 python benchmarks/federated/federated_digits.py --stage all
+    # or one process per target on two cores (the checkpoint is shared):
+    OMP_NUM_THREADS=1 python benchmarks/federated/federated_digits.py --stage table --targets usps
 
 Internals on purpose: the federated simulation harness (``_data``, ``_jobs``, ``_deep``), which
 ``shiftlearn.federated`` does not export. PyTorch is imported by the stages, not at module level,
@@ -182,8 +184,8 @@ def chosen_lam(store: PartsFile, target: str) -> tuple[float, dict]:
     return max(kernel, key=kernel.get), score
 
 
-def stage_loso(store):
-    for target in track(TARGETS, "leave-one-source-out: targets"):
+def stage_loso(store, targets=TARGETS):
+    for target in track(targets, "leave-one-source-out: targets"):
         for s, t in loso_pairs(target):
             for mmd, lam in CANDIDATES:
                 for seed in LOSO_SEEDS:
@@ -191,9 +193,9 @@ def stage_loso(store):
                           mmd)
 
 
-def stage_table(store, seeds):
+def stage_table(store, seeds, targets=TARGETS):
     for seed in track(seeds, "table: seeds"):
-        for target in TARGETS:
+        for target in targets:
             lam, _ = chosen_lam(store, target)
             _unit(store, f"{target}|{seed}|so", run_central, target, seed, 0.0)
             _unit(store, f"{target}|{seed}|fedavg", run_fed, target, seed, 0.0,
@@ -203,9 +205,9 @@ def stage_table(store, seeds):
             _unit(store, f"{target}|{seed}|central|{lam}", run_central, target, seed, lam)
 
 
-def stage_variants(store, seeds):
+def stage_variants(store, seeds, targets=TARGETS):
     for seed in track(seeds, "variants: seeds"):
-        for target in TARGETS:
+        for target in targets:
             lam, _ = chosen_lam(store, target)
             _unit(store, f"{target}|{seed}|loss30|{lam}", run_fed, target, seed, lam, loss=0.3)
             for sub in ("II", "III"):
@@ -214,9 +216,9 @@ def stage_variants(store, seeds):
             _unit(store, f"{target}|{seed}|vote|{lam}", run_fed, target, seed, lam, vote=True)
 
 
-def stage_sweep(store, seeds):
+def stage_sweep(store, seeds, targets=TARGETS):
     for seed in track(seeds, "T_C sweep: seeds"):
-        for target in TARGETS:
+        for target in targets:
             lam, _ = chosen_lam(store, target)
             for tc in SWEEP_TC:
                 _unit(store, f"{target}|{seed}|sweep|fed|{tc}", run_fed, target, seed, lam,
@@ -402,6 +404,9 @@ def main(argv=None):
                     choices=["loso", "table", "variants", "sweep", "bytes", "report", "all"])
     ap.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     ap.add_argument("--sweep-seeds", nargs="+", type=int, default=list(SWEEP_SEEDS))
+    ap.add_argument("--targets", nargs="+", default=list(TARGETS), choices=TARGETS,
+                    help="targets to run (one process per target runs them in parallel; the "
+                    "checkpoint is shared)")
     args = ap.parse_args(argv)
     import torch
 
@@ -413,13 +418,13 @@ def main(argv=None):
               else [args.stage])
     for st in track(stages, "stages"):
         if st == "loso":
-            stage_loso(store)
+            stage_loso(store, args.targets)
         elif st == "table":
-            stage_table(store, args.seeds)
+            stage_table(store, args.seeds, args.targets)
         elif st == "variants":
-            stage_variants(store, args.seeds)
+            stage_variants(store, args.seeds, args.targets)
         elif st == "sweep":
-            stage_sweep(store, args.sweep_seeds)
+            stage_sweep(store, args.sweep_seeds, args.targets)
         elif st == "bytes":
             stage_bytes(store)
         else:
