@@ -241,6 +241,12 @@ def test_rff_product_features_on_awkward_task_layouts(layout):
         Z = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7,
                                  chunk_size=chunk)
         np.testing.assert_allclose(Z, ref, rtol=1e-10, atol=1e-12)
+        # into a NaN buffer: every row is written (np.empty may hand back the last result's
+        # memory, which hides rows a bug leaves unwritten)
+        out = np.full((X.shape[0], 2 * Q), np.nan)
+        rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7, chunk_size=chunk,
+                             out=out)
+        np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
 
 
 # ------------------------------------------------------------------ parameters reach the fit
@@ -672,3 +678,116 @@ def test_orthogonal_sampling_accepts_a_linear_embedding_kernel():
     G = V[:, :b].T @ V[:, :b]
     assert np.allclose(G - np.diag(np.diag(G)), 0, atol=1e-9)
     est.decision_function(X, sd)
+
+
+
+# ------------------------------------------------------------------ survivors of the mutation run
+def test_unlabeled_training_is_refused_in_the_estimators_words():
+    X, y, sd = _tasks((6, 6))
+    for Est in ESTIMATORS:
+        with pytest.raises(ValueError, match=r"\(training tasks must be labeled\)\.$"):
+            Est().fit(X, None, sd)
+
+
+def test_regression_targets_of_minus_one_are_values_not_unlabeled():
+    # only NaN is unlabeled in regression: targets in {-1, +1} fit (the classification reading
+    # would refuse "-1 beside a single other class")
+    X, _, sd = _tasks((10, 10, 10))
+    y = np.where(X[:, 0] > X[:, 0].mean(), 1.0, -1.0)
+    for Est in (MarginalTransferRegressor, PoolingRegressor):
+        est = _fit(Est, X, y, sd)
+        assert est.n_tasks_ == 3 and np.all(np.isfinite(est.predict(X, sd + 10)))
+
+
+@pytest.mark.parametrize("solver", ["exact", "nystroem", "rf"])
+@pytest.mark.parametrize("Est", [MarginalTransferClassifier, PoolingRegressor])
+def test_memory_refusals_name_the_estimator_and_its_sizes(Est, solver, monkeypatch):
+    import shiftlearn.adaptation._base as base
+
+    monkeypatch.setattr(base, "MEMORY_BUDGET", 1000)         # bytes: every fit is too large
+    X, y, sd = _tasks((6, 5, 7), regression="Regressor" in Est.__name__)
+    kw = {"n_features": 20, "n_features_emb": 7} if "Marginal" in Est.__name__ else {
+        "n_features": 20}
+    with pytest.raises(ValueError, match=f"^{Est.__name__} with .*on 18 training rows") as e:
+        Est(solver=solver, **kw).fit(X, y, sd)
+    if solver == "rf" and "Marginal" in Est.__name__:
+        assert "n_features=20 and n_features_emb=7" in str(e.value)
+
+
+def test_parameter_errors_of_the_rf_solver_come_before_any_input_check():
+    X, y, sd = _tasks((6, 6))
+    with pytest.raises(ValueError, match="solver='rf' needs the Gaussian kernel on embeddings"):
+        MarginalTransferClassifier(solver="rf", kernel_p="polynomial").fit(X, None, sd)
+    with pytest.raises(ValueError, match="sampling='orthogonal' applies to the rbf kernel only"):
+        MarginalTransferClassifier(solver="rf", kernel_x="laplacian",
+                                   sampling="orthogonal").fit(X, None, sd)
+
+
+def test_auto_solver_checks_the_sampling_of_the_random_features_it_chooses():
+    X, y, sd = _tasks((AUTO_RF_MIN_SAMPLES // 2, AUTO_RF_MIN_SAMPLES // 2))
+    with pytest.raises(ValueError, match="kernel_x='laplacian' with the random-feature solver."
+                                         ".*or solver='nystroem'"):
+        MarginalTransferClassifier(kernel_x="laplacian", sampling="orthogonal").fit(X, y, sd)
+
+
+def test_rf_obstacle_suggests_normalize_p_only_for_the_exponential_kernel():
+    X, y, sd = _tasks((6, 6))
+    with pytest.raises(ValueError, match="kernel_p='exponential' \\(normalised, the "
+                                         "exponential one is the Gaussian: normalize_p=True\\)"):
+        MarginalTransferClassifier(solver="rf", kernel_p="exponential").fit(X, y, sd)
+    with pytest.raises(ValueError, match="kernel_p='polynomial'") as e:
+        MarginalTransferClassifier(solver="rf", kernel_p="polynomial").fit(X, y, sd)
+    assert "normalize_p" not in str(e.value)
+
+
+def _standard_draws(V, kernel):
+    """Frequencies times the bandwidth: standard normal (rbf) or standard Cauchy (laplacian)."""
+    from scipy import stats
+
+    law = {"rbf": stats.norm, "laplacian": stats.cauchy}[kernel]
+    return stats.kstest(V.ravel(), law.cdf).pvalue
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_every_frequency_block_follows_its_kernels_law(kernel):
+    # V_x of kernel_x (pooling and marginal transfer) and W of kernel_emb: the Laplacian
+    # kernel's frequencies are Cauchy, the Gaussian's normal (unit bandwidth: V_x is drawn
+    # for x / sigma_x)
+    other = "laplacian" if kernel == "rbf" else "rbf"
+    pool, _ = _fit_q(PoolingClassifier, solver="rf", kernel_x=kernel, n_features=400)
+    assert _standard_draws(pool.V_x_, kernel) > 1e-3 > _standard_draws(pool.V_x_, other)
+    est, _ = _fit_q(solver="rf", kernel_x="laplacian", kernel_emb=kernel, n_features=50,
+                    n_features_emb=400)
+    W = est.W_ * est.sigma_emb_
+    assert _standard_draws(W, kernel) > 1e-3 > _standard_draws(W, other)
+    assert _standard_draws(est.V_x_, "laplacian") > 1e-3
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_frequency_blocks_are_reproducible_and_independent(kernel):
+    # one seed per block: the same random_state gives the same blocks, and no block repeats
+    # another's draws (a shared seed would make the embedding and the product frequencies
+    # the same numbers up to scale)
+    kw = dict(solver="rf", kernel_x=kernel, kernel_emb=kernel, n_features=30,
+              n_features_emb=30)
+    a, _ = _fit_q(**kw)
+    b, _ = _fit_q(**kw)
+    for name in ("W_", "V_x_", "V_p_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    raw = {"W": a.W_ * a.sigma_emb_, "V_x": a.V_x_, "V_p": a.V_p_}
+    names = list(raw)
+    for i, p in enumerate(names):
+        for q in names[i + 1:]:
+            shared = np.intersect1d(np.round(np.abs(raw[p]), 9), np.round(np.abs(raw[q]), 9))
+            assert shared.size == 0, (p, q, shared[:3])
+
+
+def test_a_model_with_one_support_row_still_predicts():
+    # a rank-one kernel (linear on one feature, pooling): one pivot row carries the model
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 1))
+    y, sd = 2.0 * X[:, 0], np.repeat([1, 2], 6)
+    est = _fit(PoolingRegressor, X, y, sd, kernel_x="linear", solver="exact", C=100.0)
+    assert est.support_vectors_.shape[0] == 1
+    pred = est.predict(X, sd + 10)
+    assert np.corrcoef(pred, y)[0, 1] > 0.99 and np.abs(pred).max() > 1.0
