@@ -35,10 +35,10 @@ kernel, measured 2026-11-24): caltech->amazon (2,081 rows), Gaussian kernel, def
 151 s (TCA 25, RF-TCA coef 52, R-TCA 43, RF-TCA 31); with ``--mus 1 100 10000``:
 webcam->dslr (452 rows) 11 / 19 / 32 s for rbf / laplacian / cauchy (the exact Laplacian and
 Cauchy Grams cost 8-25x the Gaussian one), amazon->dslr (1,115 rows) 35 / 117 / 141 s (R-TCA
-79 and 96 s of the last two: its ``transform`` forms the exact kernel again for every setting).
-The RF solves (``2N = 2,000``) cost about the same on every task above 1,000 rows; the exact
-ones grow as ``n^3``, so MNIST <-> USPS (3,800 rows) should cost about 6x caltech->amazon per
-kernel for TCA and R-TCA (an estimate, not run).
+79 and 96 s of the last two, before the exact adapters kept their test kernel in
+``memory=``). With that kept (2026-11-25): MNIST <-> USPS (3,800 rows) 171-180 / 220-235 /
+226-235 s per direction (search + oracle of the four methods; the searches of TCA 29-48 s, of
+R-TCA 79-111 s); the 12 Office and 2 MNIST tasks took 5,483 CPU s in all.
 ``--tasks`` (a subset, run in the given order), ``--ks`` and ``--mus`` (a smaller grid,
 recorded in the part key) fit a run into a budget; ``--part convergence`` checks, on one small
 task, that RF-TCA catches up with its exact counterpart as ``N`` grows.
