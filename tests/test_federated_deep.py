@@ -106,6 +106,13 @@ def test_job_config_applies_dataset_defaults_under_explicit_keys():
         "iterative", "cnn", "fcnn", "kernel")
     assert job_config({"dataset": "digits", "extractor": "mlp", "lam": 0.0})["extractor"] == "mlp"
     assert job_config({"dataset": "digits", "lam": 0.0})["lam"] == 0.0
+    # lam per target (leave-one-source-out choice), under the caller's keys
+    assert job_config({"dataset": "digits"})["lam"] == 0.3                # target "": usps
+    assert job_config({"dataset": "digits", "target": "usps"})["lam"] == 0.3
+    assert job_config({"dataset": "digits", "target": "mnist"})["lam"] == 0.1
+    assert job_config({"dataset": "digits", "target": "uci"})["lam"] == 0.1
+    assert job_config({"dataset": "digits", "target": "mnist", "lam": 1.0})["lam"] == 1.0
+    assert job_config({"target": "mnist"})["lam"] == 1.0                 # not digits
     plain = job_config({})
     assert (plain["extractor"], plain["classifier"], plain["protocol"]) == (
         "none", "linear", "oneshot")
