@@ -5,7 +5,9 @@ hyper-parameter at a time. Much of each fit does not depend on the searched para
 kernel matrix (TCA across ``mu``), SCA's problem and the Cholesky factor of its ``delta``-free
 denominator (across ``beta`` and ``delta``), the random-feature statistics (RF-TCA / RF-SCA
 across every setting), and the eigen-solve of each setting, of which every smaller
-``n_components`` is a truncation (nested leading eigenvectors). An adapter given
+``n_components`` is a truncation (nested leading eigenvectors); and, for the exact adapters,
+the kernel between the rows a ``transform`` is asked for and the training rows (the same
+training and validation rows are embedded once per candidate). An adapter given
 ``memory=FitMemory()`` stores those pieces there and finds them again on the next fit. A new
 setting is solved for the most components asked so far of the same adapter class (at most what
 its problem allows, :meth:`FitMemory.nested_solve`), so that, once the largest
@@ -37,7 +39,8 @@ Decisions
   (default 1 GiB); an entry larger than the budget alone is not stored, so a fit too large to
   share leaves no memory behind.
 * **Same results.** A fit with memory returns what a fit without returns: the same arrays
-  (kernel, problem, factorisation, statistics), and eigenpairs from the same solver, except
+  (kernel, problem, factorisation, statistics; a kept test kernel equals the blocked one to
+  round-off), and eigenpairs from the same solver, except
   that they may come from a solve for more components (truncated): equal up to the sign of
   each component and to the solver's tolerance (round-off for the dense solver; ``1e-10``
   relative for ARPACK, see :mod:`shiftlearn._linalg`; with ``eigen_solver="auto"`` the larger
