@@ -85,6 +85,8 @@ def test_fit_source_cv_uses_source_labels_only_and_equals_a_plain_search():
     again = fit_source_cv(SCA(bandwidth=2.0), grid, X, y, sd, cv=5, memory=mem)
     np.testing.assert_array_equal(again.cv_results_["mean_test_score"], res["mean_test_score"])
     assert mem.hits > 0 and mem.nbytes == 0
+    with pytest.raises(TypeError, match="memory must be a FitMemory or None, got 'big'"):
+        fit_source_cv(SCA(bandwidth=2.0), grid, X, y, sd, cv=5, memory="big")
     # the held-out (validation) rows of every fold are labeled source rows + the targets
     for train, val in SourceKFold(5).split(X, y, groups=sd):
         assert np.all(sd[train][y[train] == -1] < 0) and set(np.flatnonzero(sd < 0)) <= set(val)

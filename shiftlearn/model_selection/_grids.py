@@ -104,7 +104,11 @@ def fit_source_cv(adapter, grid: dict, X, y, sample_domain=None, classifier=None
     if not param_grid:
         return DomainAdaptationClassifier(adapter, clf).fit(X, y, sample_domain)
     X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification")
-    memory = FitMemory() if memory is None else memory
+    if memory is None:
+        memory = FitMemory()
+    elif not isinstance(memory, FitMemory):
+        raise TypeError(f"memory must be a FitMemory or None, got {memory!r}; pass "
+                        "FitMemory(max_bytes=...) for a larger budget.")
     search = GridSearchCV(DomainAdaptationClassifier(adapter, clf, memory=memory), param_grid,
                           cv=SourceKFold(cv, random_state=random_state), verbose=verbose)
     try:
