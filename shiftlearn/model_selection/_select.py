@@ -188,9 +188,9 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         How much the best adapter's validation estimate must exceed no adaptation's for the
         selector to adapt: a number in the criterion's units, or ``"se"``, the best adapter's
         standard error over the folds (its ``std / sqrt(n_splits)``, the one-standard-error
-        rule). With ``0.0`` the best estimate wins (ties go to no adaptation). ``shiftlearn
-        adapt`` uses ``"se"``: a lead within the folds' noise is not evidence that adapting
-        helps.
+        rule). With ``0.0`` the best estimate wins (ties go to no adaptation). ``"se"`` is the
+        cautious choice (``shiftlearn adapt --margin se``): a lead within the folds' noise is
+        not evidence that adapting helps.
     memory : "auto", FitMemory or None, default="auto"
         ``"auto"``: a new :class:`~shiftlearn.adaptation.FitMemory` for each ``fit``, shared
         by every candidate and fold and emptied at the end (see the module docstring); a
