@@ -451,10 +451,16 @@ def test_a_test_task_with_a_training_task_rows_gets_its_training_task_kernel(ker
         np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
 
 
-def test_indicator_tau_zero_on_a_batch_without_ids_warns_once():
+def _indicator_tau_zero():
+    """The exact indicator model with tau = 0 (nothing shared between tasks) and its data."""
     X, y, sd = _tasks((12, 10, 15), seed=4)
     est = _fit(MarginalTransferClassifier, X, y, sd, solver="exact", kernel_p="indicator",
                random_state=0)
+    return est, (X, y, sd)
+
+
+def test_indicator_tau_zero_on_a_batch_without_ids_warns_once():
+    est, (X, y, sd) = _indicator_tau_zero()
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         f = est.decision_function(X[:12])
@@ -655,9 +661,7 @@ def test_training_solves_the_dual_of_the_documented_product_kernel(kernel_p, kw)
 
 def test_marginal_warnings_point_at_the_callers_line():
     """(Deselected in the mutation run: mutmut's trampoline is the caller there.)"""
-    X, y, sd = _tasks((12, 10, 15), seed=4)
-    est = _fit(MarginalTransferClassifier, X, y, sd, solver="exact", kernel_p="indicator",
-               random_state=0)
+    est, (X, y, sd) = _indicator_tau_zero()
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         est.decision_function(X[:12])                            # indicator, tau=0, no ids
