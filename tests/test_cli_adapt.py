@@ -340,3 +340,24 @@ def test_header_option(tmp_path, capsys):
     # forced: each file's first data line becomes its column names, which then differ
     assert cli.main([*base, "--header", "yes"]) == 2
     assert "feature columns ['" in _one_error_line(capsys)
+
+
+@pytest.mark.parametrize("spec,words", [(None, "label column 'y' (the last column)."),
+                                        ("y", "label column 'y'.")])
+def test_report_names_the_label_column_not_the_label_value_minus_one(tmp_path, capsys, spec,
+                                                                     words):
+    # labels -1/+1 and the default --label-column -1 (the last column): the report must not
+    # read "label column '-1'", which looks like the label value -1
+    Xs, ys, Xt, _ = _shifted_blobs(n=15)
+    ys = np.where(ys == 0, -1, 1)
+    src = _write_csv(tmp_path / "src.csv", Xs, ys, names=("y",))
+    tgt = _write_csv(tmp_path / "tgt.csv", Xt)
+    rep = tmp_path / "r.md"
+    args = ["adapt", str(src), "--target", str(tgt), "--method", "raw", "--permutations", "20",
+            "--out", str(tmp_path / "p.csv"), "--report", str(rep)]
+    if spec is not None:
+        args += ["--label-column", spec]
+    assert cli.main(args) == 0
+    assert words in rep.read_text() and "label column '-1'" not in rep.read_text()
+    data = json.loads(rep.with_suffix(".json").read_text())
+    assert data["label_column"] == (spec or "-1") and data["label_name"] == "y"

@@ -33,6 +33,19 @@ def _label(method: str) -> str:
     return "no adaptation" if method == "none" else method
 
 
+def _label_column_words(rep: dict) -> str:
+    """The label column as the report names it: the header name the files resolved it to, and
+    the position when ``--label-column`` gave one (its default ``-1`` is the last column, not
+    the label value -1)."""
+    spec, name = rep["label_column"], rep.get("label_name")
+    try:
+        pos = int(spec)
+    except ValueError:
+        return repr(spec)
+    where = "the last column" if pos == -1 else f"column {pos}"
+    return f"{name!r} ({where})" if name else where
+
+
 def decision(rep: dict) -> str:
     """One sentence: what was chosen (or asked for), and on what evidence."""
     sel = rep.get("selection")
@@ -83,7 +96,7 @@ def markdown(rep: dict) -> str:
     for d in rep["domains"]:
         L.append(f"| {d['role']} {d['id']} | `{d['file']}` | {d['rows']} | {d['labeled']} | "
                  f"{d['classes']} |")
-    L += ["", f"{rep['n_features']} features; label column {rep['label_column']!r}."]
+    L += ["", f"{rep['n_features']} features; label column {_label_column_words(rep)}."]
     if rep.get("notes"):
         L += ["", "Notes from reading the files:", ""] + [f"* {n}" for n in rep["notes"]]
     sel = rep.get("selection")
@@ -190,7 +203,7 @@ def html(rep: dict, pictures: dict[str, bytes]) -> str:
     doc.table(["domain", "role", "file", "rows", "labeled", "classes"],
               [[d.get("name", d["id"]), d["role"], d["file"], d["rows"], d["labeled"],
                 d["classes"]] for d in rep["domains"]])
-    doc.paragraph(f"{rep['n_features']} features; label column {rep['label_column']!r}.",
+    doc.paragraph(f"{rep['n_features']} features; label column {_label_column_words(rep)}.",
                   cls="muted")
     if sel is not None:
         doc.heading("Which method?")
