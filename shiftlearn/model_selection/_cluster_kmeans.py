@@ -57,6 +57,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._linalg import leading_eigh
+from ..adaptation._dask import is_dask
 from ..kernels import (
     gamma_from_sigma,
     kernel_matrix,
@@ -102,12 +103,28 @@ class _KernelOperator:
     Phi: np.ndarray | None = None      # explicit features / Nyström block
     M: np.ndarray | None = None        # pseudo-inverse of the landmark kernel (float64)
 
+    @property
+    def dtype(self):
+        """Precision of the kernel's products (the data's: float32 stays float32)."""
+        return (self.K if self.K is not None else self.Phi).dtype
+
+    def phi_t(self, W: np.ndarray) -> np.ndarray:
+        """``Phi^T W`` in float64 (``W``: ``n x k``); cluster sums when ``W`` is one-hot."""
+        return np.asarray(self.Phi.T @ W.astype(self.Phi.dtype, copy=False), dtype=np.float64)
+
+    def phi(self, V: np.ndarray) -> np.ndarray:
+        """``Phi V`` in float64 (``V``: ``q x k`` or ``(q,)``), one value per row."""
+        return np.asarray(self.Phi @ V.astype(self.Phi.dtype, copy=False), dtype=np.float64)
+
+    def phi_sum(self) -> np.ndarray:
+        """Column sums of ``Phi`` in float64, shape ``(q, 1)``."""
+        return np.asarray(self.Phi.sum(axis=0, dtype=np.float64))[:, None]
+
     def matvec(self, W: np.ndarray) -> np.ndarray:
         """``K @ W`` (float64)."""
         if self.K is not None:
             return np.asarray(self.K @ W, dtype=np.float64)
-        U = np.asarray(self.Phi.T @ W.astype(self.Phi.dtype), dtype=np.float64)
-        return np.asarray(self.Phi @ self._mul_M(U).astype(self.Phi.dtype), dtype=np.float64)
+        return self.phi(self._mul_M(self.phi_t(W)))
 
     def _mul_M(self, U: np.ndarray) -> np.ndarray:
         return U if self.M is None else self.M @ U
@@ -178,7 +195,8 @@ class _State:
 
 def _cluster_sums(op, labels, k, prev):
     n = labels.shape[0]
-    moved = None if prev is None or prev.U is None else np.flatnonzero(prev.labels != labels)
+    moved = None if prev is None or prev.U is None or not isinstance(op.Phi, np.ndarray) \
+        else np.flatnonzero(prev.labels != labels)
     if moved is not None and moved.size < n // 8:
         U = prev.U.copy()
         rows = op.Phi[moved]
@@ -186,9 +204,9 @@ def _cluster_sums(op, labels, k, prev):
             U[:, j] += rows[labels[moved] == j].sum(axis=0, dtype=np.float64)
             U[:, j] -= rows[prev.labels[moved] == j].sum(axis=0, dtype=np.float64)
         return U
-    W = np.zeros((n, k), dtype=op.Phi.dtype)
+    W = np.zeros((n, k), dtype=op.dtype)
     W[np.arange(n), labels] = 1.0
-    return np.asarray(op.Phi.T @ W, dtype=np.float64)
+    return op.phi_t(W)
 
 
 def _stats(op: _KernelOperator, labels: np.ndarray, k: int, prev: _State | None = None,
@@ -209,7 +227,7 @@ def _stats(op: _KernelOperator, labels: np.ndarray, k: int, prev: _State | None 
         MU = op._mul_M(U)
         G = U.T @ MU
         if need_D or k != 2:
-            KW = np.asarray(op.Phi @ MU.astype(op.Phi.dtype), dtype=np.float64)
+            KW = op.phi(MU)
     G = 0.5 * (G + G.T)
     within = np.diag(G)
     psi = float(op.diag.sum() - np.sum(within / s))
@@ -221,7 +239,7 @@ def _stats(op: _KernelOperator, labels: np.ndarray, k: int, prev: _State | None 
             st.delta = st.D[:, 1] - st.D[:, 0]
     else:   # two clusters, factored kernel: one matrix-vector product
         z = MU[:, 1] / s[1] - MU[:, 0] / s[0]
-        Kz = np.asarray(op.Phi @ z.astype(op.Phi.dtype), dtype=np.float64)
+        Kz = op.phi(z)
         c = within / s**2
         st.delta = -2.0 * Kz + (c[1] - c[0])
         st.colsum = op.diag.sum() - 2.0 * G.sum(axis=0) / s + n * c
@@ -271,7 +289,7 @@ def _ssq_total(op: _KernelOperator) -> float:
     if op.K is not None:
         total = float(op.K.sum(dtype=np.float64))
     else:
-        u = np.asarray(op.Phi.sum(axis=0, dtype=np.float64))[:, None]
+        u = op.phi_sum()
         total = float((u.T @ op._mul_M(u)).item())
     return float(op.diag.sum() - total / n)
 
@@ -316,7 +334,7 @@ def _lloyd(op, codes, labels, k, bounds, solver, max_iter, tol, ssq):
     mmd_init = mmds[0]
     converged = False
     n_iter = 0
-    dtype = op.K.dtype if op.K is not None else op.Phi.dtype
+    dtype = op.dtype
     eps = (1e-12 if dtype == np.float64 else 1e-7) * max(1.0, float(np.abs(op.diag).sum()))
     for _ in range(max_iter):
         n_iter += 1
@@ -413,7 +431,8 @@ def constrained_kernel_kmeans(
     >>> int(res.labels.sum()), bool(res.mmd2[0] > res.mmd2_init[0])
     (50, True)
     """
-    F = np.asarray(F)
+    if not is_dask(F):          # a Dask F comes with its operator (ClusterSplit): never gathered
+        F = np.asarray(F)
     if F.ndim != 2:
         raise ValueError(f"F must be 2-D, got shape {F.shape}.")
     n = F.shape[0]

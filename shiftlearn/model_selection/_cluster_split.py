@@ -11,6 +11,8 @@ from sklearn.model_selection import BaseCrossValidator
 from sklearn.model_selection._split import GroupsConsumerMixin
 
 from .._validation import check_X
+from ..adaptation._dask import is_dask
+from ._cluster_dask import dask_features, dask_kernel_operator, to_memory
 from ._cluster_kmeans import constrained_kernel_kmeans, kernel_operator
 from ._splitters import DomainAwareSplit, LeaveOneDomainOut, constraint_codes
 
@@ -52,7 +54,9 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         Soft-constraint tolerance ``tau`` (Eq. 17); a dict maps group index (in sorted order of
         the constraint groups) to its ``tau``. 0 = hard constraints (the paper's experiments).
     n_landmarks : int or None, default=None
-        Nyström landmarks ``q`` (RBF only); ``None`` forms the full ``n × n`` kernel.
+        Nyström landmarks ``q`` (RBF only); ``None`` forms the full ``n × n`` kernel. A Dask
+        array ``X`` needs it (or ``kernel="linear"``): the kernel products then run block by
+        block where the blocks live and ``X`` is never gathered (``_cluster_dask``).
     featurizer : fitted transformer or callable, default=None
         The MMD is measured in ``featurizer.transform(X)`` (or ``featurizer(X)``); the paper
         uses the model's own features. ``None``: the rows of ``X``.
@@ -130,12 +134,12 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         return int(self.n_splits)
 
     def _features(self, X) -> np.ndarray:
-        X = check_X(X)
+        X = dask_features(X) if is_dask(X) else check_X(X)
         if self.featurizer is None:
             return X
         F = self.featurizer.transform(X) if hasattr(self.featurizer, "transform") \
             else self.featurizer(X)
-        F = check_X(F, name="featurizer output")
+        F = dask_features(F) if is_dask(F) else check_X(F, name="featurizer output")
         if F.shape[0] != X.shape[0]:
             raise ValueError(f"The featurizer returned {F.shape[0]} rows for {X.shape[0]} inputs.")
         return F
@@ -168,6 +172,8 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
             :class:`~shiftlearn.model_selection.DomainAwareSplit`). The diagnostics
             (``labels_``, ``mmd2_``, ...) then refer to the labeled source rows.
         """
+        # a Dask X stays in its blocks; its labels and domain ids are O(n) and read here
+        y, groups, sample_domain = to_memory(y), to_memory(groups), to_memory(sample_domain)
         if LeaveOneDomainOut._da_mode(y, groups, sample_domain):
             yield from self._split_da(X, y, groups, sample_domain)
             return
@@ -180,8 +186,9 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         codes = constraint_codes(y, groups, stratify, F.shape[0])
         rng = np.random.default_rng(self.random_state)
         k = 2 if self.n_splits == 1 else int(self.n_splits)
-        op, self.gamma_ = kernel_operator(F, kernel=self.kernel, gamma=self.gamma,
-                                          n_landmarks=self.n_landmarks, random_state=rng)
+        make_operator = dask_kernel_operator if is_dask(F) else kernel_operator
+        op, self.gamma_ = make_operator(F, kernel=self.kernel, gamma=self.gamma,
+                                        n_landmarks=self.n_landmarks, random_state=rng)
         res = constrained_kernel_kmeans(
             F, codes, n_clusters=k, test_size=self.test_size, tolerance=self._tolerance(codes),
             solver=self.solver, max_iter=self.max_iter, tol=self.tol, n_init=self.n_init,

@@ -1,0 +1,204 @@
+"""``ClusterSplit`` on Dask arrays: kernel products per row block, the assignment here.
+
+Needs the ``dask`` extra. With a Dask ``X`` (or a featurizer that returns one),
+:class:`~shiftlearn.model_selection.ClusterSplit` clusters in a *factored* kernel
+``K = Phi M Phi^T`` whose ``Phi`` is never formed: every product the Lloyd loop needs
+(``Phi^T W``: the cluster sums, ``q x k``; ``Phi z``: one value per row; the column sums) is one
+task per row block of ``X`` that builds that block's ``Phi`` where the block lives (Nyström:
+``k(X_b, landmarks)``; linear kernel: ``X_b`` itself) and returns the small result. ``X`` is read
+twice per Lloyd iteration and never gathered. Any scheduler works (the threaded default, or a
+``distributed.Client``).
+
+Decisions:
+
+* **What is in memory.** The labels, the domain ids and the per-row quantities of the
+  assignment step (one float and one label per row: the constrained assignment sorts every
+  row of a group, and ``split`` returns index arrays): ``O(n)`` numbers, never ``O(n d)``.
+  ``y``, ``groups`` and ``sample_domain`` may be Dask or numpy; Dask ones are computed.
+* **Same split as numpy input** with the same ``random_state``: the same landmark rows (the
+  permutation scikit-learn's ``Nystroem`` draws, read with ``X[idx]``), the same bandwidth
+  rows (:func:`~shiftlearn.kernels.bandwidth_rows`), the same initial split; the block sums
+  are added in float64 (numpy input: one BLAS product in the data's precision), so the MMD
+  values agree to round-off and the labels are the same unless two rows tie (tested to 1e-8).
+* **Refused**, with the fix: the full ``n x n`` kernel (``n_landmarks=None`` with
+  ``kernel="rbf"``; set ``n_landmarks``), a callable kernel, and row blocks of unknown size.
+* **Rows are checked block by block** (finite numbers, as for numpy input) inside the tasks, so
+  a NaN stops the first pass with numpy's message.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from ..adaptation._dask import is_dask
+from ..kernels import bandwidth_rows, gamma_from_sigma, median_heuristic, rbf_kernel
+
+__all__ = ["DaskKernelOperator", "dask_features", "dask_kernel_operator", "to_memory"]
+
+
+def to_memory(a):
+    """``a`` as numpy (a Dask array is computed; ``None`` stays ``None``)."""
+    return a.compute() if is_dask(a) else a
+
+
+def _check_block(xb):
+    from sklearn.utils import check_array
+
+    return check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
+                       ensure_min_samples=0, input_name="X")
+
+
+def dask_features(X):
+    """A validated lazy 2-D Dask array: one column block, known row blocks, every block
+    checked as numpy input is (float32 kept, other numbers float64) when it is computed."""
+    import dask.array as da
+
+    X = da.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-dimensional X, got a Dask array of shape {X.shape}.")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError("X has unknown row-block sizes (NaN in X.chunks), so its rows cannot be "
+                         "matched with y and groups; call X.compute_chunk_sizes() first (or "
+                         "df.to_dask_array(lengths=True)).")
+    if X.shape[0] < 1:
+        raise ValueError("Found array with 0 sample(s) (shape=(0, ...)) while a minimum of 1 "
+                         "is required.")
+    if len(X.chunks[1]) != 1:
+        X = X.rechunk({1: -1})
+    dt = np.float32 if X.dtype == np.float32 else np.float64
+    return X.map_blocks(_check_block, dtype=dt, meta=np.empty((0, 0), dtype=dt))
+
+
+# ------------------------------------------------------------------- per-block products
+def _phi_block(xb, basis, sigma):
+    """``Phi`` of one block: the kernel to the landmarks, or the rows (linear kernel)."""
+    return xb if basis is None else rbf_kernel(xb, basis, sigma=sigma)
+
+
+def _t_dot_block(xb, wb, basis, sigma):
+    phi = _phi_block(xb, basis, sigma)
+    return np.asarray(phi.T @ wb.astype(phi.dtype, copy=False), dtype=np.float64)
+
+
+def _dot_block(xb, v, basis, sigma):
+    phi = _phi_block(xb, basis, sigma)
+    return np.asarray(phi @ v.astype(phi.dtype, copy=False), dtype=np.float64)
+
+
+def _sq_norms_block(xb):
+    return np.einsum("ij,ij->i", xb, xb, dtype=np.float64)
+
+
+def _sum_block(xb, basis, sigma):
+    return np.asarray(_phi_block(xb, basis, sigma).sum(axis=0, dtype=np.float64))
+
+
+class DaskKernelOperator:
+    """The factored clustering kernel ``Phi M Phi^T`` of a Dask ``X`` (the interface of
+    ``_cluster_kmeans._KernelOperator``): ``Phi``'s products computed block by block."""
+
+    K = None          # factored: no n x n matrix
+    Phi = None        # and no explicit Phi either (the numpy operator's shortcuts skip it)
+
+    def __init__(self, X, basis, sigma, M, n_landmarks: int | None):
+        import dask
+
+        self.X, self.M, self.kind = X, M, "linear" if basis is None else "nystroem"
+        self._blocks = X.to_delayed().ravel().tolist()
+        self._starts = np.cumsum((0,) + X.chunks[0])
+        # the landmarks travel once per worker (one graph key), not once per block
+        self._basis = None if basis is None else dask.delayed(basis, pure=True)
+        self._sigma = sigma
+        self.dtype = X.dtype
+        self.diag = (np.ones(X.shape[0], dtype=self.dtype) if basis is not None else
+                     self._diag_linear())
+
+    def _tasks(self, fn, *args, per_block=None):
+        import dask
+
+        task = dask.delayed(fn, pure=True)
+        out = []
+        for i, xb in enumerate(self._blocks):
+            extra = () if per_block is None else (per_block[self._starts[i]:self._starts[i + 1]],)
+            out.append(task(xb, *extra, *args))
+        return out
+
+    def _diag_linear(self):
+        import dask
+
+        return np.concatenate(dask.compute(*self._tasks(_sq_norms_block)))
+
+    def phi_t(self, W: np.ndarray) -> np.ndarray:
+        import dask
+
+        parts = self._tasks(_t_dot_block, self._basis, self._sigma, per_block=W)
+        return np.sum(dask.compute(*parts), axis=0)
+
+    def phi(self, V: np.ndarray) -> np.ndarray:
+        import dask
+
+        return np.concatenate(dask.compute(*self._tasks(_dot_block, V, self._basis,
+                                                        self._sigma)))
+
+    def phi_sum(self) -> np.ndarray:
+        import dask
+
+        return np.sum(dask.compute(*self._tasks(_sum_block, self._basis, self._sigma)),
+                      axis=0)[:, None]
+
+    def matvec(self, W: np.ndarray) -> np.ndarray:
+        return self.phi(self._mul_M(self.phi_t(W)))
+
+    def _mul_M(self, U: np.ndarray) -> np.ndarray:
+        return U if self.M is None else self.M @ U
+
+
+def dask_kernel_operator(X, *, kernel="rbf", gamma=None, n_landmarks=None, random_state=None
+                         ) -> tuple[DaskKernelOperator, float | None]:
+    """:func:`~shiftlearn.model_selection._cluster_kmeans.kernel_operator` for a Dask ``X``
+    (validated by :func:`dask_features`): the same landmarks, bandwidth and ``M`` as numpy
+    input with the same ``random_state``, ``Phi`` left in the blocks."""
+    from sklearn.utils import check_random_state
+
+    from ..kernels import nystroem, sigma_from_gamma
+
+    n, d = X.shape
+    if kernel == "linear":
+        return DaskKernelOperator(X, None, None, None, None), None
+    if callable(kernel) or kernel != "rbf":
+        raise ValueError(f"ClusterSplit on a Dask array needs kernel='rbf' (with n_landmarks) "
+                         f"or 'linear', got {kernel!r}: a callable kernel forms the n x n "
+                         "matrix.")
+    if n_landmarks is None:
+        raise ValueError(f"ClusterSplit on a Dask array ({n} rows) needs n_landmarks (Nyström, "
+                         "e.g. n_landmarks=500): n_landmarks=None forms the full n x n kernel.")
+    if gamma is None:
+        gamma_ = 1.0 / d
+    elif isinstance(gamma, str):
+        idx = bandwidth_rows(n)
+        rows = (X if idx is None else X[idx]).compute()   # only the rows the rule reads
+        gamma_ = gamma_from_sigma(median_heuristic(rows, rule=gamma, random_state=0))
+    elif isinstance(gamma, Real) and not isinstance(gamma, bool) and np.isfinite(gamma) \
+            and gamma > 0:
+        gamma_ = float(gamma)
+    else:
+        raise ValueError(f"gamma must be None, a positive float or a bandwidth rule name, "
+                         f"got {gamma!r}.")
+    if not isinstance(n_landmarks, Integral) or n_landmarks < 1:
+        raise ValueError(f"n_landmarks must be a positive integer or None, got {n_landmarks!r}.")
+    q = int(min(n_landmarks, n))
+    sigma = sigma_from_gamma(gamma_)
+    ny = nystroem(q, sigma, random_state=random_state)
+    # the rows scikit-learn's Nystroem.fit(X) takes: its permutation of the n rows, first q
+    idx = check_random_state(ny.random_state).permutation(n)[:q]
+    basis = X[idx].compute()
+    # fitted on these q rows, Nystroem permutes them again with the same seed: pre-arrange them
+    # so that its landmarks come out in numpy input's order (K_qq^+ is computed by an SVD whose
+    # round-off depends on the order; with an ill-conditioned K_qq the order shows at 1e-8)
+    pre = np.empty_like(basis)
+    pre[check_random_state(ny.random_state).permutation(q)] = basis
+    ny.fit(pre)
+    N = np.asarray(ny.normalization_, dtype=np.float64)
+    return DaskKernelOperator(X, np.asarray(ny.components_), sigma, N.T @ N, q), gamma_
