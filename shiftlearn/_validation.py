@@ -33,6 +33,7 @@ __all__ = [
     "UNLABELED_CLASS",
     "check_X",
     "check_X_y_domain",
+    "check_y_domain",
     "check_sample_domain",
     "require_y",
     "check_unlabeled_convention",
@@ -333,7 +334,35 @@ def check_X_y_domain(
     [1, 1, -2, -2]
     """
     X = check_X(X, dtype=dtype, estimator=estimator, reset=True)
-    n = X.shape[0]
+    y, sd = check_y_domain(y, sample_domain, X.shape[0], task=task,
+                           allow_unlabeled_source=allow_unlabeled_source,
+                           require_source=require_source, require_target=require_target,
+                           allow_target_labels=allow_target_labels,
+                           min_samples_per_domain=min_samples_per_domain)
+    return X, y, sd
+
+
+def check_y_domain(
+    y,
+    sample_domain,
+    n: int,
+    *,
+    task: Literal["classification", "regression", "auto"] = "auto",
+    allow_unlabeled_source: bool = False,
+    require_source: bool = True,
+    require_target: bool = False,
+    allow_target_labels: bool = True,
+    min_samples_per_domain: int = 1,
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """The ``y`` and ``sample_domain`` half of :func:`check_X_y_domain` for ``n`` rows (the
+    same rules and messages; for rows that are checked elsewhere, e.g. block by block on
+    Dask). Returns ``(y, sample_domain)``.
+
+    Examples
+    --------
+    >>> check_y_domain([0, 1, -1], None, 3)[1].tolist()
+    [1, 1, -2]
+    """
     if y is not None:
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
@@ -381,4 +410,4 @@ def check_X_y_domain(
                              "labeled rows; mask them with y = -1 (or NaN).")
         if require_source and np.all(unl):
             raise ValueError("y has no labeled row.")
-    return X, y, sd
+    return y, sd

@@ -46,13 +46,18 @@ from .._validation import UNLABELED_CLASS, check_sample_domain, check_unlabeled_
 from ..kernels import bandwidth_rows
 from ._rf_stats import RFStats, rf_stats
 
-__all__ = ["fit_dask", "is_dask", "rf_stats_dask", "transform_dask"]
+__all__ = ["fit_dask", "is_dask", "rf_stats_dask", "to_memory", "transform_dask"]
 
 
 
 def is_dask(obj) -> bool:
     """Whether ``obj`` is a Dask collection (without importing dask)."""
     return hasattr(obj, "__dask_graph__")
+
+
+def to_memory(a):
+    """``a`` in memory: a Dask collection is computed; anything else is returned as is."""
+    return a.compute() if is_dask(a) else a
 
 
 def _block_stats(xb, yb, sb, omega, chunk_size, dtype, name):

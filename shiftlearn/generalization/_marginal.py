@@ -293,7 +293,9 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     def predict(self, X, sample_domain=None):
         """Labels; the rows of each ``sample_domain`` id form one test task (None: one task)."""
         D = self.decision_function(X, sample_domain)
-        idx = (D > 0).astype(int) if D.ndim == 1 else np.argmax(D, axis=1)
+        idx = (D > 0).astype(int) if D.ndim == 1 else D.argmax(axis=1)
+        if hasattr(idx, "__dask_graph__"):      # a Dask X: labels stay lazy
+            return idx.map_blocks(self.classes_.take, dtype=self.classes_.dtype)
         return self.classes_[idx]
 
     def score(self, X, y, sample_domain=None, sample_weight=None):

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._param_validation import check_params
 from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
 from ..adaptation._base import user_stacklevel
+from ..adaptation._dask import is_dask, to_memory
 from ..kernels import median_heuristic, rff_weights
 from ._embedding import (
     canonical_task_kernel,
@@ -113,19 +114,18 @@ class _MarginalTransferBase(BaseEstimator):
         return float(self.tol)
 
     # ------------------------------------------------------------------------------- fit
-    def _check_fit_input(self, X, y, sample_domain):
+    def _training_y(self, y) -> np.ndarray:
+        """``y`` as a 1-D array (a column is raveled with a warning); ``None`` refused."""
         require_y(y, self, " (training tasks must be labeled).")
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
                           "raveled.", DataConversionWarning, stacklevel=user_stacklevel())
             y = y.ravel()
-        X, y, sd = check_X_y_domain(X, y, sample_domain, task=self._task_kind,
-                                    allow_unlabeled_source=True, require_source=False,
-                                    estimator=self)
-        keep = labeled_training_rows(y, sd, self._task_kind, type(self).__name__)
-        if not keep.all():
-            X, y, sd = X[keep], y[keep], sd[keep]
+        return y
+
+    def _training_tasks(self, sd: np.ndarray):
+        """``(ids, inv, counts)`` of the training tasks; tasks below ``min_task_size`` refused."""
         ids, inv, counts = np.unique(sd, return_inverse=True, return_counts=True)
         small = counts < self.min_task_size
         if np.any(small):
@@ -134,8 +134,19 @@ class _MarginalTransferBase(BaseEstimator):
             raise ValueError(f"Too few points per task: {bad}; each task needs at least "
                              f"min_task_size={self.min_task_size} points to embed its "
                              "marginal distribution.")
+        return ids, inv.astype(np.int64), counts
+
+    def _check_fit_input(self, X, y, sample_domain):
+        y = self._training_y(y)
+        X, y, sd = check_X_y_domain(X, y, sample_domain, task=self._task_kind,
+                                    allow_unlabeled_source=True, require_source=False,
+                                    estimator=self)
+        keep = labeled_training_rows(y, sd, self._task_kind, type(self).__name__)
+        if not keep.all():
+            X, y, sd = X[keep], y[keep], sd[keep]
+        ids, inv, counts = self._training_tasks(sd)
         order = np.argsort(inv, kind="stable")  # rows grouped task by task
-        return X[order], y[order], inv[order].astype(np.int64), ids, counts
+        return X[order], y[order], inv[order], ids, counts
 
     def _weights(self, task, counts) -> np.ndarray:
         if self._param("weighting", "task") == "point":
@@ -188,6 +199,11 @@ class _MarginalTransferBase(BaseEstimator):
         return int(min(M, max(1, np.ceil(float(m) * M))))
 
     def _fit(self, X, y, sample_domain):
+        if is_dask(X):      # statistics per block where the blocks live (generalization/_dask)
+            from ._dask import fit_rf_dask
+
+            return fit_rf_dask(self, X, y, sample_domain)
+        y, sample_domain = to_memory(y), to_memory(sample_domain)
         check_params(self)
         if self.solver == "rf":
             self._choose_solver(0)  # the cross-parameter errors, before any work
@@ -330,8 +346,9 @@ class _MarginalTransferBase(BaseEstimator):
                 "the random-feature solver. Use sampling='gaussian' (i.i.d. frequencies of "
                 "each kernel's law), an rbf kernel, or solver='nystroem'.")
 
-    def _fit_rf(self, X, Y, task, c, rng, pooling, ke):
-        N, d = self.n_tasks_, X.shape[1]
+    def _draw_rf(self, d: int, rng, pooling: bool, ke: str) -> int:
+        """The frequencies of the RF solver (``W_``, ``V_x_``, ``V_p_``; they depend on the
+        embeddings' width, not their values); returns the linear model's seed."""
         L, Q = self._param("n_features_emb", 100), self.n_features
         seeds = rng.integers(2**31 - 1, size=3)
         kx = self.kernel_x
@@ -339,20 +356,32 @@ class _MarginalTransferBase(BaseEstimator):
         if pooling:
             self.V_x_ = self._rff_weights(d, Q, 1.0, seeds[0], kx)
             self.V_p_, self.ZP_, self.sigma_p_ = None, None, None
-        else:
-            self.W_ = (self._rff_weights(d, L, self.sigma_emb_, seeds[1], ke)
-                       if ke != "linear" else None)
-            self.ZP_ = rff_embeddings(X, task, N, self.W_, dtype=_RF_DTYPE)
-            if kx == "rbf":  # one Gaussian kernel on (x / sigma_x, Z_P / sigma_p): joint draw
-                V = self._rff_weights(d + self.ZP_.shape[1], Q, 1.0, seeds[0])
-                self.V_x_, self.V_p_ = V[:d], V[d:]
-            else:  # the product of two kernels: independent frequency blocks
-                self.V_x_ = self._rff_weights(d, Q, 1.0, seeds[0], kx)
-                self.V_p_ = self._rff_weights(self.ZP_.shape[1], Q, 1.0, int(seeds[0]) + 1)
-            self.sigma_p_ = resolve_sigma(
-                self._param("sigma_p", "median"),
-                lambda: median_heuristic(self.ZP_) if N >= 2 else 1.0, "sigma_p")
-        self.linear_model_ = self._linear_model(int(seeds[2]), "rf")
+            return int(seeds[2])
+        self.W_ = (self._rff_weights(d, L, self.sigma_emb_, seeds[1], ke)
+                   if ke != "linear" else None)
+        width = d if self.W_ is None else 2 * self.W_.shape[1]   # Z_P: task means of x, or RFF
+        if kx == "rbf":  # one Gaussian kernel on (x / sigma_x, Z_P / sigma_p): joint draw
+            V = self._rff_weights(d + width, Q, 1.0, seeds[0])
+            self.V_x_, self.V_p_ = V[:d], V[d:]
+        else:  # the product of two kernels: independent frequency blocks
+            self.V_x_ = self._rff_weights(d, Q, 1.0, seeds[0], kx)
+            self.V_p_ = self._rff_weights(width, Q, 1.0, int(seeds[0]) + 1)
+        return int(seeds[2])
+
+    def _set_embeddings(self, ZP: np.ndarray):
+        """``ZP_`` (training tasks' embeddings) and the bandwidth ``sigma_p_`` between them."""
+        self.ZP_ = ZP
+        self.sigma_p_ = resolve_sigma(
+            self._param("sigma_p", "median"),
+            lambda: median_heuristic(self.ZP_) if self.n_tasks_ >= 2 else 1.0, "sigma_p")
+
+    def _fit_rf(self, X, Y, task, c, rng, pooling, ke):
+        seed = self._draw_rf(X.shape[1], rng, pooling, ke)
+        if not pooling:
+            self._set_embeddings(rff_embeddings(X, task, self.n_tasks_, self.W_,
+                                                dtype=_RF_DTYPE))
+        Q = self.n_features
+        self.linear_model_ = self._linear_model(seed, "rf")
         # liblinear converts its input to float64; the Newton solver works on float32
         out = (np.empty((X.shape[0], 2 * Q), dtype=_RF_DTYPE)
                if isinstance(self.linear_model_, _SquaredHingeNewtonSVC) else None)
@@ -365,10 +394,14 @@ class _MarginalTransferBase(BaseEstimator):
     def _group_test(self, X, sample_domain):
         check_is_fitted(self, "solver_")
         X = check_X(X, estimator=self, reset=False)
+        return (X,) + self._test_tasks(X.shape[0], sample_domain)
+
+    def _test_tasks(self, n: int, sample_domain):
+        """``(task, ids, n_test)`` of ``n`` test rows; warns about seen and tiny tasks."""
         if sample_domain is None:
-            task, ids = np.zeros(X.shape[0], dtype=np.int64), None
+            task, ids = np.zeros(n, dtype=np.int64), None
         else:
-            sd = check_sample_domain(sample_domain, X.shape[0])
+            sd = check_sample_domain(sample_domain, n)
             ids, inv = np.unique(sd, return_inverse=True)
             task = inv.astype(np.int64)
             seen = np.intersect1d(ids, self.domains_)
@@ -381,10 +414,16 @@ class _MarginalTransferBase(BaseEstimator):
         if not self._pooling():
             warn_small_test_tasks(type(self).__name__, np.bincount(task, minlength=n_test), ids,
                                   self._param("min_predict_task_size", MIN_PREDICT_TASK_SIZE))
-        return X, task, ids, n_test
+        return task, ids, n_test
 
     def _raw_decision(self, X, sample_domain) -> np.ndarray:
-        """``(n, n_outputs)`` decision values; each test task embedded from its own rows."""
+        """``(n, n_outputs)`` decision values; each test task embedded from its own rows.
+        A Dask ``X`` gives a lazy Dask array (``generalization/_dask.py``)."""
+        if is_dask(X):
+            from ._dask import decision_dask
+
+            return decision_dask(self, X, sample_domain)
+        sample_domain = to_memory(sample_domain)
         X, task, ids, n_test = self._group_test(X, sample_domain)
         pooling = self._pooling()
         if self.solver_ == "rf":

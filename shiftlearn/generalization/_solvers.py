@@ -51,6 +51,7 @@ from sklearn.svm import LinearSVC, LinearSVR
 
 __all__ = [
     "FACTOR_RTOL",
+    "DenseDesign",
     "LandmarkFactor",
     "expansion_coef",
     "kernel_svm",
@@ -241,7 +242,55 @@ def kernel_svr(K: np.ndarray, y: np.ndarray, c: np.ndarray, *, epsilon: float = 
     return (beta, n_iter) if return_n_iter else beta
 
 
-def linear_squared_hinge_newton(Z: np.ndarray, y: np.ndarray, c: np.ndarray, *,
+class DenseDesign:
+    """The rows ``Z`` of :func:`linear_squared_hinge_newton`, in memory. The solver reaches its
+    rows only through these methods, so the same Newton loop runs on rows held in blocks
+    elsewhere (``generalization/_dask.py``: one pass over the blocks per call)."""
+
+    def __init__(self, Z: np.ndarray):
+        self.Z = Z
+        self._Za = None
+
+    @property
+    def dtype(self):
+        return self.Z.dtype
+
+    @property
+    def n_rows(self) -> int:
+        return self.Z.shape[0]
+
+    @property
+    def n_columns(self) -> int:
+        return self.Z.shape[1]
+
+    def max_sq_norm(self) -> float:
+        """``max_a ||z_a||^2`` (float)."""
+        return float(np.max(np.einsum("ij,ij->i", self.Z, self.Z), initial=0.0))
+
+    def as_float64(self) -> DenseDesign:
+        return DenseDesign(self.Z.astype(np.float64))
+
+    def gradient_part(self, act: np.ndarray, r: np.ndarray, s: np.ndarray | None = None
+                      ) -> np.ndarray:
+        """``Z_I^T r`` (float64) over the active rows ``act`` (``r``: one value per active
+        row); keeps ``Z_I`` for the :meth:`hessian` of the same step (whose ``s`` a design of
+        rows held elsewhere uses to build it in the same pass)."""
+        self._Za = self.Z[act]
+        return (self._Za.T @ r.astype(self.Z.dtype)).astype(np.float64)
+
+    def hessian(self, act: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """``Z_I^T diag(s^2) Z_I`` (float64; ``s = sqrt(2 c_I)``), in ``Z``'s precision."""
+        Za = self._Za if self._Za is not None else self.Z[act]
+        self._Za = None
+        Zs = Za * s.astype(self.Z.dtype)[:, None]
+        return (Zs.T @ Zs).astype(np.float64)  # A^T A: numpy calls BLAS syrk (half the flops)
+
+    def matvec(self, d: np.ndarray) -> np.ndarray:
+        """``Z d`` (float64), one value per row."""
+        return (self.Z @ d.astype(self.Z.dtype)).astype(np.float64)
+
+
+def linear_squared_hinge_newton(Z, y: np.ndarray, c: np.ndarray, *,
                                 tol: float = 1e-4, max_iter: int = 50,
                                 return_n_iter: bool = False):
     """Primal squared-hinge linear SVM without intercept, by finite Newton (Keerthi & DeCoste
@@ -252,7 +301,9 @@ def linear_squared_hinge_newton(Z: np.ndarray, y: np.ndarray, c: np.ndarray, *,
     takes the exact step length along ``d`` (1-D Newton on the piecewise-linear derivative).
     The matrix products run in ``Z``'s dtype (float32 features halve the cost); the gradient
     and margins are accumulated in float64. Fast when rows >> features: one step costs
-    ``O(|I| D^2 + D^3)``. Stops when ``||g|| <= tol ||g(0)||``.
+    ``O(|I| D^2 + D^3)``. Stops when ``||g|| <= tol ||g(0)||``. ``Z`` is an array or a design
+    object with :class:`DenseDesign`'s methods (rows held in blocks elsewhere: the margins,
+    ``y`` and ``c``, one number per row, stay here).
 
     Examples
     --------
@@ -263,34 +314,33 @@ def linear_squared_hinge_newton(Z: np.ndarray, y: np.ndarray, c: np.ndarray, *,
     """
     c = np.asarray(c, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    D = Z.shape[1]
+    Z = Z if hasattr(Z, "gradient_part") else DenseDesign(Z)
+    D = Z.n_columns
     # the Hessian's entries are up to 2 max(c) max ||z||^2: they must be finite in float64
     # (C = 1e300 hung); products run in float64 where sqrt(2 c) |z| leaves float32's range
-    scale = 2.0 * float(c.max(initial=0.0)) * float(np.max(np.einsum("ij,ij->i", Z, Z),
-                                                            initial=0.0))
+    scale = 2.0 * float(c.max(initial=0.0)) * Z.max_sq_norm()
     if not np.isfinite(scale) or scale > 1e200:
         raise ValueError(f"The squared-hinge costs are too large (2 max(c) max||z||^2 = "
                          f"{scale:.3g} overflows the Newton system): lower C (or rescale the "
                          "features).")
     if Z.dtype == np.float32 and scale > 1e30:
-        Z = Z.astype(np.float64)
+        Z = Z.as_float64()
     w = np.zeros(D)
-    margin = np.zeros(Z.shape[0])  # y * (Z w)
+    margin = np.zeros(Z.n_rows)  # y * (Z w)
     g0 = None
     n_iter = 0
     for _ in range(max_iter):
         act = np.flatnonzero(margin < 1.0)
-        Za = Z[act]
         r = c[act] * y[act] * (1.0 - margin[act])
-        g = w - 2.0 * (Za.T @ r.astype(Z.dtype)).astype(np.float64)
+        s = np.sqrt(2.0 * c[act])
+        g = w - 2.0 * Z.gradient_part(act, r, s)
         gnorm = float(np.linalg.norm(g))
         if g0 is None:
             g0 = gnorm
         if gnorm <= tol * g0:
             break
         n_iter += 1
-        Zs = Za * np.sqrt(2.0 * c[act]).astype(Z.dtype)[:, None]
-        H = (Zs.T @ Zs).astype(np.float64)  # A^T A: numpy calls BLAS syrk (half the flops)
+        H = Z.hessian(act, s)
         H[np.diag_indices(D)] += 1.0
         try:
             d = solve(H, -g, assume_a="pos", overwrite_a=True, check_finite=False)  # Cholesky
@@ -299,16 +349,15 @@ def linear_squared_hinge_newton(Z: np.ndarray, y: np.ndarray, c: np.ndarray, *,
                 raise ValueError("The squared-hinge Newton system is numerically singular "
                                  f"(costs up to {float(c.max()):.3g}): lower C.") from None
             # large costs: float32 rounding of Z^T Z made H indefinite; redo in float64
-            Z = Z.astype(np.float64)
-            Zs = Z[act] * np.sqrt(2.0 * c[act])[:, None]
-            H = Zs.T @ Zs
+            Z = Z.as_float64()
+            H = Z.hessian(act, s)
             H[np.diag_indices(D)] += 1.0
             try:
                 d = solve(H, -g, assume_a="pos", overwrite_a=True, check_finite=False)
             except LinAlgError:
                 raise ValueError("The squared-hinge Newton system is numerically singular "
                                  f"(costs up to {float(c.max()):.3g}): lower C.") from None
-        delta = y * (Z @ d.astype(Z.dtype)).astype(np.float64)
+        delta = y * Z.matvec(d)
         # exact line search, 1-D Newton on the piecewise-linear derivative
         # phi'(t) = w.d + t d.d - 2 sum_{m + t delta < 1} c delta (1 - m - t delta)
         wd, dd, t = float(w @ d), float(d @ d), 1.0

@@ -32,15 +32,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..adaptation._dask import is_dask
 from ..kernels import bandwidth_rows, gamma_from_sigma, median_heuristic, rbf_kernel
 
-__all__ = ["DaskKernelOperator", "dask_features", "dask_kernel_operator", "to_memory"]
-
-
-def to_memory(a):
-    """``a`` as numpy (a Dask array is computed; ``None`` stays ``None``)."""
-    return a.compute() if is_dask(a) else a
+__all__ = ["DaskKernelOperator", "dask_features", "dask_kernel_operator"]
 
 
 def _check_block(xb):
