@@ -136,6 +136,31 @@ def test_dev_reads_the_probability_column_by_class_not_by_value():
         DeepEmbeddedValidation()(b, X[va], y2[va]), rel=1e-10)
 
 
+def test_dev_ties_exactly_when_every_held_out_row_is_right_with_certainty():
+    """1NN is certain: with every held-out source row right, the losses sit at the 1e-15 clip
+    and the risk is round-off. Rounded to DEV_DECIMALS, two different embeddings score the
+    same 0.0 (no last-bit tie-break); one wrong row costs far more than the rounding."""
+    from shiftlearn.model_selection._scorers import DEV_DECIMALS
+
+    rng = np.random.default_rng(0)
+    y = np.r_[np.repeat([0, 1], 60), -np.ones(60, int)]
+    X = np.r_[rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 8.0,
+              rng.normal(size=(60, 2)) + 4.0]
+    sd = np.r_[np.ones(120, int), -2 * np.ones(60, int)]
+    dev = DeepEmbeddedValidation(random_state=0)
+    raw = DomainAdaptationClassifier(None, KNeighborsClassifier(1)).fit(X, y, sd)
+    sca = DomainAdaptationClassifier(SCA(n_components=2), KNeighborsClassifier(1)).fit(X, y, sd)
+    a, b = dev(raw, X, y, sample_domain=sd), dev(sca, X, y, sample_domain=sd)
+    assert a == b == 0.0 and str(a) == "0.0"                  # not -0.0
+    y_bad = y.copy()
+    y_bad[:120] = np.where(np.arange(120) == 7, 1 - y[:120], y[:120])  # row 7 mislabeled
+    one_wrong = DomainAdaptationClassifier(None, KNeighborsClassifier(1)).fit(X, y_bad, sd)
+    # row 7 is held out by the split or not; either way a mislabeled neighbour is a wrong row
+    scores = [DeepEmbeddedValidation(random_state=r)(one_wrong, X, y, sample_domain=sd)
+              for r in range(5)]
+    assert min(scores) < -1e-3 and 10.0 ** -DEV_DECIMALS < 1e-3
+
+
 def test_mixval_intra_is_one_for_a_linear_binary_classifier():
     # the two ends predicted in one class lie in one half-space: so does their mix
     rng = np.random.default_rng(1)

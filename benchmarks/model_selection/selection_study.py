@@ -150,7 +150,7 @@ def peer_candidates(clf_name: str) -> list[tuple[str, object, dict]]:
 
     return [
         ("CORAL", pipe(skada.CORALAdapter()), {"coraladapter__reg": ["auto", 1.0]}),
-        ("SA", pipe(skada.SubspaceAlignmentAdapter()),
+        ("SA", pipe(skada.SubspaceAlignmentAdapter(random_state=0)),
          {"subspacealignmentadapter__n_components": [10, 30]}),
         # JDOT refits its classifier with sample weights, which 1NN does not take (nor, under
         # metadata routing, a scaler pipeline): it always uses a plain logistic regression
