@@ -97,3 +97,29 @@ def test_write_results_uses_the_callers_folder_and_name(bench_path, tmp_path, mo
     monkeypatch.setenv(common.SCRATCH_ENV, str(tmp_path / "scratch"))
     md = common.write_results("rf_demo", "T", "body", {}, machine, script=script)
     assert md == tmp_path / "scratch" / "rf_demo.md"
+
+
+def test_regenerate_compares_results_and_skips_timings(bench_path):
+    """benchmarks/regenerate.py: equal results are identical whatever the timings; a changed
+    accuracy or label differs; a last-bit change is round-off."""
+    regen = _import(BENCH / "regenerate.py")
+    old = {"title": "T", "command": "python x.py", "machine": {"cpu": "a"},
+           "results": {"rows": [{"method": "TCA", "accuracy": 0.5, "fit_s": 1.0,
+                                 "wall / HGB 1 thr": 2.0, "peak MB": 300}],
+                       "timings": {"total": 3.0}, "best": "TCA", "nan": float("nan")}}
+    new = json.loads(json.dumps(old))
+    new["command"], new["machine"] = "python y.py", {"cpu": "b"}
+    new["results"]["rows"][0].update({"fit_s": 9.0, "wall / HGB 1 thr": 7.0, "peak MB": 1})
+    new["results"]["timings"]["total"] = 4.0
+    res = regen.compare(old, new)
+    assert res["verdict"] == "identical" and res["n_diffs"] == 0
+    assert res["compared"] == 5 and res["skipped"] == 4      # title, method, accuracy, best, nan
+    new["results"]["rows"][0]["accuracy"] = 0.5 * (1 + 1e-12)
+    assert regen.compare(old, new)["verdict"] == "round-off"
+    new["results"]["rows"][0]["accuracy"] = 0.51
+    new["results"]["best"] = "SCA"
+    res = regen.compare(old, new)
+    assert res["verdict"] == "differs" and res["n_diffs"] == 2
+    assert res["diffs"][0][0] == "/results/best"
+    new["results"]["rows"].append({})
+    assert "<2 items>" in str(regen.compare(old, new)["diffs"])

@@ -1,0 +1,198 @@
+"""Does a published table regenerate from its script? (issue #16)
+
+For each published results file given, rerun the command it records (its ``"command"``) in a
+scratch folder (``SHIFTLEARN_BENCH_RESULTS``, so nothing published is touched and resumable
+scripts start without their checkpoints), then compare the new JSON with the published one,
+leaf by leaf:
+
+* **skipped**, by key name (the key or any key above it): what is not meant to repeat — times,
+  rates, speed-ups and other timing ratios, memory, load, dates, the machine, the command
+  (``VOLATILE`` below; the report counts them);
+* **compared**: every other number (exactly; NaN equals NaN) and every other string (labels,
+  choices, verdicts).
+
+Verdicts: ``identical`` (every compared leaf equal), ``round-off`` (numbers within a relative
+``1e-9``, strings equal), ``differs`` (the first differences are listed). Checks are kept in
+``benchmarks/results/_regenerate_parts.json`` and the table ``benchmarks/results/regenerate.md``
+is rebuilt after each one. BLAS runs on one thread (``--threads``), the setting of the
+published timing runs: a different thread count may change a matrix product's last bits.
+
+    python benchmarks/regenerate.py benchmarks/kernels/results/kernels_sanity.json [...]
+    python benchmarks/regenerate.py --report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import PartsFile, header, markdown_table, write_results  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+#: key names whose values (and everything below them) are not expected to repeat
+VOLATILE = re.compile(
+    r"time|timing|wall|cpu|second|(^|[ _(])(s|ms|min)($|[ _)])|\(s\)|/s\b"
+    r"|speed|ratio|faster|slower|load|date|machine|command|\bmb\b|\bgb\b|rss|memory|peak"
+    r"|throughput|elapsed|warm|compile|per row|duration",
+    re.IGNORECASE)
+ROUND_OFF = 1e-9
+
+
+def _walk(old, new, path, out):
+    """Compare two JSON values; append to ``out`` (a dict of counters and differences)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in sorted(set(old) | set(new), key=str):
+            p = f"{path}/{k}"
+            if VOLATILE.search(str(k)):
+                out["skipped"] += 1
+                out["skipped_keys"].add(str(k))
+                continue
+            if k not in old or k not in new:
+                out["diffs"].append((p, old.get(k, "<missing>"), new.get(k, "<missing>")))
+                continue
+            _walk(old[k], new[k], p, out)
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            out["diffs"].append((path, f"<{len(old)} items>", f"<{len(new)} items>"))
+        for i, (a, b) in enumerate(zip(old, new, strict=False)):
+            _walk(a, b, f"{path}[{i}]", out)
+        return
+    out["compared"] += 1
+    num = (int, float)
+    if isinstance(old, num) and isinstance(new, num) and not isinstance(old, bool):
+        if old == new or (math.isnan(old) and math.isnan(new)):
+            return
+        rel = abs(old - new) / max(abs(old), abs(new), 1e-300)
+        out["max_rel"] = max(out["max_rel"], rel)
+        if rel > ROUND_OFF:
+            out["diffs"].append((path, old, new))
+        else:
+            out["round_off"] += 1
+        return
+    if old != new:
+        out["diffs"].append((path, old, new))
+
+
+def compare(old: dict, new: dict) -> dict:
+    """Counters and differences between two results JSONs (``results`` and ``title``)."""
+    out = {"compared": 0, "skipped": 0, "skipped_keys": set(), "round_off": 0, "max_rel": 0.0,
+           "diffs": []}
+    _walk({"title": old.get("title"), "results": old.get("results")},
+          {"title": new.get("title"), "results": new.get("results")}, "", out)
+    verdict = ("differs" if out["diffs"] else "round-off" if out["round_off"] else "identical")
+    return {"verdict": verdict, "compared": out["compared"], "skipped": out["skipped"],
+            "skipped_keys": sorted(out["skipped_keys"]), "max_rel": out["max_rel"],
+            "n_diffs": len(out["diffs"]),
+            "diffs": [(p, repr(a)[:60], repr(b)[:60]) for p, a, b in out["diffs"][:8]]}
+
+
+#: scripts renamed on 2026-11-24 (benchmarks/README.md, "Former names") whose results files
+#: still record the former name
+FORMER = {"bench_tca_vs_skada.py": "subspace_tca_vs_skada.py",
+          "bench_rfsca_accuracy.py": "rf_sca_accuracy.py",
+          "accuracy_subspace.py": "subspace_accuracy.py",
+          "baselines_raw_1nn.py": "datasets_raw_1nn.py",
+          "read_table_speed.py": "datasets_read_table_speed.py"}
+
+
+def _script_of(command: str) -> list[str]:
+    """The recorded command as argv, the script found by name if it moved since the run."""
+    argv = shlex.split(command)
+    if argv and argv[0].startswith("python"):
+        argv[0] = sys.executable
+    for i, a in enumerate(argv):
+        if a.endswith(".py") and not (ROOT / a).exists():
+            name = Path(a).name
+            name = FORMER.get(name, name.removeprefix("bench_"))
+            found = sorted(ROOT.glob(f"benchmarks/**/{name}"))
+            if len(found) == 1:
+                argv[i] = str(found[0].relative_to(ROOT))
+    return argv
+
+
+def check(results_json: Path, threads: int) -> dict:
+    published = json.loads(results_json.read_text())
+    argv = _script_of(published["command"])
+    with tempfile.TemporaryDirectory(prefix="regenerate_") as tmp:
+        env = dict(os.environ, SHIFTLEARN_BENCH_RESULTS=tmp, OMP_NUM_THREADS=str(threads),
+                   OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        env.setdefault("SHIFTLEARN_DATA", str(ROOT.parent / "shared" / "data"))
+        t0 = time.perf_counter()
+        proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        rerun = Path(tmp) / results_json.name
+        if proc.returncode != 0 or not rerun.exists():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            return {"file": str(results_json.relative_to(ROOT)), "command": published["command"],
+                    "verdict": f"rerun failed (rc {proc.returncode})", "wall_s": wall,
+                    "error": " | ".join(tail)}
+        res = compare(published, json.loads(rerun.read_text()))
+    res.update({"file": str(results_json.relative_to(ROOT)), "command": published["command"],
+                "wall_s": wall})
+    return res
+
+
+def report(parts: dict, machine: dict) -> None:
+    rows = []
+    for key in sorted(parts):
+        r = parts[key]
+        rows.append({"results file": f"`{r['file']}`", "verdict": f"**{r['verdict']}**",
+                     "numbers and labels compared": r.get("compared", ""),
+                     "skipped (timing etc.)": r.get("skipped", ""),
+                     "max relative difference": (f"{r['max_rel']:.1e}" if r.get("max_rel")
+                                                 else "0" if "max_rel" in r else ""),
+                     "rerun (s)": round(r["wall_s"], 1)})
+    body = [f"{len(parts)} published results files rerun from the command they record, in a "
+            "scratch folder, one BLAS thread; the JSONs compared leaf by leaf (see "
+            "`benchmarks/regenerate.py`: timing, memory, load, date and machine keys skipped).",
+            "", markdown_table(rows, list(rows[0]) if rows else []), ""]
+    for key in sorted(parts):
+        r = parts[key]
+        if r["verdict"] not in ("identical", "round-off"):
+            body += [f"### `{r['file']}`: {r['verdict']}", ""]
+            if "error" in r:
+                body += [f"Error: `{r['error']}`", ""]
+            for p, a, b in r.get("diffs", []):
+                body.append(f"* `{p}`: {a} -> {b}")
+            if r.get("n_diffs", 0) > len(r.get("diffs", [])):
+                body.append(f"* ... {r['n_diffs']} differences in all")
+            body.append("")
+    keys = sorted({k for r in parts.values() for k in r.get("skipped_keys", [])})
+    body += ["Keys skipped (and everything below them): " + ", ".join(f"`{k}`" for k in keys)]
+    write_results("regenerate", "Published tables rerun from their scripts (issue #16)",
+                  "\n".join(body), {"checks": parts}, machine)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("results", nargs="*", type=Path, help="published results .json files")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--report", action="store_true", help="only rebuild the table")
+    args = ap.parse_args()
+    machine = header("Published tables rerun from their scripts")
+    store = PartsFile(Path(__file__).resolve().parent / "results" / "_regenerate_parts.json")
+    for f in args.results:
+        f = f.resolve()
+        print(f"rerunning {f.relative_to(ROOT)} ...", flush=True)
+        res = check(f, args.threads)
+        print(f"  {res['verdict']} ({res.get('compared', 0)} compared, "
+              f"{res.get('skipped', 0)} skipped, {res['wall_s']:.0f} s)", flush=True)
+        for p, a, b in res.get("diffs", []):
+            print(f"    {p}: {a} -> {b}")
+        store.save(str(f.relative_to(ROOT)), res)
+    report(store.load(), machine)
+
+
+if __name__ == "__main__":
+    main()
