@@ -91,6 +91,16 @@ def test_federated_bad_settings_are_one_line(setting, message, capsys):
     assert line.startswith("shiftlearn federated simulate: error: ") and message in line
 
 
+def test_federated_bad_setting_names_the_data_sets_default(capsys):
+    """dataset=digits brings rounds=100: a bad rounds names that default, not the generic 5,
+    whatever the order of the --set items."""
+    for sets in (["dataset=digits", "rounds=ten"], ["rounds=ten", "dataset=digits"]):
+        line = _error(["federated", "simulate", "--set", *sets], capsys)
+        assert line.endswith("rounds takes a whole number (default 100 with dataset=digits).")
+    line = _error(["federated", "simulate", "--set", "dataset=digits", "lam=-1"], capsys)
+    assert "(default 0.3 with dataset=digits)" in line       # the target's lam (usps)
+
+
 def test_federated_settings_are_typed_as_the_defaults():
     job = federated.parse_sets(["rounds=3", "lr=0.5", "protocol=iterative", "sigma=1"])
     assert job == {"rounds": 3, "lr": 0.5, "protocol": "iterative", "sigma": 1.0}

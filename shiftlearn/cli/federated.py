@@ -159,10 +159,12 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     return p
 
 
-def _convert(key: str, text: str, default):
-    """``text`` as the type of ``default`` (bool, int, float or str), checked."""
+def _convert(key: str, text: str, default, shown: str | None = None):
+    """``text`` as the type of ``default`` (bool, int, float or str), checked; ``shown`` is the
+    default the message names (the data set's own, where it brings one)."""
     def bad(kind: str) -> ValueError:
-        return ValueError(f"--set {key}={text}: {key} takes {kind} (default {default!r}).")
+        return ValueError(f"--set {key}={text}: {key} takes {kind} "
+                          f"({shown or f'default {default!r}'}).")
     if isinstance(default, bool):
         low = text.strip().lower()
         if low not in ("true", "false", "1", "0", "yes", "no"):
@@ -192,7 +194,9 @@ def parse_sets(items: list[str] | None) -> dict:
     """``["rounds=50", ...]`` -> ``{"rounds": 50, ...}`` typed as the job's defaults."""
     from ..federated._jobs import DEFAULTS
 
-    out = {}
+    from ..federated._jobs import job_config
+
+    raw = []
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -200,7 +204,20 @@ def parse_sets(items: list[str] | None) -> dict:
         if key not in DEFAULTS:
             raise ValueError(f"--set {item}: unknown job key {key!r}; the keys are "
                              f"{', '.join(DEFAULTS)} (defaults: `shiftlearn federated keys`).")
-        out[key] = _convert(key, value, DEFAULTS[key])
+        raw.append((key, value))
+    given = dict(raw)
+    # the defaults this job starts from: a data set (and target) may bring their own
+    chosen = {k: given[k] for k in ("dataset", "target") if k in given}
+    try:
+        start = job_config(chosen)
+    except ValueError:                  # a bad data set or target: reported by the job itself
+        start = dict(DEFAULTS)
+    out = {}
+    for key, value in raw:
+        shown = None
+        if start[key] != DEFAULTS[key]:
+            shown = f"default {start[key]!r} with dataset={start['dataset']}"
+        out[key] = _convert(key, value, DEFAULTS[key], shown)
     return out
 
 
