@@ -192,9 +192,7 @@ def _convert(key: str, text: str, default, shown: str | None = None):
 
 def parse_sets(items: list[str] | None) -> dict:
     """``["rounds=50", ...]`` -> ``{"rounds": 50, ...}`` typed as the job's defaults."""
-    from ..federated._jobs import DEFAULTS
-
-    from ..federated._jobs import job_config
+    from ..federated._jobs import DEFAULTS, job_config
 
     raw = []
     for item in items or []:
