@@ -140,6 +140,8 @@ def test_dask_marginal_refusals_name_the_fix():
         MarginalTransferClassifier(**SQ).fit(Xd, y, np.r_[sd[:-1], 99])
     with pytest.raises(ValueError, match="X has 240 rows but y has 239"):
         MarginalTransferClassifier(**SQ).fit(Xd, y[:-1], sd)
+    with pytest.raises(ValueError, match=r"n_features=10000000 .* needs about"):
+        MarginalTransferClassifier(**{**SQ, "n_features": 10**7}).fit(Xd, y, sd)
     exact = MarginalTransferClassifier(solver="exact").fit(X, y, sd)
     with pytest.raises(ValueError, match="fitted with solver='exact'.*X.compute"):
         exact.predict(Xd, sd + 100)

@@ -41,7 +41,7 @@ from .._validation import check_y_domain
 from ..adaptation._dask import to_memory
 from ..kernels import bandwidth_rows, median_heuristic, rff_chunks
 from ._embedding import rff_product_features, task_rows
-from ._marginal_checks import labeled_training_rows, resolve_sigma
+from ._marginal_checks import check_rf_memory, labeled_training_rows, resolve_sigma
 
 __all__ = ["DaskRFDesign", "decision_dask", "fit_rf_dask"]
 
@@ -228,6 +228,9 @@ def fit_rf_dask(est, X, y, sample_domain):
     est._check_rf_sampling()
     Xd = _as_dask_X(X, est)
     n, d = Xd.shape
+    # the Newton system and one block's features (here and in a worker) must fit
+    check_rf_memory(type(est).__name__, max(Xd.chunks[0], default=0), d, int(est.n_features),
+                    int(est._param("n_features_emb", 100)))
     y = est._training_y(to_memory(y))
     y, sd = check_y_domain(y, to_memory(sample_domain), n, task=est._task_kind,
                            allow_unlabeled_source=True, require_source=False)
