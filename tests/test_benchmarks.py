@@ -116,6 +116,8 @@ def test_regenerate_compares_results_and_skips_timings(bench_path):
     assert res["compared"] == 5 and res["skipped"] == 4      # title, method, accuracy, best, nan
     new["results"]["rows"][0]["accuracy"] = 0.5 * (1 + 1e-12)
     assert regen.compare(old, new)["verdict"] == "round-off"
+    old["results"]["tiny"], new["results"]["tiny"] = 1e-14, 3e-14      # a round-off diagnostic
+    assert regen.compare(old, new)["verdict"] == "round-off"
     new["results"]["rows"][0]["accuracy"] = 0.51
     new["results"]["best"] = "SCA"
     res = regen.compare(old, new)
