@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))      # rf_scaling's gen
 
 import numpy as np  # noqa: E402
 import scipy.linalg  # noqa: E402
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 from rf_scaling import make_data  # noqa: E402
 from scipy.sparse.linalg import LinearOperator, cg  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
@@ -116,6 +116,7 @@ def measure(name, X, y, sd, k_list=(10, 30)):
     return row
 
 
+@progress()
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 3600, 8000])
@@ -124,7 +125,7 @@ def main(argv=None) -> None:
     machine = header("Exact SCA: the cost of an iterative solver")
     rows = []
     with threadpool_limits(limits=args.threads):
-        for n in args.sizes:
+        for n in track(args.sizes, "sizes"):
             rows.append(measure("synthetic d=50", *make_data(n)))
             if n <= 3600:
                 rows.append(measure("MNIST->USPS", *_digits(n)))
