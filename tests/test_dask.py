@@ -289,15 +289,6 @@ def test_dask_fit_reads_each_block_of_X_once(bandwidth):
 def test_docs_dask_example_runs():
     """The Dask example of docs/random_features.md (its lines are +SKIP for installs without
     dask) runs here, with its printed results checked."""
-    import doctest
-    import re
-    from pathlib import Path
+    from _docs_examples import run_skipped_example
 
-    page = (Path(__file__).parents[1] / "docs" / "random_features.md").read_text()
-    section = page.split("## Dask: fit without gathering", 1)[1].split("\n## ", 1)[0]
-    code = section.split("```python", 1)[1].split("```", 1)[0]
-    code = re.sub(r"\s*# doctest: \+SKIP", "", code)
-    test = doctest.DocTestParser().get_doctest(code, {}, "random_features.md#dask", None, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0 and runner.tries >= 12
+    assert run_skipped_example("random_features.md", "## Dask: fit without gathering") >= 12

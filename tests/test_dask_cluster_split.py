@@ -168,15 +168,6 @@ def test_dask_cluster_split_local_cluster():
 def test_docs_dask_cluster_split_example_runs():
     """The Dask example of docs/model_selection.md (its Dask lines are +SKIP for installs
     without dask) runs here, with its printed results checked."""
-    import doctest
-    import re
-    from pathlib import Path
+    from _docs_examples import run_skipped_example
 
-    page = (Path(__file__).parents[1] / "docs" / "model_selection.md").read_text()
-    section = page.split("### Data beyond memory: Dask", 1)[1].split("\n## ", 1)[0]
-    code = section.split("```python", 1)[1].split("```", 1)[0]
-    code = re.sub(r"\s*# doctest: \+SKIP", "", code)
-    test = doctest.DocTestParser().get_doctest(code, {}, "model_selection.md#dask", None, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0 and runner.tries >= 9
+    assert run_skipped_example("model_selection.md", "### Data beyond memory: Dask") >= 9

@@ -180,15 +180,6 @@ def test_dask_marginal_local_cluster():
 def test_docs_dask_marginal_example_runs():
     """The Dask example of docs/marginal_transfer.md (+SKIP lines for installs without dask)
     runs here, with its printed results checked."""
-    import doctest
-    import re
-    from pathlib import Path
+    from _docs_examples import run_skipped_example
 
-    page = (Path(__file__).parents[1] / "docs" / "marginal_transfer.md").read_text()
-    section = page.split("### Data beyond memory: Dask", 1)[1].split("\n## ", 1)[0]
-    code = section.split("```python", 1)[1].split("```", 1)[0]
-    code = re.sub(r"\s*# doctest: \+SKIP", "", code)
-    test = doctest.DocTestParser().get_doctest(code, {}, "marginal_transfer.md#dask", None, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0 and runner.tries >= 10
+    assert run_skipped_example("marginal_transfer.md", "### Data beyond memory: Dask") >= 10

@@ -46,7 +46,7 @@ from .._validation import UNLABELED_CLASS, check_sample_domain, check_unlabeled_
 from ..kernels import bandwidth_rows
 from ._rf_stats import RFStats, rf_stats
 
-__all__ = ["fit_dask", "is_dask", "rf_stats_dask", "to_memory", "transform_dask"]
+__all__ = ["dask_rows", "fit_dask", "is_dask", "rf_stats_dask", "to_memory", "transform_dask"]
 
 
 
@@ -132,19 +132,40 @@ def rf_stats_dask(X, y=None, sample_domain=None, omega: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------- validation
-def _as_2d(X):
+def _check_rows_block(xb, estimator):
+    from sklearn.utils import check_array
+
+    return check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
+                       ensure_min_samples=0, input_name="X", estimator=estimator)
+
+
+def dask_rows(X, *, matched: str = "y and sample_domain", estimator: str | None = None,
+              check_blocks: bool = False):
+    """``X`` as a 2-D Dask array with known row blocks and one column block, checked as numpy
+    input would be: a ``TypeError`` for a non-array (a Dask DataFrame names its fix), a
+    ``ValueError`` for the wrong dimension or unknown block sizes (``matched``: what its rows
+    must line up with). ``check_blocks``: each block is also validated lazily, when computed
+    (finite numbers, float32 kept, other types float64; ``estimator`` named)."""
     import dask.array as da
 
     if not isinstance(X, da.Array):
-        raise TypeError(f"X is a {type(X).__name__}; the random-feature adapters take a "
-                        "dask.array.Array (a Dask DataFrame: X = df.to_dask_array(lengths=True)).")
+        raise TypeError(f"X is a {type(X).__name__}; this takes a dask.array.Array (a Dask "
+                        "DataFrame: X = df.to_dask_array(lengths=True)).")
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-dimensional X, got a Dask array of shape {X.shape}.")
     if any(np.isnan(c) for c in X.chunks[0]):
-        raise ValueError("X has unknown row-block sizes (NaN in X.chunks), so its rows cannot be "
-                         "matched with y and sample_domain; call X.compute_chunk_sizes() first "
+        raise ValueError(f"X has unknown row-block sizes (NaN in X.chunks), so its rows cannot be "
+                         f"matched with {matched}; call X.compute_chunk_sizes() first "
                          "(or df.to_dask_array(lengths=True)).")
-    return X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
+    if X.shape[0] < 1:
+        raise ValueError("Found array with 0 sample(s) (shape=(0, ...)) while a minimum of 1 "
+                         "is required.")
+    if len(X.chunks[1]) != 1:
+        X = X.rechunk({1: -1})
+    if not check_blocks:
+        return X
+    dt = np.float32 if X.dtype == np.float32 else np.float64
+    return X.map_blocks(_check_rows_block, estimator, dtype=dt, meta=np.empty((0, 0), dtype=dt))
 
 
 def _as_1d(a, n: int, rows, what: str):
@@ -293,7 +314,7 @@ def fit_dask(est, X, y=None, sample_domain=None):
         raise ValueError(f"{name}(exact=True) solves on the n x n kernel of the training rows, "
                          "which a Dask array is meant to avoid; use exact=False (random "
                          "features, statistics per block), or fit on X.compute().")
-    X = _as_2d(X)
+    X = dask_rows(X)
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"n_samples={n}: {name} needs at least 2 training rows.")
@@ -331,7 +352,7 @@ def transform_dask(est, X):
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(est, "n_components_")
-    X = _as_2d(X)
+    X = dask_rows(X)
     name = type(est).__name__
     if X.shape[1] != est.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting "

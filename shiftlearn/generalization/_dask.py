@@ -38,36 +38,16 @@ import numpy as np
 
 from .._param_validation import check_params
 from .._validation import check_y_domain
-from ..adaptation._dask import to_memory
-from ..kernels import bandwidth_rows, median_heuristic, rff_chunks
+from ..adaptation._dask import dask_rows, to_memory
+from ..kernels import bandwidth_rows, rff_chunks
 from ._embedding import rff_product_features, task_rows
-from ._marginal_checks import check_rf_memory, labeled_training_rows, resolve_sigma
+from ._marginal_checks import check_rf_memory, labeled_training_rows
 
 __all__ = ["DaskRFDesign", "decision_dask", "fit_rf_dask"]
 
 
-def _check_block(xb, name):
-    from sklearn.utils import check_array
-
-    return check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
-                       ensure_min_samples=0, input_name="X", estimator=name)
-
-
 def _as_dask_X(X, est):
-    import dask.array as da
-
-    X = da.asarray(X)
-    name = type(est).__name__
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2-dimensional X, got a Dask array of shape {X.shape}.")
-    if any(np.isnan(c) for c in X.chunks[0]):
-        raise ValueError("X has unknown row-block sizes (NaN in X.chunks), so its rows cannot be "
-                         "matched with y and sample_domain; call X.compute_chunk_sizes() first "
-                         "(or df.to_dask_array(lengths=True)).")
-    if len(X.chunks[1]) != 1:
-        X = X.rechunk({1: -1})
-    dt = np.float32 if X.dtype == np.float32 else np.float64
-    return X.map_blocks(_check_block, name, dtype=dt, meta=np.empty((0, 0), dtype=dt))
+    return dask_rows(X, estimator=type(est).__name__, check_blocks=True)
 
 
 # ------------------------------------------------------------------------ per-block work
@@ -251,24 +231,12 @@ def fit_rf_dask(est, X, y, sample_domain):
     order = np.argsort(task, kind="stable")
     idx = bandwidth_rows(M)
     rows = Xd[order if idx is None else order[idx]].compute()
-    med = {}
-
-    def median(kernel):
-        if kernel not in med:
-            med[kernel] = median_heuristic(rows, kernel=kernel)
-        return med[kernel]
+    est._set_bandwidths(rows)          # <= 1,000 rows: the median rules read them all, in order
 
     from ._marginal_base import _RF_DTYPE
 
-    kx = est.kernel_x
-    est.sigma_x_ = (resolve_sigma(est.sigma_x, lambda: median(kx), "sigma_x")
-                    if kx != "linear" else None)
     ke = est._param("kernel_emb", "rbf")
     pooling = est._pooling()
-    est.sigma_emb_ = None
-    if not pooling and ke != "linear":
-        est.sigma_emb_ = resolve_sigma(est._param("sigma_emb", "median"),
-                                       lambda: median(ke), "sigma_emb")
     seed = est._draw_rf(d, rng, pooling, ke)
     if not pooling:
         est._set_embeddings(_embeddings(Xd, task, est.n_tasks_, est.W_, _RF_DTYPE))

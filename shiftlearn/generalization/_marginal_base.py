@@ -225,6 +225,18 @@ class _MarginalTransferBase(BaseEstimator):
         else:
             check_rf_memory(type(self).__name__, M, X.shape[1], int(self.n_features),
                             int(self._param("n_features_emb", 100)))
+        self._set_bandwidths(X)
+        ke = self._param("kernel_emb", "rbf")
+        pooling = self._pooling()
+        if self.solver_ == "rf":
+            self._fit_rf(X, Y, task, c, rng, pooling, ke)
+        else:
+            self._fit_kernel(X, Y, task, c, rng, pooling, ke)
+        return self
+
+    def _set_bandwidths(self, X: np.ndarray) -> None:
+        """``sigma_x_`` and ``sigma_emb_`` (numbers, or the median rule of each kernel on the
+        rows of ``X``, which it subsamples itself: a Dask fit passes those rows only)."""
         med = {}
 
         def median(kernel):  # computed once per kernel, shared by sigma_x and sigma_emb
@@ -236,16 +248,10 @@ class _MarginalTransferBase(BaseEstimator):
         self.sigma_x_ = (resolve_sigma(self.sigma_x, lambda: median(kx), "sigma_x")
                          if kx != "linear" else None)
         ke = self._param("kernel_emb", "rbf")
-        pooling = self._pooling()
         self.sigma_emb_ = None
-        if not pooling and ke != "linear" and self._kernel_p_kind() != "indicator":
+        if not self._pooling() and ke != "linear" and self._kernel_p_kind() != "indicator":
             self.sigma_emb_ = resolve_sigma(self._param("sigma_emb", "median"),
                                             lambda: median(ke), "sigma_emb")
-        if self.solver_ == "rf":
-            self._fit_rf(X, Y, task, c, rng, pooling, ke)
-        else:
-            self._fit_kernel(X, Y, task, c, rng, pooling, ke)
-        return self
 
     def _train_task_kernel(self, X, task, pooling, ke) -> np.ndarray:
         """``k_P`` between the training tasks (``N x N``); sets ``sigma_p_`` and the embedding

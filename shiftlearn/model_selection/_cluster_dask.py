@@ -28,41 +28,20 @@ Decisions:
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 
-from ..kernels import bandwidth_rows, gamma_from_sigma, median_heuristic, rbf_kernel
+from ..adaptation._dask import dask_rows
+from ..kernels import bandwidth_rows, rbf_kernel
 
 __all__ = ["DaskKernelOperator", "dask_features", "dask_kernel_operator"]
 
 
-def _check_block(xb):
-    from sklearn.utils import check_array
-
-    return check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
-                       ensure_min_samples=0, input_name="X")
-
-
 def dask_features(X):
-    """A validated lazy 2-D Dask array: one column block, known row blocks, every block
-    checked as numpy input is (float32 kept, other numbers float64) when it is computed."""
-    import dask.array as da
-
-    X = da.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2-dimensional X, got a Dask array of shape {X.shape}.")
-    if any(np.isnan(c) for c in X.chunks[0]):
-        raise ValueError("X has unknown row-block sizes (NaN in X.chunks), so its rows cannot be "
-                         "matched with y and groups; call X.compute_chunk_sizes() first (or "
-                         "df.to_dask_array(lengths=True)).")
-    if X.shape[0] < 1:
-        raise ValueError("Found array with 0 sample(s) (shape=(0, ...)) while a minimum of 1 "
-                         "is required.")
-    if len(X.chunks[1]) != 1:
-        X = X.rechunk({1: -1})
-    dt = np.float32 if X.dtype == np.float32 else np.float64
-    return X.map_blocks(_check_block, dtype=dt, meta=np.empty((0, 0), dtype=dt))
+    """A validated lazy 2-D Dask array (:func:`~shiftlearn.adaptation._dask.dask_rows`): one
+    column block, known row blocks, every block checked as numpy input is when computed."""
+    return dask_rows(X, matched="y and groups", check_blocks=True)
 
 
 # ------------------------------------------------------------------- per-block products
@@ -157,6 +136,7 @@ def dask_kernel_operator(X, *, kernel="rbf", gamma=None, n_landmarks=None, rando
     from sklearn.utils import check_random_state
 
     from ..kernels import nystroem, sigma_from_gamma
+    from ._cluster_kmeans import resolve_gamma
 
     n, d = X.shape
     if kernel == "linear":
@@ -168,18 +148,8 @@ def dask_kernel_operator(X, *, kernel="rbf", gamma=None, n_landmarks=None, rando
     if n_landmarks is None:
         raise ValueError(f"ClusterSplit on a Dask array ({n} rows) needs n_landmarks (Nyström, "
                          "e.g. n_landmarks=500): n_landmarks=None forms the full n x n kernel.")
-    if gamma is None:
-        gamma_ = 1.0 / d
-    elif isinstance(gamma, str):
-        idx = bandwidth_rows(n)
-        rows = (X if idx is None else X[idx]).compute()   # only the rows the rule reads
-        gamma_ = gamma_from_sigma(median_heuristic(rows, rule=gamma, random_state=0))
-    elif isinstance(gamma, Real) and not isinstance(gamma, bool) and np.isfinite(gamma) \
-            and gamma > 0:
-        gamma_ = float(gamma)
-    else:
-        raise ValueError(f"gamma must be None, a positive float or a bandwidth rule name, "
-                         f"got {gamma!r}.")
+    sub = bandwidth_rows(n)        # a rule reads only these rows (numpy input's subsample)
+    gamma_ = resolve_gamma(gamma, d, lambda: (X if sub is None else X[sub]).compute())
     if not isinstance(n_landmarks, Integral) or n_landmarks < 1:
         raise ValueError(f"n_landmarks must be a positive integer or None, got {n_landmarks!r}.")
     q = int(min(n_landmarks, n))

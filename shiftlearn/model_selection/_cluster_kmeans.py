@@ -130,6 +130,21 @@ class _KernelOperator:
         return U if self.M is None else self.M @ U
 
 
+def resolve_gamma(gamma, d: int, rows) -> float:
+    """The RBF ``gamma`` of ``ClusterSplit``: ``None`` -> ``1 / d``; a positive float; or a
+    bandwidth rule of :func:`shiftlearn.kernels.resolve_bandwidth` applied to ``rows()`` (a
+    callable, so the rows are only read for a rule; the rule subsamples them itself)."""
+    if gamma is None:
+        return 1.0 / d
+    if isinstance(gamma, str):
+        return gamma_from_sigma(resolve_bandwidth(gamma, rows(), random_state=0))
+    if isinstance(gamma, Real) and not isinstance(gamma, bool) and np.isfinite(gamma) \
+            and gamma > 0:
+        return float(gamma)
+    raise ValueError(f"gamma must be None, a positive float or a bandwidth rule name, "
+                     f"got {gamma!r}.")
+
+
 def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_landmarks=None,
                     random_state=None) -> tuple[_KernelOperator, float | None]:
     """The clustering kernel of features ``F`` as an operator; returns ``(op, gamma_)``.
@@ -147,16 +162,7 @@ def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_landmarks=None
         return _KernelOperator(diag=np.diag(K).copy(), kind="callable", K=K), None
     if kernel != "rbf":
         raise ValueError(f"Unknown kernel {kernel!r}; use 'rbf', 'linear' or a callable.")
-    if gamma is None:
-        gamma_ = 1.0 / d
-    elif isinstance(gamma, str):
-        gamma_ = gamma_from_sigma(resolve_bandwidth(gamma, F, random_state=0))
-    elif isinstance(gamma, Real) and not isinstance(gamma, bool) and np.isfinite(gamma) \
-            and gamma > 0:
-        gamma_ = float(gamma)
-    else:
-        raise ValueError(f"gamma must be None, a positive float or a bandwidth rule name, "
-                         f"got {gamma!r}.")
+    gamma_ = resolve_gamma(gamma, d, lambda: F)
     sigma = sigma_from_gamma(gamma_)
     if n_landmarks is None:
         K = rbf_kernel(F, sigma=sigma)
