@@ -40,12 +40,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import PartsFile, header, markdown_table, write_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-#: key names whose values (and everything below them) are not expected to repeat
+#: key names whose values (and everything below them) are not expected to repeat: words
+#: (any case; ``\b`` keeps ``configuration`` and ``n_candidates`` compared) ...
 VOLATILE = re.compile(
-    r"time|timing|wall|cpu|second|(^|[ _(])(s|ms|min)($|[ _)])|\(s\)|/s\b"
-    r"|speed|ratio|faster|slower|load|date|machine|command|\bmb\b|\bgb\b|rss|memory|peak"
-    r"|throughput|elapsed|warm|compile|per row|duration",
+    r"time|timing|wall|cpu|second|\((s|ms|min)\)|/s\b|speed|\bratio|faster|slower|\bload"
+    r"|\bdate|machine|command|\bmb\b|\bgb\b|rss|memory|peak|throughput|elapsed|warm|compile"
+    r"|per row|duration",
     re.IGNORECASE)
+#: ... and lower-case unit suffixes (``fit_s``, ``wall s``; not ``n_S`` or ``mean_s - mean_t``)
+VOLATILE_UNIT = re.compile(r"(^|[ _(])(s|ms)($|\))")
 ROUND_OFF = 1e-9
 #: absolute differences below this are round-off too (a diagnostic that is itself a round-off
 #: error, e.g. the 1e-14 "max |W_fed - W_central|" of the one-shot federation)
@@ -57,7 +60,7 @@ def _walk(old, new, path, out):
     if isinstance(old, dict) and isinstance(new, dict):
         for k in sorted(set(old) | set(new), key=str):
             p = f"{path}/{k}"
-            if VOLATILE.search(str(k)):
+            if VOLATILE.search(str(k)) or VOLATILE_UNIT.search(str(k)):
                 out["skipped"] += 1
                 out["skipped_keys"].add(str(k))
                 continue

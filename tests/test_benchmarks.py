@@ -113,6 +113,10 @@ def test_regenerate_compares_results_and_skips_timings(bench_path):
     new["results"]["timings"]["total"] = 4.0
     res = regen.compare(old, new)
     assert res["verdict"] == "identical" and res["n_diffs"] == 0
+    for key in ("configuration", "n_candidates", "n_S", "||mean_s - mean_t||", "min k"):
+        assert not (regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key)), key
+    for key in ("fit_s", "wall s", "time (s)", "rows/s", "speed-up", "date_utc", "peak MB"):
+        assert regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key), key
     assert res["compared"] == 5 and res["skipped"] == 4      # title, method, accuracy, best, nan
     new["results"]["rows"][0]["accuracy"] = 0.5 * (1 + 1e-12)
     assert regen.compare(old, new)["verdict"] == "round-off"
