@@ -283,14 +283,9 @@ def check_X_y_domain(
     y=None,
     sample_domain=None,
     *,
-    task: Literal["classification", "regression", "auto"] = "auto",
-    allow_unlabeled_source: bool = False,
-    require_source: bool = True,
-    require_target: bool = False,
-    allow_target_labels: bool = True,
-    min_samples_per_domain: int = 1,
     dtype=(np.float64, np.float32),
     estimator=None,
+    **rules,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """Validate ``(X, y, sample_domain)`` together and return clean arrays.
 
@@ -303,21 +298,16 @@ def check_X_y_domain(
         ``None`` means every row is unlabeled (then ``sample_domain`` is required).
     sample_domain : array-like of shape (n_samples,) or None
         Domain ids (positive = source, negative = target). Inferred from ``y`` if omitted.
-    task : {"classification", "regression", "auto"}
-        For classification, labels are cast to integers where they are integral.
-    allow_unlabeled_source : bool
-        If False, an unlabeled row in a source domain is an error (a labeled row in a
-        target domain is allowed: it is semi-supervised DA, unless ``allow_target_labels``
-        is False).
-    require_source, require_target : bool
-        Demand at least one source (resp. target) row.
-    allow_target_labels : bool
-        If False, a labeled row in a target (negative id) domain is an error.
-    min_samples_per_domain : int
-        Each domain present must have at least this many rows.
+    dtype : dtype or tuple of dtypes
+        Accepted dtypes of ``X`` (float32 is kept by default, other types become float64).
     estimator : estimator or None
         When given (in ``fit``), ``X`` goes through scikit-learn's ``validate_data(estimator,
         X, reset=True)``, which records ``n_features_in_`` and ``feature_names_in_``.
+    **rules
+        The rules on ``y`` and ``sample_domain``, passed to :func:`check_y_domain` (``task``,
+        ``allow_unlabeled_source``, ``require_source``, ``require_target``,
+        ``allow_target_labels``, ``min_samples_per_domain``; one home for them and their
+        messages).
 
     Returns
     -------
@@ -334,11 +324,7 @@ def check_X_y_domain(
     [1, 1, -2, -2]
     """
     X = check_X(X, dtype=dtype, estimator=estimator, reset=True)
-    y, sd = check_y_domain(y, sample_domain, X.shape[0], task=task,
-                           allow_unlabeled_source=allow_unlabeled_source,
-                           require_source=require_source, require_target=require_target,
-                           allow_target_labels=allow_target_labels,
-                           min_samples_per_domain=min_samples_per_domain)
+    y, sd = check_y_domain(y, sample_domain, X.shape[0], **rules)
     return X, y, sd
 
 
@@ -354,9 +340,28 @@ def check_y_domain(
     allow_target_labels: bool = True,
     min_samples_per_domain: int = 1,
 ) -> tuple[np.ndarray | None, np.ndarray]:
-    """The ``y`` and ``sample_domain`` half of :func:`check_X_y_domain` for ``n`` rows (the
-    same rules and messages; for rows that are checked elsewhere, e.g. block by block on
-    Dask). Returns ``(y, sample_domain)``.
+    """The ``y`` and ``sample_domain`` half of :func:`check_X_y_domain` for ``n`` rows (also
+    used alone where the rows are checked elsewhere, e.g. block by block on Dask). Returns
+    ``(y, sample_domain)``.
+
+    Parameters
+    ----------
+    y, sample_domain : array-like of shape (n,) or None
+        As in :func:`check_X_y_domain`.
+    n : int
+        Number of rows.
+    task : {"classification", "regression", "auto"}
+        For classification, labels are cast to integers where they are integral.
+    allow_unlabeled_source : bool
+        If False, an unlabeled row in a source domain is an error (a labeled row in a
+        target domain is allowed: it is semi-supervised DA, unless ``allow_target_labels``
+        is False).
+    require_source, require_target : bool
+        Demand at least one source (resp. target) row.
+    allow_target_labels : bool
+        If False, a labeled row in a target (negative id) domain is an error.
+    min_samples_per_domain : int
+        Each domain present must have at least this many rows.
 
     Examples
     --------
