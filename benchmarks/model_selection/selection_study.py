@@ -409,7 +409,7 @@ def main(argv=None):
     store = PartsFile(results_dir(__file__) / f"_selection_study_parts_r{args.max_rows}.json")
     t0 = time.perf_counter()
     # one BLAS thread: the fits are small (<= 800 rows), and with OpenBLAS's two threads the
-    # same run took 3-5x longer on the 2-core machine (caltech->amazon, 1NN: 380 s vs 78 s)
+    # same units took ~3x longer on the 2-core machine (caltech->webcam, 1NN: 184 s vs 63 s)
     with threadpool_limits(limits=1):
         _run(args, store)
     report(store.load(), machine, None if args.report else time.perf_counter() - t0)
