@@ -292,3 +292,23 @@ def test_docs_dask_example_runs():
     from _docs_examples import run_skipped_example
 
     assert run_skipped_example("random_features.md", "## Dask: fit without gathering") >= 12
+
+
+def test_to_memory_computes_shared_graphs_once():
+    """y and sample_domain derived from one Dask graph are computed by one dask.compute."""
+    from shiftlearn.adaptation._dask import to_memory
+
+    calls = []
+
+    def block(b):
+        calls.append(1)
+        return b
+
+    base = da.from_array(np.arange(8), chunks=4).map_blocks(block, dtype=int)
+    lazy_y, lazy_sd = base % 2, base - 10
+    calls.clear()                                        # dask's meta probe at graph build
+    y, sd, plain = to_memory(lazy_y, lazy_sd, [1, 2])
+    np.testing.assert_array_equal(y, np.arange(8) % 2)
+    np.testing.assert_array_equal(sd, np.arange(8) - 10)
+    assert plain == [1, 2] and len(calls) == 2           # two blocks, read once each
+    assert to_memory(None) is None

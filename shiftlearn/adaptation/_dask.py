@@ -46,7 +46,8 @@ from .._validation import UNLABELED_CLASS, check_sample_domain, check_unlabeled_
 from ..kernels import bandwidth_rows
 from ._rf_stats import RFStats, rf_stats
 
-__all__ = ["dask_rows", "fit_dask", "is_dask", "rf_stats_dask", "to_memory", "transform_dask"]
+__all__ = ["compute_per_block", "dask_rows", "fit_dask", "is_dask", "rf_stats_dask", "to_memory",
+           "transform_dask"]
 
 
 
@@ -55,9 +56,38 @@ def is_dask(obj) -> bool:
     return hasattr(obj, "__dask_graph__")
 
 
-def to_memory(a):
-    """``a`` in memory: a Dask collection is computed; anything else is returned as is."""
-    return a.compute() if is_dask(a) else a
+def to_memory(*objs):
+    """The arguments in memory: the Dask collections among them computed together (one
+    ``dask.compute``, so a graph they share runs once), anything else returned as is. One
+    argument gives one value, several a tuple."""
+    lazy = [i for i, o in enumerate(objs) if is_dask(o)]
+    out = list(objs)
+    if lazy:
+        import dask
+
+        for i, value in zip(lazy, dask.compute(*[objs[i] for i in lazy]), strict=True):
+            out[i] = value
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def compute_per_block(X, fn, *args, per_block=()) -> list:
+    """``fn(block_i, *parts_i, *args)`` for every row block ``i`` of the Dask array ``X``,
+    computed together (one ``dask.compute``), in block order. Each ``per_block`` entry gives
+    block ``i``'s part: a per-row numpy array (sliced to the block's rows), a callable
+    ``i -> part``, or ``None``. ``args`` are the same for every block: wrap a large one in
+    ``dask.delayed(..., pure=True)`` so it travels once per worker, not once per block."""
+    import dask
+
+    starts = np.cumsum((0,) + X.chunks[0])
+
+    def part(a, i):
+        if a is None or callable(a):
+            return None if a is None else a(i)
+        return a[starts[i]:starts[i + 1]]
+
+    task = dask.delayed(fn, pure=True)
+    return list(dask.compute(*[task(xb, *[part(a, i) for a in per_block], *args)
+                               for i, xb in enumerate(X.to_delayed().ravel())]))
 
 
 def _block_stats(xb, yb, sb, omega, chunk_size, dtype, name):

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._param_validation import check_params
 from .._validation import check_y_domain
-from ..adaptation._dask import dask_rows, to_memory
+from ..adaptation._dask import compute_per_block, dask_rows, to_memory
 from ..kernels import bandwidth_rows, rff_chunks
 from ._embedding import rff_product_features, task_rows
 from ._marginal_checks import check_rf_memory, labeled_training_rows
@@ -71,12 +71,8 @@ def _embeddings(Xd, task, n_tasks, W, dtype):
     """Task embeddings of a Dask ``X`` (``rff_embeddings`` of numpy input): one pass."""
     import dask
 
-    W = None if W is None else np.asarray(W, dtype=dtype)
-    Wd = dask.delayed(W, pure=True)
-    starts = np.cumsum((0,) + Xd.chunks[0])
-    task_fn = dask.delayed(_embed_block, pure=True)
-    parts = dask.compute(*[task_fn(xb, task[starts[i]:starts[i + 1]], Wd, n_tasks)
-                           for i, xb in enumerate(Xd.to_delayed().ravel())])
+    W = dask.delayed(None if W is None else np.asarray(W, dtype=dtype), pure=True)
+    parts = compute_per_block(Xd, _embed_block, W, n_tasks, per_block=(task,))
     sums = np.sum([p[0] for p in parts], axis=0)
     counts = np.sum([p[1] for p in parts], axis=0)
     return sums / np.maximum(counts, 1)[:, None]
@@ -94,7 +90,7 @@ def _max_sq_norm_block(xb, tb, p, dtype):
     return float(np.max(np.einsum("ij,ij->i", Z, Z), initial=0.0))
 
 
-def _step_block(xb, tb, p, dtype, act, r, s):
+def _step_block(xb, tb, act, r, s, p, dtype):
     """``Z_I^T r`` and ``Z_I^T diag(s^2) Z_I`` of one block (float64), ``I`` = its active
     rows (local indices)."""
     Za = _features(xb, tb, p, dtype)[act]
@@ -126,25 +122,16 @@ class DaskRFDesign:
         import dask
 
         self.Xd, self.task, self.params, self.dtype = Xd, task, params, np.dtype(dtype)
-        self._blocks = Xd.to_delayed().ravel().tolist()
         self._starts = np.cumsum((0,) + Xd.chunks[0])
         self._p = dask.delayed(params, pure=True)         # one key, shipped once per worker
         self._H = None
         self.n_rows = Xd.shape[0]
         self.n_columns = 2 * params["V_x"].shape[1]
 
-    def _map(self, fn, *args, per_block=()):
-        """``fn(block, task_b, params, dtype, *args, *parts)`` for every block ``i``; each
-        ``per_block`` callable gives block ``i``'s part of a per-row array (or ``None``)."""
-        import dask
-
-        task_fn = dask.delayed(fn, pure=True)
-        out = []
-        for i, xb in enumerate(self._blocks):
-            lo, hi = self._starts[i], self._starts[i + 1]
-            parts = [None if part is None else part(i) for part in per_block]
-            out.append(task_fn(xb, self.task[lo:hi], self._p, self.dtype, *args, *parts))
-        return dask.compute(*out)
+    def _map(self, fn, *args, parts=()):
+        """``fn(block, task_b, *parts_b, params, dtype, *args)`` for every block."""
+        return compute_per_block(self.Xd, fn, self._p, self.dtype, *args,
+                                 per_block=(self.task, *parts))
 
     def max_sq_norm(self) -> float:
         return float(max(self._map(_max_sq_norm_block), default=0.0))
@@ -159,8 +146,8 @@ class DaskRFDesign:
         def part(a, rebase=False):
             return lambda i: a[b[i]:b[i + 1]] - (self._starts[i] if rebase else 0)
 
-        parts = self._map(_step_block, per_block=(part(act, rebase=True), part(r),
-                                                  None if s is None else part(s)))
+        parts = self._map(_step_block, parts=(part(act, rebase=True), part(r),
+                                              None if s is None else part(s)))
         g = np.sum([p[0] for p in parts], axis=0)
         self._H = (act, np.sum([p[1] for p in parts], axis=0)) if s is not None else None
         return g
@@ -211,8 +198,8 @@ def fit_rf_dask(est, X, y, sample_domain):
     # the Newton system and one block's features (here and in a worker) must fit
     check_rf_memory(type(est).__name__, max(Xd.chunks[0], default=0), d, int(est.n_features),
                     int(est._param("n_features_emb", 100)))
-    y = est._training_y(to_memory(y))
-    y, sd = check_y_domain(y, to_memory(sample_domain), n, task=est._task_kind,
+    y, sample_domain = to_memory(y, sample_domain)
+    y, sd = check_y_domain(est._training_y(y), sample_domain, n, task=est._task_kind,
                            allow_unlabeled_source=True, require_source=False)
     keep = labeled_training_rows(y, sd, est._task_kind, type(est).__name__)
     if not keep.all():

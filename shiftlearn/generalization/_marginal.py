@@ -81,6 +81,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.multiclass import check_classification_targets
 
+from ..adaptation._dask import is_dask
 from ._marginal_base import AUTO_RF_MIN_SAMPLES, _MarginalTransferBase, _SquaredHingeNewtonSVC
 from ._marginal_checks import (
     DEFAULT_N_LANDMARKS,
@@ -294,7 +295,7 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
         """Labels; the rows of each ``sample_domain`` id form one test task (None: one task)."""
         D = self.decision_function(X, sample_domain)
         idx = (D > 0).astype(int) if D.ndim == 1 else D.argmax(axis=1)
-        if hasattr(idx, "__dask_graph__"):      # a Dask X: labels stay lazy
+        if is_dask(idx):                        # a Dask X: labels stay lazy
             return idx.map_blocks(self.classes_.take, dtype=self.classes_.dtype)
         return self.classes_[idx]
 

@@ -203,7 +203,7 @@ class _MarginalTransferBase(BaseEstimator):
             from ._dask import fit_rf_dask
 
             return fit_rf_dask(self, X, y, sample_domain)
-        y, sample_domain = to_memory(y), to_memory(sample_domain)
+        y, sample_domain = to_memory(y, sample_domain)
         check_params(self)
         if self.solver == "rf":
             self._choose_solver(0)  # the cross-parameter errors, before any work

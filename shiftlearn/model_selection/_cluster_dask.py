@@ -32,8 +32,9 @@ from numbers import Integral
 
 import numpy as np
 
-from ..adaptation._dask import dask_rows
+from ..adaptation._dask import compute_per_block, dask_rows
 from ..kernels import bandwidth_rows, rbf_kernel
+from ._cluster_kmeans import _KernelOperator, resolve_gamma
 
 __all__ = ["DaskKernelOperator", "dask_features", "dask_kernel_operator"]
 
@@ -68,64 +69,36 @@ def _sum_block(xb, basis, sigma):
     return np.asarray(_phi_block(xb, basis, sigma).sum(axis=0, dtype=np.float64))
 
 
-class DaskKernelOperator:
-    """The factored clustering kernel ``Phi M Phi^T`` of a Dask ``X`` (the interface of
-    ``_cluster_kmeans._KernelOperator``): ``Phi``'s products computed block by block."""
+class DaskKernelOperator(_KernelOperator):
+    """The factored clustering kernel ``Phi M Phi^T`` of a Dask ``X``: ``_KernelOperator``
+    with ``Phi``'s products computed block by block (``matvec`` is inherited)."""
 
-    K = None          # factored: no n x n matrix
-    Phi = None        # and no explicit Phi either (the numpy operator's shortcuts skip it)
-
-    def __init__(self, X, basis, sigma, M, n_landmarks: int | None):
+    def __init__(self, X, basis, sigma, M):
         import dask
 
-        self.X, self.M, self.kind = X, M, "linear" if basis is None else "nystroem"
-        self._blocks = X.to_delayed().ravel().tolist()
-        self._starts = np.cumsum((0,) + X.chunks[0])
+        self._X, self._sigma = X, sigma
         # the landmarks travel once per worker (one graph key), not once per block
         self._basis = None if basis is None else dask.delayed(basis, pure=True)
-        self._sigma = sigma
-        self.dtype = X.dtype
-        self.diag = (np.ones(X.shape[0], dtype=self.dtype) if basis is not None else
-                     self._diag_linear())
+        self.K = self.Phi = None      # no n x n matrix, no explicit Phi: numpy shortcuts skip
+        self.M, self.kind = M, "linear" if basis is None else "nystroem"
+        self.diag = (np.ones(X.shape[0], dtype=X.dtype) if basis is not None else
+                     np.concatenate(compute_per_block(X, _sq_norms_block)))
 
-    def _tasks(self, fn, *args, per_block=None):
-        import dask
-
-        task = dask.delayed(fn, pure=True)
-        out = []
-        for i, xb in enumerate(self._blocks):
-            extra = () if per_block is None else (per_block[self._starts[i]:self._starts[i + 1]],)
-            out.append(task(xb, *extra, *args))
-        return out
-
-    def _diag_linear(self):
-        import dask
-
-        return np.concatenate(dask.compute(*self._tasks(_sq_norms_block)))
+    @property
+    def dtype(self):
+        return self._X.dtype
 
     def phi_t(self, W: np.ndarray) -> np.ndarray:
-        import dask
-
-        parts = self._tasks(_t_dot_block, self._basis, self._sigma, per_block=W)
-        return np.sum(dask.compute(*parts), axis=0)
+        return np.sum(compute_per_block(self._X, _t_dot_block, self._basis, self._sigma,
+                                        per_block=(W,)), axis=0)
 
     def phi(self, V: np.ndarray) -> np.ndarray:
-        import dask
-
-        return np.concatenate(dask.compute(*self._tasks(_dot_block, V, self._basis,
-                                                        self._sigma)))
+        return np.concatenate(compute_per_block(self._X, _dot_block, V, self._basis,
+                                                self._sigma))
 
     def phi_sum(self) -> np.ndarray:
-        import dask
-
-        return np.sum(dask.compute(*self._tasks(_sum_block, self._basis, self._sigma)),
+        return np.sum(compute_per_block(self._X, _sum_block, self._basis, self._sigma),
                       axis=0)[:, None]
-
-    def matvec(self, W: np.ndarray) -> np.ndarray:
-        return self.phi(self._mul_M(self.phi_t(W)))
-
-    def _mul_M(self, U: np.ndarray) -> np.ndarray:
-        return U if self.M is None else self.M @ U
 
 
 def dask_kernel_operator(X, *, kernel="rbf", gamma=None, n_landmarks=None, random_state=None
@@ -136,11 +109,10 @@ def dask_kernel_operator(X, *, kernel="rbf", gamma=None, n_landmarks=None, rando
     from sklearn.utils import check_random_state
 
     from ..kernels import nystroem, sigma_from_gamma
-    from ._cluster_kmeans import resolve_gamma
 
     n, d = X.shape
     if kernel == "linear":
-        return DaskKernelOperator(X, None, None, None, None), None
+        return DaskKernelOperator(X, None, None, None), None
     if callable(kernel) or kernel != "rbf":
         raise ValueError(f"ClusterSplit on a Dask array needs kernel='rbf' (with n_landmarks) "
                          f"or 'linear', got {kernel!r}: a callable kernel forms the n x n "
@@ -165,4 +137,4 @@ def dask_kernel_operator(X, *, kernel="rbf", gamma=None, n_landmarks=None, rando
     pre[check_random_state(ny.random_state).permutation(q)] = basis
     ny.fit(pre)
     N = np.asarray(ny.normalization_, dtype=np.float64)
-    return DaskKernelOperator(X, np.asarray(ny.components_), sigma, N.T @ N, q), gamma_
+    return DaskKernelOperator(X, np.asarray(ny.components_), sigma, N.T @ N), gamma_

@@ -173,7 +173,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
             (``labels_``, ``mmd2_``, ...) then refer to the labeled source rows.
         """
         # a Dask X stays in its blocks; its labels and domain ids are O(n) and read here
-        y, groups, sample_domain = to_memory(y), to_memory(groups), to_memory(sample_domain)
+        y, groups, sample_domain = to_memory(y, groups, sample_domain)
         if LeaveOneDomainOut._da_mode(y, groups, sample_domain):
             yield from self._split_da(X, y, groups, sample_domain)
             return
