@@ -137,6 +137,7 @@ __all__ = [
     "rff_frequencies",
     "rff_map",
     "rff_mean",
+    "rff_sum",
     "rff_weights",
     "sigma_from_gamma",
     "sigma_from_sq_distances",
@@ -702,16 +703,27 @@ def rff_chunks(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None, 
         yield sl, rff_map(np.asarray(X[sl], dtype=Omega.dtype), Omega, fast_trig=fast_trig)
 
 
-def rff_mean(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None) -> np.ndarray:
-    """Random-feature mean embedding ``(1/n) sum_i z(x_i)``, shape ``(2N,)``, chunked.
+def rff_sum(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None) -> np.ndarray:
+    """``sum_i z(x_i)``, shape ``(2N,)``, chunked: features in ``Omega``'s dtype (float32
+    ``Omega``: single-precision cos/sin), always summed in float64. The piece that row blocks
+    held elsewhere (Dask) add up.
 
-    The features are computed in ``Omega``'s dtype (float32 ``Omega``: single-precision
-    cos/sin) and always summed in float64.
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(10, 3)); Om = rff_weights(3, 4, 1.0, 0)
+    >>> bool(np.allclose(rff_sum(X[:4], Om) + rff_sum(X[4:], Om), 10 * rff_mean(X, Om)))
+    True
     """
     total = np.zeros(2 * Omega.shape[1], dtype=np.float64)
     for _, Z in rff_chunks(X, Omega, chunk_size):
         total += Z.sum(axis=0, dtype=np.float64)
-    return total / max(X.shape[0], 1)
+    return total
+
+
+def rff_mean(X: np.ndarray, Omega: np.ndarray, chunk_size: int | None = None) -> np.ndarray:
+    """Random-feature mean embedding ``(1/n) sum_i z(x_i)``, shape ``(2N,)``, chunked
+    (:func:`rff_sum` over ``n``)."""
+    return rff_sum(X, Omega, chunk_size) / max(X.shape[0], 1)
 
 
 class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

@@ -428,14 +428,11 @@ def pooled_bandwidth_rows(X, Y) -> np.ndarray:
 def _feature_sum_block(xb, omega, chunk_size, name):
     from sklearn.utils import check_array
 
-    from ..kernels import rff_chunks
+    from ..kernels import rff_sum
 
     xb = check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
                      ensure_min_samples=0, input_name=name)
-    total = np.zeros((1, 2 * omega.shape[1]))
-    for _, Z in rff_chunks(xb, omega, chunk_size):
-        total[0] += Z.sum(axis=0, dtype=np.float64)
-    return total
+    return rff_sum(xb, omega, chunk_size)[None, :]
 
 
 def rff_mean_dask(X, omega: np.ndarray, chunk_size: int | None = None, name: str = "X"

@@ -39,7 +39,7 @@ import numpy as np
 from .._param_validation import check_params
 from .._validation import check_y_domain
 from ..adaptation._dask import compute_per_block, dask_rows, to_memory
-from ..kernels import bandwidth_rows, rff_chunks
+from ..kernels import bandwidth_rows, rff_sum
 from ._embedding import rff_product_features, task_rows
 from ._marginal_checks import check_rf_memory, labeled_training_rows
 
@@ -59,11 +59,8 @@ def _embed_block(xb, tb, W, n_tasks):
         if rows.size == 0:
             continue
         counts[t] = rows.size
-        if W is None:
-            sums[t] = xb[rows].sum(axis=0, dtype=np.float64)
-        else:
-            for _, Z in rff_chunks(xb[rows], W):
-                sums[t] += Z.sum(axis=0, dtype=np.float64)
+        sums[t] = (xb[rows].sum(axis=0, dtype=np.float64) if W is None else
+                   rff_sum(xb[rows], W))
     return sums, counts
 
 
