@@ -323,7 +323,11 @@ def test_task_weighting_sets_the_per_point_costs(weighting):
                       max_iter=100_000, random_state=0).fit(
         X, y, sample_weight=np.ones(M) if weighting == "task" else M / (N * n_t))
     assert np.max(np.abs(other.decision_function(X) - ref.decision_function(X))) > 1e-3
-    assert est.support_vectors_.shape[0] == 2          # rank 2 (d = 2): two pivot rows
+    # the support vectors are the rows on or inside the margin (hinge KKT conditions)
+    margin = np.where(y == est.classes_[1], 1.0, -1.0) * ref.decision_function(X)
+    sv = {tuple(r) for r in est.support_vectors_}
+    assert all(tuple(X[a]) in sv for a in np.flatnonzero(margin < 1 - 1e-4))
+    assert not any(tuple(X[a]) in sv for a in np.flatnonzero(margin > 1 + 1e-4))
 
 
 def test_squared_hinge_newton_svc_matches_the_solver():
@@ -787,11 +791,17 @@ def test_frequency_blocks_are_reproducible_and_independent(kernel):
 
 
 def test_a_model_with_one_support_row_still_predicts():
-    # a rank-one kernel (linear on one feature, pooling): one pivot row carries the model
+    # a rank-one kernel (linear on one feature, pooling): one Nystroem landmark carries the
+    # model exactly, and it predicts as the exact solver does
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 1))
     y, sd = 2.0 * X[:, 0], np.repeat([1, 2], 6)
-    est = _fit(PoolingRegressor, X, y, sd, kernel_x="linear", solver="exact", C=100.0)
+    est = _fit(PoolingRegressor, X, y, sd, kernel_x="linear", solver="nystroem",
+               n_landmarks=1, C=100.0)
     assert est.support_vectors_.shape[0] == 1
     pred = est.predict(X, sd + 10)
     assert np.corrcoef(pred, y)[0, 1] > 0.99 and np.abs(pred).max() > 1.0
+    tight = dict(kernel_x="linear", C=100.0, tol=1e-8, max_iter=100_000)
+    ny = PoolingRegressor(solver="nystroem", n_landmarks=1, **tight).fit(X, y, sd)
+    exact = PoolingRegressor(solver="exact", **tight).fit(X, y, sd)
+    np.testing.assert_allclose(exact.predict(X, sd + 10), ny.predict(X, sd + 10), atol=1e-5)

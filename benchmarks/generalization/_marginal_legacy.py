@@ -1,7 +1,14 @@
-"""The exact solver before issue #19: our pure-Python dual coordinate descent for the
-no-intercept kernel SVM / SVR, kept verbatim from ``shiftlearn/generalization/_solvers.py`` at
-commit d23ad06^ (the last one before the factor solver), so that ``marginal_solvers.py``
-measures the library's exact solver against it in the same run. Not used by the library.
+"""The two earlier exact solvers of marginal transfer, so that ``marginal_solvers.py`` measures
+the library's exact solver against both in the same run. Not used by the library.
+
+* ``kernel_svm_dual`` / ``kernel_svr_dual``: our pure-Python dual coordinate descent for the
+  no-intercept kernel SVM / SVR, kept verbatim from ``shiftlearn/generalization/_solvers.py``
+  at commit d23ad06^ (the last one before the factor solver): the solver when issue #19 was
+  filed.
+* ``kernel_svm_factor`` / ``kernel_svr_factor``: the pivoted-Cholesky factor of ``K`` fed to
+  liblinear (``LinearSVC`` / ``LinearSVR``, no intercept), the exact solver from d23ad06 to
+  the commit that replaced it by dual coordinate descent on ``K`` (``_dual_cd.py``); verbatim
+  but for the names.
 """
 
 from __future__ import annotations
@@ -10,8 +17,11 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC, LinearSVR
 
-__all__ = ["kernel_svm_dual", "kernel_svr_dual"]
+from shiftlearn.generalization._solvers import expansion_coef, landmark_factor
+
+__all__ = ["kernel_svm_dual", "kernel_svm_factor", "kernel_svr_dual", "kernel_svr_factor"]
 
 
 def kernel_svm_dual(K: np.ndarray, y: np.ndarray, c: np.ndarray, *, loss: str = "hinge",
@@ -155,3 +165,57 @@ def kernel_svr_dual(K: np.ndarray, y: np.ndarray, c: np.ndarray, *, epsilon: flo
     return (beta, n_iter) if return_n_iter else beta
 
 
+def _liblinear_kernel_machine(K, y, c, model, overwrite):
+    """Shared body of :func:`kernel_svm_factor` / :func:`kernel_svr_factor`: exact factor,
+    liblinear fit with per-row costs ``c`` (``C = 1``, ``sample_weight = c``), coefficients on
+    the rows."""
+    fac = landmark_factor(K, overwrite=overwrite)
+    beta = np.zeros(K.shape[0])
+    if fac.features.shape[1] == 0:
+        return beta, 0
+    model.fit(fac.features, y, sample_weight=np.asarray(c, dtype=np.float64))
+    beta[fac.pivots] = expansion_coef(fac, model.coef_.reshape(1, -1))[:, 0]
+    return beta, int(np.max(model.n_iter_))
+
+
+def kernel_svm_factor(K: np.ndarray, y: np.ndarray, c: np.ndarray, *, loss: str = "hinge",
+                      tol: float = 1e-2, max_iter: int = 1000, random_state=None,
+               return_n_iter: bool = False, overwrite: bool = False):
+    """Kernel SVM without intercept, per-row costs ``c``: exact factor + liblinear.
+
+    Minimises ``sum_a c_a max(0, 1 - y_a f_a) + 1/2 ||f||^2`` (``loss="hinge"``) or
+    ``sum_a c_a max(0, 1 - y_a f_a)^2 + 1/2 ||f||^2`` (``"squared_hinge"``, liblinear ``-s 1``)
+    over ``f = K beta``; returns ``beta`` (``f(x) = sum_a beta_a k(x_a, x)``; nonzero on the
+    pivot rows of the factor only). ``tol`` and ``max_iter`` are liblinear's (dual coordinate
+    descent: projected-gradient spread, epochs).
+
+    Parameters
+    ----------
+    K : ndarray (M, M), symmetric PSD
+    y : ndarray (M,) in {-1, +1}
+    c : ndarray (M,) of positive per-row costs
+    """
+    if loss not in ("hinge", "squared_hinge"):
+        raise ValueError(f"loss must be 'hinge' or 'squared_hinge', got {loss!r}.")
+    model = LinearSVC(C=1.0, loss=loss, fit_intercept=False, dual=True, tol=tol,
+                      max_iter=max_iter, random_state=random_state)
+    beta, n_iter = _liblinear_kernel_machine(K, np.where(np.asarray(y) > 0, 1, -1), c, model,
+                                             overwrite)
+    return (beta, n_iter) if return_n_iter else beta
+
+
+def kernel_svr_factor(K: np.ndarray, y: np.ndarray, c: np.ndarray, *,
+                      epsilon: float = 0.1, tol: float = 1e-2, max_iter: int = 1000,
+                      random_state=None, return_n_iter: bool = False,
+                      overwrite: bool = False):
+    """epsilon-insensitive kernel SVR without intercept, per-row costs ``c``: exact factor +
+    liblinear (``LinearSVR(loss="epsilon_insensitive", dual=True)``).
+
+    Minimises ``sum_a c_a max(0, |y_a - f_a| - epsilon) + 1/2 ||f||^2`` over ``f = K beta``;
+    returns ``beta``.
+    """
+    model = LinearSVR(C=1.0, epsilon=epsilon, loss="epsilon_insensitive", fit_intercept=False,
+                      dual=True, tol=tol, max_iter=max_iter, random_state=random_state)
+    beta, n_iter = _liblinear_kernel_machine(K, np.asarray(y, dtype=np.float64), c, model,
+                                             overwrite)
+    return (beta, n_iter) if return_n_iter else beta

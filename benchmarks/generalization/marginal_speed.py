@@ -13,10 +13,11 @@ rows. Then one RF fit per loss at M = 1,000,000 (Q = 100 to bound liblinear's me
     python benchmarks/generalization/marginal_speed.py [--quick] [--skip-million] [--repeats R]
 
 Internals on purpose: the solver stages are timed one by one with
-``shiftlearn.generalization._embedding`` and ``_solvers``, which no public function exposes.
-The exact solver is the pivoted-Cholesky factor + liblinear since issue #19 (results before
-2026-11-24 timed the pure-Python dual coordinate descent it replaced; ``marginal_solvers.py``
-compares the two).
+``shiftlearn.generalization._embedding``, ``_solvers`` and ``_dual_cd``, which no public
+function exposes. The exact solver is dual coordinate descent on the kernel matrix
+(``_dual_cd``) since 2026-11-25; results of 2026-11-23 timed the pure-Python dual coordinate
+descent, and for a while in between it was a pivoted-Cholesky factor + liblinear
+(``marginal_solvers.py`` compares the three).
 ``tests/test_benchmarks.py`` imports this script, so a rename fails the test suite.
 """
 
@@ -67,6 +68,7 @@ def breakdown(N=100, n=100, repeats=3):
     import numpy as np
     from sklearn.svm import LinearSVC
 
+    from shiftlearn.generalization._dual_cd import kernel_svm
     from shiftlearn.generalization._embedding import (
         embedding_sq_distances,
         exact_embedding_gram,
@@ -75,7 +77,7 @@ def breakdown(N=100, n=100, repeats=3):
         rff_embeddings,
         rff_product_features,
     )
-    from shiftlearn.generalization._solvers import landmark_factor, linear_squared_hinge_newton
+    from shiftlearn.generalization._solvers import linear_squared_hinge_newton
 
     X, y, sd = make_rotated_ellipses(N, n, random_state=N * 1000 + n)
     task = np.repeat(np.arange(N), n)
@@ -131,16 +133,13 @@ def breakdown(N=100, n=100, repeats=3):
     D2 = embedding_sq_distances(G, np.diag(G), np.diag(G))
     KP = gaussian_from_sq_distances(D2, clf.sigma_p_)
     t_k, K = best(lambda: product_kernel(X, task, KP, sigma=clf.sigma_x_))
-    t_f, fac = best(lambda: landmark_factor(K))      # the exact solver's pivoted Cholesky
+    c = np.full(X.shape[0], 10.0)
     for loss in ("hinge", "squared_hinge"):
-        m = LinearSVC(C=10.0, loss=loss, fit_intercept=False, dual=True, tol=1e-2,
-                      max_iter=1000, random_state=0)
-        with timer() as t:
-            m.fit(fac.features, y)
+        t_s, (beta, epochs) = best(lambda loss=loss: kernel_svm(
+            K, yy, c, loss=loss, tol=1e-2, max_iter=1000, random_state=0, return_n_iter=True))
         out[f"exact {loss}"] = {"embedding Gram (s)": t_g, "product kernel M x M (s)": t_k,
-                                "pivoted Cholesky (s)": t_f,
-                                "rank": int(fac.features.shape[1]),
-                                "liblinear on the factor (s)": t(), "epochs": int(m.n_iter_)}
+                                "dual coordinate descent on K (s)": t_s, "epochs": int(epochs),
+                                "support vectors": int(np.count_nonzero(beta))}
     return out
 
 

@@ -301,31 +301,38 @@ class _MarginalTransferBase(BaseEstimator):
                            tau=tau)
 
     def _fit_kernel(self, X, Y, task, c, rng, pooling, ke):
-        """Exact and Nyström solvers: a factor of the product kernel through landmark rows
-        (every row for ``"exact"``), then the linear machine on it (:mod:`._solvers`)."""
+        """Exact and Nyström solvers. Exact: dual coordinate descent on the ``M x M`` product
+        kernel (:mod:`._dual_cd`), one problem per output column; Nyström: a factor of the
+        kernel through landmark rows, then the linear machine on it (:mod:`._solvers`)."""
         KP = self._train_task_kernel(X, task, pooling, ke)
         M = X.shape[0]
         kw = dict(kernel=self.kernel_x, sigma=self.sigma_x_)
         if self.solver_ == "exact":
-            fac = landmark_factor(product_kernel(X, task, KP, **kw), overwrite=True)
-            rows = fac.pivots
+            K = product_kernel(X, task, KP, **kw)
+            zero = not np.any(np.diag(K) > 0.0)
         else:
             S = np.sort(rng.choice(M, self._n_landmarks(M), replace=False))
             fac = landmark_factor(product_kernel(X, task, KP, X[S], task[S], **kw), S)
             rows = S[fac.pivots]
+            zero = fac.features.shape[1] == 0
         seed = int(rng.integers(2**31 - 1))
         n_out = Y.shape[1]
-        if fac.features.shape[1] == 0:
+        if zero:
             warnings.warn(f"{type(self).__name__}: the kernel is zero on every training row "
                           "(e.g. all-zero X with kernel_x='linear'), so the model predicts "
                           "0 everywhere.", UserWarning, stacklevel=user_stacklevel())
-            coef, self.n_iter_ = np.zeros((n_out, 0)), 0
+            beta, rows, self.n_iter_ = np.zeros((0, n_out)), np.zeros(0, dtype=np.int64), 0
+        elif self.solver_ == "exact":
+            beta, self.n_iter_ = self._dual_solve(K, Y, c, seed)
+            rows = np.flatnonzero(np.any(beta != 0.0, axis=1))
+            beta = beta[rows]
         else:
             model = self._linear_model(seed, self.solver_)
             model.fit(fac.features, self._linear_target(Y), sample_weight=c / self.C)
             coef = np.asarray(model.coef_, dtype=np.float64).reshape(n_out, -1)
             self.n_iter_ = int(np.max(model.n_iter_))
-        self.dual_coef_ = expansion_coef(fac, coef)
+            beta = expansion_coef(fac, coef)
+        self.dual_coef_ = beta
         self.support_vectors_ = X[rows]
         self.support_task_ = task[rows]
         self.X_fit_, self.task_fit_ = X, task  # the training rows, for test-task embeddings

@@ -1,14 +1,15 @@
 """Solvers of the no-intercept, cost-sensitive kernel machines of marginal transfer learning.
 
 The marginal-transfer objective (Blanchard et al., §7.1) is a kernel SVM / SVR *without
-offset*: ``min_f sum_a c_a loss(f(x_a), y_a) + 1/2 ||f||^2``. Every solver here reduces it to a
-*linear* machine on explicit features and hands that to a maintained library (liblinear through
-scikit-learn's ``LinearSVC`` / ``LinearSVR`` with ``fit_intercept=False`` and per-row costs as
-``sample_weight``), or, for the squared hinge on many rows and few features, to our primal
-Newton method (:func:`linear_squared_hinge_newton`).
+offset*: ``min_f sum_a c_a loss(f(x_a), y_a) + 1/2 ||f||^2``. The Nyström and random-feature
+solvers reduce it to a *linear* machine on explicit features and hand that to a maintained library
+(liblinear through scikit-learn's ``LinearSVC`` / ``LinearSVR`` with ``fit_intercept=False`` and
+per-row costs as ``sample_weight``), or, for the squared hinge on many rows and few features,
+to our primal Newton method (:func:`linear_squared_hinge_newton`). The exact solver works on
+the kernel matrix itself (:mod:`._dual_cd`).
 
-Kernel factor (exact and Nyström solvers)
------------------------------------------
+Kernel factor (Nyström solver)
+------------------------------
 A factor ``F`` with ``F F^T = K`` turns the kernel machine into a linear one with the same
 objective: ``f = F w`` on the training rows, ``||f||_H = ||w||`` (Nyström, paper App. A.6.2,
 eq. 42). :func:`landmark_factor` builds it from the kernel between all rows and a set of
@@ -31,12 +32,12 @@ Decisions:
 * **``FACTOR_RTOL = 1e-10``**: the dropped pivots are rounding noise relative to the kernel's
   scale; ``R``'s condition number stays near ``1 / sqrt(FACTOR_RTOL) = 1e5``, so ``beta`` has
   ~1e-11 relative rounding error.
-* **Exact solver = pivoted Cholesky + liblinear.** It replaces our former pure-Python dual
-  coordinate descent (two copies of the same shrinking loop). It reaches a lower objective at
-  the same ``tol`` (liblinear's dual coordinate descent in C converges where the Python loop
-  stopped at ``max_iter``), at ``O(M^3 / 3)`` factorisation cost: faster than the Python loop
-  up to ~1,500 rows, slower above (``benchmarks/generalization/marginal_solvers.py``); beyond
-  that the Nyström and random-feature solvers are the ones to use.
+* **The exact solver does not use the factor.** Pivoted Cholesky + liblinear on all ``M``
+  rows (the exact solver for a while in issue #19) costs ``O(M^3 / 3)`` for the factor and
+  ``O(rank)`` per visited coordinate; dual coordinate descent on ``K`` itself
+  (:mod:`._dual_cd`) reaches the same objective 10-18x faster
+  (``benchmarks/generalization/marginal_solvers.py``). The factor serves the Nyström solver
+  (``m << M`` landmarks), where liblinear on ``M x m`` features is the cheaper problem.
 """
 
 from __future__ import annotations
@@ -47,15 +48,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import LinAlgError, lapack, solve, solve_triangular
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import LinearSVC, LinearSVR
 
 __all__ = [
     "FACTOR_RTOL",
     "DenseDesign",
     "LandmarkFactor",
     "expansion_coef",
-    "kernel_svm",
-    "kernel_svr",
     "landmark_factor",
     "linear_squared_hinge_newton",
 ]
@@ -169,77 +167,6 @@ def expansion_coef(factor: LandmarkFactor, coef: np.ndarray) -> np.ndarray:
     if factor.chol.shape[0] == 0:
         return np.zeros((0, coef.shape[0]))
     return solve_triangular(factor.chol, coef.T, lower=True, trans="T", check_finite=False)
-
-
-def _liblinear_kernel_machine(K, y, c, model, overwrite):
-    """Shared body of :func:`kernel_svm` / :func:`kernel_svr`: exact factor, liblinear fit with
-    per-row costs ``c`` (``C = 1``, ``sample_weight = c``), coefficients on the rows."""
-    fac = landmark_factor(K, overwrite=overwrite)
-    beta = np.zeros(K.shape[0])
-    if fac.features.shape[1] == 0:
-        return beta, 0
-    model.fit(fac.features, y, sample_weight=np.asarray(c, dtype=np.float64))
-    beta[fac.pivots] = expansion_coef(fac, model.coef_.reshape(1, -1))[:, 0]
-    return beta, int(np.max(model.n_iter_))
-
-
-def kernel_svm(K: np.ndarray, y: np.ndarray, c: np.ndarray, *, loss: str = "hinge",
-               tol: float = 1e-2, max_iter: int = 1000, random_state=None,
-               return_n_iter: bool = False, overwrite: bool = False):
-    """Kernel SVM without intercept, per-row costs ``c``: exact factor + liblinear.
-
-    Minimises ``sum_a c_a max(0, 1 - y_a f_a) + 1/2 ||f||^2`` (``loss="hinge"``) or
-    ``sum_a c_a max(0, 1 - y_a f_a)^2 + 1/2 ||f||^2`` (``"squared_hinge"``, liblinear ``-s 1``)
-    over ``f = K beta``; returns ``beta`` (``f(x) = sum_a beta_a k(x_a, x)``; nonzero on the
-    pivot rows of the factor only). ``tol`` and ``max_iter`` are liblinear's (dual coordinate
-    descent: projected-gradient spread, epochs).
-
-    Parameters
-    ----------
-    K : ndarray (M, M), symmetric PSD
-    y : ndarray (M,) in {-1, +1}
-    c : ndarray (M,) of positive per-row costs
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> K = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([1.0, -1.0])
-    >>> np.round(kernel_svm(K, y, np.array([10.0, 10.0]), random_state=0), 6)
-    array([ 1., -1.])
-    >>> np.round(kernel_svm(K, y, np.array([0.5, 0.5]), loss="squared_hinge",
-    ...                     random_state=0), 6)
-    array([ 0.5, -0.5])
-    """
-    if loss not in ("hinge", "squared_hinge"):
-        raise ValueError(f"loss must be 'hinge' or 'squared_hinge', got {loss!r}.")
-    model = LinearSVC(C=1.0, loss=loss, fit_intercept=False, dual=True, tol=tol,
-                      max_iter=max_iter, random_state=random_state)
-    beta, n_iter = _liblinear_kernel_machine(K, np.where(np.asarray(y) > 0, 1, -1), c, model,
-                                             overwrite)
-    return (beta, n_iter) if return_n_iter else beta
-
-
-def kernel_svr(K: np.ndarray, y: np.ndarray, c: np.ndarray, *, epsilon: float = 0.1,
-               tol: float = 1e-2, max_iter: int = 1000, random_state=None,
-               return_n_iter: bool = False, overwrite: bool = False):
-    """epsilon-insensitive kernel SVR without intercept, per-row costs ``c``: exact factor +
-    liblinear (``LinearSVR(loss="epsilon_insensitive", dual=True)``).
-
-    Minimises ``sum_a c_a max(0, |y_a - f_a| - epsilon) + 1/2 ||f||^2`` over ``f = K beta``;
-    returns ``beta``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> K = np.eye(2); y = np.array([1.0, -2.0])
-    >>> np.round(kernel_svr(K, y, np.array([10.0, 10.0]), epsilon=0.5, random_state=0), 6)
-    array([ 0.5, -1.5])
-    """
-    model = LinearSVR(C=1.0, epsilon=epsilon, loss="epsilon_insensitive", fit_intercept=False,
-                      dual=True, tol=tol, max_iter=max_iter, random_state=random_state)
-    beta, n_iter = _liblinear_kernel_machine(K, np.asarray(y, dtype=np.float64), c, model,
-                                             overwrite)
-    return (beta, n_iter) if return_n_iter else beta
 
 
 class DenseDesign:
