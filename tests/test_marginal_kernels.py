@@ -61,6 +61,35 @@ def test_nystroem_with_every_row_a_landmark_is_the_exact_solver(tasks, Est):
     assert np.corrcoef(g, f)[0, 1] > 0.7
 
 
+def test_nystroem_embeds_tasks_through_its_landmarks(tasks, monkeypatch):
+    """The Nyström solver's embeddings are task means of the landmarks' features of k': the
+    Gram of the training embeddings approximates eq. (30)'s exact one, and neither fit nor
+    predict computes an M x M (or test x M) kernel (the exact Gram is never called)."""
+    from shiftlearn.generalization import _marginal_base
+    from shiftlearn.generalization._embedding import exact_embedding_gram
+
+    X, y, sd, Xt, _, sdt = tasks
+    ref = MarginalTransferClassifier(solver="exact", sigma_x=0.3, random_state=0).fit(X, y, sd)
+    task = np.unique(sd, return_inverse=True)[1]
+    G_exact = exact_embedding_gram(X, task, ref.n_tasks_, sigma=ref.sigma_emb_)
+    p_ref = ref.predict(Xt, sdt)
+
+    def refuse(*a, **k):
+        raise AssertionError("the Nystroem solver computed the exact embedding Gram")
+
+    monkeypatch.setattr(_marginal_base, "exact_embedding_gram", refuse)
+    est = MarginalTransferClassifier(solver="nystroem", n_landmarks=0.25, sigma_x=0.3,
+                                     random_state=0).fit(X, y, sd)
+    Z = est.emb_features_
+    assert Z.shape[0] == est.n_tasks_ and Z.shape[1] <= 48
+    assert est.emb_landmarks_.shape[0] == est.emb_chol_.shape[0] == Z.shape[1]
+    np.testing.assert_allclose(Z @ Z.T, G_exact, atol=1e-3 * np.max(G_exact))
+    assert np.max(np.abs(Z @ Z.T - G_exact)) > 1e-12          # an approximation, not a copy
+    assert np.mean(est.predict(Xt, sdt) == p_ref) > 0.9
+    with pytest.raises(AssertionError, match="exact embedding Gram"):
+        ref.predict(Xt, sdt)                                  # the exact model needs it
+
+
 def test_n_landmarks_count_fraction_and_clipping(tasks):
     X, y, sd, *_ = tasks                                   # M = 192 rows
     M = X.shape[0]

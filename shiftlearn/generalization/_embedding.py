@@ -17,6 +17,7 @@ task index ``t`` (``0 .. n_tasks - 1``). Everything kernel-related comes from
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import solve_triangular
 
 from ..kernels import (
     DEFAULT_CHUNK_BYTES,
@@ -40,6 +41,7 @@ __all__ = [
     "task_kernel",
     "task_kernel_sigma",
     "task_rows",
+    "landmark_embeddings",
 ]
 
 
@@ -89,6 +91,29 @@ def exact_embedding_gram(X: np.ndarray, task: np.ndarray, n_tasks: int,
         S = np.add.reduceat(kernel_matrix(X[sl], Y, kernel=kernel, sigma=sigma), starts, axis=1)
         G[:, present] += A_x[sl].T @ (S / counts)
     return G
+
+
+def landmark_embeddings(X: np.ndarray, task: np.ndarray, n_tasks: int, landmarks: np.ndarray,
+                        chol: np.ndarray, *, kernel: str = "rbf", sigma: float | None = None
+                        ) -> np.ndarray:
+    """Nyström mean embeddings, shape ``(n_tasks, r)``: the task means of the features
+    ``R^{-1} k'(landmarks, x)`` (``chol = R``, the pivoted Cholesky factor of the landmarks'
+    kernel, :func:`~shiftlearn.generalization._solvers.landmark_factor`), so that
+    ``Z_i . Z_j`` approximates ``<Psi(P_i), Psi(P_j)>`` of eq. (30) in ``O(n r)``; with every
+    training row a landmark it is exact (to the factor's pivot tolerance).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [3.0]]); t = np.array([0, 0, 1])
+    >>> Z = landmark_embeddings(X, t, 2, X, np.linalg.cholesky(X @ X.T + np.eye(3)),
+    ...                         kernel="linear")
+    >>> Z.shape
+    (2, 3)
+    """
+    F = solve_triangular(chol, kernel_matrix(landmarks, X, kernel=kernel, sigma=sigma),
+                         lower=True, check_finite=False)          # (r, n)
+    return (F @ domain_mean_matrix(task, n_tasks)[0]).T
 
 
 def embedding_sq_distances(G_xy: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray

@@ -16,13 +16,14 @@ Decisions on the paper's ambiguities (see ``docs/marginal_transfer.md``)
   ``weighting="point"`` drops the ``1/n_t`` weights (the paper's unweighted pooling (b)).
 * **No intercept**, as in the paper. The exact solver runs liblinear's dual coordinate
   descent on the ``M x M`` product kernel itself, keeping the dual gradient
-  (:mod:`._dual_cd`; 10-18x faster than liblinear on a Cholesky factor of the kernel). The
+  (:mod:`._dual_cd`; 3-12x faster than liblinear on a Cholesky factor of the kernel). The
   Nyström and RF solvers build explicit features, a pivoted-Cholesky factor of the kernel
-  through random landmark rows (App. A.6.2, :mod:`._solvers`) or the two-stage random Fourier
-  features (App. A.6.1), and fit a linear machine without intercept on them: liblinear
-  (``LinearSVC``/``LinearSVR``, ``fit_intercept=False``, per-row costs as ``sample_weight``)
-  or, for the squared hinge, our primal finite Newton method. All three minimise one
-  objective; ``tol`` keeps liblinear's meaning on all of them.
+  through random landmark rows (App. A.6.2, :mod:`._solvers`; the task embeddings too are
+  means of the same landmarks' features of ``k'``, our extension: no ``M x M`` kernel anywhere)
+  or the two-stage random Fourier features (App. A.6.1), and fit a linear machine without
+  intercept on them: liblinear (``LinearSVC``/``LinearSVR``, ``fit_intercept=False``, per-row
+  costs as ``sample_weight``) or, for the squared hinge, our primal finite Newton method. All
+  three minimise one objective; ``tol`` keeps liblinear's meaning on all of them.
 * **Solver choice** (``solver="auto"``, reported in ``solver_``): exact below
   ``AUTO_RF_MIN_SAMPLES`` rows (no approximation, well under a second there); above, random
   features where they apply (shift-invariant ``kernel_x``, Gaussian ``kernel_p``, ``tau = 0``)
@@ -212,8 +213,9 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     Attributes
     ----------
     classes_, domains_ (training task ids), n_tasks_, solver_, sigma_x_, sigma_emb_,
-    sigma_p_ ; exact solver: dual_coef_, support_vectors_ ; RF solver: W_, V_x_, V_p_,
-    ZP_ (training task embeddings), linear_model_.
+    sigma_p_ ; exact and Nyström solvers: dual_coef_, support_vectors_ ; Nyström solver:
+    emb_landmarks_, emb_chol_, emb_features_ (the training task embeddings through the
+    landmarks) ; RF solver: W_, V_x_, V_p_, ZP_ (training task embeddings), linear_model_.
 
     Examples
     --------

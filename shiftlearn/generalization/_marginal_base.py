@@ -17,11 +17,12 @@ from .._param_validation import check_params
 from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
 from ..adaptation._base import user_stacklevel
 from ..adaptation._dask import is_dask, to_memory
-from ..kernels import median_heuristic, rff_weights
+from ..kernels import domain_mean_matrix, kernel_matrix, median_heuristic, rff_weights
 from ._embedding import (
     canonical_task_kernel,
     embedding_sq_distances,
     exact_embedding_gram,
+    landmark_embeddings,
     product_kernel,
     rff_embeddings,
     rff_product_features,
@@ -253,17 +254,29 @@ class _MarginalTransferBase(BaseEstimator):
             self.sigma_emb_ = resolve_sigma(self._param("sigma_emb", "median"),
                                             lambda: median(ke), "sigma_emb")
 
-    def _train_task_kernel(self, X, task, pooling, ke) -> np.ndarray:
+    def _train_task_kernel(self, X, task, pooling, ke, landmarks=None) -> np.ndarray:
         """``k_P`` between the training tasks (``N x N``); sets ``sigma_p_`` and the embedding
-        norms kept for prediction."""
+        norms kept for prediction. With ``landmarks`` (the Nyström solver) the embeddings are
+        task means of the landmarks' Nyström features of ``k'`` (kept for prediction:
+        ``emb_landmarks_``, ``emb_chol_``, ``emb_features_``), ``O(M m)`` instead of the
+        ``O(M^2)`` exact inner products of eq. 30; a linear ``k'`` stays exact (the means)."""
         N = self.n_tasks_
         self.sigma_p_ = None
+        self.emb_landmarks_ = self.emb_chol_ = self.emb_features_ = None
         if pooling:
             return np.ones((N, N))
         kind, tau = self._kernel_p_kind(), float(self._param("tau", 0.0))
         if kind == "indicator":
             return task_kernel(None, None, None, kind=kind, tau=tau, same=np.eye(N, dtype=bool))
-        G = exact_embedding_gram(X, task, N, kernel=ke, sigma=self.sigma_emb_)
+        if landmarks is not None and ke != "linear":
+            fac = landmark_factor(kernel_matrix(X, X[landmarks], kernel=ke,
+                                                sigma=self.sigma_emb_), landmarks)
+            self.emb_landmarks_ = X[landmarks[fac.pivots]]
+            self.emb_chol_ = fac.chol
+            self.emb_features_ = domain_mean_matrix(task, N)[0].T @ fac.features
+            G = self.emb_features_ @ self.emb_features_.T
+        else:
+            G = exact_embedding_gram(X, task, N, kernel=ke, sigma=self.sigma_emb_)
         self.emb_sqnorm_ = np.diag(G).copy()
         D2 = embedding_sq_distances(G, self.emb_sqnorm_, self.emb_sqnorm_)
         self.sigma_p_ = resolve_sigma(self._param("sigma_p", "median"),
@@ -293,25 +306,33 @@ class _MarginalTransferBase(BaseEstimator):
                     UserWarning, stacklevel=user_stacklevel())
             return task_kernel(None, None, None, kind=kind, tau=tau, same=same)
         ke = self._param("kernel_emb", "rbf")
-        G_tt = exact_embedding_gram(X, task, n_test, kernel=ke, sigma=self.sigma_emb_)
-        G_tr = exact_embedding_gram(X, task, n_test, self.X_fit_, self.task_fit_,
-                                    self.n_tasks_, kernel=ke, sigma=self.sigma_emb_)
-        return task_kernel(G_tr, np.diag(G_tt), self.emb_sqnorm_, kind=kind,
+        if getattr(self, "emb_features_", None) is not None:      # Nystroem embeddings
+            Z = landmark_embeddings(X, task, n_test, self.emb_landmarks_, self.emb_chol_,
+                                    kernel=ke, sigma=self.sigma_emb_)
+            G_tr, d_tt = Z @ self.emb_features_.T, np.einsum("ij,ij->i", Z, Z)
+        else:
+            d_tt = np.diag(exact_embedding_gram(X, task, n_test, kernel=ke,
+                                                sigma=self.sigma_emb_))
+            G_tr = exact_embedding_gram(X, task, n_test, self.X_fit_, self.task_fit_,
+                                        self.n_tasks_, kernel=ke, sigma=self.sigma_emb_)
+        return task_kernel(G_tr, d_tt, self.emb_sqnorm_, kind=kind,
                            sigma=self.sigma_p_, degree=int(self._param("degree_p", 2)),
                            tau=tau)
 
     def _fit_kernel(self, X, Y, task, c, rng, pooling, ke):
         """Exact and Nyström solvers. Exact: dual coordinate descent on the ``M x M`` product
         kernel (:mod:`._dual_cd`), one problem per output column; Nyström: a factor of the
-        kernel through landmark rows, then the linear machine on it (:mod:`._solvers`)."""
-        KP = self._train_task_kernel(X, task, pooling, ke)
+        kernel through landmark rows (the same landmarks give the embeddings' features), then
+        the linear machine on it (:mod:`._solvers`)."""
         M = X.shape[0]
         kw = dict(kernel=self.kernel_x, sigma=self.sigma_x_)
         if self.solver_ == "exact":
+            KP = self._train_task_kernel(X, task, pooling, ke)
             K = product_kernel(X, task, KP, **kw)
             zero = not np.any(np.diag(K) > 0.0)
         else:
             S = np.sort(rng.choice(M, self._n_landmarks(M), replace=False))
+            KP = self._train_task_kernel(X, task, pooling, ke, landmarks=S)
             fac = landmark_factor(product_kernel(X, task, KP, X[S], task[S], **kw), S)
             rows = S[fac.pivots]
             zero = fac.features.shape[1] == 0
