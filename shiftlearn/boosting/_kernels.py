@@ -18,24 +18,12 @@ layout of ``codes2 = codes + B * (ypos + 2 * task)`` in ``_core``.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-try:  # pragma: no cover - exercised where numba is installed
-    import numba
-except ImportError:  # pragma: no cover
-    numba = None
+from .._numba import HAVE_NUMBA, numba, use_numba
 
 __all__ = ["HAVE_NUMBA", "class_bounds", "feature_histograms", "level_histograms", "route",
            "node_histograms", "use_numba"]
-
-HAVE_NUMBA = numba is not None
-
-
-def use_numba() -> bool:
-    """Whether the numba kernels run (numba installed and ``SHIFTLEARN_NUMBA`` is not ``0``)."""
-    return HAVE_NUMBA and os.environ.get("SHIFTLEARN_NUMBA", "1") != "0"
 
 
 def _hist_py(codes, feats, key, w, nbins):           # pragma: no cover - compiled below

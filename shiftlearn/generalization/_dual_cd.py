@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..boosting._kernels import numba, use_numba
+from .._numba import numba, use_numba
 
 __all__ = ["kernel_svm", "kernel_svr"]
 
