@@ -115,8 +115,11 @@ def test_regenerate_compares_results_and_skips_timings(bench_path):
     assert res["verdict"] == "identical" and res["n_diffs"] == 0
     for key in ("configuration", "n_candidates", "n_S", "||mean_s - mean_t||", "min k"):
         assert not (regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key)), key
-    for key in ("fit_s", "wall s", "time (s)", "rows/s", "speed-up", "date_utc", "peak MB"):
+    for key in ("fit_s", "wall s", "time (s)", "rows/s", "speed-up", "date_utc", "peak MB",
+                "wire_bytes_up", "SCA fit / T_K", "fit/ZtZ"):
         assert regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key), key
+    for key in ("up_bytes", "upload / client (bytes)", "gap closed (lodo / rbf / lin)"):
+        assert not (regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key)), key
     assert res["compared"] == 5 and res["skipped"] == 4      # title, method, accuracy, best, nan
     new["results"]["rows"][0]["accuracy"] = 0.5 * (1 + 1e-12)
     assert regen.compare(old, new)["verdict"] == "round-off"
@@ -129,3 +132,22 @@ def test_regenerate_compares_results_and_skips_timings(bench_path):
     assert res["diffs"][0][0] == "/results/best"
     new["results"]["rows"].append({})
     assert "<2 items>" in str(regen.compare(old, new)["diffs"])
+
+
+def test_regenerate_recompares_a_kept_rerun(bench_path, tmp_path, monkeypatch):
+    """--recompare: the kept rerun is compared again with the published file (no rerun)."""
+    regen = _import(BENCH / "regenerate.py")
+    monkeypatch.setattr(regen, "ROOT", tmp_path)
+    monkeypatch.setattr(regen, "KEEP_DIR", tmp_path / "kept")
+    pub = tmp_path / "r.json"
+    assert regen.recompare(pub, None) is None                  # nothing kept: nothing to say
+    doc = {"title": "T", "command": "python r.py", "results": {"acc": 0.5, "fit_s": 1.0}}
+    pub.write_text(json.dumps(doc))
+    (tmp_path / "kept").mkdir()
+    doc["results"]["fit_s"] = 2.0
+    (tmp_path / "kept" / "r.json").write_text(json.dumps(doc))
+    res = regen.recompare(pub, {"wall_s": 3.0})
+    assert res["verdict"] == "identical" and res["wall_s"] == 3.0 and res["file"] == "r.json"
+    doc["results"]["acc"] = 0.6
+    (tmp_path / "kept" / "r.json").write_text(json.dumps(doc))
+    assert regen.recompare(pub, None)["verdict"] == "differs"
