@@ -7,7 +7,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC, LinearSVR
 
-from shiftlearn.boosting import _kernels
+from shiftlearn import _numba
 from shiftlearn.datasets import make_rotated_ellipses
 from shiftlearn.generalization import MarginalTransferClassifier, MarginalTransferRegressor
 from shiftlearn.generalization._dual_cd import kernel_svm, kernel_svr
@@ -29,7 +29,7 @@ def _solve(kind, K, y, t, c, **kw):
     return kernel_svm(K, y, c, loss=kind, random_state=0, return_n_iter=True, **kw)
 
 
-@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.skipif(not _numba.HAVE_NUMBA, reason="numba is not installed")
 @pytest.mark.parametrize("kind", ["hinge", "squared_hinge", "svr"])
 def test_numba_and_numpy_epochs_give_the_same_beta_bit_for_bit(kind, monkeypatch):
     _, K, y, t, c = _problem()
@@ -106,3 +106,28 @@ def test_estimator_exact_solver_keeps_only_support_vectors():
     reg.fit(X, X[:, 0], sd)                     # tube of width epsilon: many rows inside it
     assert 0 < reg.support_vectors_.shape[0] < X.shape[0]
     assert reg.dual_coef_.shape == (reg.support_vectors_.shape[0], 1)
+
+
+def test_a_kernel_that_overflows_is_refused_not_fitted_to_zero():
+    """An infinite kernel diagonal would freeze every coordinate (the solver would 'converge'
+    at beta = 0): refused with the fix, directly and through the exact estimator."""
+    _, K, y, t, c = _problem(n=20)
+    for bad in (np.inf, np.nan):
+        Kb = K.copy()
+        Kb[3, 3 if bad == np.inf else 5] = bad
+        with pytest.raises(ValueError, match="non-finite entries .* rescale X"):
+            kernel_svm(Kb, y, c)
+        with pytest.raises(ValueError, match="non-finite entries .* rescale X"):
+            kernel_svr(Kb, t, c)
+    X, y, sd = make_rotated_ellipses(4, 10, random_state=0)
+    for Est, target in ((MarginalTransferClassifier, y), (MarginalTransferRegressor, X[:, 0])):
+        with pytest.raises(ValueError, match="overflows float64"):
+            Est(solver="exact", kernel_x="linear", tau=1.0).fit(X * 1e160, target, sd)
+
+
+def test_zero_epochs_return_zero_with_a_warning():
+    _, K, y, t, c = _problem(n=20)
+    with pytest.warns(ConvergenceWarning, match="0 epochs"):
+        assert not np.any(kernel_svm(K, y, c, max_iter=0))
+    with pytest.warns(ConvergenceWarning, match="0 epochs"):
+        assert not np.any(kernel_svr(K, t, c, max_iter=0))

@@ -323,3 +323,24 @@ def test_laplacian_and_cauchy_kernel_x_on_every_solver(kernel):
         MarginalTransferClassifier(solver="rf", sampling="orthogonal", kernel_emb=kernel,
                                    random_state=0).fit(X, y, sd)
     MarginalTransferClassifier(solver="exact", sampling="orthogonal", **kw).fit(X, y, sd)
+
+
+def test_landmark_embeddings_are_built_in_chunks(monkeypatch):
+    """The test embeddings of the Nyström solver are accumulated over row chunks (a 64 MB
+    (r, rows) block at a time): the same values with one-row chunks."""
+    from shiftlearn.generalization import _embedding
+    from shiftlearn.generalization._solvers import landmark_factor
+    from shiftlearn.kernels import domain_mean_matrix, rbf_kernel
+
+    rng = np.random.default_rng(0)
+    X, task = rng.normal(size=(60, 2)), rng.integers(0, 4, 60)
+    fac = landmark_factor(rbf_kernel(X, X[:10], sigma=0.7), np.arange(10))
+    L = X[fac.pivots]
+    whole = _embedding.landmark_embeddings(X, task, 5, L, fac.chol, sigma=0.7)
+    monkeypatch.setattr(_embedding, "GRAM_CHUNK_BYTES", 8 * fac.chol.shape[0])  # one row
+    np.testing.assert_allclose(_embedding.landmark_embeddings(X, task, 5, L, fac.chol,
+                                                              sigma=0.7), whole, atol=1e-14)
+    # the training rows' features averaged per task (task 4 has no rows: zeros)
+    np.testing.assert_allclose(whole, domain_mean_matrix(task, 5)[0].T @ fac.features,
+                               atol=1e-12)
+    assert np.all(whole[4] == 0.0)

@@ -111,9 +111,15 @@ def landmark_embeddings(X: np.ndarray, task: np.ndarray, n_tasks: int, landmarks
     >>> Z.shape
     (2, 3)
     """
-    F = solve_triangular(chol, kernel_matrix(landmarks, X, kernel=kernel, sigma=sigma),
-                         lower=True, check_finite=False)          # (r, n)
-    return (F @ domain_mean_matrix(task, n_tasks)[0]).T
+    A = domain_mean_matrix(task, n_tasks)[0]
+    Z = np.zeros((n_tasks, chol.shape[0]))
+    rows = int(max(1, GRAM_CHUNK_BYTES // (8 * max(1, chol.shape[0]))))  # a 64 MB (r, rows)
+    for start in range(0, X.shape[0], rows):
+        sl = slice(start, min(start + rows, X.shape[0]))
+        F = solve_triangular(chol, kernel_matrix(landmarks, X[sl], kernel=kernel, sigma=sigma),
+                             lower=True, check_finite=False)      # (r, rows)
+        Z += (F @ A[sl]).T
+    return Z
 
 
 def embedding_sq_distances(G_xy: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray

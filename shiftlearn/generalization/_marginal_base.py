@@ -47,9 +47,9 @@ __all__ = ["AUTO_RF_MIN_SAMPLES"]
 #: ``solver="auto"`` uses the exact solver below this many training rows, and random features
 #: (or Nyström, where random features do not apply) from it on. Below it the exact solver has
 #: no approximation error and fits in a fraction of a second
-#: (``benchmarks/generalization/marginal_solvers.py``: 0.44 s for the whole fit at M = 1,024 on a
-#: loaded 2-core machine); its ``O(M^3)`` factorisation makes it slower than the replaced
-#: Python solver from ~2,000 rows on.
+#: (``benchmarks/generalization/marginal_solvers.py``: 0.044 s for the whole fit at M = 1,024,
+#: one thread); above it random features are 2.5-8.6x faster at M = 2,048-10,000
+#: (``marginal_speed.py``) and the ``M x M`` kernel's memory grows as ``M^2``.
 AUTO_RF_MIN_SAMPLES = 1000
 
 #: precision of the random-feature projections and cos/sin (RF solver). float32 cos/sin are
@@ -104,10 +104,11 @@ class _MarginalTransferBase(BaseEstimator):
         return self._param("loss", "hinge")
 
     def _tol(self, solver: str) -> float:
-        """``tol=None``: liblinear on the exact factor 1e-2 (classifier) or 1e-3 (regressor:
-        liblinear's SVR dual needs the smaller value for the objective gap the classifier's
-        dual reaches at 1e-2, ``benchmarks/generalization/marginal_solvers.py``), 0.1 on
-        random or Nyström features, 1e-4 for the squared-hinge Newton method."""
+        """``tol=None``: the exact solver's dual coordinate descent (liblinear's rules) 1e-2
+        (classifier) or 1e-3 (regressor: the SVR dual's relative rule needs the smaller value
+        for the objective gap the classifier's dual reaches at 1e-2,
+        ``benchmarks/generalization/marginal_solvers.py``), liblinear 0.1 on random or Nyström
+        features, 1e-4 for the squared-hinge Newton method."""
         if self.tol is None:
             if solver == "exact":
                 return 1e-3 if self._task_kind == "regression" else 1e-2

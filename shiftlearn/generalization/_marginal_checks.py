@@ -62,10 +62,10 @@ _LOSSES = ("hinge", "squared_hinge")
 #: the whole-task error.
 MIN_PREDICT_TASK_SIZE = 10
 
-#: peak memory of an exact fit in ``M x M`` float64 matrices: the kernel (factored in place)
-#: and the factor, then the factor and liblinear's copy of its nonzeros (peak RSS at
-#: M = 3,000: 1.75 with the pivoted-Cholesky solver; 2.02-2.03 by tracemalloc with the former
-#: Python solver)
+#: peak memory of an exact fit in ``M x M`` float64 matrices: the kernel, which the dual
+#: coordinate descent reads in place, and the temporaries of building it (1.70 by tracemalloc
+#: at M = 3,000, classifier and regressor; the two former solvers: 1.75 peak RSS with the
+#: pivoted Cholesky + liblinear one, 2.02-2.03 by tracemalloc with the Python one)
 EXACT_FIT_MATRICES = 2.1
 
 #: peak memory of a Nyström fit in float64 ``M x m`` matrices (``m`` landmarks): the kernel to
