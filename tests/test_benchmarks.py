@@ -116,9 +116,11 @@ def test_regenerate_compares_results_and_skips_timings(bench_path):
     for key in ("configuration", "n_candidates", "n_S", "||mean_s - mean_t||", "min k"):
         assert not (regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key)), key
     for key in ("fit_s", "wall s", "time (s)", "rows/s", "speed-up", "date_utc", "peak MB",
-                "wire_bytes_up", "SCA fit / T_K", "fit/ZtZ"):
+                "wire_bytes_up", "SCA fit / T_K", "fit/ZtZ", "slopes",
+                "OPENBLAS_NUM_THREADS"):
         assert regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key), key
-    for key in ("up_bytes", "upload / client (bytes)", "gap closed (lodo / rbf / lin)"):
+    for key in ("up_bytes", "upload / client (bytes)", "gap closed (lodo / rbf / lin)",
+                "rff_slopes"):
         assert not (regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key)), key
     assert res["compared"] == 5 and res["skipped"] == 4      # title, method, accuracy, best, nan
     new["results"]["rows"][0]["accuracy"] = 0.5 * (1 + 1e-12)
