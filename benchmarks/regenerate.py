@@ -55,8 +55,8 @@ VOLATILE = re.compile(
     r"|\bwire"
     # times relative to a reference stage: T_K (the kernel matrix), T_mv, fit/ZtZ
     r"|\bT_K\b|\bT_mv\b|ZtZ"
-    # log-log slopes of time against n (``slopes``; not ``rff_slopes``, error rates); the BLAS thread variables the run had (this tool sets
-    # them to --threads)
+    # log-log slopes of time against n (``slopes``; not ``rff_slopes``, error rates); the BLAS
+    # thread variables the run had (this tool sets them to --threads)
     r"|^slopes$|_NUM_THREADS",
     re.IGNORECASE)
 #: ... and lower-case unit suffixes (``fit_s``, ``wall s``; not ``n_S`` or ``mean_s - mean_t``)
