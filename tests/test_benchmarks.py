@@ -134,6 +134,11 @@ def test_regenerate_compares_results_and_skips_timings(bench_path):
     assert res["diffs"][0][0] == "/results/best"
     new["results"]["rows"].append({})
     assert "<2 items>" in str(regen.compare(old, new)["diffs"])
+    # a key skipped in one file only
+    a = {"title": "T", "results": {"runs": "0.5, 0.6", "acc": 1.0}}
+    b = {"title": "T", "results": {"runs": "0.9, 0.7", "acc": 1.0}}
+    assert regen.compare(a, b)["verdict"] == "differs"
+    assert regen.compare(a, b, "subspace_tca_vs_skada.json")["verdict"] == "identical"
 
 
 def test_regenerate_recompares_a_kept_rerun(bench_path, tmp_path, monkeypatch):
