@@ -13,6 +13,7 @@ import os
 
 try:  # pragma: no cover - exercised where numba is installed
     import numba
+    import numba.extending  # noqa: F401 - overloads of the numpy helpers
 except ImportError:  # pragma: no cover
     numba = None
 

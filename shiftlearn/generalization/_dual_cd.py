@@ -16,11 +16,13 @@ Decision, measured (``benchmarks/generalization/marginal_solvers.py``, one BLAS 
 the rotated-ellipse product kernel this solver reaches a comparable objective gap 3.3-12x
 faster than pivoted Cholesky + liblinear (``LinearSVC`` on the factor, the previous exact
 solver) and 1.6-60x faster than our former pure-Python coordinate descent, at M = 256-4,096
-rows and three losses; it needs no ``O(M^3)`` factorisation. The epoch is compiled by
-numba where it is installed (``pip install shiftlearn[speed]``); without numba the same epoch
-runs in Python and numpy, more slowly, and gives the same ``beta`` bit for bit (no fast-math;
-the gradient update ``G += (d y) * K_i`` is evaluated in the same order on both paths; the
-epoch order is drawn by numpy in both). ``SHIFTLEARN_NUMBA=0`` switches numba off.
+rows and three losses; it needs no ``O(M^3)`` factorisation. Each epoch is one function:
+numba compiles it where it is installed (``pip install shiftlearn[speed]``), with the gradient
+updates (:func:`_add_scaled_column`, :func:`_add_column`) overloaded as loops (an array
+expression there allocated a temporary per move: 2x slower); without numba the same function
+runs in Python with the numpy updates, 5-16x more slowly, and gives the same ``beta`` bit for
+bit (no fast-math; the products are evaluated in the same order on both paths; the epoch order
+is drawn by numpy in both). ``SHIFTLEARN_NUMBA=0`` switches numba off.
 
 Rows whose kernel diagonal is zero (``k(x_a, x_a) = 0``, e.g. a zero row under a linear
 ``kernel_x``) are left out: their feature vector is zero, so no coefficient on them changes
@@ -41,13 +43,37 @@ __all__ = ["kernel_svm", "kernel_svr"]
 _INF = np.inf
 
 
-def _svc_epoch_py(K, y, U, D, QD, G, alpha, index, active, pg_max_old,
-                  pg_min_old):                    # pragma: no cover - compiled below
+def _add_scaled_column(G, d, w, Ki):
+    """``G += (d * w) * Ki`` (numpy; compiled below as the same products in a loop)."""
+    G += (d * w) * Ki
+
+
+def _add_column(G, d, Ki):
+    """``G += d * Ki`` (numpy; compiled below as a loop)."""
+    G += d * Ki
+
+
+if numba is not None:  # pragma: no branch - the loops numba compiles in place of the above
+    @numba.extending.overload(_add_scaled_column)
+    def _add_scaled_column_nb(G, d, w, Ki):
+        def impl(G, d, w, Ki):
+            for j in range(G.shape[0]):
+                G[j] += d * w[j] * Ki[j]
+        return impl
+
+    @numba.extending.overload(_add_column)
+    def _add_column_nb(G, d, Ki):
+        def impl(G, d, Ki):
+            for j in range(G.shape[0]):
+                G[j] += d * Ki[j]
+        return impl
+
+
+def _svc_epoch(K, y, U, D, QD, G, alpha, index, active, pg_max_old, pg_min_old):
     """One epoch over ``index[:active]`` (liblinear ``solve_l2r_l1l2_svc``, gradient kept):
     ``(active, PGmax_new, PGmin_new)``; ``alpha``, ``G`` and ``index`` change in place."""
     pg_max_new = -_INF
     pg_min_new = _INF
-    M = G.shape[0]
     s = 0
     while s < active:
         i = index[s]
@@ -79,59 +105,17 @@ def _svc_epoch_py(K, y, U, D, QD, G, alpha, index, active, pg_max_old,
             alpha[i] = a
             d = (a - a_old) * y[i]
             if d != 0.0:
-                Ki = K[i]
-                for j in range(M):
-                    G[j] += d * y[j] * Ki[j]
+                _add_scaled_column(G, d, y, K[i])
                 G[i] += (a - a_old) * D[i]
         s += 1
     return active, pg_max_new, pg_min_new
 
 
-def _svc_epoch_np(K, y, U, D, QD, G, alpha, index, active, pg_max_old, pg_min_old):
-    """:func:`_svc_epoch_py` with the gradient update in numpy (the path without numba)."""
-    pg_max_new = -_INF
-    pg_min_new = _INF
-    s = 0
-    while s < active:
-        i = index[s]
-        g = float(G[i])
-        pg = 0.0
-        a_i = float(alpha[i])
-        if a_i == 0.0:
-            if g > pg_max_old:
-                active -= 1
-                index[s], index[active] = index[active], index[s]
-                continue
-            elif g < 0.0:
-                pg = g
-        elif a_i == U[i]:
-            if g < pg_min_old:
-                active -= 1
-                index[s], index[active] = index[active], index[s]
-                continue
-            elif g > 0.0:
-                pg = g
-        else:
-            pg = g
-        pg_max_new = max(pg_max_new, pg)
-        pg_min_new = min(pg_min_new, pg)
-        if abs(pg) > 1e-12:
-            a = min(max(a_i - g / QD[i], 0.0), float(U[i]))
-            alpha[i] = a
-            d = (a - a_i) * y[i]
-            if d != 0.0:
-                G += (d * y) * K[i]
-                G[i] += (a - a_i) * D[i]
-        s += 1
-    return active, pg_max_new, pg_min_new
-
-
-def _svr_epoch_py(K, y, U, eps, QD, G, beta, index, active, g_max_old):  # pragma: no cover
+def _svr_epoch(K, y, U, eps, QD, G, beta, index, active, g_max_old):
     """One epoch of liblinear's ``solve_l2r_l1l2_svr`` (L1 loss, gradient ``G = K beta - y``
     kept): ``(active, Gmax_new, Gnorm1_new)``; ``beta``, ``G``, ``index`` change in place."""
     g_max_new = 0.0
     g_norm1_new = 0.0
-    M = G.shape[0]
     s = 0
     while s < active:
         i = index[s]
@@ -184,75 +168,13 @@ def _svr_epoch_py(K, y, U, eps, QD, G, beta, index, active, g_max_old):  # pragm
         beta[i] = nb
         d = nb - b
         if d != 0.0:
-            Ki = K[i]
-            for j in range(M):
-                G[j] += d * Ki[j]
-    return active, g_max_new, g_norm1_new
-
-
-def _svr_epoch_np(K, y, U, eps, QD, G, beta, index, active, g_max_old):
-    """:func:`_svr_epoch_py` with the gradient update in numpy (the path without numba)."""
-    g_max_new = 0.0
-    g_norm1_new = 0.0
-    s = 0
-    while s < active:
-        i = index[s]
-        g = float(G[i])
-        h = float(QD[i])
-        gp = g + eps
-        gn = g - eps
-        b = float(beta[i])
-        u = float(U[i])
-        viol = 0.0
-        if b == 0.0:
-            if gp < 0.0:
-                viol = -gp
-            elif gn > 0.0:
-                viol = gn
-            elif gp > g_max_old and gn < -g_max_old:
-                active -= 1
-                index[s], index[active] = index[active], index[s]
-                continue
-        elif b >= u:
-            if gp > 0.0:
-                viol = gp
-            elif gp < -g_max_old:
-                active -= 1
-                index[s], index[active] = index[active], index[s]
-                continue
-        elif b <= -u:
-            if gn < 0.0:
-                viol = -gn
-            elif gn > g_max_old:
-                active -= 1
-                index[s], index[active] = index[active], index[s]
-                continue
-        elif b > 0.0:
-            viol = abs(gp)
-        else:
-            viol = abs(gn)
-        g_max_new = max(g_max_new, viol)
-        g_norm1_new += viol
-        if gp < h * b:
-            d = -gp / h
-        elif gn > h * b:
-            d = -gn / h
-        else:
-            d = -b
-        s += 1
-        if abs(d) < 1e-12:
-            continue
-        nb = min(max(b + d, -u), u)
-        beta[i] = nb
-        d = nb - b
-        if d != 0.0:
-            G += d * K[i]
+            _add_column(G, d, K[i])
     return active, g_max_new, g_norm1_new
 
 
 if numba is not None:  # pragma: no branch
-    _svc_epoch_nb = numba.njit(cache=True, nogil=True)(_svc_epoch_py)
-    _svr_epoch_nb = numba.njit(cache=True, nogil=True)(_svr_epoch_py)
+    _svc_epoch_nb = numba.njit(cache=True, nogil=True)(_svc_epoch)
+    _svr_epoch_nb = numba.njit(cache=True, nogil=True)(_svr_epoch)
 
 
 #: rows per block of the finiteness check of ``K`` (an 8 MB boolean temporary at M = 8,192)
@@ -310,7 +232,7 @@ def kernel_svm(K: np.ndarray, y: np.ndarray, c: np.ndarray, *, loss: str = "hing
     QD = np.diag(K) + D
     alpha = np.zeros(M)
     G = -np.ones(M)
-    epoch = _svc_epoch_nb if use_numba() else _svc_epoch_np
+    epoch = _svc_epoch_nb if use_numba() else _svc_epoch
     rng = np.random.default_rng(random_state)
     n_all = active = index.shape[0]
     pg_max_old, pg_min_old = _INF, -_INF
@@ -358,7 +280,7 @@ def kernel_svr(K: np.ndarray, y: np.ndarray, c: np.ndarray, *, epsilon: float = 
     QD = np.diag(K).copy()
     beta = np.zeros(K.shape[0])
     G = -y.copy()
-    epoch = _svr_epoch_nb if use_numba() else _svr_epoch_np
+    epoch = _svr_epoch_nb if use_numba() else _svr_epoch
     rng = np.random.default_rng(random_state)
     n_all = active = index.shape[0]
     g_max_old, g_norm1_init, g_norm1_new = _INF, -1.0, _INF
