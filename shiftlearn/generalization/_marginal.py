@@ -137,10 +137,11 @@ _COMMON_DOC = """
         per-task weights; :class:`PoolingClassifier` / :class:`PoolingRegressor` fit the same
         model without the embedding parameters.
     solver : {"auto", "exact", "rf", "nystroem"}, default="auto"
-        ``"exact"``: the kernel machine (pivoted-Cholesky factor of the ``M x M`` kernel fed
-        to liblinear without intercept; ``O(M^3)`` time, ``O(M^2)`` memory). ``"nystroem"``:
-        the same through ``n_landmarks`` random landmark rows (App. A.6.2, eq. 42; any
-        kernel). ``"rf"``: two-stage random Fourier features + liblinear (App. A.6.1;
+        ``"exact"``: the kernel machine (liblinear's dual coordinate descent run on the
+        ``M x M`` kernel, no intercept; ``O(M^2)`` memory). ``"nystroem"``: a
+        pivoted-Cholesky factor of the kernel through ``n_landmarks`` random landmark rows,
+        fed to liblinear (App. A.6.2, eq. 42; any kernel; the task embeddings through the
+        same landmarks). ``"rf"``: two-stage random Fourier features + liblinear (App. A.6.1;
         shift-invariant ``kernel_x``, Gaussian ``kernel_p``, ``tau = 0``). ``"auto"``:
         ``"exact"`` below ``AUTO_RF_MIN_SAMPLES`` training rows, else ``"rf"`` where it
         applies and ``"nystroem"`` otherwise; the choice is ``solver_``.
@@ -165,11 +166,12 @@ _COMMON_DOC = """
     min_task_size : int, default=2
         Training tasks with fewer (labeled) rows raise a ``ValueError``.
     tol : float or None, default=None
-        Stopping tolerance of the linear solvers. ``None``: ``1e-2`` for liblinear on the
-        exact factor (``1e-3`` for the regressors, whose SVR dual needs it for the same
-        objective gap), ``0.1`` for liblinear on random or Nyström features (liblinear's own
-        default for its dual solvers and the authors' setting; at N n = 10^4 it needs ~5x
-        fewer epochs than ``1e-2`` for the same test error, see
+        Stopping tolerance of the linear solvers. ``None``: ``1e-2`` for the exact
+        solver's dual coordinate descent (liblinear's rules; ``1e-3`` for the regressors,
+        whose SVR dual needs it for the same objective gap), ``0.1`` for liblinear on random
+        or Nyström features (liblinear's own default for its dual solvers and the authors'
+        setting; at N n = 10^4 it needs ~5x fewer epochs than ``1e-2`` for the same test
+        error, see
         ``benchmarks/generalization/marginal_speed.py``); for the classifier's
         ``loss="squared_hinge"`` on random or Nyström features ``1e-4`` (relative gradient
         norm of the primal Newton method).
