@@ -158,3 +158,21 @@ def test_regenerate_recompares_a_kept_rerun(bench_path, tmp_path, monkeypatch):
     doc["results"]["acc"] = 0.6
     (tmp_path / "kept" / "r.json").write_text(json.dumps(doc))
     assert regen.recompare(pub, None)["verdict"] == "differs"
+
+
+def test_regenerate_report_keeps_the_published_checks(bench_path, tmp_path):
+    """A fresh clone has no checkpoint of checks: the table is rebuilt from the published
+    checks with this machine's over them, never from the new checks alone."""
+    regen = _import(BENCH / "regenerate.py")
+    published = tmp_path / "regenerate.json"
+    published.write_text(json.dumps({"results": {"checks": {
+        "a.json": {"verdict": "identical"}, "b.json": {"verdict": "differs"}}}}))
+    store = regen.PartsFile(tmp_path / "_parts.json")
+    assert regen.all_checks(store, published) == {"a.json": {"verdict": "identical"},
+                                                  "b.json": {"verdict": "differs"}}
+    store.save("b.json", {"verdict": "round-off"})
+    store.save("c.json", {"verdict": "identical"})
+    checks = regen.all_checks(store, published)
+    assert [checks[k]["verdict"] for k in ("a.json", "b.json", "c.json")] == [
+        "identical", "round-off", "identical"]
+    assert regen.all_checks(store, tmp_path / "missing.json") == store.load()
