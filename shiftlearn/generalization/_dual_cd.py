@@ -13,9 +13,9 @@ classifier, violation sum ``<= tol`` times the first epoch's for the regressor) 
 ``max_iter`` epochs, so ``tol`` keeps liblinear's meaning.
 
 Decision, measured (``benchmarks/generalization/marginal_solvers.py``, one BLAS thread): on
-the rotated-ellipse product kernel this solver reaches a comparable objective gap 3.3-12x
+the rotated-ellipse product kernel this solver reaches a comparable objective gap 2.7-10x
 faster than pivoted Cholesky + liblinear (``LinearSVC`` on the factor, the previous exact
-solver) and 1.6-60x faster than our former pure-Python coordinate descent, at M = 256-4,096
+solver) and 2.2-37x faster than our former pure-Python coordinate descent, at M = 256-4,096
 rows and three losses; it needs no ``O(M^3)`` factorisation. Each epoch is one function:
 numba compiles it where it is installed (``pip install shiftlearn[speed]``), with the gradient
 updates (:func:`_add_scaled_column`, :func:`_add_column`) overloaded as loops (an array

@@ -35,7 +35,7 @@ Decisions:
 * **The exact solver does not use the factor.** Pivoted Cholesky + liblinear on all ``M``
   rows (the exact solver for a while in issue #19) costs ``O(M^3 / 3)`` for the factor and
   ``O(rank)`` per visited coordinate; dual coordinate descent on ``K`` itself
-  (:mod:`._dual_cd`) reaches a comparable objective 3.3-12x faster
+  (:mod:`._dual_cd`) reaches a comparable objective 2.7-10x faster
   (``benchmarks/generalization/marginal_solvers.py``). The factor serves the Nyström solver
   (``m << M`` landmarks), where liblinear on ``M x m`` features is the cheaper problem.
 """
