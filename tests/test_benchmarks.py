@@ -117,7 +117,7 @@ def test_regenerate_compares_results_and_skips_timings(bench_path):
         assert not (regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key)), key
     for key in ("fit_s", "wall s", "time (s)", "rows/s", "speed-up", "date_utc", "peak MB",
                 "wire_bytes_up", "SCA fit / T_K", "fit/ZtZ", "slopes",
-                "OPENBLAS_NUM_THREADS"):
+                "OPENBLAS_NUM_THREADS", "client_before_fit_mb", "worker_start_mb"):
         assert regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key), key
     for key in ("up_bytes", "upload / client (bytes)", "gap closed (lodo / rbf / lin)",
                 "rff_slopes"):

@@ -27,7 +27,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 
-from _common import header, markdown_table, progress, timer, track, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    timer,
+    track,
+    write_results,
+)
 from _marginal_common import tune_pair  # noqa: E402
 from sklearn.base import BaseEstimator, clone  # noqa: E402
 from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
@@ -42,7 +50,8 @@ from shiftlearn.generalization import (  # noqa: E402
 STAGE_XC = {"sigma_x": ["median", "2*median"], "C": [0.1, 1.0, 10.0]}
 STAGE_EMB = {"sigma_emb": ["median", "2*median"], "sigma_p": ["median", "4*median"]}
 SCA_GRID = {"estimator__adapter__delta": [0.1, 1.0], "estimator__adapter__n_components": [5, 9]}
-PARTS = Path(__file__).resolve().parent / "results" / "_marginal_office"
+#: one JSON per target; beside the results, or in ``$SHIFTLEARN_BENCH_RESULTS`` (a scratch run)
+PARTS = results_dir(__file__) / "_marginal_office"
 
 
 class DomainIgnoringClassifier(BaseEstimator):
