@@ -222,3 +222,50 @@ def test_deep_trees_and_separable_data_are_the_reference(depth, min_split, lr, K
         b = ref.boost(old[0], yy, task, *old[1:], **kw)
         for key in KEYS:
             assert np.array_equal(a[key], b[key]), key
+
+
+@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba is not installed")
+def test_parallel_histograms_are_the_serial_ones_bit_for_bit(monkeypatch):
+    """``n_jobs > 1``: feature groups, row chunks and (node, feature) pairs run on numba's
+    threads; every histogram and bound, and so the model, is the serial one bit for bit (a
+    feature's sums stay in row order on one thread), including feature counts that are not a
+    multiple of the group size of four."""
+    monkeypatch.setenv("SHIFTLEARN_NUMBA", "1")
+    rng = np.random.default_rng(11)
+    for n, D, T, B, A in [(1, 1, 1, 2, 1), (700, 7, 3, 9, 3), (3000, 13, 2, 256, 4)]:
+        codes8 = rng.integers(0, B, (D, n)).astype(np.uint8)
+        task = rng.integers(0, T, n)
+        ct = B * (rng.integers(0, 2, n) + 2 * task)
+        w = rng.random(n) * 10.0 ** rng.integers(-300, 0, n)
+        node = rng.integers(-1, A, n)
+        slot = np.where(rng.random(A) < 0.6, np.arange(A), -1)
+        slot[0] = 0
+        feats = rng.permutation(D)[: max(1, D - 2)]
+        H = rng.random((D, A, T, 2, B)) * (rng.random((D, A, T, 2, B)) < 0.7)
+        W = H.sum(axis=(0, 2, 3, 4)) / D
+        S = (H[:, :, :, 1] - H[:, :, :, 0]).sum(axis=(0, 2, 3)) / D
+        out = []
+        for n_threads in (1, 2):
+            with _kernels.threads(n_threads):
+                assert _kernels._parallel() == (n_threads > 1)
+                out.append((_kernels.level_histograms(codes8, None, ct, node, w, A, 2 * T * B),
+                            _kernels.feature_histograms(codes8, None, ct, w, feats, 2 * T * B),
+                            _kernels.node_histograms(codes8, node + 3, 3, slot, ct, w, feats,
+                                                     2 * T * B),
+                            *_kernels.class_bounds(H, W, S)))
+        assert not _kernels._parallel()
+        # numba's on-disk cache is keyed by name and line, not by parallel=True: under the
+        # serial build's name, the parallel one would load the serial code (one thread)
+        for par, ser in ((_kernels._hist_par_nb, _kernels._hist_nb),
+                         (_kernels._hist_nodes_par_nb, _kernels._hist_nodes_nb),
+                         (_kernels._bounds_par_nb, _kernels._bounds_nb)):
+            assert par.py_func.__qualname__ != ser.py_func.__qualname__
+            assert par.py_func.__code__.co_firstlineno == ser.py_func.__code__.co_firstlineno
+        for u, v in zip(*out, strict=True):
+            assert np.array_equal(u, v)
+    X, y, sd = make_monotone_shift(400, 150, n_input=9, random_state=3)
+    fits = [MultiTaskBoostingClassifier(20, 0.5, 3, n_jobs=j).fit(X, y, sd) for j in (1, 2)]
+    for key in KEYS:
+        assert np.array_equal(fits[0].estimators_[0][key], fits[1].estimators_[0][key]), key
+    with pytest.raises(ValueError, match="n_jobs"):             # joblib's n_jobs=0: meaningless
+        MultiTaskBoostingClassifier(5, n_jobs=0).fit(X, y, sd)

@@ -4,20 +4,23 @@ Data: ``make_monotone_shift(n_source, n_target, n_input=50)``: 100,000 source ro
 labeled target rows, d = 50, two tasks. Multi-task boosting with 500 stumps and with 500
 depth-3 trees (gamma = 0.1); HistGradientBoostingClassifier on the pooled rows with the same
 number of iterations, learning rate and depth, no early stopping. Multi-task boosting runs on
-ONE thread; HistGradientBoosting on 1 thread and on all cores (``--hgb-threads``, default
-``1 <cores>``; ``threadpoolctl`` limits OpenMP and BLAS per fit), so the table gives both the
-per-core comparison and the one against scikit-learn as it runs by default. Times include
+one thread and, with numba, on all cores (``n_jobs``: its histograms over numba's threads;
+``--mt-threads``, default ``1 <cores>``); HistGradientBoosting on 1 thread and on all cores
+(``--hgb-threads``, default ``1 <cores>``; ``threadpoolctl`` limits OpenMP and BLAS per fit),
+so the table gives both the per-core comparison and the one against scikit-learn as it runs
+by default. Times include
 binning and input validation (whole ``fit`` calls); wall-clock and process CPU time.
 
 Rows: ``numba`` = the library as installed with numba (``pip install shiftlearn[speed]``),
+``numba, t threads`` = the same with ``n_jobs=t``,
 ``numpy`` = the same code with ``SHIFTLEARN_NUMBA=0`` (no compiled kernels), ``before`` = the
 solver before the speed work (``tests/_boosting_reference.py``, a frozen copy; ``--before``),
 timed in the same run, so "before / this" is a same-run ratio. All three fit the same model:
 the script checks that their decision functions on the test rows are equal bit for bit (on the
 benchmark's own data, not a smaller case). numba loads or compiles its kernels on first use: a
 small fit before the timed ones pays that once, and its time is reported. The targets of issue
-#18 item 3 (stumps <= 1x, depth-3 trees <= 2x HGB's wall time) are judged on the first row
-(numba where installed) against each HGB thread count, in wall and CPU time.
+#18 item 3 (stumps <= 1x, depth-3 trees <= 2x HGB's wall time) are judged on the numba rows
+against each HGB thread count, in wall and CPU time.
 
 ``--decaf``: a synthetic stand-in for the issue's 4,096-d DeCAF case (no DeCAF features are in
 the data home): 10 classes, 4,096 non-negative sparse features (ReLU of class means + noise),
@@ -44,6 +47,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -151,6 +155,11 @@ def same_models(dec, names):
     return {n: bool(np.array_equal(dec[n], ref)) for n in names[1:]}
 
 
+def _mt_threads(kind: str) -> int:
+    """``n_jobs`` of a multi-task row: ``"numba, 2 threads"`` -> 2, any other kind -> 1."""
+    return int(kind.split(", ")[1].split()[0]) if ", " in kind else 1
+
+
 def case(label, depth, K, kinds, hgb_threads, data, repeats, loads):
     """HGB at each thread count and multi-task boosting per solver kind on one data set.
 
@@ -163,8 +172,8 @@ def case(label, depth, K, kinds, hgb_threads, data, repeats, loads):
     configs = [(hgb[t], "numba", t, lambda d=depth: HistGradientBoostingClassifier(
         max_iter=K, learning_rate=0.1, max_depth=d, early_stopping=False)) for t in hgb_threads]
     names = {k: f"multi-task {what}{label} ({k})" for k in kinds}
-    configs += [(names[k], k, 1, lambda d=depth: MultiTaskBoostingClassifier(K, 0.1, d))
-                for k in kinds]
+    configs += [(names[k], k, j, partial(MultiTaskBoostingClassifier, K, 0.1, depth, n_jobs=j))
+                for k, j in ((k, _mt_threads(k)) for k in kinds)]
     best, dec = run_suite(configs, data, repeats, loads)
     rows = [{"method": name, **best[name]} for name, _, _, _ in configs]
     ratios = []
@@ -199,6 +208,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--hgb-threads", type=int, nargs="+", default=sorted({1, os.cpu_count()}),
                     help="HistGradientBoosting's thread counts (default: 1 and all cores)")
+    ap.add_argument("--mt-threads", type=int, nargs="+", default=sorted({1, os.cpu_count()}),
+                    help="multi-task boosting's n_jobs with numba (default: 1 and all cores)")
     ap.add_argument("--before", action="store_true", help="also time the previous solver")
     ap.add_argument("--decaf", action="store_true", help="also the 4,096-d DeCAF-like case")
     ap.add_argument("--decaf-repeats", type=int, default=None,
@@ -210,8 +221,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     machine = header("Multi-task boosting speed")
     K = args.n_estimators
-    kinds = (["numba"] if _kernels.HAVE_NUMBA else []) + ["numpy"] \
-        + (["before"] if args.before else [])
+    numba_kinds = (["numba"] + [f"numba, {t} threads" for t in args.mt_threads if t > 1]
+                   if _kernels.HAVE_NUMBA else [])
+    kinds = numba_kinds + ["numpy"] + (["before"] if args.before else [])
     loads = [os.getloadavg()[0]]
     t_run = time.perf_counter()
     with threadpool_limits(limits=1):
@@ -236,8 +248,8 @@ def main(argv=None):
         ratios += ratios_
         what = "stumps" if depth == 1 else "depth-3 trees"
         checks[what] = check
-        verdicts.append(verdict(f"500 {what}" if K == 500 else f"{K} {what}", target, best,
-                                hgb, names[kinds[0]]))
+        for k in numba_kinds or kinds[:1]:
+            verdicts.append(verdict(f"{K:,} {what}, {k}", target, best, hgb, names[k]))
 
     decaf_rows, decaf_ratios = [], []
     if args.decaf:
@@ -257,10 +269,10 @@ def main(argv=None):
     loads.append(os.getloadavg()[0])
     total = time.perf_counter() - t_run
 
-    first = kinds[0]
     body = (f"n_source={args.n_source}, n_target={args.n_target} (labeled), d=50, 2 tasks, "
-            f"K={K}, learning rate 0.1, no early stopping. Multi-task boosting runs on 1 "
-            f"thread; HGB on {' and '.join(map(str, args.hgb_threads))} thread(s) "
+            f"K={K}, learning rate 0.1, no early stopping. Multi-task boosting on "
+            f"{' and '.join(map(str, [_mt_threads(k) for k in numba_kinds] or [1]))} "
+            f"thread(s) (n_jobs); HGB on {' and '.join(map(str, args.hgb_threads))} thread(s) "
             f"(threadpoolctl: OpenMP and BLAS). repeats={args.repeats}, interleaved (minimum "
             f"shown). numba installed: {_kernels.HAVE_NUMBA}; its first-use load/compile (two "
             f"small fits before the timed ones): {warm:.2f} s. 1-minute load average before "
@@ -270,7 +282,7 @@ def main(argv=None):
             + markdown_table(results, None, ".3f")
             + "\n\nFit-time ratios (same run, minima; > 1: multi-task boosting is slower):\n\n"
             + markdown_table(ratios, None, ".2f")
-            + f"\n\nTargets of issue #18 item 3 (the {first} row, same run):\n\n"
+            + "\n\nTargets of issue #18 item 3 (each numba row, same run):\n\n"
             + "\n".join(verdicts)
             + "\n\nSame model as the first multi-task row (decision functions on the test rows "
             "equal bit for bit): " + "; ".join(f"{k}: {v}" for k, v in checks.items()) + "\n"

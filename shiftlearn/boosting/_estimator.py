@@ -20,6 +20,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -28,6 +29,7 @@ from .._param_validation import Interval, StrOptions, check_params
 from .._progress import task as progress_task
 from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y, unlabeled_mask
 from ..adaptation._base import memory_budget
+from . import _kernels
 from ._binning import bin_tasks
 from ._core import boost, decision_function_stages
 from ._core import decision_function as _final_decision
@@ -103,6 +105,13 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         searched exactly (every midpoint); otherwise quantile bins (as HistGradientBoosting).
     min_samples_split : int, default 2
         A tree node with fewer pooled rows is not split (its rows all go left).
+    n_jobs : int or None, default None
+        Threads that build the histograms (numba's ``prange`` over groups of features; needs
+        numba). ``None`` means 1 unless in a :func:`joblib.parallel_backend` context, ``-1``
+        every core (joblib's convention, as ``effective_n_jobs``); capped at numba's thread
+        count. The model is the same bit for bit whatever ``n_jobs`` (each feature's sums
+        stay in row order on one thread). Leave it at 1 when fits already run in parallel
+        (``GridSearchCV(n_jobs=...)``).
 
     Attributes
     ----------
@@ -158,11 +167,13 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         "mode": [StrOptions(set(_MODES))],
         "max_bins": [Interval(Integral, 2, 256, closed="both")],
         "min_samples_split": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"),
+                   Interval(Integral, None, -1, closed="right"), None],
     }
 
     def __init__(self, n_estimators: int = 500, learning_rate: float = 0.1, max_depth: int = 1,
                  *, weak_learner: str = "auto", mode: str = "multitask", max_bins: int = 255,
-                 min_samples_split: int = 2):
+                 min_samples_split: int = 2, n_jobs: int | None = None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -170,6 +181,7 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         self.mode = mode
         self.max_bins = max_bins
         self.min_samples_split = min_samples_split
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fit
     def _weak_learner(self) -> str:
@@ -242,7 +254,8 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         self.estimators_ = []
         # a bar only where the caller switched progress on (the command line), see _progress
         with progress_task(f"boosting ({self.mode})",
-                           len(targets) * int(self.n_estimators)) as advance:
+                           len(targets) * int(self.n_estimators)) as advance, \
+                _kernels.threads(effective_n_jobs(self.n_jobs)):
             for c in targets:
                 yy = np.where(y == c, 1, -1)
                 self.estimators_.append(boost(
