@@ -140,8 +140,9 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
       target (negative id) task; otherwise a ``ValueError``.
     * Speed: stumps scan only the features a lower bound does not rule out, trees search exactly
       only the (node, feature) pairs an upper bound lets through, and with numba installed
-      (``pip install shiftlearn[speed]``) compiled kernels build the histograms; the model is
-      the full search's, bit for bit, with or without numba (``docs/boosting.md``).
+      (``pip install shiftlearn[speed]``) compiled kernels build the histograms, on
+      ``n_jobs`` threads; the model is the full search's, bit for bit, with or without numba
+      and on any number of threads (``docs/boosting.md``).
 
     Examples
     --------
