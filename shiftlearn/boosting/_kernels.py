@@ -66,36 +66,44 @@ def _parallel() -> bool:
     return getattr(_LOCAL, "n", 1) > 1
 
 
+def _sweep_py(codes, feats, k, rows, key, m, w, H):      # pragma: no cover - compiled below
+    """Add ``w[r]`` at ``key[q] + codes[f, r]`` of ``H[f]`` for the features ``feats[k:k+4]``
+    (fewer at the end), ``r = rows[q]`` (``q`` itself where ``rows`` is None) for ``q < m``,
+    in order, keys ``< 0`` skipped: one sweep of the rows for four features."""
+    F = feats.size
+    if k + 3 < F:
+        c0, c1, c2, c3 = codes[feats[k]], codes[feats[k + 1]], codes[feats[k + 2]], \
+            codes[feats[k + 3]]
+        h0, h1, h2, h3 = H[k], H[k + 1], H[k + 2], H[k + 3]
+        for q in range(m):
+            r = q if rows is None else rows[q]
+            b = key[q]
+            if b < 0:
+                continue
+            wi = w[r]
+            h0[b + c0[r]] += wi
+            h1[b + c1[r]] += wi
+            h2[b + c2[r]] += wi
+            h3[b + c3[r]] += wi
+    else:
+        for kk in range(k, F):
+            c, h = codes[feats[kk]], H[kk]
+            for q in range(m):
+                r = q if rows is None else rows[q]
+                b = key[q]
+                if b >= 0:
+                    h[b + c[r]] += w[r]
+
+
 def _hist_py(codes, feats, key, w, nbins):           # pragma: no cover - compiled below
     """H[k] = histogram of feature ``feats[k]``: ``H[k, key[i] + codes[f, i]] += w[i]``,
     rows in order, rows with ``key < 0`` skipped; four features per sweep of the rows (the
     groups of four are independent: ``prange`` spreads them over threads in the parallel
     build, each feature's sums still in row order)."""
     F = feats.size
-    n = key.size
     H = np.zeros((F, nbins))
     for g in _prange((F + 3) // 4):
-        k = 4 * g
-        if k + 3 < F:
-            c0, c1, c2, c3 = codes[feats[k]], codes[feats[k + 1]], codes[feats[k + 2]], \
-                codes[feats[k + 3]]
-            h0, h1, h2, h3 = H[k], H[k + 1], H[k + 2], H[k + 3]
-            for i in range(n):
-                b = key[i]
-                if b < 0:
-                    continue
-                wi = w[i]
-                h0[b + c0[i]] += wi
-                h1[b + c1[i]] += wi
-                h2[b + c2[i]] += wi
-                h3[b + c3[i]] += wi
-        else:
-            for kk in range(k, F):
-                c, h = codes[feats[kk]], H[kk]
-                for i in range(n):
-                    b = key[i]
-                    if b >= 0:
-                        h[b + c[i]] += w[i]
+        _sweep(codes, feats, 4 * g, None, key, key.size, w, H)
     return H
 
 
@@ -128,29 +136,10 @@ def _hist_nodes_py(codes, feats, node, first, slot, ct, w, size, n_chunks):  # p
                 key[m] = s * size + ct[i]
                 m += 1
         end[c] = m
-    m = end[n_chunks - 1]
     F = feats.size
     H = np.zeros((F, (slot.max() + 1) * size))
     for g in _prange((F + 3) // 4):
-        k = 4 * g
-        if k + 3 < F:
-            c0, c1, c2, c3 = codes[feats[k]], codes[feats[k + 1]], codes[feats[k + 2]], \
-                codes[feats[k + 3]]
-            h0, h1, h2, h3 = H[k], H[k + 1], H[k + 2], H[k + 3]
-            for q in range(m):
-                r = rows[q]
-                b = key[q]
-                wi = w[r]
-                h0[b + c0[r]] += wi
-                h1[b + c1[r]] += wi
-                h2[b + c2[r]] += wi
-                h3[b + c3[r]] += wi
-        else:
-            for kk in range(k, F):
-                c, h = codes[feats[kk]], H[kk]
-                for q in range(m):
-                    r = rows[q]
-                    h[key[q] + c[r]] += w[r]
+        _sweep(codes, feats, 4 * g, rows, key, end[n_chunks - 1], w, H)
     return H
 
 
@@ -229,6 +218,7 @@ def _renamed(func, name: str):
 
 
 if HAVE_NUMBA:  # pragma: no branch
+    _sweep = numba.njit(cache=True, nogil=True)(_sweep_py)
     _hist_nb = numba.njit(cache=True, nogil=True)(_hist_py)
     _route_nb = numba.njit(cache=True, nogil=True)(_route_py)
     _hist_nodes_nb = numba.njit(cache=True, nogil=True)(_hist_nodes_py)
