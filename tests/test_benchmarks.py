@@ -176,3 +176,32 @@ def test_regenerate_report_keeps_the_published_checks(bench_path, tmp_path):
     assert [checks[k]["verdict"] for k in ("a.json", "b.json", "c.json")] == [
         "identical", "round-off", "identical"]
     assert regen.all_checks(store, tmp_path / "missing.json") == store.load()
+
+
+def test_regenerate_parts_name_real_scripts_and_options(bench_path, monkeypatch):
+    """Each recipe of a table built from parts runs a script that exists, with options its
+    parser accepts (the parser only: the parts take hours)."""
+    import argparse
+    import inspect
+
+    regen = _import(BENCH / "regenerate.py")
+
+    class Parsed(Exception):
+        pass
+
+    original = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self, args=None, namespace=None):
+        original(self, args, namespace)            # SystemExit(2) on an unknown option
+        raise Parsed
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
+    for name, commands in regen.PARTS.items():
+        assert sorted(BENCH.glob(f"*/results/{name}")), name
+        for command in commands:
+            argv = regen._script_of(command)
+            assert (BENCH.parent / argv[1]).exists(), command
+            monkeypatch.setattr(sys, "argv", argv[1:])
+            main = _import(BENCH.parent / argv[1]).main
+            with pytest.raises(Parsed):
+                main(argv[2:]) if inspect.signature(main).parameters else main()
