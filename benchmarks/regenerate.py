@@ -141,7 +141,8 @@ FORMER = {"bench_tca_vs_skada.py": "subspace_tca_vs_skada.py",
 
 #: tables assembled from resumable parts: the commands that compute the parts, run in the same
 #: scratch folder before the recorded (report) command (each script's docstring recipe).
-#: Checked so far: marginal_office (about a minute); the others take hours each.
+#: Checked so far: marginal_office (about a minute) and rf_sca_accuracy (32 minutes with a
+#: second worker); the others take hours each.
 #: ``rf_accuracy`` and ``rf_orthogonal`` are not here: the published table's frequency seeds
 #: are not recorded with it, and ``rf_orthogonal`` reads ``rf_accuracy``'s checkpoint.
 _ADAPT = "python benchmarks/adaptation/"

@@ -45,15 +45,16 @@ def threads(n: int):
     ``n = 1`` (the default outside any block) calls the serial builds: no thread pool is
     started, which keeps numba's threading layer out of single-threaded fits (its
     ``workqueue`` fallback must not be entered by two Python threads at once). ``n > 1``
-    calls the parallel builds with ``numba.set_num_threads(n)``; the histograms are the same
+    (capped at numba's thread count: on one core the serial builds run) calls the parallel
+    builds with ``numba.set_num_threads(n)``; the histograms are the same
     bit for bit (each feature summed in row order by one thread).
     """
-    n = int(n)
-    if n <= 1 or not HAVE_NUMBA:
+    n = min(int(n), numba.config.NUMBA_NUM_THREADS) if HAVE_NUMBA else 1
+    if n <= 1:
         yield
         return
     old_n, old_numba = getattr(_LOCAL, "n", 1), numba.get_num_threads()
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(n)
     _LOCAL.n = n
     try:
         yield
