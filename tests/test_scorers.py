@@ -240,6 +240,46 @@ def test_mmd_scorer_is_source_accuracy_minus_lam_mmd():
     assert MMDScorer().mmd(10 * zs, 10 * zt) == pytest.approx(marginal)
 
 
+def test_mmd_does_not_see_the_sign_of_an_embedding_column():
+    # an eigenvector's sign is arbitrary; the random-feature estimate must not depend on it
+    rng = np.random.default_rng(1)
+    A, B = rng.normal(size=(80, 4)), rng.normal(size=(60, 4)) + [0.5, 0, 0, 0]
+    ya, yb = rng.integers(0, 3, 80), rng.integers(0, 3, 60)
+    flip = np.array([-1.0, 1.0, -1.0, -1.0])
+    sc = MMDScorer()
+    for labels in ((), (ya, yb)):
+        assert sc.mmd(A * flip, B * flip, *labels) == sc.mmd(A, B, *labels)
+    # without the convention the estimate moves (what the test guards against)
+    from shiftlearn.model_selection import _scorers
+
+    raw = MMDScorer()
+    orig = _scorers._canonical_signs
+    try:
+        _scorers._canonical_signs = lambda a, b: (a, b)
+        assert raw.mmd(A * flip, B * flip) != raw.mmd(A, B)
+    finally:
+        _scorers._canonical_signs = orig
+
+
+def test_mmd_estimates_are_the_same_with_and_without_fit_memory():
+    # FitMemory truncates a solve for more components, whose eigenvectors may come out with
+    # other signs than a direct solve; the MMD criterion must give the same estimates
+    from shiftlearn.model_selection import AdaptationSelector
+
+    # 520 rows: TCA's eigen_solver="auto" runs ARPACK (above 400 rows), whose signs differ
+    # between the solve for 5 components and the one for 2 (2e-3 apart without the convention)
+    rng = np.random.default_rng(0)
+    n, centres = 260, rng.normal(size=(3, 10)) * 2
+    ys, yt = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    X = np.r_[centres[ys] + rng.normal(size=(n, 10)), centres[yt] + rng.normal(size=(n, 10)) + 1]
+    y, sd = np.r_[ys, -np.ones(n, int)], np.r_[np.ones(n, int), -np.ones(n, int)]
+    grids = {"TCA": {"kernel": ["linear", "rbf"], "n_components": [2, 5]}}
+    kw = dict(methods=["TCA"], scoring=MMDScorer(), grids=grids, cv=3)
+    a = AdaptationSelector(memory="auto", **kw).fit(X, y, sd).search_.cv_results_
+    b = AdaptationSelector(memory=None, **kw).fit(X, y, sd).search_.cv_results_
+    np.testing.assert_allclose(a["mean_test_score"], b["mean_test_score"], rtol=0, atol=1e-9)
+
+
 # ------------------------------------------------------------------ the SCA toy
 def _candidates():
     return {
