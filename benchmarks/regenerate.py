@@ -143,8 +143,10 @@ FORMER = {"bench_tca_vs_skada.py": "subspace_tca_vs_skada.py",
 #: scratch folder before the recorded (report) command (each script's docstring recipe).
 #: Checked so far: marginal_office (about a minute) and rf_sca_accuracy (32 minutes with a
 #: second worker); the others take hours each.
-#: ``rf_accuracy`` and ``rf_orthogonal`` are not here: the published table's frequency seeds
-#: are not recorded with it, and ``rf_orthogonal`` reads ``rf_accuracy``'s checkpoint.
+#: ``rf_accuracy``'s parts are read off its published JSON, whose keys name them: ``--part
+#: all`` (frequency seed 0, both penalties) and seeds 1-4 with the coefficient penalty only.
+#: ``rf_orthogonal`` reads exact TCA's choices from ``rf_accuracy``'s checkpoint, so its recipe
+#: computes those first (in the same scratch folder).
 _ADAPT = "python benchmarks/adaptation/"
 PARTS = {
     "marginal_office.json": [
@@ -155,6 +157,13 @@ PARTS = {
     "rf_sca_accuracy.json": [f"{_ADAPT}rf_sca_accuracy.py"],
     "rftca_kernels.json": [f"{_ADAPT}rftca_kernels.py --part office",
                            f"{_ADAPT}rftca_kernels.py --part mnist"],
+    "rf_accuracy.json": [f"{_ADAPT}rf_accuracy.py --part all",
+                         f"{_ADAPT}rf_accuracy.py --part office-cv --seeds 1 2 3 4 "
+                         "--penalties coefficients"],
+    "rf_orthogonal.json": [f"{_ADAPT}rf_accuracy.py --part office-cv --seeds 0 "
+                           "--penalties coefficients",
+                           f"{_ADAPT}rf_orthogonal.py --part error",
+                           f"{_ADAPT}rf_orthogonal.py --part cv --seeds 0 1 2 3 4"],
     "federated_digits.json": ["python benchmarks/federated/federated_digits.py --stage all"],
     # both published sections: the command's default margin (0) and the one-standard-error rule
     "selection_auto_check.json": ["python benchmarks/model_selection/selection_auto_check.py",

@@ -48,7 +48,7 @@ from _common import (  # noqa: E402
     track,
     write_results,
 )
-from selection_study import _subsample, load_task, tasks  # noqa: E402
+from selection_study import study_rows, tasks  # noqa: E402
 
 from shiftlearn.cli import main as shiftlearn_main  # noqa: E402
 
@@ -62,10 +62,7 @@ def default_select(classifier: str = "1nn") -> str:
 
 def run_one(name: str, s: str, t: str, select: str | None, max_rows: int,
             classifier: str, margin: str | None = None) -> dict:
-    X, y, sd, yt = load_task(name, s, t)
-    keep = _subsample(sd, max_rows, 0)
-    yt = yt[np.searchsorted(np.flatnonzero(sd < 0), keep[sd[keep] < 0])]
-    X, y, sd = X[keep], y[keep], sd[keep]
+    X, y, sd, yt = study_rows(name, s, t, max_rows)
     src, tgt = sd > 0, sd < 0
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -30,7 +30,7 @@ from sklearn.neighbors import KNeighborsClassifier
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 sys.path.insert(0, str(Path(__file__).resolve().parent))       # selection_study: its tasks
 from _common import header, markdown_table, write_results  # noqa: E402
-from selection_study import _subsample, load_task  # noqa: E402
+from selection_study import study_rows  # noqa: E402
 
 from shiftlearn.adaptation import DomainAdaptationClassifier  # noqa: E402
 from shiftlearn.model_selection import (  # noqa: E402
@@ -39,7 +39,6 @@ from shiftlearn.model_selection import (  # noqa: E402
     SourceKFold,
     make_adapter,
 )
-from shiftlearn.model_selection._scorers import _embed  # noqa: E402
 
 METHODS = ["TCA", "SCA", "uSCA"]
 
@@ -63,16 +62,14 @@ def terms(X, y, sd, method: str, params: dict, scorer: MMDScorer) -> dict:
                                          KNeighborsClassifier(1)).fit(X[tr], y[tr], sd[tr])
         src, tgt = te[sd[te] > 0], te[sd[te] < 0]
         acc.append(float(np.mean(est.predict(X[src]) == y[src])))
-        jmmd.append(scorer.mmd(_embed(est, X[src], sd[src]), _embed(est, X[tgt], sd[tgt]),
-                               y[src], est.predict(X[tgt])))
+        # the embedding the classifier sees (the raw rows for no adaptation), as the scorer
+        jmmd.append(scorer.mmd(est.transform(X[src]), est.transform(X[tgt]), y[src],
+                               est.predict(X[tgt])))
     return {"acc_S": float(np.mean(acc)), "JMMD": float(np.mean(jmmd))}
 
 
 def run_task(name: str, s: str, t: str, max_rows: int) -> list[dict]:
-    X, y, sd, yt = load_task(name, s, t)
-    keep = _subsample(sd, max_rows, 0)
-    yt = yt[np.searchsorted(np.flatnonzero(sd < 0), keep[sd[keep] < 0])]
-    X, y, sd = X[keep], y[keep], sd[keep]
+    X, y, sd, yt = study_rows(name, s, t, max_rows)
     scorer = MMDScorer()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -177,6 +177,16 @@ def _subsample(sd, max_rows: int, seed: int) -> np.ndarray:
     return np.sort(np.concatenate(keep))
 
 
+def study_rows(name: str, s: str, t: str, max_rows: int):
+    """A task's rows as the study uses them: at most ``max_rows`` per domain (seeded
+    subsample), and the target rows' labels (``yt``, in the order of the rows with
+    ``sd < 0``; for measuring only)."""
+    X, y, sd, yt = load_task(name, s, t)
+    keep = _subsample(sd, max_rows, 0)
+    yt = yt[np.searchsorted(np.flatnonzero(sd < 0), keep[sd[keep] < 0])]
+    return X[keep], y[keep], sd[keep], yt
+
+
 def _search(est, grid, X, y, sd, cv, scoring, routing: bool):
     search = GridSearchCV(est, grid, cv=cv, scoring=scoring, refit=False, error_score=np.nan)
     with sklearn.config_context(enable_metadata_routing=routing):
@@ -210,10 +220,7 @@ def _label(p) -> str:
 
 
 def run_task(name, s, t, clf_name, max_rows: int, memory=None) -> dict:
-    X, y, sd, yt = load_task(name, s, t)
-    keep = _subsample(sd, max_rows, 0)
-    yt = yt[np.searchsorted(np.flatnonzero(sd < 0), keep[sd[keep] < 0])]
-    X, y, sd = X[keep], y[keep], sd[keep]
+    X, y, sd, yt = study_rows(name, s, t, max_rows)
     clf = classifiers()[clf_name]()
     sc = scorers()
     t0 = time.perf_counter()
