@@ -155,8 +155,12 @@ PARTS = {
     "subspace_accuracy.json": [f"{_ADAPT}subspace_accuracy.py --part {p}"
                                for p in ("office", "mnist", "msrc", "dg", "toy")],
     "rf_sca_accuracy.json": [f"{_ADAPT}rf_sca_accuracy.py"],
-    "rftca_kernels.json": [f"{_ADAPT}rftca_kernels.py --part office",
-                           f"{_ADAPT}rftca_kernels.py --part mnist"],
+    # the published parts, by their keys: the default grid on caltech->amazon (Gaussian kernel
+    # only), then every task and kernel on the mu grid {1, 100, 10^4}
+    "rftca_kernels.json": [f"{_ADAPT}rftca_kernels.py --part office --tasks caltech->amazon "
+                           "--kernels rbf",
+                           f"{_ADAPT}rftca_kernels.py --part office --mus 1 100 10000",
+                           f"{_ADAPT}rftca_kernels.py --part mnist --mus 1 100 10000"],
     "rf_accuracy.json": [f"{_ADAPT}rf_accuracy.py --part all",
                          f"{_ADAPT}rf_accuracy.py --part office-cv --seeds 1 2 3 4 "
                          "--penalties coefficients"],
