@@ -397,3 +397,25 @@ def test_feature_names_are_checked_at_predict():
     assert clf.feature_names_in_.tolist() == list(df.columns)
     with pytest.raises(ValueError, match="feature names"):
         clf.predict(df[df.columns[::-1]], sd)
+
+
+def test_score_thresholds_each_row_with_its_task_and_routes_sample_domain():
+    # the source rows scored with the target's thresholds would be silently wrong
+    from sklearn import config_context
+    from sklearn.model_selection import KFold, cross_val_score
+
+    X, y, sd = make_monotone_shift(150, 150, random_state=3)
+    clf = MultiTaskBoostingClassifier(20, learning_rate=0.5).fit(X, y, sd)
+    src = sd > 0
+    assert clf.score(X[src], y[src], sd[src]) == np.mean(clf.predict(X[src], sd[src]) == y[src])
+    assert clf.score(X[src], y[src], sd[src]) != clf.score(X[src], y[src])
+    assert clf.score(X[~src], y[~src]) == clf.score(X[~src], y[~src], sd[~src])
+    with config_context(enable_metadata_routing=True):     # fit and score both get it
+        s = cross_val_score(MultiTaskBoostingClassifier(5), X, y,
+                            cv=KFold(3, shuffle=True, random_state=0),
+                            params={"sample_domain": sd})
+    folds = KFold(3, shuffle=True, random_state=0).split(X)
+    by_hand = [MultiTaskBoostingClassifier(5).fit(X[tr], y[tr], sd[tr]).score(X[te], y[te],
+                                                                             sd[te])
+               for tr, te in folds]
+    np.testing.assert_array_equal(s, by_hand)

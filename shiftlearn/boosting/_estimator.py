@@ -159,6 +159,7 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
     # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
     __metadata_request__fit = {"sample_domain": True}
     __metadata_request__predict = {"sample_domain": True}
+    __metadata_request__score = {"sample_domain": True}
 
     _parameter_constraints: dict = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -322,6 +323,13 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X, sample_domain=None):
         """Predicted labels (each row thresholded with its own task)."""
         return self._label(self.decision_function(X, sample_domain))
+
+    def score(self, X, y, sample_domain=None, sample_weight=None):
+        """Accuracy of ``predict(X, sample_domain)``: each row thresholded with its own task
+        (without ``sample_domain``, every row is the target task's, as in :meth:`predict`)."""
+        from sklearn.metrics import accuracy_score
+
+        return accuracy_score(y, self.predict(X, sample_domain), sample_weight=sample_weight)
 
     def predict_proba(self, X, sample_domain=None):
         """Class probabilities from the exponential-loss link ``1 / (1 + exp(-2 f))``."""
