@@ -164,8 +164,8 @@ PARTS = {
     "rf_accuracy.json": [f"{_ADAPT}rf_accuracy.py --part all",
                          f"{_ADAPT}rf_accuracy.py --part office-cv --seeds 1 2 3 4 "
                          "--penalties coefficients"],
-    "rf_orthogonal.json": [f"{_ADAPT}rf_accuracy.py --part office-cv --seeds 0 "
-                           "--penalties coefficients",
+    # (both penalties: rf_accuracy's report, run after every part, reads both of seed 0)
+    "rf_orthogonal.json": [f"{_ADAPT}rf_accuracy.py --part office-cv --seeds 0",
                            f"{_ADAPT}rf_orthogonal.py --part error",
                            f"{_ADAPT}rf_orthogonal.py --part cv --seeds 0 1 2 3 4"],
     "federated_digits.json": ["python benchmarks/federated/federated_digits.py --stage all"],
