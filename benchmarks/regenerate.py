@@ -140,12 +140,8 @@ FORMER = {"bench_tca_vs_skada.py": "subspace_tca_vs_skada.py",
 
 
 #: tables assembled from resumable parts: the commands that compute the parts, run in the same
-#: scratch folder before the recorded (report) command (each script's docstring recipe).
-#: Checked so far: marginal_office (about a minute), rf_sca_accuracy (32 minutes with a
-#: second worker), federated_digits (44 minutes, torch installed), selection_auto_check
-#: (8 minutes), rf_accuracy (35 minutes) and rf_orthogonal (24 minutes, with second workers
-#: started by hand on the other seeds); subspace_accuracy and rftca_kernels take about
-#: 1.5 CPU hours each.
+#: scratch folder before the recorded (report) command (each script's docstring recipe; which
+#: have been checked, and how long each took: ``results/regenerate.md``).
 #: ``rf_accuracy``'s parts are read off its published JSON, whose keys name them: ``--part
 #: all`` (frequency seed 0, both penalties) and seeds 1-4 with the coefficient penalty only.
 #: ``rf_orthogonal`` reads exact TCA's choices from ``rf_accuracy``'s checkpoint, so its recipe

@@ -6,7 +6,7 @@ their predicted labels). On the tasks where ``shiftlearn adapt --method auto --t
 below raw 1NN (``selection_auto_check.md``), this script splits each candidate's validation
 estimate into those two terms, on the command's candidates (no adaptation, TCA, SCA, uSCA: the
 ``sized`` default below 2,000 rows), the default grids and the same folds as the command
-(``AdaptationSelector``, ``ms.SourceKFold(5, random_state=0)``, 1NN, the selection study's rows),
+(``AdaptationSelector``, ``SourceKFold(5, random_state=0)``, 1NN, the selection study's rows),
 and gives, for each adapter's best setting, the weights ``lam`` for which no adaptation would
 score higher. Where an adapter has both the higher source accuracy and the lower JMMD, no
 ``lam >= 0`` prefers no adaptation: the criterion, not its weight or the folds' noise, picks the
@@ -49,30 +49,28 @@ def lam_range(acc_a: float, j_a: float, acc_0: float, j_0: float) -> str:
     return "every lam >= 0" if d_acc < 0 else "none"
 
 
-def terms(X, y, sd, method: str, params: dict, scorer: ms.MMDScorer) -> dict:
-    """Mean over the command's folds of the held-out source accuracy and the joint MMD."""
-    acc, jmmd = [], []
+def terms(X, y, sd, method: str, params: dict) -> dict:
+    """Mean over the command's folds of the held-out source accuracy (``MMDScorer(lam=0)``)
+    and of the joint MMD (that accuracy minus ``MMDScorer()``), each fold scored as the
+    selector scores it (its target rows are its unlabeled rows)."""
+    acc, score = [], []
     for tr, te in ms.SourceKFold(5, random_state=0).split(X, y, sd):
         est = DomainAdaptationClassifier(ms.make_adapter(method, 0, **params),
                                          KNeighborsClassifier(1)).fit(X[tr], y[tr], sd[tr])
-        src, tgt = te[sd[te] > 0], te[sd[te] < 0]
-        acc.append(float(np.mean(est.predict(X[src]) == y[src])))
-        # the embedding the classifier sees (the raw rows for no adaptation), as the scorer
-        jmmd.append(scorer.mmd(est.transform(X[src]), est.transform(X[tgt]), y[src],
-                               est.predict(X[tgt])))
-    return {"acc_S": float(np.mean(acc)), "JMMD": float(np.mean(jmmd))}
+        acc.append(ms.MMDScorer(lam=0)(est, X[te], y[te]))
+        score.append(ms.MMDScorer()(est, X[te], y[te]))
+    return {"acc_S": float(np.mean(acc)), "JMMD": float(np.mean(acc) - np.mean(score))}
 
 
 def run_task(name: str, s: str, t: str, max_rows: int) -> list[dict]:
     X, y, sd, yt = study_rows(name, s, t, max_rows)
-    scorer = ms.MMDScorer()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sel = ms.AdaptationSelector(methods=METHODS, scoring=scorer).fit(X, y, sd)
+        sel = ms.AdaptationSelector(methods=METHODS, scoring=ms.MMDScorer()).fit(X, y, sd)
     rows = []
     for r in sel.summary_:
-        params = {k: v for k, v in r["params"].items()}
-        tr = terms(X, y, sd, r["method"], params, scorer)
+        params = r["params"]
+        tr = terms(X, y, sd, r["method"], params)
         est = DomainAdaptationClassifier(ms.make_adapter(r["method"], 0, **params),
                                          KNeighborsClassifier(1)).fit(X, y, sd)
         rows.append({"task": f"{name}:{s}->{t}", "method": r["method"],
