@@ -155,13 +155,9 @@ def same_models(dec, names):
     return {n: bool(np.array_equal(dec[n], ref)) for n in names[1:]}
 
 
-def _mt_threads(kind: str) -> int:
-    """``n_jobs`` of a multi-task row: ``"numba, 2 threads"`` -> 2, any other kind -> 1."""
-    return int(kind.split(", ")[1].split()[0]) if ", " in kind else 1
-
-
 def case(label, depth, K, kinds, hgb_threads, data, repeats, loads):
-    """HGB at each thread count and multi-task boosting per solver kind on one data set.
+    """HGB at each thread count and multi-task boosting per solver kind on one data set
+    (``kinds``: solver kind -> its ``n_jobs``).
 
     Returns the table rows, the ratio rows (each multi-task row's wall and CPU time over each
     HGB row's), the model check and the names of the HGB and multi-task rows.
@@ -173,7 +169,7 @@ def case(label, depth, K, kinds, hgb_threads, data, repeats, loads):
         max_iter=K, learning_rate=0.1, max_depth=d, early_stopping=False)) for t in hgb_threads]
     names = {k: f"multi-task {what}{label} ({k})" for k in kinds}
     configs += [(names[k], k, j, partial(MultiTaskBoostingClassifier, K, 0.1, depth, n_jobs=j))
-                for k, j in ((k, _mt_threads(k)) for k in kinds)]
+                for k, j in kinds.items()]
     best, dec = run_suite(configs, data, repeats, loads)
     rows = [{"method": name, **best[name]} for name, _, _, _ in configs]
     ratios = []
@@ -221,9 +217,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     machine = header("Multi-task boosting speed")
     K = args.n_estimators
-    numba_kinds = (["numba"] + [f"numba, {t} threads" for t in args.mt_threads if t > 1]
-                   if _kernels.HAVE_NUMBA else [])
-    kinds = numba_kinds + ["numpy"] + (["before"] if args.before else [])
+    # solver kind -> n_jobs of its multi-task rows
+    numba_kinds = ({"numba": 1} | {f"numba, {t} threads": t for t in args.mt_threads if t > 1}
+                   if _kernels.HAVE_NUMBA else {})
+    kinds = numba_kinds | {"numpy": 1} | ({"before": 1} if args.before else {})
     loads = [os.getloadavg()[0]]
     t_run = time.perf_counter()
     with threadpool_limits(limits=1):
@@ -248,7 +245,7 @@ def main(argv=None):
         ratios += ratios_
         what = "stumps" if depth == 1 else "depth-3 trees"
         checks[what] = check
-        for k in numba_kinds or kinds[:1]:
+        for k in numba_kinds or list(kinds)[:1]:
             verdicts.append(verdict(f"{K:,} {what}, {k}", target, best, hgb, names[k]))
 
     decaf_rows, decaf_ratios = [], []
@@ -261,7 +258,7 @@ def main(argv=None):
         yf = np.concatenate([ys, yt[lab]])
         sdf = np.concatenate([np.ones(len(ys), int), np.full(len(lab), -2)])
         ddata = (Xf, yf, sdf, Xt[rest], np.full(len(rest), -2), yt[rest])
-        dkinds = [k for k in kinds if k != "before" or args.decaf_before]
+        dkinds = {k: j for k, j in kinds.items() if k != "before" or args.decaf_before}
         decaf_rows, decaf_ratios, check, best, hgb, names = case(
             " (DeCAF-like)", 1, K, dkinds, args.decaf_hgb_threads or args.hgb_threads, ddata,
             args.decaf_repeats or args.repeats, loads)
@@ -271,7 +268,7 @@ def main(argv=None):
 
     body = (f"n_source={args.n_source}, n_target={args.n_target} (labeled), d=50, 2 tasks, "
             f"K={K}, learning rate 0.1, no early stopping. Multi-task boosting on "
-            f"{' and '.join(map(str, [_mt_threads(k) for k in numba_kinds] or [1]))} "
+            f"{' and '.join(map(str, list(numba_kinds.values()) or [1]))} "
             f"thread(s) (n_jobs); HGB on {' and '.join(map(str, args.hgb_threads))} thread(s) "
             f"(threadpoolctl: OpenMP and BLAS). repeats={args.repeats}, interleaved (minimum "
             f"shown). numba installed: {_kernels.HAVE_NUMBA}; its first-use load/compile (two "
