@@ -252,6 +252,8 @@ def test_mmd_does_not_see_the_sign_of_an_embedding_column(monkeypatch):
     # without the convention the estimate moves (what the test guards against)
     from shiftlearn.model_selection import _scorers
 
+    with pytest.raises(ValueError, match="2 columns and Z_target 3"):
+        sc.mmd(A[:, :2], B[:, :3])
     monkeypatch.setattr(_scorers, "svd_flip", lambda u, v: (u, v))
     assert sc.mmd(A * flip, B * flip) != sc.mmd(A, B)
 

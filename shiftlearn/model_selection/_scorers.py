@@ -681,9 +681,12 @@ class MMDScorer(_DomainScorer):
     def mmd(self, Z_source, Z_target, y_source=None, y_target=None) -> float:
         """The random-feature MMD (median bandwidth) between two embedded samples; the joint
         MMD when the labels of both are given (see the class docstring)."""
+        Zs, Zt = np.atleast_2d(np.asarray(Z_source, float), np.asarray(Z_target, float))
+        if Zs.shape[1] != Zt.shape[1]:
+            raise ValueError(f"MMDScorer.mmd: Z_source has {Zs.shape[1]} columns and Z_target "
+                             f"{Zt.shape[1]}; embed both samples with the same transform.")
         # the pooled rows, each column's largest entry made positive (see the class docstring)
-        Z, _ = svd_flip(np.vstack([np.asarray(Z_source, float), np.asarray(Z_target, float)]),
-                        None)
+        Z, _ = svd_flip(np.vstack([Zs, Zt]), None)
         n_source = len(Z_source)
         Zs, Zt = Z[:n_source], Z[n_source:]
         seed = None if self.random_state is None else int(
