@@ -96,9 +96,11 @@ def test_binning_float32_ties_and_signed_zeros_are_the_reference():
     X = np.column_stack(cols)
     for max_bins in (2, 3, 16, 255, 256):
         for Xc in (X, X.astype(np.float32)):
-            for u, v in zip(bin_tasks(Xc, task, 3, max_bins), ref.bin_tasks(Xc, task, 3, max_bins),
-                            strict=True):
-                assert u.dtype == v.dtype and np.array_equal(u, v)
+            want = ref.bin_tasks(Xc, task, 3, max_bins)
+            # n_jobs: blocks of columns on threads (more threads than columns: one each)
+            for n_jobs in (1, 2, 3, 7):
+                for u, v in zip(bin_tasks(Xc, task, 3, max_bins, n_jobs), want, strict=True):
+                    assert u.dtype == v.dtype and np.array_equal(u, v), n_jobs
 
 
 def _random_hist(rng, J, T, D, B):

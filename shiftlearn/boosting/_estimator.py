@@ -106,12 +106,13 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
     min_samples_split : int, default 2
         A tree node with fewer pooled rows is not split (its rows all go left).
     n_jobs : int or None, default None
-        Threads that build the histograms (numba's ``prange`` over groups of features; needs
-        numba). ``None`` means 1 unless in a :func:`joblib.parallel_backend` context, ``-1``
-        every core (joblib's convention, as ``effective_n_jobs``); capped at numba's thread
-        count. The model is the same bit for bit whatever ``n_jobs`` (each feature's sums
-        stay in row order on one thread). Leave it at 1 when fits already run in parallel
-        (``GridSearchCV(n_jobs=...)``).
+        Threads that bin the features (blocks of columns, numpy's sorts) and build the
+        histograms (numba's ``prange`` over groups of features; needs numba). ``None``
+        means 1 unless in a :func:`joblib.parallel_backend` context, ``-1`` every core
+        (joblib's convention, as ``effective_n_jobs``); the histograms' threads are capped
+        at numba's thread count. The model is the same bit for bit whatever ``n_jobs``
+        (each column binned alone; each feature's sums stay in row order on one thread).
+        Leave it at 1 when fits already run in parallel (``GridSearchCV(n_jobs=...)``).
 
     Attributes
     ----------
@@ -251,13 +252,14 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         n_tasks = int(task.max()) + 1
         self._check_memory(X.shape[0], X.shape[1], n_tasks,
                            1 if self.classes_.size == 2 else self.classes_.size)
-        codes, edges, n_edges, frac = bin_tasks(X, task, n_tasks, self.max_bins)
+        n_threads = effective_n_jobs(self.n_jobs)
+        codes, edges, n_edges, frac = bin_tasks(X, task, n_tasks, self.max_bins, n_threads)
         targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
         self.estimators_ = []
         # a bar only where the caller switched progress on (the command line), see _progress
         with progress_task(f"boosting ({self.mode})",
                            len(targets) * int(self.n_estimators)) as advance, \
-                _kernels.threads(effective_n_jobs(self.n_jobs)):
+                _kernels.threads(n_threads):
             for c in targets:
                 yy = np.where(y == c, 1, -1)
                 self.estimators_.append(boost(
