@@ -113,7 +113,7 @@ def _random_hist(rng, J, T, D, B):
     return w * scale, s * scale
 
 
-def test_split_searches_are_the_reference_and_subsets_are_searched_as_in_the_batch():
+def test_split_searches_are_the_reference_and_subsets_are_searched_as_in_the_batch(kernels):
     rng = np.random.default_rng(0)
     for _ in range(150):
         J, T, D, B = (int(v) for v in (rng.integers(1, 5), rng.integers(1, 4),
@@ -135,6 +135,33 @@ def test_split_searches_are_the_reference_and_subsets_are_searched_as_in_the_bat
         nn, ff = np.divmod(np.arange(J * D), D)
         full = exact_pairs(hw.reshape(J * D, T, B), hs.reshape(J * D, T, B), W, S, nn, ff, D)
         assert np.array_equal(sub[3], full[3].reshape(J, D)[node, feat])
+
+
+@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba is not installed")
+def test_pair_gains_compiled_is_the_numpy_path_bit_for_bit():
+    """The compiled search of ``exact_pairs`` (PAVA, stable sort, prefix sums, gains) gives
+    the numpy path's gains and order bit for bit, on one thread and on two: ties (rounded
+    ratios, +-1 ratios, equal weights), empty bins, tiny scales, a batch offset per row."""
+    from shiftlearn.boosting._splits import _pair_gains
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        P, T, B = int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(2, 30))
+        w = rng.random((P, T, B)) * (rng.random((P, T, B)) > rng.random())
+        if rng.random() < 0.3:
+            w = np.round(w * 4) / 4
+        s = w * (np.sign(rng.uniform(-1, 1, w.shape)) if rng.random() < 0.4
+                 else np.round(rng.uniform(-1, 1, w.shape), int(rng.integers(0, 3))))
+        scale = 10.0 ** int(rng.integers(-15, 1))
+        w, s = w * scale, s * scale
+        Wp, Sp = w.sum(axis=(1, 2)) * (1 + rng.random(P)), s.sum(axis=(1, 2))
+        n_rows = int(rng.integers(1, 20)) * 2 * P * T
+        base = np.sort(rng.choice(n_rows // T, 2 * P, replace=False)).reshape(2, P) * T
+        want = _pair_gains(w, s, Wp, Sp, base, n_rows)
+        for n_threads in (1, 2):
+            with _kernels.threads(n_threads):
+                got = _kernels.pair_gains(w, s, Wp, Sp, base, n_rows)
+            for u, v in zip(got, want, strict=True):
+                assert u.dtype == v.dtype and np.array_equal(u, v)
 
 
 def test_the_lazy_stump_scan_skips_features_and_keeps_the_model(monkeypatch, kernels):
@@ -261,7 +288,8 @@ def test_parallel_histograms_are_the_serial_ones_bit_for_bit(monkeypatch):
         # serial build's name, the parallel one would load the serial code (one thread)
         for par, ser in ((_kernels._hist_par_nb, _kernels._hist_nb),
                          (_kernels._hist_nodes_par_nb, _kernels._hist_nodes_nb),
-                         (_kernels._bounds_par_nb, _kernels._bounds_nb)):
+                         (_kernels._bounds_par_nb, _kernels._bounds_nb),
+                         (_kernels._gains_par_nb, _kernels._gains_nb)):
             assert par.py_func.__qualname__ != ser.py_func.__qualname__
             assert par.py_func.__code__.co_firstlineno == ser.py_func.__code__.co_firstlineno
         for u, v in zip(*out, strict=True):

@@ -11,6 +11,14 @@ same functions run in numpy, and both paths return the same arrays bit for bit (
 each bin's weights in row order, as ``np.bincount`` does; no fast-math), so a model does not
 depend on whether numba is installed. ``SHIFTLEARN_NUMBA=0`` switches the kernels off.
 
+The exact tree split search (:func:`pair_gains`, the body of ``_splits.exact_pairs``) is
+compiled too: in numpy it is some twenty array operations on a few thousand numbers per tree
+level plus one ``scipy.optimize.isotonic_regression`` call, 3.1 ms of a depth-3 round's
+12.7 ms on 100,000 x 50 rows (500 rounds, 2 threads); compiled, 1.4 ms. It repeats the numpy
+path's arithmetic operation by operation (scipy's PAVA is Busing's (2022) algorithm, run on the
+reversed bins with the batch's offsets; sums in the same order; a stable sort), so the two
+agree bit for bit (tested on random histograms with ties).
+
 Layout: a row's histogram slot is ``key[i] + code[f, i]`` with
 ``key = node * 2 T B + B * (ypos + 2 * task)`` (``-1``: the row is in no searched node), the
 layout of ``codes2 = codes + B * (ypos + 2 * task)`` in ``_core``.
@@ -33,7 +41,7 @@ from .._numba import HAVE_NUMBA, numba, use_numba
 _prange = numba.prange if HAVE_NUMBA else range
 
 __all__ = ["HAVE_NUMBA", "class_bounds", "feature_histograms", "level_histograms", "route",
-           "node_histograms", "threads", "use_numba"]
+           "node_histograms", "pair_gains", "threads", "use_numba"]
 
 _LOCAL = threading.local()      # the calling thread's thread count for the histogram kernels
 
@@ -207,6 +215,106 @@ def _bounds_py(H, W, S):                      # pragma: no cover - compiled belo
     return upper, reach
 
 
+def _gains_py(hw, hs, Wp, Sp, base, n_rows, G, order):    # pragma: no cover - compiled below
+    """``G`` and ``order`` of :func:`~shiftlearn.boosting._splits.exact_pairs` for every
+    (side, pair), in the operations of its numpy path: the per-task antitonic fit (PAVA on
+    the reversed weighted bins, the batch's offset ``4 (n_rows - 1 - row)`` added before and
+    taken off after, as ``scipy.optimize.isotonic_regression`` on the whole batch sees it;
+    zero-weight bins forward-filled, then a running minimum), the stable sort of the fitted
+    slopes, the prefix sums in sorted order and the gains at the ends of equal slopes. One
+    (side, pair) per iteration: the parallel build spreads them over threads."""
+    P, T, B = hw.shape
+    M = T * B
+    for q in _prange(2 * P):
+        side = q // P
+        p = q - side * P
+        sgn = 1.0 - 2.0 * side
+        keys = np.empty(M)
+        xs = np.empty(B)
+        ws = np.empty(B)
+        bw = np.empty(B)
+        bx = np.empty(B)
+        bend = np.empty(B + 1, dtype=np.intp)
+        for t in range(T):
+            off = 4.0 * (n_rows - 1 - (base[side, p] + t))
+            # the bins with weight, last to first (the reversed order of the decreasing fit)
+            n = 0
+            for b in range(B - 1, -1, -1):
+                w = hw[p, t, b]
+                if w > 0:
+                    r = hs[p, t, b] / w
+                    r = min(max(r, -1.0), 1.0)
+                    xs[n] = sgn * r + off
+                    ws[n] = w
+                    n += 1
+            # increasing PAVA, pooling ties (Busing 2022, as scipy): block k holds the bins
+            # [bend[k], bend[k + 1]) of the reversed order, value bx[k], weight bw[k]
+            nb = 0
+            bend[0] = 0
+            i = 0
+            while i < n:
+                xb = xs[i]
+                wb = ws[i]
+                if nb > 0 and bx[nb - 1] >= xb:
+                    nb -= 1
+                    sb = bw[nb] * bx[nb] + wb * xb
+                    wb += bw[nb]
+                    xb = sb / wb
+                    while i < n - 1 and xb >= xs[i + 1]:
+                        i += 1
+                        sb += ws[i] * xs[i]
+                        wb += ws[i]
+                        xb = sb / wb
+                    while nb > 0 and bx[nb - 1] >= xb:
+                        nb -= 1
+                        sb += bw[nb] * bx[nb]
+                        wb += bw[nb]
+                        xb = sb / wb
+                bx[nb] = xb
+                bw[nb] = wb
+                nb += 1
+                i += 1
+                bend[nb] = i
+            # each weighted bin takes its block's value less the offset
+            k = 0
+            for i in range(n):
+                while bend[k + 1] <= i:
+                    k += 1
+                xs[i] = bx[k] - off
+            # forward fill over the zero-weight bins (2.0 before the first), running minimum
+            last = 2.0
+            run = 2.0
+            i = n
+            for b in range(B):
+                if hw[p, t, b] > 0:
+                    i -= 1
+                    last = xs[i]
+                run = min(run, last) if b > 0 else last
+                keys[t * B + b] = -run
+        o = np.argsort(keys, kind="mergesort")
+        wl = 0.0
+        sl = 0.0
+        for k in range(M):
+            j = o[k]
+            t = j // B
+            b = j - t * B
+            if k == 0:
+                wl = hw[p, t, b]
+                sl = sgn * hs[p, t, b]
+            else:
+                wl += hw[p, t, b]
+                sl += sgn * hs[p, t, b]
+            s2 = sl * -1.0 if side == 1 else sl
+            wr = Wp[p] - wl
+            sr = Sp[p] - s2
+            g = s2 * s2 / wl if wl > 1e-300 else 0.0
+            g += sr * sr / wr if wr > 1e-300 else 0.0
+            if k < M - 1 and keys[j] == keys[o[k + 1]]:
+                g = -np.inf
+            G[side, p, k] = g
+            order[side, p, k] = j
+
+
 def _renamed(func, name: str):
     """``func`` under another name (its code, globals and line number unchanged)."""
     names = {"co_name": name}
@@ -233,6 +341,8 @@ if HAVE_NUMBA:  # pragma: no branch
     _hist_nodes_par_nb = _par(_renamed(_hist_nodes_py, "_hist_nodes_par_py"))
     _bounds_par_nb = _par(_renamed(_bounds_py, "_bounds_par_py"))
     _bounds_nb = numba.njit(cache=True, nogil=True)(_bounds_py)
+    _gains_nb = numba.njit(cache=True, nogil=True)(_gains_py)
+    _gains_par_nb = _par(_renamed(_gains_py, "_gains_par_py"))
 
 
 def class_bounds(H, W, S):
@@ -244,6 +354,18 @@ def class_bounds(H, W, S):
     from ._splits import pair_bounds
     Hc = H.transpose(3, 1, 2, 0, 4)
     return pair_bounds(Hc[1] + Hc[0], Hc[1] - Hc[0], W, S)
+
+
+def pair_gains(hw, hs, Wp, Sp, base, n_rows):
+    """``G`` (2, P, T B) and ``order`` of :func:`~shiftlearn.boosting._splits.exact_pairs`
+    (numba only; its numpy path's arrays bit for bit). ``Wp, Sp`` (P,): each pair's node
+    totals; ``base`` (2, P): each (side, pair)'s first row in the whole batch's order."""
+    P, T, B = hw.shape
+    G = np.empty((2, P, T * B))
+    order = np.empty((2, P, T * B), dtype=np.intp)
+    (_gains_par_nb if _parallel() else _gains_nb)(
+        np.ascontiguousarray(hw), np.ascontiguousarray(hs), Wp, Sp, base, n_rows, G, order)
+    return G, order
 
 
 def level_histograms(codes8, codes2, ct, node, w, n_nodes, size):

@@ -29,6 +29,8 @@ import itertools
 import numpy as np
 from scipy.optimize import isotonic_regression
 
+from . import _kernels
+
 __all__ = ["brute_force_split", "exact_pairs", "pair_bounds", "select_stump", "split_gain",
            "stump_errors", "stump_split", "tree_split_exact"]
 
@@ -174,6 +176,35 @@ def tree_split_exact(Hw: np.ndarray, Hs: np.ndarray):
     return best[0], best[1], best[2]
 
 
+def _pair_gains(hw, hs, Wp, Sp, base, n_rows):
+    """``G`` (2, P, T B): the gain at each end of a group of equal fitted slopes (``-inf``
+    elsewhere) in the merged order ``order`` (2, P, T B) of every (side, pair); the numpy path
+    of :func:`~shiftlearn.boosting._kernels.pair_gains`."""
+    P, T, B = hw.shape
+    hw = np.ascontiguousarray(hw)
+    hs = np.ascontiguousarray(hs)
+    mask = hw > 0
+    ratio = np.divide(hs, hw, out=np.zeros_like(hs), where=mask)
+    np.clip(ratio, -1.0, 1.0, out=ratio)
+    row = base[:, :, None] + np.arange(T)[None, None, :]
+    F = _antitonic_rows(np.stack([ratio, -ratio]), np.stack([hw, hw]), row, n_rows)
+    M = T * B
+    keys = (-F).reshape(-1, M)                                   # rows = (side, pair)
+    order = np.argsort(keys, axis=1, kind="stable")
+    flat = order + (np.arange(keys.shape[0]) * M)[:, None]
+    ks = keys.ravel()[flat]
+    wsort = np.broadcast_to(hw.reshape(1, -1), (2, hw.size)).ravel()[flat]
+    hs2 = np.stack([hs, -hs]).ravel()
+    WL = np.cumsum(wsort, axis=1).reshape(2, P, M)
+    SL = np.cumsum(hs2[flat], axis=1).reshape(2, P, M)
+    SL[1] *= -1.0
+    G = split_gain(WL, SL, Wp[None, :, None], Sp[None, :, None])
+    end = np.ones(ks.shape, dtype=bool)
+    end[:, :-1] = ks[:, :-1] != ks[:, 1:]
+    G[~end.reshape(G.shape)] = -np.inf
+    return G, order.reshape(2, P, M)
+
+
 def exact_pairs(hw, hs, W, S, node, feat, D):
     """The exact Eq. 6 search over candidate (node, feature) pairs of a batch of nodes.
 
@@ -186,32 +217,19 @@ def exact_pairs(hw, hs, W, S, node, feat, D):
 
     Returns ``feature (J,), positions (J, T), gain (J,), pair_max (P,)`` (each pair's best
     ``G``; ``-inf`` entries of a node without pairs).
+
+    The per-pair search runs compiled where numba does
+    (:func:`~shiftlearn.boosting._kernels.pair_gains`, the same arrays bit for bit).
     """
     P, T, B = hw.shape
     J = W.size
-    hw = np.ascontiguousarray(hw)
-    hs = np.ascontiguousarray(hs)
-    mask = hw > 0
-    ratio = np.divide(hs, hw, out=np.zeros_like(hs), where=mask)
-    np.clip(ratio, -1.0, 1.0, out=ratio)
-    # each row's index in the whole batch's (side, node, feature, task) order
-    row = ((np.arange(2)[:, None, None] * J + node[None, :, None]) * D
-           + feat[None, :, None]) * T + np.arange(T)[None, None, :]
-    F = _antitonic_rows(np.stack([ratio, -ratio]), np.stack([hw, hw]), row, 2 * J * D * T)
     M = T * B
-    keys = (-F).reshape(-1, M)                                   # rows = (side, pair)
-    order = np.argsort(keys, axis=1, kind="stable")
-    flat = order + (np.arange(keys.shape[0]) * M)[:, None]
-    ks = keys.ravel()[flat]
-    wsort = np.broadcast_to(hw.reshape(1, -1), (2, hw.size)).ravel()[flat]
-    hs2 = np.stack([hs, -hs]).ravel()
-    WL = np.cumsum(wsort, axis=1).reshape(2, P, M)
-    SL = np.cumsum(hs2[flat], axis=1).reshape(2, P, M)
-    SL[1] *= -1.0
-    G = split_gain(WL, SL, W[node][None, :, None], S[node][None, :, None])
-    end = np.ones(ks.shape, dtype=bool)
-    end[:, :-1] = ks[:, :-1] != ks[:, 1:]
-    G[~end.reshape(G.shape)] = -np.inf
+    # each (side, pair)'s first row in the whole batch's (side, node, feature, task) order
+    base = ((np.arange(2)[:, None] * J + node[None, :]) * D + feat[None, :]) * T
+    if _kernels.use_numba():
+        G, order = _kernels.pair_gains(hw, hs, W[node], S[node], base, 2 * J * D * T)
+    else:
+        G, order = _pair_gains(hw, hs, W[node], S[node], base, 2 * J * D * T)
     # first optimum up to a relative 1e-12 (G <= W): exact ties (e.g. two features that
     # separate the node's rows the same way) go to (side, feature, prefix) order instead of
     # to rounding, which depends on how many nodes are batched (``_antitonic_rows`` offsets)
@@ -230,7 +248,7 @@ def exact_pairs(hw, hs, W, S, node, feat, D):
     pre = np.argmax(hit[side, p], axis=1)
     g0 = split_gain(0.0, 0.0, W, S)
     gain = G[side, p, pre] - g0
-    task_of = order.reshape(2, P, M)[side, p] // B                # (J, M)
+    task_of = order[side, p] // B                                 # (J, M)
     inpre = np.arange(M)[None, :] <= pre[:, None]
     counts = np.stack([((task_of == t) & inpre).sum(axis=1) for t in range(T)], axis=1)
     return feat[p].astype(np.int64), counts - 1, gain, pair_max
