@@ -685,6 +685,10 @@ class MMDScorer(_DomainScorer):
         if Zs.shape[1] != Zt.shape[1]:
             raise ValueError(f"MMDScorer.mmd: Z_source has {Zs.shape[1]} columns and Z_target "
                              f"{Zt.shape[1]}; embed both samples with the same transform.")
+        if min(len(Zs), len(Zt)) == 0 or Zs.shape[1] == 0:
+            raise ValueError(f"MMDScorer.mmd: the samples have {len(Zs)} and {len(Zt)} rows of "
+                             f"{Zs.shape[1]} columns; the MMD needs at least one row and one "
+                             "column in each (pass the embedded source and target rows).")
         # the pooled rows, each column's largest entry made positive (see the class docstring)
         Z, _ = svd_flip(np.vstack([Zs, Zt]), None)
         n_source = len(Z_source)
