@@ -270,6 +270,14 @@ def report_office_cv(d):
     tasks = [t for t in tasks if f"cv:{t}:seed0" in d]
     if not tasks:
         return ""
+    both = ("coefficients", "features")
+    partial = [t for t in tasks if not set(both) <= d[f"cv:{t}:seed0"].keys()]
+    if partial:
+        have = [k for k in both if k in d[f"cv:{partial[0]}:seed0"]]
+        raise SystemExit(f"rf_accuracy.py: the office-cv table compares both penalties on "
+                         f"frequency seed 0, and seed 0 of {', '.join(partial)} has only "
+                         f"{have}; run `--part office-cv --seeds 0` with both penalties (the "
+                         "default).")
     seeds = sorted({int(k.rsplit("seed", 1)[1]) for k in d if ":seed" in k})
     rows = []
     for task in tasks:
