@@ -178,6 +178,30 @@ def test_regenerate_report_keeps_the_published_checks(bench_path, tmp_path):
     assert regen.all_checks(store, tmp_path / "missing.json") == store.load()
 
 
+def test_regenerate_report_names_the_unchecked_published_files(bench_path, tmp_path,
+                                                               monkeypatch):
+    """The table says how many published results files are checked and names the others
+    (checkpoints, ``_*``, are not published)."""
+    regen = _import(BENCH / "regenerate.py")
+    monkeypatch.setattr(regen, "ROOT", tmp_path)
+    res = tmp_path / "benchmarks" / "kernels" / "results"
+    res.mkdir(parents=True)
+    for name in ("a.json", "b.json", "_a_parts.json"):
+        (res / name).write_text("{}")
+    assert regen.published_files() == ["benchmarks/kernels/results/a.json",
+                                       "benchmarks/kernels/results/b.json"]
+    written = {}
+    monkeypatch.setattr(regen, "write_results", lambda name, title, body, data, machine:
+                        written.update(body=body))
+    check = {"file": "benchmarks/kernels/results/a.json", "verdict": "identical", "compared": 1,
+             "skipped": 0, "max_rel": 0.0, "wall_s": 1.0}
+    regen.report({"benchmarks/kernels/results/a.json": check}, {})
+    assert "1 of the 2 published results files" in written["body"]
+    assert "Not checked: `benchmarks/kernels/results/b.json`." in written["body"]
+    regen.report({f: {**check, "file": f} for f in regen.published_files()}, {})
+    assert "Every published results file is checked." in written["body"]
+
+
 def test_regenerate_parts_name_real_scripts_and_options(bench_path, monkeypatch):
     """Each recipe of a table built from parts runs a script that exists, with options its
     parser accepts (the parser only: the parts take hours)."""
