@@ -52,6 +52,23 @@ def _timed(f):
     return time.perf_counter() - t0, out
 
 
+def _products(f):
+    """``(f(), number of LinearOperator products f made)``: every Lanczos solve of the library
+    applies its operator through ``LinearOperator.matvec``."""
+    calls = [0]
+    orig = LinearOperator.matvec
+
+    def counting(self, x):
+        calls[0] += 1
+        return orig(self, x)
+
+    LinearOperator.matvec = counting
+    try:
+        return f(), calls[0]
+    finally:
+        LinearOperator.matvec = orig
+
+
 def _digits(n: int, seed: int = 0):
     """``n`` rows of MNIST->USPS (half sources, half targets; the pair has 3,800)."""
     from shiftlearn.datasets import load_mnist_usps
@@ -86,36 +103,14 @@ def measure(name, X, y, sd, k_list=(10, 30)):
            "L^-1 K~ / T_K": t_tri / t_k}
     # Lanczos products of today's solver (one per operator application)
     for k in k_list:
-        calls = [0]
-        orig = LinearOperator.matvec
-
-        def counting(self, x, _orig=orig, _calls=calls):
-            _calls[0] += 1
-            return _orig(self, x)
-
-        LinearOperator.matvec = counting
-        try:
-            sca_solve(prob, k)
-        finally:
-            LinearOperator.matvec = orig
-        row[f"Lanczos products k={k}"] = calls[0]
+        row[f"Lanczos products k={k}"] = _products(lambda k=k: sca_solve(prob, k))[1]
     # exact TCA on the same rows and bandwidth (the issue's other target: <= 2.5 T_K), and the
     # products its Lanczos solve makes (two n x n products each: G^T (G v))
     for k in k_list:
-        calls = [0]
-        orig = LinearOperator.matvec
-
-        def counting(self, x, _orig=orig, _calls=calls):
-            _calls[0] += 1
-            return _orig(self, x)
-
-        LinearOperator.matvec = counting
-        try:
-            t_tca, _ = _timed(lambda k=k: TCA(n_components=k, bandwidth=sigma).fit(X, y, sd))
-        finally:
-            LinearOperator.matvec = orig
+        t_tca, calls = _products(
+            lambda k=k: _timed(lambda: TCA(n_components=k, bandwidth=sigma).fit(X, y, sd))[0])
         row[f"TCA fit k={k} / T_K"] = t_tca / t_k
-        row[f"TCA Lanczos products k={k}"] = calls[0]
+        row[f"TCA Lanczos products k={k}"] = calls
     M0 = prob.M0
     b = np.random.default_rng(0).normal(size=n)
     t_mv = min(_timed(lambda: M0 @ b)[0] for _ in range(5))
