@@ -15,10 +15,10 @@ The exact tree split search (:func:`pair_gains`, the body of ``_splits.exact_pai
 compiled too: in numpy it is some twenty array operations on a few thousand numbers per tree
 level plus one ``scipy.optimize.isotonic_regression`` call, 3.1 ms of a depth-3 round's
 12.7 ms on 100,000 x 50 rows (500 rounds, 2 threads; a development profile); compiled,
-1.4 ms. It repeats the numpy
-path's arithmetic operation by operation (scipy's PAVA is Busing's (2022) algorithm, run on the
-reversed bins with the batch's offsets; sums in the same order; a stable sort), so the two
-agree bit for bit (tested on random histograms with ties).
+1.4 ms. It repeats the numpy path's arithmetic operation by operation (scipy's PAVA is
+Busing's (2022) algorithm, run on the reversed bins with the batch's offsets; sums in the
+same order; a stable sort), so the two agree bit for bit (tested on random histograms with
+ties).
 
 Layout: a row's histogram slot is ``key[i] + code[f, i]`` with
 ``key = node * 2 T B + B * (ypos + 2 * task)`` (``-1``: the row is in no searched node), the
