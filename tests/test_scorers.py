@@ -221,6 +221,9 @@ def test_mmd_terms_match_the_exact_kernel_computation():
     assert MMDScorer().mmd(A, A, ya, ya) == pytest.approx(0.0, abs=1e-12)
     # the same rows with the labels permuted are NOT the same joint distribution
     assert MMDScorer().mmd(A, A, ya, (ya + 1) % 3) > 0.1
+    # one embedded row given as a 1-D array is one row (not one row per column)
+    assert MMDScorer().mmd(A[0], B) == MMDScorer().mmd(A[:1], B)
+    assert MMDScorer().mmd(A, B[0], ya, yb[:1]) == MMDScorer().mmd(A, B[:1], ya, yb[:1])
     # an empty sample has no distribution to compare: an error, not a number
     for a, b in ((A, A[:0]), (A[:0], A), (A[:, :0], A[:, :0])):
         with pytest.raises(ValueError, match="at least one row and one column"):

@@ -691,7 +691,7 @@ class MMDScorer(_DomainScorer):
                              "column in each (pass the embedded source and target rows).")
         # the pooled rows, each column's largest entry made positive (see the class docstring)
         Z, _ = svd_flip(np.vstack([Zs, Zt]), None)
-        n_source = len(Z_source)
+        n_source = len(Zs)
         Zs, Zt = Z[:n_source], Z[n_source:]
         seed = None if self.random_state is None else int(
             check_random_state(self.random_state).randint(2**31 - 1))
