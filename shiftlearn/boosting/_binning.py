@@ -14,6 +14,8 @@ Convention: ``code = #(edges <= x)``, so ``code <= p`` (left of split position `
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from functools import partial
 
 import numpy as np
 
@@ -122,24 +124,20 @@ def bin_tasks(X: np.ndarray, task: np.ndarray, n_tasks: int, max_bins: int = 255
     n_edges = np.zeros((n_tasks, d), dtype=np.int64)
     frac = np.ones((n_tasks, d, max_bins + 1))
     qs = np.linspace(0, 100, max_bins + 1)[1:-1]
-    blocks = [b for b in np.array_split(np.arange(d), max(1, min(int(n_jobs), d))) if b.size]
-    pool = ThreadPoolExecutor(len(blocks)) if len(blocks) > 1 else None
-    try:
+    blocks = [slice(b[0], b[-1] + 1)
+              for b in np.array_split(np.arange(d), max(1, min(int(n_jobs), d))) if b.size]
+    bin_block = partial(_bin_block, max_bins=max_bins, qs=qs)
+    # one block: no thread started
+    with ThreadPoolExecutor(len(blocks)) if len(blocks) > 1 else nullcontext() as pool:
         for t in range(n_tasks):
             rows = np.flatnonzero(task == t)
             if rows.size == 0:
                 raise ValueError(f"task {t} has no rows.")
             XT = np.ascontiguousarray(X[rows].T)                    # (d, m)
-            parts = [XT[b[0]:b[-1] + 1] for b in blocks]
-            done = (pool.map(_bin_block, parts, [max_bins] * len(parts), [qs] * len(parts))
-                    if pool is not None else [_bin_block(parts[0], max_bins, qs)])
-            for b, (Ct, e, ne, fr) in zip(blocks, done, strict=True):
-                sl = slice(b[0], b[-1] + 1)
+            done = (map if pool is None else pool.map)(bin_block, [XT[sl] for sl in blocks])
+            for sl, (Ct, e, ne, fr) in zip(blocks, done, strict=True):
                 codes[sl, rows] = Ct
                 edges[t, sl], n_edges[t, sl], frac[t, sl] = e, ne, fr
-    finally:
-        if pool is not None:
-            pool.shutdown()
     width = int(n_edges.max()) + 1          # drop padding no task uses: fewer bins to search
     return codes, edges[..., :width].copy(), n_edges, frac[..., :width + 1].copy()
 
