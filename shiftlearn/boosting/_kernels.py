@@ -290,7 +290,7 @@ def _gains_py(hw, hs, Wp, Sp, base, n_rows, G, order):    # pragma: no cover - c
                 if hw[p, t, b] > 0:
                     i -= 1
                     last = xs[i]
-                run = min(run, last) if b > 0 else last
+                run = min(run, last)
                 keys[t * B + b] = -run
         o = np.argsort(keys, kind="mergesort")
         wl = 0.0

@@ -226,10 +226,8 @@ def exact_pairs(hw, hs, W, S, node, feat, D):
     M = T * B
     # each (side, pair)'s first row in the whole batch's (side, node, feature, task) order
     base = ((np.arange(2)[:, None] * J + node[None, :]) * D + feat[None, :]) * T
-    if _kernels.use_numba():
-        G, order = _kernels.pair_gains(hw, hs, W[node], S[node], base, 2 * J * D * T)
-    else:
-        G, order = _pair_gains(hw, hs, W[node], S[node], base, 2 * J * D * T)
+    gains = _kernels.pair_gains if _kernels.use_numba() else _pair_gains
+    G, order = gains(hw, hs, W[node], S[node], base, 2 * J * D * T)
     # first optimum up to a relative 1e-12 (G <= W): exact ties (e.g. two features that
     # separate the node's rows the same way) go to (side, feature, prefix) order instead of
     # to rounding, which depends on how many nodes are batched (``_antitonic_rows`` offsets)
