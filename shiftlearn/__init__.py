@@ -18,6 +18,7 @@ _LAZY = {
     "SCA": "shiftlearn.adaptation",
     "uSCA": "shiftlearn.adaptation",
     "RFSCA": "shiftlearn.adaptation",
+    "CORAL": "shiftlearn.adaptation",
     "DomainAdaptationClassifier": "shiftlearn.adaptation",
     "make_da_pipeline": "shiftlearn.adaptation",
     "LabeledOnly": "shiftlearn.adaptation",

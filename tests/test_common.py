@@ -24,6 +24,7 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from shiftlearn.adaptation import (
+    CORAL,
     RFSCA,
     RFTCA,
     SCA,
@@ -50,8 +51,10 @@ ESTIMATORS = [
     uSCA(),
     RFSCA(random_state=0),
     RandomFourierFeatures(random_state=0),
+    CORAL(),
     DomainAdaptationClassifier(TCA()),
-    DomainAdaptationClassifier(SCA(), memory=FitMemory()),     # a memory shared by the clones
+    DomainAdaptationClassifier(SCA(), memory=FitMemory()),
+    DomainAdaptationClassifier(CORAL()),     # a memory shared by the clones
     MarginalTransferClassifier(random_state=0),
     MarginalTransferRegressor(random_state=0),
     PoolingClassifier(random_state=0),
@@ -120,6 +123,7 @@ FRAME_ESTIMATORS = [
     uSCA(n_components=2),
     RFSCA(n_components=2, n_features=50, random_state=0),
     RandomFourierFeatures(n_features=5, random_state=0),
+    CORAL(),
     DomainAdaptationClassifier(TCA(n_components=2)),
 ]
 
@@ -143,8 +147,11 @@ def test_dataframe_feature_names(estimator):
         np.testing.assert_allclose(est.transform(df.to_numpy()), Z)
     names = est.get_feature_names_out()
     assert len(names) == Z.shape[1] and len(set(names)) == len(names)
-    assert names[0].startswith(type(est.adapter_ if hasattr(est, "adapter_") else est)
-                               .__name__.lower())
+    if isinstance(est, CORAL):             # one-to-one: the input features, re-coloured
+        assert names.tolist() == ["a", "b", "c"]
+    else:
+        assert names[0].startswith(type(est.adapter_ if hasattr(est, "adapter_") else est)
+                                   .__name__.lower())
     est.get_feature_names_out(["a", "b", "c"])
     with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
         est.get_feature_names_out(["c", "a", "b"])

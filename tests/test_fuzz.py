@@ -20,7 +20,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA, DomainAdaptationClassifier, uSCA
+from shiftlearn.adaptation import (
+    CORAL,
+    RFSCA,
+    RFTCA,
+    SCA,
+    TCA,
+    DomainAdaptationClassifier,
+    uSCA,
+)
 from shiftlearn.boosting import MultiTaskBoostingClassifier
 from shiftlearn.generalization import (
     MarginalTransferClassifier,
@@ -44,6 +52,9 @@ ESTIMATORS = {
     "RandomFourierFeatures": (lambda: RandomFourierFeatures(n_features=20, random_state=0),
                               "transformer"),
     "DomainAdaptationClassifier": (lambda: DomainAdaptationClassifier(TCA()), "classifier"),
+    "CORAL": (lambda: CORAL(), "transformer"),
+    "DomainAdaptationClassifier(CORAL)": (lambda: DomainAdaptationClassifier(CORAL()),
+                                          "classifier"),
     "MultiTaskBoostingClassifier": (lambda: MultiTaskBoostingClassifier(n_estimators=10),
                                     "classifier"),
     "MarginalTransferClassifier": (lambda: MarginalTransferClassifier(random_state=0), "dg"),
@@ -138,6 +149,11 @@ def _run(name: str, data) -> None:
             else:
                 est.fit(X, y, sd)
                 out = est.transform(X_test) if kind == "transformer" else est.predict(X_test)
+                if name.startswith(("CORAL", "DomainAdaptationClassifier(CORAL")):
+                    # the source map too: the test rows as source rows
+                    src = np.ones(len(X_test), dtype=np.int64)
+                    out = (est.transform(X_test, sample_domain=src) if kind == "transformer"
+                           else est.predict(X_test, sample_domain=src))
         except (MemoryError, np.linalg.LinAlgError, IndexError, KeyError, AttributeError,
                 ZeroDivisionError, FloatingPointError, RuntimeError, AssertionError) as exc:
             raise AssertionError(f"{name} raised {type(exc).__name__}: {exc}") from exc

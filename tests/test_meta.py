@@ -3,6 +3,7 @@
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.exceptions import FitFailedWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -57,8 +58,11 @@ def test_meta_errors():
 def test_inside_skada_pipeline():
     skada = pytest.importorskip("skada")
     X, y, sd, yt = _toy()
-    pipe = skada.make_da_pipeline(TCA(n_components=2, kernel="linear", mu=10.0),
-                                  KNeighborsClassifier(1)).fit(X, y, sample_domain=sd)
+    # skada's pipelines route sample_domain: routing on here, not left to the side effect of
+    # skada's first import (which a test that imported skada earlier in this worker used up)
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = skada.make_da_pipeline(TCA(n_components=2, kernel="linear", mu=10.0),
+                                      KNeighborsClassifier(1)).fit(X, y, sample_domain=sd)
     ours = DomainAdaptationClassifier(TCA(n_components=2, kernel="linear", mu=10.0)).fit(X, y, sd)
     np.testing.assert_array_equal(pipe.predict(X[sd < 0]), ours.predict(X[sd < 0]))
 

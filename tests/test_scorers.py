@@ -403,15 +403,17 @@ def test_dev_differs_from_skada_by_its_broadcasting_bug(skada_metrics, skada_fit
     assert abs(got - ref) > 0.01
 
 
-def test_skada_scorers_cannot_call_our_classifier(skada_metrics):
-    # the reason for the re-implementations: skada passes sample_domain to predict_proba
+def test_skada_scorer_calls_our_classifier_with_the_rows_domains(skada_metrics):
+    # our classifier's predict/predict_proba take sample_domain (for CORAL), so skada's scorers,
+    # which pass it, run on it; skada's PE is ours divided by the number of classes
     _, metrics = skada_metrics
     X, y, sd, yt, tr, va = _fold(0)
     est = DomainAdaptationClassifier(None, LogisticRegression()).fit(X[tr], y[tr], sd[tr])
     with config_context(enable_metadata_routing=True):
-        with pytest.raises(TypeError, match="sample_domain"):
-            metrics.PredictionEntropyScorer()(est, X[va], y[va], sample_domain=sd[va])
-        assert PredictionEntropyScorer()(est, X[va], y[va], sample_domain=sd[va]) < 0
+        theirs = metrics.PredictionEntropyScorer()(est, X[va], y[va], sample_domain=sd[va])
+        ours = PredictionEntropyScorer()(est, X[va], y[va], sample_domain=sd[va])
+    assert ours < 0
+    assert theirs == pytest.approx(ours / est.classes_.size, rel=1e-5)
 
 
 # ------------------------------------------------------------------ invariances and inputs

@@ -1,10 +1,12 @@
-"""shiftlearn.adaptation: kernel subspace adaptation (TCA, SCA and random-feature versions)."""
+"""shiftlearn.adaptation: kernel subspace adaptation (TCA, SCA and random-feature versions) and
+CORAL."""
 
 from ._base import (
     BaseSubspaceTransformer,
     check_n_components,
     whitening_scale,
 )
+from ._coral import CORAL, coral_covariance
 from ._memory import FitMemory
 from ._meta import DomainAdaptationClassifier
 from ._pipeline import DomainAwarePipeline, LabeledOnly, make_da_pipeline
@@ -12,6 +14,7 @@ from ._sca import SCA, SCAProblem, sca_problem, sca_solve, uSCA
 from ._tca import TCA, tca_components
 
 __all__ = [
+    "CORAL",
     "SCA",
     "SCAProblem",
     "TCA",
@@ -21,6 +24,7 @@ __all__ = [
     "FitMemory",
     "LabeledOnly",
     "check_n_components",
+    "coral_covariance",
     "make_da_pipeline",
     "sca_problem",
     "sca_solve",

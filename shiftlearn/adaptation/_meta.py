@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.metrics import accuracy_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import TransformerTags
 from sklearn.utils.metaestimators import available_if
@@ -11,8 +12,15 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._param_validation import HasMethods, check_params
-from .._validation import check_X, check_X_y_domain, require_y, unlabeled_mask
+from .._validation import (
+    check_sample_domain,
+    check_X,
+    check_X_y_domain,
+    require_y,
+    unlabeled_mask,
+)
 from ._memory import FitMemory
+from ._pipeline import _takes_sample_domain
 
 __all__ = ["DomainAdaptationClassifier"]
 
@@ -81,6 +89,12 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     # scikit-learn metadata routing: sample_domain is requested by default, so
     # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
     __metadata_request__fit = {"sample_domain": True}
+    # and to score (GridSearchCV's default scoring) and the prediction methods, which hand it to
+    # an adapter that maps source and target rows differently (CORAL)
+    __metadata_request__score = {"sample_domain": True}
+    __metadata_request__predict = {"sample_domain": True}
+    __metadata_request__predict_proba = {"sample_domain": True}
+    __metadata_request__transform = {"sample_domain": True}
 
     _parameter_constraints: dict = {
         "adapter": [HasMethods(["fit", "transform"]), None],
@@ -163,11 +177,20 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         adapter's own ``fit_transform``, equal to ``transform(X)``)."""
         return self._fit_transform(X, y, sample_domain)
 
-    def transform(self, X):
-        """The adapted features of ``X`` (same feature count and names as in ``fit``)."""
+    def transform(self, X, sample_domain=None):
+        """The adapted features of ``X`` (same feature count and names as in ``fit``).
+
+        ``sample_domain`` (optional, positive = source) reaches adapters whose ``transform``
+        takes it, i.e. those that map the domains differently (:class:`CORAL` maps source rows
+        and leaves target rows); without it every row is a target row. The subspace adapters
+        embed every row the same way and do not take it."""
         check_is_fitted(self, "estimator_")
         X = check_X(X, estimator=self, reset=False)
-        return X if self.adapter_ is None else self.adapter_.transform(X)
+        if self.adapter_ is None:
+            return X
+        if sample_domain is not None and _takes_sample_domain(self.adapter_, "transform"):
+            return self.adapter_.transform(X, sample_domain=sample_domain)
+        return self.adapter_.transform(X)
 
     def get_feature_names_out(self, input_features=None):
         """Names of the adapted features (the adapter's, e.g. ``tca0, tca1, ...``);
@@ -176,20 +199,37 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         names = _check_feature_names_in(self, input_features)
         return names if self.adapter_ is None else self.adapter_.get_feature_names_out()
 
-    def predict(self, X):
-        """Labels of ``X`` (typically the target rows)."""
-        Z = self.transform(X)
+    def predict(self, X, sample_domain=None):
+        """Labels of ``X`` (the target rows; ``sample_domain`` as in :meth:`transform`)."""
+        Z = self.transform(X, sample_domain)
         return self.estimator_.predict(Z)
 
     @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities, when the classifier has ``predict_proba``."""
-        Z = self.transform(X)
+    def predict_proba(self, X, sample_domain=None):
+        """Class probabilities, when the classifier has ``predict_proba`` (``sample_domain`` as
+        in :meth:`transform`)."""
+        Z = self.transform(X, sample_domain)
         return self.estimator_.predict_proba(Z)
 
-    def score(self, X, y, sample_weight=None):
-        """Accuracy on the rows of ``X`` that carry a label (unlabeled rows are skipped)."""
+    def score(self, X, y, sample_weight=None, sample_domain=None):
+        """Accuracy on the rows of ``X`` that carry a label (unlabeled rows are skipped).
+
+        ``sample_domain`` as in :meth:`transform`. Without it, rows are target rows, except
+        when ``y`` also marks unlabeled rows: then ``X`` is a validation fold of the library's
+        convention (``SourceKFold``: held-out labeled source rows and the unlabeled target
+        rows) and the labeled rows are source rows, as ``sample_domain`` is inferred everywhere
+        (labeled: source ``1``, unlabeled: target ``-2``). This is what ``GridSearchCV``'s
+        default scoring needs for an adapter that maps the domains differently (CORAL); for the
+        others the rows' domains do not matter."""
         y = np.asarray(y)
-        keep = ~unlabeled_mask(y)
-        return super().score(np.asarray(X)[keep], y[keep], sample_weight=None if
-                             sample_weight is None else np.asarray(sample_weight)[keep])
+        unl = unlabeled_mask(y)
+        keep = ~unl
+        if sample_domain is not None:
+            sd = check_sample_domain(sample_domain, y.shape[0])[keep]
+        elif unl.any():
+            sd = np.ones(int(keep.sum()), dtype=np.int64)
+        else:
+            sd = None
+        pred = self.predict(np.asarray(X)[keep], sd)
+        return float(accuracy_score(y[keep], pred, sample_weight=None if sample_weight is None
+                                    else np.asarray(sample_weight)[keep]))

@@ -57,6 +57,12 @@ def _learns_labels(est) -> bool:
     return hasattr(est, "predict") and not _takes_sample_domain(est)
 
 
+def _final_has(attr: str):
+    """``available_if`` test of a pipeline method: its final step has ``attr``."""
+    return lambda self: self.steps[-1][1] in (None, "passthrough") and attr == "transform" \
+        or hasattr(self.steps[-1][1], attr)
+
+
 def _estimator_has(attr: str):
     return lambda self: hasattr(self.estimator_ if hasattr(self, "estimator_")
                                 else self.estimator, attr)
@@ -208,10 +214,56 @@ class DomainAwarePipeline(Pipeline):
         with config_context(enable_metadata_routing=False):
             return super().fit_predict(X, y, **self._domain_params(y, sample_domain, params))
 
-    def predict(self, X, **params):
-        """The final step's predictions (``params``, e.g. ``sample_domain``, go to it)."""
+    def _through(self, method: str, X, sample_domain, with_final: bool, **params):
+        """``X`` through the steps (``sample_domain`` to every ``transform`` that takes it),
+        then the final step's ``method`` (``sample_domain`` too, if it takes it)."""
         with config_context(enable_metadata_routing=False):
-            return super().predict(X, **params)
+            if sample_domain is None:
+                return getattr(super(), method)(X, **params)
+            Xt = X
+            for _, _, step in self._iter(with_final=with_final, filter_passthrough=True):
+                Xt = (step.transform(Xt, sample_domain=sample_domain)
+                      if _takes_sample_domain(step, "transform") else step.transform(Xt))
+            if with_final:
+                return Xt
+            final = self.steps[-1][1]
+            if _takes_sample_domain(final, method):
+                params["sample_domain"] = sample_domain
+            return getattr(final, method)(Xt, **params)
+
+    def predict(self, X, sample_domain=None, **params):
+        """The final step's predictions. ``sample_domain`` (optional) reaches every step whose
+        ``transform`` takes it (an adapter that maps source and target rows differently, such as
+        :class:`~shiftlearn.adaptation.CORAL`) and a final step whose ``predict`` takes it;
+        without it the rows are target rows. ``params`` go to the final step."""
+        return self._through("predict", X, sample_domain, False, **params)
+
+    @available_if(_final_has("predict_proba"))
+    def predict_proba(self, X, sample_domain=None, **params):
+        """The final step's class probabilities (``sample_domain`` as in :meth:`predict`)."""
+        return self._through("predict_proba", X, sample_domain, False, **params)
+
+    @available_if(_final_has("transform"))
+    def transform(self, X, sample_domain=None, **params):
+        """``X`` through every step (``sample_domain`` as in :meth:`predict`)."""
+        return self._through("transform", X, sample_domain, True, **params)
+
+    @available_if(_final_has("score"))
+    def score(self, X, y=None, sample_weight=None, sample_domain=None, **params):
+        """The final step's score. Without ``sample_domain``, a ``y`` that also marks unlabeled
+        rows is read as a validation fold (labeled rows are source rows, the library's rule:
+        see ``DomainAdaptationClassifier.score``); else the rows are target rows."""
+        if sample_domain is None and y is not None:
+            unl = unlabeled_mask(np.asarray(y))
+            if unl.any():
+                sample_domain = np.where(unl, -2, 1).astype(np.int64)
+        if sample_weight is not None:
+            params["sample_weight"] = sample_weight
+        if sample_domain is None:
+            with config_context(enable_metadata_routing=False):
+                return super().score(X, y, **params)
+        Xt = self[:-1].transform(X, sample_domain=sample_domain) if len(self.steps) > 1 else X
+        return self.steps[-1][1].score(Xt, y, **params)
 
 
 def make_da_pipeline(*steps, memory=None, verbose: bool = False) -> DomainAwarePipeline:

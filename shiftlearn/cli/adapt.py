@@ -21,7 +21,8 @@ Design decisions
   is always a candidate and wins ties. The adapters it compares are sized to the data
   (``--candidates sized``): the exact TCA, SCA and uSCA up to :data:`EXACT_MAX_ROWS` rows,
   their random-feature versions above (the same models without the n x n kernel; below that
-  size they are slower than the exact ones, 1,000 random features each).
+  size they are slower than the exact ones, 1,000 random features each), and CORAL at any size
+  (its cost is two ``d x d`` eigendecompositions, independent of the rows).
 * ``--select`` maps to a splitter and a scorer. Its default depends on ``--classifier``
   (:data:`DEFAULT_SELECT`): ``mmd`` with 1NN and ``circular`` with logistic regression, the
   criteria under which ``auto`` reached the best mean target accuracy in the selection study
@@ -67,7 +68,7 @@ import numpy as np
 
 from ._common import check_output, count, info, report_paths
 
-METHODS = ("auto", "raw", "TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA")
+METHODS = ("auto", "raw", "TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL")
 CLASSIFIERS = ("1nn", "logreg")
 #: ``--select`` name -> scorer class of :mod:`shiftlearn.model_selection._scorers` (target-label
 #: free criteria, validated on ``SourceKFold(5)``); ``source-cv``, ``cluster`` and ``lodo`` are
@@ -126,7 +127,7 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     p.add_argument("--candidates", default="sized", metavar="LIST",
                    help="adapters --method auto compares with no adaptation: a comma-separated "
                         "list (e.g. TCA,SCA), all, or sized (default: TCA, SCA, uSCA up to "
-                        f"{EXACT_MAX_ROWS} rows, RF-TCA, RF-SCA above)")
+                        f"{EXACT_MAX_ROWS} rows, RF-TCA, RF-SCA above; CORAL always)")
     p.add_argument("--tune", action="store_true",
                    help="search the hyper-parameters (grids: shiftlearn.model_selection."
                         "DEFAULT_GRIDS) by --select with auto, by 5-fold source CV with a named "
@@ -214,18 +215,10 @@ def _check_sizes(args, srcs, tgt) -> None:
 
 # ------------------------------------------------------------------------------ fitting ------
 def _adapter(method: str, seed: int, params: dict):
-    from ..adaptation import RFSCA, RFTCA, SCA, TCA, uSCA
+    """The adapter of ``--method`` (the selector's :func:`make_adapter`, one home)."""
+    from ..model_selection import make_adapter
 
-    make = {"TCA": lambda: TCA(), "SCA": lambda: SCA(whiten=False),
-            "uSCA": lambda: uSCA(whiten=False),
-            "RF-TCA": lambda: RFTCA(random_state=seed),
-            "RF-SCA": lambda: RFSCA(whiten=False, random_state=seed)}[method]
-    adapter = make()
-    unknown = sorted(set(params) - set(adapter.get_params()))
-    if unknown:
-        raise ValueError(f"{method} has no parameter(s) {unknown}; it has "
-                         f"{sorted(adapter.get_params())}.")
-    return adapter.set_params(**params)
+    return make_adapter(method, seed, **params)
 
 
 def _classifier(name: str):
@@ -316,7 +309,8 @@ def _candidates(text: str, n_rows: int) -> list[str]:
     random-feature above; ``all``; or a comma-separated list)."""
     adapters = [m for m in METHODS if m not in ("auto", "raw")]
     if text == "sized":
-        return ["TCA", "SCA", "uSCA"] if n_rows <= EXACT_MAX_ROWS else ["RF-TCA", "RF-SCA"]
+        return (["TCA", "SCA", "uSCA"] if n_rows <= EXACT_MAX_ROWS else ["RF-TCA", "RF-SCA"]) \
+            + ["CORAL"]
     if text == "all":
         return adapters
     names = [t.strip() for t in text.split(",") if t.strip()]
@@ -329,10 +323,15 @@ def _candidates(text: str, n_rows: int) -> list[str]:
 
 
 def _counting(scoring, advance):
-    """The scorer (``None``: the estimator's own accuracy on labeled rows), advancing a bar."""
+    """The scorer (``None``: accuracy on the held-out labeled source rows,
+    :class:`~shiftlearn.model_selection.SourceAccuracyScorer`), advancing a bar."""
+    from ..model_selection import SourceAccuracyScorer
+
+    scoring = SourceAccuracyScorer() if scoring is None else scoring
+
     def score(estimator, X, y, **kw):
         try:
-            return estimator.score(X, y) if scoring is None else scoring(estimator, X, y, **kw)
+            return scoring(estimator, X, y, **kw)
         finally:
             advance()
     return score
@@ -365,7 +364,7 @@ def _auto(args, X, y, sd, clf, n_sources):
 
 def _fit(args, X, y, sd, codes, n_sources):
     """Fit the classifier (``raw``), adapter + classifier (tuned by source CV with --tune), or
-    choose among them (``auto``). Returns the model, the fitted adapter's ``transform`` (None
+    choose among them (``auto``). Returns the model, its ``transform(X, sample_domain)`` (None
     without adaptation), its parameters, where they came from, the validation estimate of the
     chosen setting and the selection summary (``auto``; else None)."""
     from ..model_selection import DEFAULT_GRIDS, fit_source_cv
@@ -382,7 +381,7 @@ def _fit(args, X, y, sd, codes, n_sources):
         if model.adapter_ is None:
             return model, None, {}, f"no adaptation, chosen by {args.select}", estimate, selection
         how = " over the default grids" if args.tune else " (library defaults)"
-        return (model, model.adapter_.transform, _plain(model.adapter_.get_params()),
+        return (model, model.transform, _plain(model.adapter_.get_params()),
                 f"chosen by {args.select}{how}", estimate, selection)
     adapter = _adapter(args.method, args.seed, params)
     grid = {k: v for k, v in DEFAULT_GRIDS.get(args.method, {}).items() if k not in params}
@@ -396,7 +395,7 @@ def _fit(args, X, y, sd, codes, n_sources):
                    "std": float(model.cv_results_["std_test_score"][i]),
                    "n_settings": len(model.cv_results_["params"]), "criterion": "source-cv"}
         model = model.best_estimator_
-    return model, model.adapter_.transform, _plain(model.adapter_.get_params()), params_from, \
+    return model, model.transform, _plain(model.adapter_.get_params()), params_from, \
         cv_info, None
 
 
@@ -523,7 +522,9 @@ def run(args: argparse.Namespace) -> int:
     names = _names(srcs, tgt)
     analyses, spaces = {}, {"raw": [t.X for t in srcs] + [tgt.X]}
     if embed is not None and (args.permutations or "html" in paths):
-        spaces["adapted"] = [embed(t.X) for t in srcs] + [embed(tgt.X)]
+        # each file embedded as its domain (CORAL maps source rows and leaves target rows)
+        spaces["adapted"] = [embed(t.X, np.full(len(t.X), i + 1)) for i, t in enumerate(srcs)] \
+            + [embed(tgt.X, np.full(len(tgt.X), -(K + 1)))]
     if args.permutations:
         k = K + 1
         with task("MMD tests", len(spaces) * k * (k - 1) // 2) as advance:

@@ -26,6 +26,7 @@ from ._scorers import (
     MMDScorer,
     PredictionEntropyScorer,
     SoftNeighborhoodDensity,
+    SourceAccuracyScorer,
 )
 from ._select import ADAPTERS, AdaptationSelector, candidate_grid, make_adapter
 from ._splitters import (
@@ -53,6 +54,7 @@ __all__ = [
     "RandomStratifiedSplit",
     "RankCorrelation",
     "SoftNeighborhoodDensity",
+    "SourceAccuracyScorer",
     "SourceKFold",
     "WorstDomainScorer",
     "candidate_grid",

@@ -10,6 +10,8 @@ Design decisions
 * The grids are small on purpose: the 12 Office+Caltech tasks with TCA and SCA take a few
   minutes on 2 cores. ``whiten=False`` is fixed for SCA-type methods: 5-fold source CV
   rejected whitening on every one of the 12 Office+Caltech tasks (docs/adaptation.md).
+* CORAL's grid is ``shrinkage`` in {``"auto"`` (Ledoit-Wolf), ``1.0`` (means and total
+  variance only)}: the two values the selection study gave skada's CORAL.
 * Keys a given adapter lacks are dropped, so one grid can serve an estimator subclass with
   fewer parameters; when no key applies the plain (unsearched) classifier is returned.
 * The search is scikit-learn's ``GridSearchCV`` with :class:`SourceKFold` and a shared
@@ -31,6 +33,7 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
              "n_components": [10, 20, 30, 50]},
     "RF-TCA": {"n_components": [10, 20, 30, 50]},
     "RF-SCA": {"beta": [0.1, 0.5, 0.9], "whiten": [False], "n_components": [10, 20, 30, 50]},
+    "CORAL": {"shrinkage": ["auto", 1.0]},
 }
 
 
@@ -96,6 +99,7 @@ def fit_source_cv(adapter, grid: dict, X, y, sample_domain=None, classifier=None
 
     from .._validation import check_X_y_domain
     from ..adaptation import DomainAdaptationClassifier, FitMemory
+    from ._scorers import SourceAccuracyScorer
     from ._splitters import SourceKFold
 
     names = adapter.get_params()
@@ -110,6 +114,7 @@ def fit_source_cv(adapter, grid: dict, X, y, sample_domain=None, classifier=None
         raise TypeError(f"memory must be a FitMemory or None, got {memory!r}; pass "
                         "FitMemory(max_bytes=...) for a larger budget.")
     search = GridSearchCV(DomainAdaptationClassifier(adapter, clf, memory=memory), param_grid,
+                          scoring=SourceAccuracyScorer(),
                           cv=SourceKFold(cv, random_state=random_state), verbose=verbose)
     try:
         with config_context(enable_metadata_routing=False):   # domains as groups, as always

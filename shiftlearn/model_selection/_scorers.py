@@ -19,9 +19,9 @@ Which rows are which (one rule for every scorer)
 Decisions
 ---------
 * **No skada at run time.** skada 0.6 has IW, PE, SND, DEV, circular validation and MixVal, but
-  they cannot be called on this library's estimators as they are: they pass ``sample_domain=``
-  to ``predict``/``predict_proba``/``score`` (``DomainAdaptationClassifier`` and the
-  final step of ``make_da_pipeline`` do not take it), skada's DEV accepts only a ``Pipeline`` or
+  they cannot be called on every estimator of this library: they pass ``sample_domain=`` to
+  ``predict``/``predict_proba``/``score`` (``DomainAdaptationClassifier`` takes it, the final
+  step of ``make_da_pipeline`` does not), skada's DEV accepts only a ``Pipeline`` or
   a skorch model, indexes probabilities by the label *value* (wrong unless the classes are
   ``0..K-1``) and has a broadcasting bug (see :class:`DeepEmbeddedValidation`), its IW needs
   ``sample_weight`` routed to ``score``, and importing skada switches scikit-learn's metadata
@@ -66,7 +66,8 @@ from .._validation import check_sample_domain, check_unlabeled_convention
 from ..kernels import median_heuristic, mmd2_rff, rff_mean, rff_weights
 
 __all__ = ["CircularValidation", "DeepEmbeddedValidation", "ImportanceWeightedScorer",
-           "MMDScorer", "MixValScorer", "PredictionEntropyScorer", "SoftNeighborhoodDensity"]
+           "MMDScorer", "MixValScorer", "PredictionEntropyScorer", "SoftNeighborhoodDensity",
+           "SourceAccuracyScorer"]
 
 _SPLITTER_HINT = ("use a domain-aware splitter whose validation folds hold held-out labeled "
                   "source rows and every target row, e.g. "
@@ -215,6 +216,36 @@ class _DomainScorer(BaseEstimator):
 
     def _score(self, estimator, fold: _Fold) -> float:       # pragma: no cover - abstract
         raise NotImplementedError
+
+
+# --------------------------------------------------------------------------- source CV
+class SourceAccuracyScorer(_DomainScorer):
+    """Accuracy on the held-out labeled source rows, each predicted *as a source row*.
+
+    The papers' source cross-validation, and what ``AdaptationSelector(scoring=None)`` and
+    :func:`~shiftlearn.model_selection.fit_source_cv` use. Equal to scikit-learn's
+    ``"accuracy"`` (``estimator.score`` on the labeled rows) for every adapter that embeds
+    both domains the same way (TCA, SCA, ...). It differs for an adapter that maps the domains
+    differently (:class:`~shiftlearn.adaptation.CORAL`): ``"accuracy"`` calls ``predict(X)``,
+    which treats the held-out source rows as target rows; this scorer passes their
+    ``sample_domain`` (given, or positive for the labeled rows), so they are mapped as the
+    training source rows were.
+
+    Examples
+    --------
+    >>> from shiftlearn import CORAL, DomainAdaptationClassifier
+    >>> from shiftlearn.datasets import make_sca_toy
+    >>> X, y, sd = make_sca_toy(n_per_cluster=20, random_state=0)
+    >>> clf = DomainAdaptationClassifier(CORAL()).fit(X, y, sd)
+    >>> SourceAccuracyScorer()(clf, X, y, sd)                    # the training rows: 1NN
+    1.0
+    """
+
+    _needs_target = False
+
+    def _score(self, estimator, fold: _Fold) -> float:
+        pred = np.asarray(_call(estimator, "predict", fold, fold.src))
+        return float(np.mean(pred == fold.y[fold.src]))
 
 
 # --------------------------------------------------------------------------- IW

@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._param_validation import HasMethods, Interval, StrOptions, check_params
 from .._validation import check_X_y_domain, require_y
 from ._grids import DEFAULT_GRIDS
+from ._scorers import SourceAccuracyScorer
 
 __all__ = ["ADAPTERS", "AdaptationSelector", "candidate_grid", "make_adapter"]
 
@@ -54,6 +55,7 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
     "uSCA": ("shiftlearn.adaptation:uSCA", {"whiten": False}),
     "RF-TCA": ("shiftlearn.adaptation:RFTCA", {"random_state": 0}),
     "RF-SCA": ("shiftlearn.adaptation:RFSCA", {"whiten": False, "random_state": 0}),
+    "CORAL": ("shiftlearn.adaptation:CORAL", {}),
 }
 
 
@@ -164,14 +166,16 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     ----------
     methods : "all" or list of str, default="all"
         Candidate methods: ``"none"`` (the raw features) and labels of :data:`ADAPTERS`
-        (``"TCA"``, ``"SCA"``, ``"uSCA"``, ``"RF-TCA"``, ``"RF-SCA"``). ``"none"`` is added if
+        (``"TCA"``, ``"SCA"``, ``"uSCA"``, ``"RF-TCA"``, ``"RF-SCA"``, ``"CORAL"``). ``"none"`` is
+        added if
         missing: not adapting is always a candidate.
     classifier : classifier or None, default=None
         The same classifier for every candidate; ``None`` is 1-nearest-neighbour.
     scoring : str, callable or None, default=None
         The target-label-free criterion, as ``scoring=`` of ``GridSearchCV``. ``None``: the
         classifier's accuracy on the held-out labeled source rows (source CV, the papers'
-        protocol; unlabeled rows are skipped).
+        protocol): :class:`~shiftlearn.model_selection.SourceAccuracyScorer`, which predicts
+        them as source rows.
     cv : int or splitter, default=5
         An int is :class:`~shiftlearn.model_selection.SourceKFold` with that many folds; any
         domain-aware splitter (``LeaveOneDomainOut``, ``ClusterSplit``, ...) can be given.
@@ -278,7 +282,8 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         search = GridSearchCV(
             DomainAdaptationClassifier(None, clf, memory=mem),
             grid if mem is None else _largest_first(grid),
-            scoring=self.scoring, cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
+            scoring=SourceAccuracyScorer() if self.scoring is None else self.scoring,
+            cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
             error_score=np.nan, refit=False)
         try:
             with config_context(enable_metadata_routing=False):
