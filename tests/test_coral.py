@@ -179,3 +179,12 @@ def test_da_pipeline_passes_the_rows_domains():
     assert pipe.score(X, y) == 1.0                       # a fold: labeled rows are source rows
     assert pipe.score(X[src], y[src]) < 0.6              # read as target rows
     assert SourceAccuracyScorer()(pipe, X, y) == 1.0
+
+
+def test_features_beyond_memory_are_refused_up_front(monkeypatch):
+    from shiftlearn.adaptation import _base
+
+    monkeypatch.setattr(_base, "MEMORY_BUDGET", 10_000)
+    X, y, sd = _shifted(d=20)
+    with pytest.raises(ValueError, match="CORAL.fit on 20 features.*PCA"):
+        CORAL().fit(X, y, sd)

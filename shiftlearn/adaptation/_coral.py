@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import Interval, StrOptions, check_params
 from .._validation import check_sample_domain, check_X, check_X_y_domain
+from ._base import check_dense_memory
 from ._pipeline import warn_if_plain_pipeline
 
 __all__ = ["CORAL", "coral_covariance"]
@@ -191,6 +192,10 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         else:
             X, _, sd = check_X_y_domain(X, y, sample_domain, task="auto",
                                         allow_unlabeled_source=True, estimator=self)
+        d = X.shape[1]
+        check_dense_memory(d, d, 6, f"CORAL.fit on {d} features", "",
+                           advice="CORAL forms d x d covariances: reduce the features first "
+                                  "(e.g. sklearn.decomposition.PCA in a make_da_pipeline).")
         src, tgt = sd > 0, sd < 0
         self.mean_source_ = X[src].astype(np.float64).mean(axis=0)
         if not tgt.any():

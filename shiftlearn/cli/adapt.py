@@ -79,7 +79,7 @@ SCORERS = {"iw": "ImportanceWeightedScorer", "entropy": "PredictionEntropyScorer
 SELECT = ("source-cv", "cluster", "lodo", *SCORERS)
 #: ``--classifier`` -> the default ``--select`` of ``--method auto``: the best target-free
 #: criterion for ``auto`` with that classifier in the selection study (docs/model_selection.md)
-DEFAULT_SELECT = {"1nn": "mmd", "logreg": "circular"}
+DEFAULT_SELECT = {"1nn": "circular", "logreg": "circular"}
 #: above this many rows, ``--method auto`` considers the random-feature adapters instead of the
 #: exact ones (same models; the exact ones form an n x n kernel: 200 MB at 5,000 rows)
 EXACT_MAX_ROWS = 5000
