@@ -181,9 +181,10 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         """The adapted features of ``X`` (same feature count and names as in ``fit``).
 
         ``sample_domain`` (optional, positive = source) reaches adapters whose ``transform``
-        takes it, i.e. those that map the domains differently (:class:`CORAL` maps source rows
-        and leaves target rows); without it every row is a target row. The subspace adapters
-        embed every row the same way and do not take it."""
+        takes it, i.e. those that map the domains differently
+        (:class:`~shiftlearn.adaptation.CORAL` maps source rows and leaves target rows); without
+        it every row is a target row. The subspace adapters embed every row the same way and do
+        not take it."""
         check_is_fitted(self, "estimator_")
         X = check_X(X, estimator=self, reset=False)
         if self.adapter_ is None:

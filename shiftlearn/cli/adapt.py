@@ -23,12 +23,14 @@ Design decisions
   their random-feature versions above (the same models without the n x n kernel; below that
   size they are slower than the exact ones, 1,000 random features each), and CORAL at any size
   (its cost is two ``d x d`` eigendecompositions, independent of the rows).
-* ``--select`` maps to a splitter and a scorer. Its default depends on ``--classifier``
-  (:data:`DEFAULT_SELECT`): ``mmd`` with 1NN and ``circular`` with logistic regression, the
-  criteria under which ``auto`` reached the best mean target accuracy in the selection study
-  (``benchmarks/model_selection/selection_study.py``, 19 tasks: 1NN 49.2% under mmd against
-  43.2% under source-cv and 33.7% without adaptation; logistic regression 42.6% under circular
-  against 39.5% under source-cv and 40.8% without adaptation). ``source-cv`` is
+* ``--select`` maps to a splitter and a scorer. Its default (:data:`DEFAULT_SELECT`, one entry
+  per ``--classifier``) is ``circular`` for both classifiers: the criterion under which ``auto``
+  reached the best mean target accuracy in the selection study
+  (``benchmarks/model_selection/selection_study.py``, 19 tasks, CORAL among the candidates:
+  1NN 55.7% under circular against 53.2% under mmd, 43.2% under source-cv and 33.7% without
+  adaptation; logistic regression 52.7% under circular against 52.4% under mmd, 39.6% under
+  source-cv and 40.8% without adaptation; before CORAL was a candidate the 1NN default was
+  mmd). ``source-cv`` is
   ``SourceKFold(5)`` with source accuracy (the papers' protocol); ``cluster`` is
   ``DomainAwareSplit(ClusterSplit())`` (the most shifted validation rows, Napoli & White);
   ``lodo`` is ``LeaveOneDomainOut`` (needs two source files); the names of :data:`SCORERS`
@@ -38,11 +40,10 @@ Design decisions
 * ``--margin`` (default 0: the best estimate wins): ``--margin se`` adapts only when the
   best adapter's validation estimate beats no adaptation's by more than that adapter's
   standard error over the folds (the one-standard-error rule). Measured on the selection
-  study's 19 tasks (``benchmarks/model_selection/selection_auto_check.py``, 1NN, ``mmd``):
-  ``se`` turned the two MSRC<->VOC choices into no adaptation (+2.75 and -0.5 points ->
-  0) and left the one task where ``auto`` loses (MNIST->USPS, -3.5: the criterion prefers
-  SCA by 3.4 standard errors) unchanged, mean +14.9 against +15.1 points over raw 1NN; so
-  0 stays the default and ``se`` is the cautious choice.
+  study's 19 tasks (``benchmarks/model_selection/selection_auto_check.py``, 1NN,
+  ``circular``): ``se`` changed no choice; on the one task where ``auto`` loses
+  (MNIST->USPS, -6.5) circular validation prefers TCA by 4.2 standard errors. So 0 stays the
+  default and ``se`` is the cautious choice.
 * ``--out`` holds ``row,prediction`` and, when the classifier gives graded probabilities
   (``logreg``; 1-NN's are always 0 or 1), ``confidence``: the predicted class's probability.
 * Files are read by :func:`shiftlearn.datasets._tables.read_table` (pandas/pyarrow); its notes
@@ -115,8 +116,8 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                    help="criterion of --method auto: source-cv (5-fold CV on the source "
                         "labels), cluster (the most shifted validation split), lodo "
                         "(leave one source file out), or a target-label-free scorer: "
-                        + ", ".join(SCORERS) + "; default: mmd with --classifier 1nn, "
-                        "circular with logreg (the selection study's best)")
+                        + ", ".join(SCORERS) + "; default: circular with either "
+                        "--classifier (the selection study's best)")
     p.add_argument("--margin", type=_margin, default=0.0, metavar="se|NUMBER",
                    help="--method auto adapts only when the best adapter's validation estimate "
                         "beats no adaptation's by more than this: a number (default 0: the "
