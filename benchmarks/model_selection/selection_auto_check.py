@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 sys.path.insert(0, str(Path(__file__).resolve().parent))       # selection_study: its tasks
@@ -98,6 +99,19 @@ def _msuffix(margin) -> str:
     return "" if str(margin) in ("0", "0.0") else f"|m{margin}"
 
 
+def _run_units(units, selects, args, store) -> None:
+    for name, s, t in track(units, "tasks"):
+        for sel in selects:
+            key = f"{name}:{s}->{t}|{args.classifier}|{sel}|r{args.max_rows}" + _msuffix(
+                args.margin)
+            if key in store:
+                continue
+            r = run_one(name, s, t, sel, args.max_rows, args.classifier, args.margin)
+            store.save(key, r)
+            print(f"{key}: adapted {100 * r['adapted']:.1f}% raw {100 * r['raw']:.1f}% "
+                  f"({r['choice']}; {r['seconds']:.0f} s)", flush=True)
+
+
 @progress()
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -117,16 +131,10 @@ def main(argv=None):
     store = PartsFile(results_dir(__file__) / "_selection_auto_check_parts.json")
     units = [(n, s, t) for n, s, t in tasks(args.quick)]
     if not args.report:
-        for name, s, t in track(units, "tasks"):
-            for sel in selects:
-                key = f"{name}:{s}->{t}|{args.classifier}|{sel}|r{args.max_rows}" + _msuffix(
-                    args.margin)
-                if key in store:
-                    continue
-                r = run_one(name, s, t, sel, args.max_rows, args.classifier, args.margin)
-                store.save(key, r)
-                print(f"{key}: adapted {100 * r['adapted']:.1f}% raw {100 * r['raw']:.1f}% "
-                      f"({r['choice']}; {r['seconds']:.0f} s)", flush=True)
+        # one BLAS thread, as the study: the fits are small, and OpenBLAS's two threads beside
+        # another job made each task 3-6x slower (2026-11-28: 60 s against 20 s, Office)
+        with threadpool_limits(limits=1):
+            _run_units(units, selects, args, store)
     parts = store.load()
     body = [__doc__.split("\n\n")[1].strip(), "",
             f"The command's default `--select` at this commit: **{default}**. Rows per domain: "
