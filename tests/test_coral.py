@@ -188,3 +188,29 @@ def test_features_beyond_memory_are_refused_up_front(monkeypatch):
     X, y, sd = _shifted(d=20)
     with pytest.raises(ValueError, match="CORAL.fit on 20 features.*PCA"):
         CORAL().fit(X, y, sd)
+
+
+def test_command_line_method_coral(tmp_path):
+    """``shiftlearn adapt --method CORAL``: the report's adapted space maps each source file as
+    a source domain (its MMD to the target falls), and ``--param shrinkage=None`` is None."""
+    import json
+
+    import pandas as pd
+
+    from shiftlearn import cli
+    from shiftlearn.cli.adapt import parse_params
+
+    assert parse_params(["shrinkage=None", "shrinkage2=null", "kernel=linear", "k=3"]) == {
+        "shrinkage": None, "shrinkage2": None, "kernel": "linear", "k": 3}
+    X, y, sd, yt = _toy()
+    pd.DataFrame(X[sd > 0], columns=["a", "b"]).assign(label=y[sd > 0]).to_csv(
+        tmp_path / "s.csv", index=False)
+    pd.DataFrame(X[sd < 0], columns=["a", "b"]).to_csv(tmp_path / "t.csv", index=False)
+    rep = tmp_path / "r.json"
+    argv = ["adapt", str(tmp_path / "s.csv"), "--target", str(tmp_path / "t.csv"),
+            "--label-column", "label", "--method", "CORAL", "--permutations", "20",
+            "--report", str(rep), "--quiet"]
+    assert cli.main(argv + ["--param", "shrinkage=None"]) == 0
+    data = json.loads(rep.read_text())
+    assert data["params"] == {"shrinkage": None}
+    assert data["shift_adapted"][0]["mmd2_unbiased"] < 0.1 * data["shift_raw"][0]["mmd2_unbiased"]

@@ -235,7 +235,9 @@ def _classifier(name: str):
 
 def parse_params(items: list[str]) -> dict:
     """``["n_components=20", "kernel=linear"]`` -> ``{"n_components": 20, "kernel": "linear"}``
-    (values read as JSON, else kept as text)."""
+    (values read as JSON, Python's ``None``/``True``/``False`` as such, else kept as text:
+    ``shrinkage=None`` is ``None``, as the parameter errors write it)."""
+    python = {"None": None, "none": None, "True": True, "False": False}
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -244,7 +246,8 @@ def parse_params(items: list[str]) -> dict:
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
-            out[key] = value                      # a bare string, e.g. kernel=linear
+            # a Python constant, or a bare string, e.g. kernel=linear
+            out[key] = python.get(value, value)
     return out
 
 
