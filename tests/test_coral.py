@@ -202,6 +202,9 @@ def test_command_line_method_coral(tmp_path):
 
     assert parse_params(["shrinkage=None", "shrinkage2=null", "kernel=linear", "k=3"]) == {
         "shrinkage": None, "shrinkage2": None, "kernel": "linear", "k": 3}
+    # lower-case none stays text: it is an option value (SCA's class_scatter_normalization)
+    assert parse_params(["class_scatter_normalization=none"]) == {
+        "class_scatter_normalization": "none"}
     X, y, sd, yt = _toy()
     pd.DataFrame(X[sd > 0], columns=["a", "b"]).assign(label=y[sd > 0]).to_csv(
         tmp_path / "s.csv", index=False)

@@ -237,7 +237,9 @@ def parse_params(items: list[str]) -> dict:
     """``["n_components=20", "kernel=linear"]`` -> ``{"n_components": 20, "kernel": "linear"}``
     (values read as JSON, Python's ``None``/``True``/``False`` as such, else kept as text:
     ``shrinkage=None`` is ``None``, as the parameter errors write it)."""
-    python = {"None": None, "none": None, "True": True, "False": False}
+    # exactly Python's spellings: lower-case "none" is a real option value
+    # (SCA(class_scatter_normalization="none"))
+    python = {"None": None, "True": True, "False": False}
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
