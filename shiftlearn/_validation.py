@@ -210,6 +210,24 @@ def infer_sample_domain(y: np.ndarray, task: Literal["classification", "regressi
     return np.where(mask, DEFAULT_TARGET_DOMAIN, DEFAULT_SOURCE_DOMAIN).astype(np.int64)
 
 
+def scoring_domains(y, sample_domain) -> np.ndarray | None:
+    """The rows' ``sample_domain`` for ``score(X, y)`` after ``fit``: the one given (checked);
+    else, when ``y`` also marks unlabeled rows, :func:`infer_sample_domain` (a validation fold
+    of ``SourceKFold``: its labeled rows are source rows); else ``None`` (target rows).
+
+    Examples
+    --------
+    >>> scoring_domains(np.array([0, 1, -1]), None).tolist()
+    [1, 1, -2]
+    >>> scoring_domains(np.array([0, 1]), None) is None
+    True
+    """
+    y = np.asarray(y)
+    if sample_domain is not None:
+        return check_sample_domain(sample_domain, y.shape[0])
+    return infer_sample_domain(y) if unlabeled_mask(y).any() else None
+
+
 def check_sample_domain(sample_domain, n_samples: int) -> np.ndarray:
     """Validate ``sample_domain``: 1-D, integer-valued, non-zero, one entry per row.
 

@@ -13,10 +13,10 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._param_validation import HasMethods, check_params
 from .._validation import (
-    check_sample_domain,
     check_X,
     check_X_y_domain,
     require_y,
+    scoring_domains,
     unlabeled_mask,
 )
 from ._memory import FitMemory
@@ -223,14 +223,8 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         default scoring needs for an adapter that maps the domains differently (CORAL); for the
         others the rows' domains do not matter."""
         y = np.asarray(y)
-        unl = unlabeled_mask(y)
-        keep = ~unl
-        if sample_domain is not None:
-            sd = check_sample_domain(sample_domain, y.shape[0])[keep]
-        elif unl.any():
-            sd = np.ones(int(keep.sum()), dtype=np.int64)
-        else:
-            sd = None
-        pred = self.predict(np.asarray(X)[keep], sd)
+        keep = ~unlabeled_mask(y)
+        sd = scoring_domains(y, sample_domain)
+        pred = self.predict(np.asarray(X)[keep], None if sd is None else sd[keep])
         return float(accuracy_score(y[keep], pred, sample_weight=None if sample_weight is None
                                     else np.asarray(sample_weight)[keep]))

@@ -31,7 +31,12 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_unlabeled_convention, infer_sample_domain, unlabeled_mask
+from .._validation import (
+    check_unlabeled_convention,
+    infer_sample_domain,
+    scoring_domains,
+    unlabeled_mask,
+)
 
 __all__ = ["DomainAwarePipeline", "LabeledOnly", "make_da_pipeline", "warn_if_plain_pipeline"]
 
@@ -214,56 +219,57 @@ class DomainAwarePipeline(Pipeline):
         with config_context(enable_metadata_routing=False):
             return super().fit_predict(X, y, **self._domain_params(y, sample_domain, params))
 
-    def _through(self, method: str, X, sample_domain, with_final: bool, **params):
-        """``X`` through the steps (``sample_domain`` to every ``transform`` that takes it),
-        then the final step's ``method`` (``sample_domain`` too, if it takes it)."""
+    def _transform_steps(self, X, sample_domain, with_final: bool):
+        """``X`` through the transforming steps (the final one too with ``with_final``),
+        ``sample_domain`` to every ``transform`` that takes it."""
+        Xt = X
+        for _, _, step in self._iter(with_final=with_final, filter_passthrough=True):
+            Xt = (step.transform(Xt, sample_domain=sample_domain)
+                  if _takes_sample_domain(step, "transform") else step.transform(Xt))
+        return Xt
+
+    def _final_call(self, method: str, X, sample_domain, *args, **params):
+        """The final step's ``method`` on the transformed ``X``; ``sample_domain`` to the steps
+        that take it (``None``: scikit-learn's own path, the rows are target rows)."""
         with config_context(enable_metadata_routing=False):
             if sample_domain is None:
-                return getattr(super(), method)(X, **params)
-            Xt = X
-            for _, _, step in self._iter(with_final=with_final, filter_passthrough=True):
-                Xt = (step.transform(Xt, sample_domain=sample_domain)
-                      if _takes_sample_domain(step, "transform") else step.transform(Xt))
-            if with_final:
-                return Xt
+                return getattr(super(), method)(X, *args, **params)
             final = self.steps[-1][1]
             if _takes_sample_domain(final, method):
                 params["sample_domain"] = sample_domain
-            return getattr(final, method)(Xt, **params)
+            return getattr(final, method)(self._transform_steps(X, sample_domain, False),
+                                          *args, **params)
 
     def predict(self, X, sample_domain=None, **params):
         """The final step's predictions. ``sample_domain`` (optional) reaches every step whose
         ``transform`` takes it (an adapter that maps source and target rows differently, such as
         :class:`~shiftlearn.adaptation.CORAL`) and a final step whose ``predict`` takes it;
         without it the rows are target rows. ``params`` go to the final step."""
-        return self._through("predict", X, sample_domain, False, **params)
+        return self._final_call("predict", X, sample_domain, **params)
 
     @available_if(_final_has("predict_proba"))
     def predict_proba(self, X, sample_domain=None, **params):
         """The final step's class probabilities (``sample_domain`` as in :meth:`predict`)."""
-        return self._through("predict_proba", X, sample_domain, False, **params)
+        return self._final_call("predict_proba", X, sample_domain, **params)
 
     @available_if(_final_has("transform"))
     def transform(self, X, sample_domain=None, **params):
         """``X`` through every step (``sample_domain`` as in :meth:`predict`)."""
-        return self._through("transform", X, sample_domain, True, **params)
+        if sample_domain is None:
+            with config_context(enable_metadata_routing=False):
+                return super().transform(X, **params)
+        return self._transform_steps(X, sample_domain, True)
 
     @available_if(_final_has("score"))
     def score(self, X, y=None, sample_weight=None, sample_domain=None, **params):
         """The final step's score. Without ``sample_domain``, a ``y`` that also marks unlabeled
         rows is read as a validation fold (labeled rows are source rows, the library's rule:
-        see ``DomainAdaptationClassifier.score``); else the rows are target rows."""
-        if sample_domain is None and y is not None:
-            unl = unlabeled_mask(np.asarray(y))
-            if unl.any():
-                sample_domain = np.where(unl, -2, 1).astype(np.int64)
+        :func:`shiftlearn._validation.scoring_domains`); else the rows are target rows."""
+        if y is not None:
+            sample_domain = scoring_domains(y, sample_domain)
         if sample_weight is not None:
             params["sample_weight"] = sample_weight
-        if sample_domain is None:
-            with config_context(enable_metadata_routing=False):
-                return super().score(X, y, **params)
-        Xt = self[:-1].transform(X, sample_domain=sample_domain) if len(self.steps) > 1 else X
-        return self.steps[-1][1].score(Xt, y, **params)
+        return self._final_call("score", X, sample_domain, y, **params)
 
 
 def make_da_pipeline(*steps, memory=None, verbose: bool = False) -> DomainAwarePipeline:
