@@ -81,8 +81,9 @@ def coral_covariance(X: np.ndarray, shrinkage="auto") -> np.ndarray:
     return shrunk_covariance(empirical_covariance(X), shrinkage=float(shrinkage))
 
 
-def _powers(C: np.ndarray, who: str, shrinkage) -> tuple[np.ndarray, np.ndarray]:
-    """``C^{-1/2}`` and ``C^{1/2}`` of a symmetric PSD matrix (one ``eigh``).
+def _sqrt_power(C: np.ndarray, sign: int, who: str, shrinkage) -> np.ndarray:
+    """``C^{sign/2}`` of a symmetric PSD matrix (one ``eigh``, one ``d x d`` product): the
+    source covariance's ``-1/2``, the target's ``+1/2``.
 
     An unshrunk covariance (``shrinkage`` None or 0) is refused when its smallest eigenvalue is
     below ``1e-10`` times its largest. A shrunk one is positive definite by construction; its
@@ -100,7 +101,7 @@ def _powers(C: np.ndarray, who: str, shrinkage) -> tuple[np.ndarray, np.ndarray]
             "give more rows than features, or drop the constant features.")
     w = np.maximum(w, C.shape[0] * np.finfo(np.float64).eps * top)
     r = np.sqrt(w)
-    return (V / r) @ V.T, (V * r) @ V.T
+    return (V / r if sign < 0 else V * r) @ V.T
 
 
 class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -197,7 +198,8 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                            advice="CORAL forms d x d covariances: reduce the features first "
                                   "(e.g. sklearn.decomposition.PCA in a make_da_pipeline).")
         src, tgt = sd > 0, sd < 0
-        self.mean_source_ = X[src].astype(np.float64).mean(axis=0)
+        Xs = X[src].astype(np.float64)
+        self.mean_source_ = Xs.mean(axis=0)
         if not tgt.any():
             warnings.warn(
                 "CORAL: no target rows (negative sample_domain, or y = -1 without "
@@ -211,11 +213,12 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if mask.sum() < 2:
                 raise ValueError(f"CORAL needs at least 2 {name} rows to estimate a "
                                  f"covariance, got {int(mask.sum())}.")
-        Xs, Xt = X[src].astype(np.float64), X[tgt].astype(np.float64)
-        inv_sqrt_s, _ = _powers(coral_covariance(Xs, self.shrinkage), "source", self.shrinkage)
-        _, sqrt_t = _powers(coral_covariance(Xt, self.shrinkage), "target", self.shrinkage)
+        Xt = X[tgt].astype(np.float64)
         self.mean_target_ = Xt.mean(axis=0)
-        self.matrix_ = inv_sqrt_s @ sqrt_t
+        self.matrix_ = (_sqrt_power(coral_covariance(Xs, self.shrinkage), -1, "source",
+                                    self.shrinkage)
+                        @ _sqrt_power(coral_covariance(Xt, self.shrinkage), 1, "target",
+                                      self.shrinkage))
         return X, sd
 
     def fit_transform(self, X, y=None, sample_domain=None):
