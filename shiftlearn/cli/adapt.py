@@ -215,13 +215,6 @@ def _check_sizes(args, srcs, tgt) -> None:
 
 
 # ------------------------------------------------------------------------------ fitting ------
-def _adapter(method: str, seed: int, params: dict):
-    """The adapter of ``--method`` (the selector's :func:`make_adapter`, one home)."""
-    from ..model_selection import make_adapter
-
-    return make_adapter(method, seed, **params)
-
-
 def _classifier(name: str):
     from sklearn.linear_model import LogisticRegression
     from sklearn.neighbors import KNeighborsClassifier
@@ -373,7 +366,7 @@ def _fit(args, X, y, sd, codes, n_sources):
     choose among them (``auto``). Returns the model, its ``transform(X, sample_domain)`` (None
     without adaptation), its parameters, where they came from, the validation estimate of the
     chosen setting and the selection summary (``auto``; else None)."""
-    from ..model_selection import DEFAULT_GRIDS, fit_source_cv
+    from ..model_selection import DEFAULT_GRIDS, fit_source_cv, make_adapter
 
     params = parse_params(args.param)
     clf = _classifier(args.classifier)
@@ -389,7 +382,7 @@ def _fit(args, X, y, sd, codes, n_sources):
         how = " over the default grids" if args.tune else " (library defaults)"
         return (model, model.transform, _plain(model.adapter_.get_params()),
                 f"chosen by {args.select}{how}", estimate, selection)
-    adapter = _adapter(args.method, args.seed, params)
+    adapter = make_adapter(args.method, args.seed, **params)
     grid = {k: v for k, v in DEFAULT_GRIDS.get(args.method, {}).items() if k not in params}
     model = fit_source_cv(adapter, grid if args.tune else {}, X, y, sd, clf,
                           verbose=0 if args.quiet or not args.tune else 1)
