@@ -19,6 +19,7 @@ _LAZY = {
     "uSCA": "shiftlearn.adaptation",
     "RFSCA": "shiftlearn.adaptation",
     "CORAL": "shiftlearn.adaptation",
+    "JDA": "shiftlearn.adaptation",
     "DomainAdaptationClassifier": "shiftlearn.adaptation",
     "make_da_pipeline": "shiftlearn.adaptation",
     "LabeledOnly": "shiftlearn.adaptation",

@@ -90,10 +90,14 @@ def test_default_criterion_follows_the_classifier(tmp_path, capsys):
 def test_auto_candidates_are_sized_to_the_data(monkeypatch):
     from shiftlearn.cli import adapt
 
+    assert adapt._candidates("sized", adapt.JDA_MAX_ROWS) == ["TCA", "JDA", "SCA", "uSCA",
+                                                              "CORAL"]
+    assert adapt._candidates("sized", adapt.JDA_MAX_ROWS + 1) == ["TCA", "SCA", "uSCA", "CORAL"]
     assert adapt._candidates("sized", adapt.EXACT_MAX_ROWS) == ["TCA", "SCA", "uSCA", "CORAL"]
     assert adapt._candidates("sized", adapt.EXACT_MAX_ROWS + 1) == ["RF-TCA", "RF-SCA",
                                                                      "CORAL"]
-    assert adapt._candidates("all", 10) == ["TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL"]
+    assert adapt._candidates("all", 10) == ["TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA",
+                                            "CORAL"]
     assert adapt._candidates("SCA, TCA,SCA", 10) == ["SCA", "TCA"]
 
 

@@ -25,6 +25,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from shiftlearn.adaptation import (
     CORAL,
+    JDA,
     RFSCA,
     RFTCA,
     SCA,
@@ -46,6 +47,7 @@ from shiftlearn.model_selection import AdaptationSelector
 
 ESTIMATORS = [
     TCA(),
+    JDA(),
     RFTCA(random_state=0),
     SCA(),
     uSCA(),
@@ -55,6 +57,7 @@ ESTIMATORS = [
     DomainAdaptationClassifier(TCA()),
     DomainAdaptationClassifier(SCA(), memory=FitMemory()),
     DomainAdaptationClassifier(CORAL()),     # a memory shared by the clones
+    DomainAdaptationClassifier(JDA(), memory=FitMemory()),
     MarginalTransferClassifier(random_state=0),
     MarginalTransferRegressor(random_state=0),
     PoolingClassifier(random_state=0),
@@ -124,6 +127,7 @@ FRAME_ESTIMATORS = [
     RFSCA(n_components=2, n_features=50, random_state=0),
     RandomFourierFeatures(n_features=5, random_state=0),
     CORAL(),
+    JDA(n_components=2),
     DomainAdaptationClassifier(TCA(n_components=2)),
 ]
 

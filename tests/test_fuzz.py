@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from shiftlearn.adaptation import (
     CORAL,
+    JDA,
     RFSCA,
     RFTCA,
     SCA,
@@ -45,6 +46,9 @@ FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
 #: "dg" (domain generalization: predict takes the test task's sample_domain)
 ESTIMATORS = {
     "TCA": (lambda: TCA(), "transformer"),
+    "JDA": (lambda: JDA(), "transformer"),
+    "DomainAdaptationClassifier(JDA)": (lambda: DomainAdaptationClassifier(JDA()),
+                                        "classifier"),
     "SCA": (lambda: SCA(), "transformer"),
     "uSCA": (lambda: uSCA(), "transformer"),
     "RFTCA": (lambda: RFTCA(n_features=50, random_state=0), "transformer"),

@@ -12,6 +12,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, ParameterGrid
 
 from shiftlearn.adaptation import (
+    JDA,
     RFSCA,
     RFTCA,
     SCA,
@@ -49,6 +50,8 @@ CASES = [
                                  "scaling": ["eigh", "constraint"], "n_components": [3, 6]},
      1e-7),
     (TCA(eigen_solver="arpack"), {"mu": [0.1, 1.0], "n_components": [6, 3]}, 1e-6),
+    (JDA(n_iter=3), {"mu": [0.1, 1.0], "kernel": ["linear", "rbf"], "n_components": [6, 3]},
+     1e-7),
     (SCA(eigen_solver="dense"), {"beta": [0.1, 0.9], "kernel": ["linear", "rbf"],
                                  "whiten": [False, True], "n_components": [3, 6]}, 1e-7),
     (SCA(eigen_solver="arpack"), {"beta": [0.0, 0.5, 1.0], "delta": [0.5, 2.0],

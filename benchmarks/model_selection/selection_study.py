@@ -4,7 +4,7 @@ For every task and classifier (1NN; standardised logistic regression), every can
 by every criterion on the same validation folds, then refitted on all rows to measure its target
 accuracy (the target labels are used for that measurement only):
 
-* candidates, ours: no adaptation, TCA, SCA, uSCA, RF-TCA, RF-SCA, CORAL over one small grid
+* candidates, ours: no adaptation, TCA, JDA, SCA, uSCA, RF-TCA, RF-SCA, CORAL over one small grid
   each (:data:`OUR_GRIDS`); peers: skada's CORAL, SA, JDOT, KMM (reweighting), LinOT, OT label
   propagation and TCA, each over a small grid (:func:`peer_candidates`), with the same classifier;
 * criteria (``SourceKFold(3)``: held-out labeled source rows, every target row in training and
@@ -84,10 +84,12 @@ from shiftlearn.model_selection import (  # noqa: E402
     candidate_grid,
 )
 
-OURS = ("none", "TCA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL")
+OURS = ("none", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL")
 #: one small grid per method (the same policy for every method, ours and skada's: 2-8 points)
 OUR_GRIDS = {
     "TCA": {"kernel": ["linear", "rbf"], "n_components": [30, 10]},
+    # the paper's linear kernel, its two weights (lambda = 1, 0.1) and its k = 100
+    "JDA": {"kernel": ["linear"], "mu": [1.0, 10.0], "n_components": [30, 100]},
     "SCA": {"kernel": ["linear", "rbf"], "beta": [0.1, 0.9], "n_components": [30, 10],
             "whiten": [False]},
     "uSCA": {"kernel": ["linear", "rbf"], "delta": [1.0, 10.0], "n_components": [30, 10],

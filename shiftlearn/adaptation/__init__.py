@@ -1,5 +1,5 @@
-"""shiftlearn.adaptation: kernel subspace adaptation (TCA, SCA and random-feature versions) and
-CORAL."""
+"""shiftlearn.adaptation: kernel subspace adaptation (TCA, JDA, SCA and random-feature versions)
+and CORAL."""
 
 from ._base import (
     BaseSubspaceTransformer,
@@ -7,6 +7,7 @@ from ._base import (
     whitening_scale,
 )
 from ._coral import CORAL, coral_covariance
+from ._jda import JDA, jda_vectors
 from ._memory import FitMemory
 from ._meta import DomainAdaptationClassifier
 from ._pipeline import DomainAwarePipeline, LabeledOnly, make_da_pipeline
@@ -15,6 +16,7 @@ from ._tca import TCA, tca_components
 
 __all__ = [
     "CORAL",
+    "JDA",
     "SCA",
     "SCAProblem",
     "TCA",
@@ -25,6 +27,7 @@ __all__ = [
     "LabeledOnly",
     "check_n_components",
     "coral_covariance",
+    "jda_vectors",
     "make_da_pipeline",
     "sca_problem",
     "sca_solve",

@@ -58,8 +58,11 @@ def tca_components(
     ----------
     K : ndarray of shape (n, n)
         Uncentred training kernel.
-    ell : ndarray of shape (n,)
-        MMD vector (``1/n_s`` source, ``-1/n_t`` target).
+    ell : ndarray of shape (n,) or (n, r)
+        MMD vector (``1/n_s`` source, ``-1/n_t`` target), or ``r`` columns whose outer
+        products sum to the MMD matrix, ``L = ell ell^T`` (JDA's marginal and per-class
+        vectors, :class:`~shiftlearn.adaptation.JDA`); the denominator is then
+        ``I + mu K ell ell^T K``, identity plus rank ``r``.
     n_components : int
     mu : float
         Weight of the MMD term (Pan et al.); ``mu = 1 / gamma`` of the RF-TCA paper.
@@ -99,18 +102,27 @@ def tca_components(
     if eigen_solver == "dense":
         HK = K - col_mean[None, :]
         A = HK.T @ HK
-        M = mu * np.outer(u, u)
+        M = mu * (np.outer(u, u) if u.ndim == 1 else u @ u.T)
         M.flat[:: n + 1] += 1.0
         w, W = leading_eigh(A, n_components, M, overwrite=True, owner="TCA")
         return w, W, HK @ W + (col_mean @ W)[None, :]
-    # M^{-1/2} = I + alpha u u^T  for  M = I + mu u u^T
-    uu = float(u @ u)
-    alpha = float(lowrank_inv_sqrt_weights(uu, mu)[0])
     G = K if overwrite_K else K.copy()
     G -= col_mean[None, :]             # H K
-    Gu = G @ u                         # G = H K M^{-1/2} = H K + alpha (H K u) u^T
-    if alpha:
-        scipy.linalg.blas.dger(alpha, u, Gu, a=G.T, overwrite_a=True)
+    if u.ndim == 1:
+        # M^{-1/2} = I + alpha u u^T  for  M = I + mu u u^T
+        uu = float(u @ u)
+        alpha = float(lowrank_inv_sqrt_weights(uu, mu)[0])
+        Gu = G @ u                     # G = H K M^{-1/2} = H K + alpha (H K u) u^T
+        if alpha:
+            scipy.linalg.blas.dger(alpha, u, Gu, a=G.T, overwrite_a=True)
+    else:
+        # u u^T = F F^T with orthogonal columns F = P S (thin SVD), so
+        # M^{-1/2} = I + F diag(a) F^T and G = H K + (H K F) diag(a) F^T
+        P, S, _ = np.linalg.svd(u, full_matrices=False)
+        u = P * S
+        a = lowrank_inv_sqrt_weights(S**2, mu)
+        G += ((G @ u) * a[None, :]) @ u.T
+        alpha = a
 
     def matvec(v):
         v = np.asarray(v).ravel()
@@ -119,7 +131,10 @@ def tca_components(
     op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
     w, V = leading_eigh(op, n_components, solver="arpack", tol=tol, random_state=random_state,
                         owner="TCA")
-    W = V + alpha * np.outer(u, u @ V)  # w = M^{-1/2} v
+    if u.ndim == 1:
+        W = V + alpha * np.outer(u, u @ V)  # w = M^{-1/2} v
+    else:
+        W = V + u @ (alpha[:, None] * (u.T @ V))
     # K W = H K W + 1 (col_mean^T W) and H K W = H K M^{-1/2} V = G V
     return w, W, G @ V + (col_mean @ W)[None, :]
 

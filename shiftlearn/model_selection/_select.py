@@ -51,6 +51,7 @@ __all__ = ["ADAPTERS", "AdaptationSelector", "candidate_grid", "make_adapter"]
 #: knows; ``"none"`` (no adaptation) is implicit and always a candidate.
 ADAPTERS: dict[str, tuple[str, dict]] = {
     "TCA": ("shiftlearn.adaptation:TCA", {}),
+    "JDA": ("shiftlearn.adaptation:JDA", {}),
     "SCA": ("shiftlearn.adaptation:SCA", {"whiten": False}),
     "uSCA": ("shiftlearn.adaptation:uSCA", {"whiten": False}),
     "RF-TCA": ("shiftlearn.adaptation:RFTCA", {"random_state": 0}),
@@ -166,7 +167,8 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     ----------
     methods : "all" or list of str, default="all"
         Candidate methods: ``"none"`` (the raw features) and labels of :data:`ADAPTERS`
-        (``"TCA"``, ``"SCA"``, ``"uSCA"``, ``"RF-TCA"``, ``"RF-SCA"``, ``"CORAL"``). ``"none"`` is
+        (``"TCA"``, ``"JDA"``, ``"SCA"``, ``"uSCA"``, ``"RF-TCA"``, ``"RF-SCA"``,
+        ``"CORAL"``). ``"none"`` is
         added if
         missing: not adapting is always a candidate.
     classifier : classifier or None, default=None
