@@ -21,7 +21,7 @@ collect_ignore = ["docs/conf.py"]
 collect_ignore_glob = ["docs/_build/*"]
 
 #: documentation pages and modules whose examples load the real data sets
-NEEDS_DATA = ("README.md", "datasets.md", "_loaders.py", "_base.py", "_fetch.py")
+NEEDS_DATA = ("README.md", "datasets.md", "adaptation.md", "_loaders.py", "_base.py", "_fetch.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -70,12 +70,14 @@ def test_equals_reference(solver, kernel):
 def test_no_rounds_is_tca():
     """``n_iter=0`` (or no labeled source row, or no target row) is TCA exactly."""
     X, y, sd = _data()
-    tca = TCA(n_components=3).fit(X, y, sd).transform(X)
-    np.testing.assert_array_equal(JDA(n_components=3, n_iter=0).fit(X, y, sd).transform(X), tca)
+    for kernel in ("linear", "rbf"):
+        tca = TCA(n_components=3, kernel=kernel).fit(X, y, sd).transform(X)
+        np.testing.assert_array_equal(
+            JDA(n_components=3, kernel=kernel, n_iter=0).fit(X, y, sd).transform(X), tca)
     unlabeled = np.full_like(y, -1)
     np.testing.assert_array_equal(
         JDA(n_components=3).fit(X, unlabeled, sd).transform(X),
-        TCA(n_components=3).fit(X, unlabeled, sd).transform(X))
+        TCA(n_components=3, kernel="linear").fit(X, unlabeled, sd).transform(X))
     src = sd > 0
     only_src = JDA(n_components=3).fit(X[src], y[src], sd[src])
     assert only_src.n_iter_ == 0 and only_src.target_labels_.size == 0
@@ -85,9 +87,9 @@ def test_early_stop_is_the_same_fit():
     """Once the pseudo-labels stop changing, more rounds change nothing. (They may also cycle,
     as on most seeds of these data; then every round runs.)"""
     X, y, sd = _data(shift=1.0)
-    a = JDA(n_components=3, n_iter=50).fit(X, y, sd)
+    a = JDA(n_components=3, kernel="rbf", n_iter=50).fit(X, y, sd)
     assert a.n_iter_ < 50
-    b = JDA(n_components=3, n_iter=a.n_iter_).fit(X, y, sd)
+    b = JDA(n_components=3, kernel="rbf", n_iter=a.n_iter_).fit(X, y, sd)
     np.testing.assert_array_equal(a.transform(X), b.transform(X))
 
 
@@ -95,7 +97,7 @@ def test_vectors_and_mmd():
     """The marginal column is TCA's, so ``l0^T K l0`` is the biased MMD² (``mmd_``); a class with
     no predicted target row has no column."""
     X, y, sd = _data()
-    jda = JDA(n_components=2).fit(X, y, sd)
+    jda = JDA(n_components=2, kernel="rbf").fit(X, y, sd)
     K = kernel_matrix(X, kernel="rbf", sigma=jda.sigma_)
     l0 = mmd_vector(sd)
     assert jda.mmd_ == pytest.approx(l0 @ K @ l0)
@@ -103,6 +105,24 @@ def test_vectors_and_mmd():
     E = jda_vectors(sd, y, labels)
     assert E.shape == (len(y), 2)
     np.testing.assert_allclose(E.sum(axis=0), 0.0, atol=1e-12)
+
+
+def test_default_is_not_fooled_on_the_toy():
+    """The default (linear) JDA is not the consistent wrong class map the Gaussian one finds on
+    the SCA toy, which circular validation scores near 1: with defaults, ``auto``'s circular
+    choice on the toy must not be JDA, and the Gaussian JDA shows the trap."""
+    from shiftlearn.datasets import make_sca_toy
+    from shiftlearn.model_selection import AdaptationSelector, CircularValidation
+
+    X, y, sd, yt = make_sca_toy(n_per_cluster=50, random_state=0, return_target_labels=True)
+    t = sd < 0
+    trap = AdaptationSelector(methods=["JDA"], grids={"JDA": {"kernel": ["rbf"], "mu": [10.0]}},
+                              scoring=CircularValidation()).fit(X, y, sd)
+    assert trap.choice_ == "JDA" and trap.summary_[1]["score"] > 0.9     # circular: 0.95
+    assert trap.score(X[t], yt) < 0.2                                    # target: 9%
+    sel = AdaptationSelector(methods=["JDA", "CORAL"], grids={},
+                             scoring=CircularValidation()).fit(X, y, sd)
+    assert sel.choice_ == "CORAL" and sel.score(X[t], yt) > 0.9
 
 
 def test_truncate_refused():
@@ -118,15 +138,16 @@ def test_memory_shares_tca_kernel():
     mem = FitMemory()
     TCA(n_components=2, memory=mem).fit(X, y, sd)
     before = len(mem)
-    Z = JDA(n_components=2, memory=mem).fit(X, y, sd).transform(X)
+    Z = JDA(n_components=2, kernel="rbf", memory=mem).fit(X, y, sd).transform(X)
     assert len(mem) == before + 1      # only the test kernel of transform is new
     # the same components; transform's kernel comes in one block from the memory, so round-off
-    np.testing.assert_allclose(Z, JDA(n_components=2).fit(X, y, sd).transform(X), atol=1e-12)
+    np.testing.assert_allclose(Z, JDA(n_components=2, kernel="rbf").fit(X, y, sd).transform(X),
+                               atol=1e-12)
 
 
 def test_in_the_classifier_and_string_labels():
     X, y, sd = _data()
     names = np.array(["a", "b", "c"])[np.where(y < 0, 0, y)].astype(object)
     names[y < 0] = ""
-    clf = DomainAdaptationClassifier(JDA(n_components=3, kernel="linear")).fit(X, names, sd)
+    clf = DomainAdaptationClassifier(JDA(n_components=3)).fit(X, names, sd)
     assert set(clf.predict(X[sd < 0])) <= {"a", "b", "c"}
