@@ -1,8 +1,8 @@
 """The default ``AdaptationSelector`` with and without shared work (``memory``), same run.
 
 Issue #15 item 1: selection runs on scikit-learn's machinery (one ``GridSearchCV`` over no
-adaptation + TCA/SCA/uSCA/RF-TCA/RF-SCA/CORAL on ``DEFAULT_GRIDS``, 75 candidates (73 before
-CORAL) x 5 folds of
+adaptation + TCA/JDA/SCA/uSCA/RF-TCA/RF-SCA/CORAL on ``DEFAULT_GRIDS``, 81 candidates (73 before
+CORAL, 75 before JDA) x 5 folds of
 ``SourceKFold``), and every candidate x fold used to refit from scratch. With
 ``memory="auto"`` (the default) one :class:`~shiftlearn.adaptation.FitMemory` per ``fit`` is
 shared by every candidate: kernels, SCA's factorisation, random-feature statistics, and one

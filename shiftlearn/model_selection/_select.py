@@ -177,9 +177,10 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         The target-label-free criterion, as ``scoring=`` of ``GridSearchCV``. ``None``: the
         classifier's accuracy on the held-out labeled source rows (source CV, the papers'
         protocol): :class:`~shiftlearn.model_selection.SourceAccuracyScorer`, which predicts
-        them as source rows. The selection study's best criterion, with 1NN and with logistic
-        regression, is :class:`~shiftlearn.model_selection.CircularValidation` (the command
-        line's default; docs/model_selection.md).
+        them as source rows. The selection study's best criterion is
+        :class:`~shiftlearn.model_selection.CircularValidation` with 1NN and
+        :class:`~shiftlearn.model_selection.MMDScorer` with logistic regression (the command
+        line's defaults; docs/model_selection.md).
     cv : int or splitter, default=5
         An int is :class:`~shiftlearn.model_selection.SourceKFold` with that many folds; any
         domain-aware splitter (``LeaveOneDomainOut``, ``ClusterSplit``, ...) can be given.
