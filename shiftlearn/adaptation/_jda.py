@@ -24,8 +24,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from .._param_validation import Interval
 from .._validation import unlabeled_mask
 from ..kernels import mmd_vector
-from ._base import check_dense_memory, clip_n_components
-from ._tca import FIT_MATRICES, TCA, resolve_tca_solver, tca_components
+from ._tca import TCA, tca_components
 
 __all__ = ["JDA", "jda_vectors"]
 
@@ -160,31 +159,10 @@ class JDA(TCA):
         mu = self._effective_mu()
         X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
-        k = clip_n_components(self.n_components, n - 1,
-                              f"the centred kernel of {n} training rows has rank <= {n - 1}",
-                              "JDA")
-        solver = resolve_tca_solver(self.eigen_solver, n, k)
-        mem = self.memory
-        check_dense_memory(n, n, FIT_MATRICES[solver] + 1,
-                           f"JDA.fit on {n} rows (eigen_solver={solver!r})",
-                           "RFTCA (random-feature TCA; JDA's per-class terms are not built "
-                           "for it)")
-        rows = self._rows_key(X)
-        self.sigma_ = self._resolve_sigma(X, self.kernel, rows)
-        kkey = self._kernel_key()
-        if mem is not None and kkey is not None:
-            kkey = ("tca-kernel", mem.fingerprint(rows, sample_domain), *kkey)
-        else:
-            kkey = None
-        K = None if kkey is None else mem.get(kkey)
-        if K is None:
-            K = self._kernel(X)
-            if kkey is not None:
-                mem.put(kkey, K)
-        if np.ptp(K, axis=0).max() == 0:
-            raise ValueError("JDA: the centred kernel is zero (every training row is the same "
-                             "point for this kernel, e.g. a constant X), so there is no "
-                             "component to learn; check X.")
+        # one more n x n matrix than TCA: the kernel is kept across the rounds
+        k, solver, K, _, _ = self._fit_kernel(
+            X, sample_domain, "JDA", 1,
+            "RFTCA (random-feature TCA; JDA's per-class terms are not built for it)")
         sd = sample_domain
         self.mmd_ = float(mmd_vector(sd) @ K @ mmd_vector(sd))
         src = (sd > 0) & ~unlabeled_mask(y) if y is not None else np.zeros(n, dtype=bool)
@@ -195,10 +173,7 @@ class JDA(TCA):
             ell = jda_vectors(sd, y, labels)
             w, W, KW = tca_components(K, ell[:, 0] if ell.shape[1] == 1 else ell, k, mu,
                                       eigen_solver=solver)
-            if self.scaling == "constraint":
-                scale = 1.0 / np.sqrt(np.maximum(w, 1e-12 * max(float(w[0]), 1e-300)))
-                W = W * scale[None, :]
-                KW *= scale[None, :]
+            W, KW = self._scaled(w, W, KW)
             if not relabel or rounds == self.n_iter:
                 break
             new = KNeighborsClassifier(n_neighbors=1).fit(KW[src], y[src]).predict(KW[tgt])

@@ -267,29 +267,31 @@ class TCA(BaseSubspaceTransformer):
     def _effective_mu(self) -> float:
         return resolve_tca_mu(self.mu)
 
-    def _fit(self, X, y, sample_domain):
-        mu = self._effective_mu()
-        X = np.asarray(X, dtype=np.float64)
+    def _fit_kernel(self, X, sample_domain, owner: str, extra_matrices: float,
+                    alternative: str):
+        """The first steps of TCA's fit, shared with JDA's: ``n_components`` clipped, the
+        solver, the memory check (:data:`FIT_MATRICES` of the solver plus ``extra_matrices``),
+        the bandwidth and the training kernel (from ``memory`` when it is kept there).
+
+        Returns ``(k, solver, K, kept, data)``: ``kept`` says the kernel lives in ``memory``
+        (so it must not be overwritten), ``data`` is the memory's fingerprint of the rows and
+        domains (``None`` without memory or for a callable kernel)."""
         n = X.shape[0]
         # KHK has rank <= n - 1 (H removes the constant direction)
         k = clip_n_components(self.n_components, n - 1,
                               f"the centred kernel of {n} training rows has rank <= {n - 1}",
-                              "TCA")
+                              owner)
         solver = resolve_tca_solver(self.eigen_solver, n, k)
         mem = self.memory
-        check_dense_memory(n, n, FIT_MATRICES[solver] + (mem is not None),
-                           f"TCA.fit on {n} rows (eigen_solver={solver!r})",
-                           "RFTCA (random-feature TCA, the same problem with random Fourier "
-                           "features)")
+        check_dense_memory(n, n, FIT_MATRICES[solver] + extra_matrices,
+                           f"{owner}.fit on {n} rows (eigen_solver={solver!r})", alternative)
         rows = self._rows_key(X)
         self.sigma_ = self._resolve_sigma(X, self.kernel, rows)
-        kkey = self._kernel_key()
-        if mem is not None and kkey is not None:
+        kpart = self._kernel_key()
+        data = kkey = None
+        if mem is not None and kpart is not None:
             data = mem.fingerprint(rows, sample_domain)
-            kkey, skey = ("tca-kernel", data, *kkey), ("tca-solve", data, *kkey, mu,
-                                                       self.eigen_solver)
-        else:
-            kkey = skey = None
+            kkey = ("tca-kernel", data, *kpart)
         K = None if kkey is None else mem.get(kkey)
         if K is None:
             K = self._kernel(X)
@@ -297,9 +299,30 @@ class TCA(BaseSubspaceTransformer):
         else:
             kept = True
         if np.ptp(K, axis=0).max() == 0:     # H K = 0: every row has the same kernel row
-            raise ValueError("TCA: the centred kernel is zero (every training row is the same "
-                             "point for this kernel, e.g. a constant X), so there is no "
+            raise ValueError(f"{owner}: the centred kernel is zero (every training row is the "
+                             "same point for this kernel, e.g. a constant X), so there is no "
                              "component to learn; check X.")
+        return k, solver, K, kept, data
+
+    def _scaled(self, w, W, KW):
+        """``W`` and ``K W`` in the column scale of ``scaling`` (``"constraint"``: times
+        ``lambda^{-1/2}``, eigenvalues floored at ``1e-12`` of the largest)."""
+        if self.scaling == "constraint":
+            scale = 1.0 / np.sqrt(np.maximum(w, 1e-12 * max(float(w[0]), 1e-300)))
+            W = W * scale[None, :]
+            KW *= scale[None, :]
+        return W, KW
+
+    def _fit(self, X, y, sample_domain):
+        mu = self._effective_mu()
+        X = np.asarray(X, dtype=np.float64)
+        n = X.shape[0]
+        mem = self.memory
+        k, solver, K, kept, data = self._fit_kernel(
+            X, sample_domain, "TCA", mem is not None,
+            "RFTCA (random-feature TCA, the same problem with random Fourier features)")
+        skey = (None if data is None
+                else ("tca-solve", data, *self._kernel_key(), mu, self.eigen_solver))
         ell = mmd_vector(sample_domain)
         self.mmd_ = float(ell @ K @ ell)
 
@@ -310,10 +333,7 @@ class TCA(BaseSubspaceTransformer):
         w, W, KW = solve(k) if mem is None else mem.nested_solve(skey, k, solve, family="TCA",
                                                                  limit=n - 1)
         K = None                            # free it before the scaling (unless remembered)
-        if self.scaling == "constraint":
-            scale = 1.0 / np.sqrt(np.maximum(w, 1e-12 * max(float(w[0]), 1e-300)))
-            W = W * scale[None, :]
-            KW *= scale[None, :]
+        W, KW = self._scaled(w, W, KW)
         self.mu_ = mu
         self.eigenvalues_ = w
         self.components_ = W
