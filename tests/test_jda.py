@@ -89,8 +89,16 @@ def test_early_stop_is_the_same_fit():
     X, y, sd = _data(shift=1.0)
     a = JDA(n_components=3, kernel="rbf", n_iter=50).fit(X, y, sd)
     assert a.n_iter_ < 50
-    b = JDA(n_components=3, kernel="rbf", n_iter=a.n_iter_).fit(X, y, sd)
-    np.testing.assert_array_equal(a.transform(X), b.transform(X))
+    # the stop is a fixed point: 1NN in the final embedding gives back the labels it used
+    Z = a.transform(X)
+    src, tgt = sd > 0, sd < 0
+    np.testing.assert_array_equal(
+        KNeighborsClassifier(1).fit(Z[src], y[src]).predict(Z[tgt]), a.target_labels_)
+    # and the reference, run one round more than the fit, lands on the same embedding
+    Z_ref, labels = _reference(X, y, sd, 3, 1.0, "rbf", a.n_iter_ + 1)
+    signs = np.sign(np.sum(Z * Z_ref, axis=0))
+    np.testing.assert_allclose(Z * signs, Z_ref, atol=1e-6 * np.abs(Z_ref).max())
+    np.testing.assert_array_equal(labels, a.target_labels_)
 
 
 def test_vectors_and_mmd():
@@ -102,9 +110,12 @@ def test_vectors_and_mmd():
     l0 = mmd_vector(sd)
     assert jda.mmd_ == pytest.approx(l0 @ K @ l0)
     labels = np.zeros((sd < 0).sum(), int)          # every target row predicted class 0
-    E = jda_vectors(sd, y, labels)
-    assert E.shape == (len(y), 2)
-    np.testing.assert_allclose(E.sum(axis=0), 0.0, atol=1e-12)
+    E = jda_vectors(sd, y, list(labels))            # a list is read as an array
+    assert E.shape == (len(y), 2)                   # classes 1 and 2 have no target row
+    src0 = (sd > 0) & (y == 0)
+    np.testing.assert_allclose(E[src0, 1], 1 / src0.sum())
+    np.testing.assert_allclose(E[sd < 0, 1], -1 / (sd < 0).sum())
+    assert not E[(sd > 0) & (y != 0), 1].any()
 
 
 def test_default_is_not_fooled_on_the_toy():
@@ -150,4 +161,19 @@ def test_in_the_classifier_and_string_labels():
     names = np.array(["a", "b", "c"])[np.where(y < 0, 0, y)].astype(object)
     names[y < 0] = ""
     clf = DomainAdaptationClassifier(JDA(n_components=3)).fit(X, names, sd)
-    assert set(clf.predict(X[sd < 0])) <= {"a", "b", "c"}
+    pred = clf.predict(X[sd < 0])
+    assert set(pred) <= {"a", "b", "c"}
+    # the same fit as on the integer labels
+    direct = JDA(n_components=3).fit(X, y, sd)
+    np.testing.assert_array_equal(clf.adapter_.target_labels_,
+                                  np.array(["a", "b", "c"])[direct.target_labels_])
+    np.testing.assert_array_equal(pred, np.array(["a", "b", "c"])[
+        KNeighborsClassifier(1).fit(direct.transform(X)[sd > 0], y[sd > 0])
+        .predict(direct.transform(X[sd < 0]))])
+
+
+def test_continuous_labels_refused():
+    X, y, sd = _data()
+    yc = np.where(y < 0, np.nan, y + 0.37)
+    with pytest.raises(ValueError, match="JDA needs class labels.*continuous.*use TCA"):
+        JDA(n_components=2).fit(X, yc, sd)

@@ -85,9 +85,9 @@ DEFAULT_SELECT = {"1nn": "circular", "logreg": "mmd"}
 #: above this many rows, ``--method auto`` considers the random-feature adapters instead of the
 #: exact ones (same models; the exact ones form an n x n kernel: 200 MB at 5,000 rows)
 EXACT_MAX_ROWS = 5000
-#: above this many rows, ``--candidates sized`` leaves JDA out: its ten relabelling rounds cost
-#: about ten TCA fits (``n_components=100``, linear kernel, one BLAS thread: 1.3 s at 1,000 rows,
-#: 8.9 s at 2,000, 49 s at 4,000), and the search makes 60 of them
+#: above this many rows, ``--candidates sized`` leaves JDA out: its eleven solves cost about ten
+#: TCA fits (``n_components=100``, linear kernel, one BLAS thread, 3,800 rows: 30 s against TCA's
+#: 2.9 s, ``benchmarks/adaptation/jda_paper.py``), and the search makes up to 60 of them
 JDA_MAX_ROWS = 2000
 
 
