@@ -174,7 +174,8 @@ class JDA(TCA):
             X, sample_domain, "JDA", 2,
             "RFTCA (random-feature TCA; JDA's per-class terms are not built for it)")
         sd = sample_domain
-        self.mmd_ = float(mmd_vector(sd) @ K @ mmd_vector(sd))
+        ell = mmd_vector(sd)
+        self.mmd_ = float(ell @ K @ ell)
         src = (sd > 0) & ~unlabeled_mask(y) if y is not None else np.zeros(n, dtype=bool)
         if src.any() and type_of_target(y[src]) not in ("binary", "multiclass"):
             raise ValueError(f"JDA needs class labels on the source rows (its per-class terms "
@@ -184,8 +185,7 @@ class JDA(TCA):
         relabel = bool(src.any() and tgt.any())
         labels, rounds = None, 0
         while True:
-            ell = jda_vectors(sd, y, labels)
-            w, W, KW = tca_components(K, ell[:, 0] if ell.shape[1] == 1 else ell, k, mu,
+            w, W, KW = tca_components(K, jda_vectors(sd, y, labels), k, mu,
                                       eigen_solver=solver)
             W, KW = self._scaled(w, W, KW)
             if not relabel or rounds == self.n_iter:

@@ -97,6 +97,8 @@ def tca_components(
     """
     n = K.shape[0]
     eigen_solver = resolve_tca_solver(eigen_solver, n, n_components)
+    if ell.ndim == 2 and ell.shape[1] == 1:
+        ell = ell[:, 0]                # one MMD vector: TCA's rank-one path, bit for bit
     u = K @ ell
     col_mean = K.mean(axis=0)
     if eigen_solver == "dense":

@@ -121,8 +121,10 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                    help="criterion of --method auto: source-cv (5-fold CV on the source "
                         "labels), cluster (the most shifted validation split), lodo "
                         "(leave one source file out), or a target-label-free scorer: "
-                        + ", ".join(SCORERS) + "; default: circular with either "
-                        "--classifier (the selection study's best)")
+                        + ", ".join(SCORERS) + "; default: "
+                        + ", ".join(f"{s} with --classifier {c}"
+                                    for c, s in DEFAULT_SELECT.items())
+                        + " (the selection study's best)")
     p.add_argument("--margin", type=_margin, default=0.0, metavar="se|NUMBER",
                    help="--method auto adapts only when the best adapter's validation estimate "
                         "beats no adaptation's by more than this: a number (default 0: the "
@@ -314,8 +316,10 @@ def _candidates(text: str, n_rows: int) -> list[str]:
     random-feature above; ``all``; or a comma-separated list)."""
     adapters = [m for m in METHODS if m not in ("auto", "raw")]
     if text == "sized":
-        exact = ["TCA", "JDA", "SCA", "uSCA"] if n_rows <= JDA_MAX_ROWS else ["TCA", "SCA", "uSCA"]
-        return (exact if n_rows <= EXACT_MAX_ROWS else ["RF-TCA", "RF-SCA"]) + ["CORAL"]
+        if n_rows > EXACT_MAX_ROWS:
+            return ["RF-TCA", "RF-SCA", "CORAL"]
+        return [m for m in ("TCA", "JDA", "SCA", "uSCA", "CORAL")
+                if m != "JDA" or n_rows <= JDA_MAX_ROWS]
     if text == "all":
         return adapters
     names = [t.strip() for t in text.split(",") if t.strip()]
