@@ -1,0 +1,66 @@
+"""Round-off bounds for tests that compare two floating-point computations.
+
+A tolerance states what the mathematics guarantees, never the last digits one machine gave:
+the same quantity computed in two orders (another BLAS build, thread count or blocking, dense
+against ARPACK, a stream against one product) differs by round-off whose size follows from the
+problem's size ``n``, its norms or condition, and the machine epsilon. Each helper returns that
+first-order bound times a modest constant ``c`` (the ``p(n)`` of the backward-error analyses is
+pessimistic as ``n``; ``c`` covers the two computations compared and the constants of the
+analysis), so a real bug, which moves results by far more than ``n eps`` of their scale, still
+fails.
+
+Bit-identity (``assert_array_equal``, ``rtol=0, atol=0``) is kept only where it is a promise:
+seeded reproducibility, the same code path run twice, frozen-solver comparisons.
+"""
+
+import numpy as np
+
+EPS = float(np.finfo(np.float64).eps)
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+def _norm2(M) -> float:
+    return float(np.linalg.norm(np.asarray(M, dtype=np.float64), 2))
+
+
+def eigh_atol(A, B=None, w=None, c: float = 10.0, eps: float = EPS):
+    """Absolute bound on the difference of eigenvalues of the symmetric ``A`` (or the pencil
+    ``(A, B)``, ``B`` symmetric positive definite) computed by two backward-stable solvers.
+
+    Each solver returns the exact eigenvalues of ``(A + dA, B + dB)`` with
+    ``||dA|| <= n eps ||A||``, ``||dB|| <= n eps ||B||``, and first-order perturbation gives
+    ``|dlambda| <= ||B^{-1}|| (||dA|| + |lambda| ||dB||)`` (Weyl for ``B = I``:
+    ``|dlambda| <= n eps ||A||``). Small eigenvalues are therefore compared in absolute terms
+    relative to the largest scale, not relative to themselves. ``w`` (the eigenvalues
+    compared) sets the ``|lambda| ||B||`` term at the largest ``|w|``; without it the bound
+    uses ``||A|| ||B^{-1}||``, which is at least ``lambda_max``. A float, for ``atol``.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    n = A.shape[0]
+    nA = _norm2(A)
+    if B is None:
+        return c * n * eps * nA
+    B = np.asarray(B, dtype=np.float64)
+    nBinv = 1.0 / float(np.linalg.eigvalsh((B + B.T) / 2)[0])
+    lam = float(np.max(np.abs(w))) if w is not None else nA * nBinv
+    return c * n * eps * nBinv * (nA + lam * _norm2(B))
+
+
+def dot_atol(X, Y, c: float = 4.0, eps: float = EPS) -> float:
+    """Bound on ``|fl(X @ Y) - X @ Y|`` for any summation order (blocked, threaded, streamed in
+    chunks): ``gamma_k |X| |Y|`` entrywise with ``k`` the inner dimension (Higham, Thm 3.5);
+    returned as the largest entry so it serves as a scalar ``atol``. Two orders differ by at
+    most twice that, which ``c`` covers."""
+    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    Y = np.asarray(Y, dtype=np.float64)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    k = X.shape[1]
+    return c * k * eps * float(np.max(np.abs(X) @ np.abs(Y)))
+
+
+def sum_atol(x, axis=None, c: float = 4.0, eps: float = EPS):
+    """Bound on the round-off of ``x.sum(axis)`` in any order: ``c n eps sum|x|`` (Higham,
+    eq. 4.4), with ``n`` the number of terms summed."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size if axis is None else x.shape[axis]
+    return c * n * eps * np.max(np.sum(np.abs(x), axis=axis))
