@@ -37,7 +37,9 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
     ----------
     n_splits : int, default=1
         1: one train/validation split (the paper). ``K > 1``: K folds from K-cluster
-        constrained kernel k-means (maximises ``sum_j n_j (n-n_j)^2/n^2 MMD²(fold_j, rest)``).
+        constrained kernel k-means (maximises ``sum_j n_j (n-n_j)^2/n^2 MMD²(fold_j, rest)``),
+        each cluster the validation fold once: ``split`` yields exactly ``get_n_splits()``
+        splits (``K = 2``: the two halves of a two-cluster split, each validated once).
     test_size : float, default=0.2
         Holdout fraction ``h`` for ``n_splits=1`` (``K`` folds use ``1/K``).
     kernel : {"rbf", "linear"} or callable, default="rbf"
@@ -185,23 +187,28 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
             stratify = "label"
         codes = constraint_codes(y, groups, stratify, F.shape[0])
         rng = np.random.default_rng(self.random_state)
+        # one split is a two-cluster holdout of size test_size; K >= 2 folds are K clusters,
+        # each yielded once as the validation fold (K = 2: a two-cluster split in halves)
         k = 2 if self.n_splits == 1 else int(self.n_splits)
+        test_size = 0.5 if self.n_splits == 2 else self.test_size
         make_operator = dask_kernel_operator if is_dask(F) else kernel_operator
         op, self.gamma_ = make_operator(F, kernel=self.kernel, gamma=self.gamma,
                                         n_landmarks=self.n_landmarks, random_state=rng)
         res = constrained_kernel_kmeans(
-            F, codes, n_clusters=k, test_size=self.test_size, tolerance=self._tolerance(codes),
+            F, codes, n_clusters=k, test_size=test_size, tolerance=self._tolerance(codes),
             solver=self.solver, max_iter=self.max_iter, tol=self.tol, n_init=self.n_init,
             random_state=rng, operator=op, init=self.init)
+        folds = [1] if self.n_splits == 1 else range(k)
+        # one MMD per yielded fold: with two folds, each fold's MMD to the rest is the same
+        per_fold = (lambda v: np.repeat(v, 2)) if self.n_splits == 2 else (lambda v: v)
         self.labels_ = res.labels
-        self.mmd2_ = res.mmd2
-        self.mmd2_init_ = res.mmd2_init
+        self.mmd2_ = per_fold(res.mmd2)
+        self.mmd2_init_ = per_fold(res.mmd2_init)
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
         self.objective_ = res.objective
         self.objective_trace_ = res.objective_trace
-        self.mmd2_trace_ = res.mmd2_trace
-        folds = [1] if k == 2 else range(k)
+        self.mmd2_trace_ = [per_fold(v) for v in res.mmd2_trace]
         for j in folds:
             yield np.flatnonzero(res.labels != j), np.flatnonzero(res.labels == j)
 
