@@ -23,17 +23,21 @@ def _norm2(M) -> float:
     return float(np.linalg.norm(np.asarray(M, dtype=np.float64), 2))
 
 
-def eigh_atol(A, B=None, w=None, c: float = 10.0, eps: float = EPS):
+def eigh_atol(A, B=None, w=None, V=None, c: float = 10.0, eps: float = EPS) -> float:
     """Absolute bound on the difference of eigenvalues of the symmetric ``A`` (or the pencil
     ``(A, B)``, ``B`` symmetric positive definite) computed by two backward-stable solvers.
 
     Each solver returns the exact eigenvalues of ``(A + dA, B + dB)`` with
-    ``||dA|| <= n eps ||A||``, ``||dB|| <= n eps ||B||``, and first-order perturbation gives
-    ``|dlambda| <= ||B^{-1}|| (||dA|| + |lambda| ||dB||)`` (Weyl for ``B = I``:
-    ``|dlambda| <= n eps ||A||``). Small eigenvalues are therefore compared in absolute terms
-    relative to the largest scale, not relative to themselves. ``w`` (the eigenvalues
-    compared) sets the ``|lambda| ||B||`` term at the largest ``|w|``; without it the bound
-    uses ``||A|| ||B^{-1}||``, which is at least ``lambda_max``. A float, for ``atol``.
+    ``||dA|| <= n eps ||A||``, ``||dB|| <= n eps ||B||``, and first-order perturbation of the
+    pair ``(lambda, x)`` gives ``|dlambda| <= ||x||^2 / (x^T B x) (||dA|| + |lambda| ||dB||)``
+    (Weyl for ``B = I``: ``|dlambda| <= n eps ||A||``). Small eigenvalues are therefore
+    compared in absolute terms relative to the largest scale, not relative to themselves.
+    ``||x||^2 / (x^T B x) <= ||B^{-1}||``: that worst case is used unless the eigenvectors
+    ``V`` (columns, any scaling) are given, which give each eigenvalue's own condition (much
+    smaller when ``B`` is ill conditioned only away from the leading eigenvectors, as a ridge
+    ``eps I`` makes it). ``w`` (the eigenvalues compared) sets the ``|lambda| ||B||`` term;
+    without it the bound uses ``||A|| ||B^{-1}||``, at least ``lambda_max``. The largest over
+    the eigenvalues, as a float for ``atol``.
     """
     A = np.asarray(A, dtype=np.float64)
     n = A.shape[0]
@@ -42,8 +46,13 @@ def eigh_atol(A, B=None, w=None, c: float = 10.0, eps: float = EPS):
         return c * n * eps * nA
     B = np.asarray(B, dtype=np.float64)
     nBinv = 1.0 / float(np.linalg.eigvalsh((B + B.T) / 2)[0])
-    lam = float(np.max(np.abs(w))) if w is not None else nA * nBinv
-    return c * n * eps * nBinv * (nA + lam * _norm2(B))
+    lam = np.abs(np.asarray(w, dtype=np.float64)) if w is not None else nA * nBinv
+    if V is None:
+        cond = nBinv
+    else:
+        V = np.asarray(V, dtype=np.float64)
+        cond = np.sum(V * V, axis=0) / np.sum(V * (B @ V), axis=0)
+    return float(np.max(c * n * eps * cond * (nA + lam * _norm2(B))))
 
 
 def dot_atol(X, Y, c: float = 4.0, eps: float = EPS) -> float:
@@ -64,3 +73,16 @@ def sum_atol(x, axis=None, c: float = 4.0, eps: float = EPS):
     x = np.asarray(x, dtype=np.float64)
     n = x.size if axis is None else x.shape[axis]
     return c * n * eps * np.max(np.sum(np.abs(x), axis=axis))
+
+
+def leading_pencil_atol(A, B, w, c: float = 10.0, eps: float = EPS) -> float:
+    """:func:`eigh_atol` for the ``len(w)`` leading eigenvalues of ``(A, B)`` at their own
+    conditions, with their eigenvectors computed here (``B = None``: the standard problem)."""
+    import scipy.linalg
+
+    A = (np.asarray(A, dtype=np.float64) + np.asarray(A, dtype=np.float64).T) / 2
+    n, k = A.shape[0], np.size(w)
+    V = None
+    if B is not None:
+        V = scipy.linalg.eigh(A, B, subset_by_index=[n - k, n - 1])[1]
+    return eigh_atol(A, B, w, V, c=c, eps=eps)
