@@ -86,3 +86,38 @@ def leading_pencil_atol(A, B, w, c: float = 10.0, eps: float = EPS) -> float:
     if B is not None:
         V = scipy.linalg.eigh(A, B, subset_by_index=[n - k, n - 1])[1]
     return eigh_atol(A, B, w, V, c=c, eps=eps)
+
+
+def leading_eigvec_atol(A, B, k: int, c: float = 10.0, eps: float = EPS) -> float:
+    """Bound on the 2-norm change of any of the ``k`` leading ``B``-normalised eigenvectors of
+    ``(A, B)`` (``B = None``: the standard problem) between two backward-stable solvers, signs
+    aligned: the backward error ``E`` of :func:`eigh_atol`, in the ``B``-inner product, turns
+    each eigenvector by at most ``||E|| / gap`` (Davis-Kahan), ``gap`` its distance to the
+    other eigenvalues; ``||B^{-1}||^{1/2}`` converts to the 2-norm."""
+    import scipy.linalg
+
+    A = (np.asarray(A, dtype=np.float64) + np.asarray(A, dtype=np.float64).T) / 2
+    w = scipy.linalg.eigh(A, B, eigvals_only=True)[::-1]
+    nBinv = 1.0 if B is None else 1.0 / float(np.linalg.eigvalsh(B)[0])
+    out = 0.0
+    for i in range(k):
+        gap = np.min(np.abs(np.delete(w, i) - w[i]))
+        out = max(out, eigh_atol(A, B, w[i], c=c, eps=eps) / gap * np.sqrt(nBinv))
+    return out
+
+
+def quad_atol(x, K, c: float = 4.0, eps: float = EPS) -> float:
+    """Bound on the round-off of the quadratic form ``x^T K x`` in any order: ``c n eps
+    |x|^T |K| |x|``. It is absolute on purpose: an MMD is a difference of kernel means and
+    can be far smaller than ``|x|^T |K| |x|``, so a relative tolerance would ask more than the
+    cancellation leaves. For a kernel with ``|k| <= 1`` and the MMD vector (``||x||_1 = 2``)
+    ``|x|^T |K| |x| <= 4``; for a linear kernel pass ``|X| |X|^T``, which also covers the
+    round-off of forming ``K``."""
+    x = np.abs(np.asarray(x, dtype=np.float64))
+    return c * x.size * eps * float(x @ np.abs(np.asarray(K, dtype=np.float64)) @ x)
+
+
+def mmd_atol(n: int, c: float = 4.0, eps: float = EPS) -> float:
+    """:func:`quad_atol` of a (squared) MMD on ``n`` rows with a kernel bounded by 1 (rbf,
+    laplacian, ...): ``|ell|^T |K| |ell| <= ||ell||_1^2 = 4``, so ``4 c n eps``."""
+    return 4.0 * c * n * eps
