@@ -5,6 +5,8 @@ with metadata routing off. Each test fails on the bug it guards against."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -66,3 +68,38 @@ def test_cluster_split_two_folds_in_a_search():
     tgt = np.flatnonzero(sd < 0)
     for tr, va in folds:
         assert np.isin(tgt, tr).all() and np.isin(tgt, va).all()
+
+
+# ------------------------------------------------------- the class -1 in a source domain
+def _three_classes(seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.tile([-1, 0, 1, 2], 15)
+    X = rng.normal(size=(60, 3)) + y[:, None]
+    return X, y
+
+
+@pytest.mark.parametrize("sd", [np.ones(60, int), np.repeat([1, 2], 30), np.repeat([1, -2], 30)])
+def test_boosting_refuses_minus_one_in_source_domains(sd):
+    """-1 beside several classes in positive domains was dropped (classes_ lost it, no
+    warning); the message is the one every estimator gives and names the source domains."""
+    from shiftlearn.boosting import MultiTaskBoostingClassifier
+
+    X, y = _three_classes()
+    bad = np.unique(sd[(y == -1) & (sd > 0)]).tolist()
+    with pytest.raises(ValueError, match=rf"Source domain\(s\) {re.escape(str(bad))} contain "
+                                         "unlabeled rows.*re-encode"):
+        MultiTaskBoostingClassifier(n_estimators=5).fit(X, y, sd)
+
+
+def test_boosting_accepts_minus_one_in_target_domains_and_class_minus_two():
+    """Valid input beside the refusal: -1 rows of a target domain are unlabeled, and the
+    negative class -2 stays a class."""
+    from shiftlearn.boosting import MultiTaskBoostingClassifier
+
+    X, y = _three_classes()
+    sd = np.where(y == -1, -3, np.repeat([1, 2], 30))
+    clf = MultiTaskBoostingClassifier(n_estimators=5).fit(X, y, sd)
+    assert clf.classes_.tolist() == [0, 1, 2] and clf.tasks_.tolist() == [1, 2]
+    y2 = np.where(y == -1, -2, y)
+    clf = MultiTaskBoostingClassifier(n_estimators=5).fit(X, y2, np.repeat([1, 2], 30))
+    assert clf.classes_.tolist() == [-2, 0, 1, 2]

@@ -214,6 +214,10 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_domain=None):
         """Fit on the labeled rows; each domain with labels is a task (unlabeled rows ignored).
 
+        Unlabeled rows belong to target domains: an unlabeled row (``-1``/NaN) in a source
+        domain (positive id) is refused, as by every estimator of the library, so that a class
+        ``-1`` is never silently dropped.
+
         Parameters
         ----------
         X : array-like (n, d); y : array-like (n,), ``-1``/NaN = unlabeled;
@@ -222,9 +226,9 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         check_params(self)
         wl = self._weak_learner()
         require_y(y, self, " (y = -1 marks the unlabeled rows).")
+        # a -1 row in a source domain is refused as everywhere (the class -1 would be dropped)
         X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
-                                    allow_unlabeled_source=True, require_source=False,
-                                    estimator=self)
+                                    require_source=False, estimator=self)
         lab = ~unlabeled_mask(y)
         if self.mode == "source_only":
             lab &= sd > 0
