@@ -121,3 +121,25 @@ def mmd_atol(n: int, c: float = 4.0, eps: float = EPS) -> float:
     """:func:`quad_atol` of a (squared) MMD on ``n`` rows with a kernel bounded by 1 (rbf,
     laplacian, ...): ``|ell|^T |K| |ell| <= ||ell||_1^2 = 4``, so ``4 c n eps``."""
     return 4.0 * c * n * eps
+
+
+def rbf_err(X, Y, sigma: float, c: float = 4.0, eps: float = EPS) -> np.ndarray:
+    """Entrywise round-off bound of the Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))`` in
+    any order: ``||x||^2 + ||y||^2 - 2 x.y`` is off by ``c (d + 2) eps (||x||^2 + ||y||^2)``,
+    which ``exp`` scales by ``k / (2 sigma^2)``, plus the rounding of ``exp`` itself."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    sx, sy = np.sum(X * X, axis=1), np.sum(Y * Y, axis=1)
+    D2 = np.maximum(sx[:, None] + sy[None, :] - 2 * X @ Y.T, 0.0)
+    K = np.exp(-D2 / (2 * sigma**2))
+    dD = c * (X.shape[1] + 2) * eps * (sx[:, None] + sy[None, :])
+    return K * (dD / (2 * sigma**2) + c * eps)
+
+
+def kernel_map_atol(Kerr, K, W, c: float = 4.0, eps: float = EPS) -> float:
+    """Bound on the round-off of ``K @ W`` when ``K`` is itself known to ``Kerr`` entrywise
+    (:func:`rbf_err`), centred or not (centring adds ``n eps max|K|`` per entry): the
+    kernel's error carried through ``|W|``, plus the product's own (:func:`dot_atol`)."""
+    K = np.asarray(K, dtype=np.float64)
+    Kerr = np.asarray(Kerr, dtype=np.float64) + c * K.shape[1] * eps * np.max(np.abs(K))
+    return float(np.max(Kerr @ np.abs(W))) + dot_atol(K, W, c=c, eps=eps)
