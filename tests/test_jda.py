@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg
+from _tolerances import kernel_map_atol, rbf_err
 from sklearn.neighbors import KNeighborsClassifier
 
 from shiftlearn.adaptation import JDA, TCA, DomainAdaptationClassifier, FitMemory, jda_vectors
-from shiftlearn.kernels import kernel_matrix, mmd_vector, resolve_bandwidth
+from shiftlearn.kernels import kernel_matrix, mmd_vector, rbf_kernel, resolve_bandwidth
 
 
 def _data(seed=0, n=60, shift=1.5):
@@ -151,9 +152,13 @@ def test_memory_shares_tca_kernel():
     before = len(mem)
     Z = JDA(n_components=2, kernel="rbf", memory=mem).fit(X, y, sd).transform(X)
     assert len(mem) == before + 1      # only the test kernel of transform is new
-    # the same components; transform's kernel comes in one block from the memory, so round-off
-    np.testing.assert_allclose(Z, JDA(n_components=2, kernel="rbf").fit(X, y, sd).transform(X),
-                               atol=1e-12)
+    # the same components; transform's kernel comes in one block from the memory, so the
+    # Gaussian kernel's round-off carried through |W| plus the product's (~2e-12 against
+    # entries ~7; a kernel of other rows or another bandwidth is off by O(1))
+    ref = JDA(n_components=2, kernel="rbf").fit(X, y, sd)
+    atol = kernel_map_atol(rbf_err(X, ref.X_fit_, ref.sigma_),
+                           rbf_kernel(X, ref.X_fit_, sigma=ref.sigma_), ref.components_)
+    np.testing.assert_allclose(Z, ref.transform(X), rtol=0, atol=atol)
 
 
 def test_in_the_classifier_and_string_labels():
