@@ -143,3 +143,12 @@ def kernel_map_atol(Kerr, K, W, c: float = 4.0, eps: float = EPS) -> float:
     K = np.asarray(K, dtype=np.float64)
     Kerr = np.asarray(Kerr, dtype=np.float64) + c * K.shape[1] * eps * np.max(np.abs(K))
     return float(np.max(Kerr @ np.abs(W))) + dot_atol(K, W, c=c, eps=eps)
+
+
+def mean_atol(x, axis=0, c: float = 4.0, eps: float = EPS) -> float:
+    """Bound on the round-off of ``x.mean(axis)`` in any order: :func:`sum_atol` over the
+    number of terms, i.e. ``c eps sum|x| / 1`` per column, absolute (a mean of signed features
+    may cancel to far below its terms, so a relative tolerance would ask more)."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size if axis is None else x.shape[axis]
+    return float(sum_atol(x, axis=axis, c=c, eps=eps)) / max(n, 1)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _tolerances import EPS, dot_atol, mean_atol, sum_atol
 from scipy.linalg import eigh
 from sklearn.base import clone
 from sklearn.decomposition import PCA
@@ -95,8 +96,11 @@ def test_chunked_equals_unchunked_and_scatters_match_explicit_features():
     om = rff_weights(X.shape[1], 20, 1.3, random_state=2)
     a = rf_stats(X, y, sd, om, chunk_size=7)
     b = rf_stats(X, y, sd, om)
-    np.testing.assert_allclose(a.total_moment(), b.total_moment(), atol=1e-11)
-    np.testing.assert_allclose(a.class_sums, b.class_sums, atol=1e-11)
+    # chunks sum the same products in another order: gamma_n |Z|^T |Z| and n eps sum|Z|
+    # (a chunk counted twice or dropped is off by ~|Z|^T |Z| 7 / n)
+    Zb = rff_map(X, om, fast_trig=True)
+    np.testing.assert_allclose(a.total_moment(), b.total_moment(), atol=dot_atol(Zb.T, Zb))
+    np.testing.assert_allclose(a.class_sums, b.class_sums, atol=sum_atol(Zb, axis=0))
     # explicit n x 2N features (fine at this size) against the sums; rf_stats evaluates cos/sin
     # in float32 (fast_trig) and those features are within 1e-5 of the float64 ones
     Z = rff_map(X, om, fast_trig=True)
@@ -108,16 +112,22 @@ def test_chunked_equals_unchunked_and_scatters_match_explicit_features():
     Zc = Z - Z.mean(0)
     np.testing.assert_allclose(a.total_scatter(), Zc.T @ Zc, atol=1e-10)
     d = Z[sd > 0].mean(0) - Z[sd < 0].mean(0)
-    np.testing.assert_allclose(a.mmd_vector(), d, atol=1e-12)
+    # two means in any order, absolute (the difference cancels)
+    np.testing.assert_allclose(a.mmd_vector(), d, rtol=0,
+                               atol=mean_atol(Z[sd > 0]) + mean_atol(Z[sd < 0]))
     # SCA's domain scatter = Z^T L Z with L = (1/m) E (I - 11^T/m) E^T
     E = np.stack([(sd == g) / np.sum(sd == g) for g in np.unique(sd)], axis=1)
     m = E.shape[1]
     L = E @ (np.eye(m) - 1.0 / m) @ E.T / m
-    np.testing.assert_allclose(a.domain_scatter(), Z.T @ L @ Z, atol=1e-12)
-    # class scatters: between + within = covariance of the labeled rows
+    # Z^T L Z against the domain means' scatter: gamma_2n |Z|^T |L| |Z|
+    np.testing.assert_allclose(a.domain_scatter(), Z.T @ L @ Z, rtol=0,
+                               atol=dot_atol(np.abs(Z).T @ np.abs(L), Z, c=8))
+    # class scatters: between + within = covariance of the labeled rows; the statistics
+    # centre the uncentred moment, so the round-off is that of |Z|^T |Z| / n_l
     Sb, Sw = a.class_scatters()
     Zl = Z[y >= 0]
-    np.testing.assert_allclose(Sb + Sw, np.cov(Zl.T, bias=True), atol=1e-12)
+    np.testing.assert_allclose(Sb + Sw, np.cov(Zl.T, bias=True), rtol=0,
+                               atol=dot_atol(Zl.T, Zl, c=8) / len(Zl))
     assert np.linalg.matrix_rank(Sb, tol=1e-10) <= np.unique(y[y >= 0]).size - 1
 
 
@@ -426,20 +436,27 @@ def test_one_pass_stats_interleaved_rows_float_labels_and_float32_chunks():
     X, y, sd = X[perm], y[perm], sd[perm]
     om = rff_weights(X.shape[1], 16, 1.4, random_state=0)
     Z = rff_map(X, om, fast_trig=True)           # rf_stats' default: float32 cos/sin
-    for dtype, tol in ((np.float64, 1e-11), (np.float32, 2e-5)):
+    for dtype in (np.float64, np.float32):
+        # products and sums in the working precision: gamma_n |Z|^T |Z| and n eps sum|Z|
+        # with that precision's eps (float32 products checked in float64 would be 1e-9 off)
+        eps = float(np.finfo(dtype).eps)
         st = rf_stats(X, np.where(y >= 0, y, -1), sd, om, chunk_size=9, dtype=dtype)
         lab = y >= 0
-        np.testing.assert_allclose(st.moment_labeled, Z[lab].T @ Z[lab], atol=tol)
-        np.testing.assert_allclose(st.moment_unlabeled, Z[~lab].T @ Z[~lab], atol=tol)
+        for got, Zp in ((st.moment_labeled, Z[lab]), (st.moment_unlabeled, Z[~lab])):
+            np.testing.assert_allclose(got, Zp.T @ Zp, rtol=0, atol=dot_atol(Zp.T, Zp, eps=eps))
+        # symmetric by construction (one triangle mirrored), whatever the BLAS
         assert np.array_equal(st.moment_labeled, st.moment_labeled.T)
         for c in range(3):
-            np.testing.assert_allclose(st.class_sums[c], Z[y == c].sum(0), atol=tol * 10)
+            np.testing.assert_allclose(st.class_sums[c], Z[y == c].sum(0), rtol=0,
+                                       atol=sum_atol(Z[y == c], axis=0, eps=eps))
         np.testing.assert_array_equal(st.domain_counts, [np.sum(sd == -2), np.sum(sd == 1)])
     # float labels with NaN for the unlabeled rows: same statistics, integer classes
     st = rf_stats(X, np.where(y >= 0, y, np.nan), sd, om, chunk_size=11)
     assert st.classes.tolist() == [0, 1, 2] and st.classes.dtype.kind == "i"
-    np.testing.assert_allclose(st.class_sums[1], Z[y == 1].sum(0), atol=1e-11)
-    np.testing.assert_allclose(st.moment_unlabeled, Z[y < 0].T @ Z[y < 0], atol=1e-11)
+    np.testing.assert_allclose(st.class_sums[1], Z[y == 1].sum(0), rtol=0,
+                               atol=sum_atol(Z[y == 1], axis=0))
+    np.testing.assert_allclose(st.moment_unlabeled, Z[y < 0].T @ Z[y < 0], rtol=0,
+                               atol=dot_atol(Z[y < 0].T, Z[y < 0]))
 
 
 @pytest.mark.parametrize("penalty", ["features", "coefficients"])
@@ -467,10 +484,21 @@ def test_arpack_solver_and_its_fallback_match_dense(penalty, monkeypatch):
         raise ArpackNoConvergence("ARPACK error -1: No convergence", np.empty(0),
                                   np.empty((0, 0)))
 
+    # the gap after the 8th eigenvalue, for the subspace bound below
+    l9 = rfsca_from_stats(st, 9, 0.5, 1.0, eigen_solver="dense")[1][-1]
     monkeypatch.setattr(_linalg, "eigsh", fail)
     Sf, lf = rfsca_from_stats(st, 8, 0.5, 1.0, eigen_solver="arpack")
-    np.testing.assert_allclose(lf, ld, rtol=1e-12)
-    assert _min_cos(Sf, Sd) > 1 - 1e-12
+    # the dense fallback against the dense solve: the pencil's round-off. RF-SCA's pencil has
+    # ||A|| <= tr(A) <= 1 (unit-norm features), M >= I so ||M^-1|| <= 1, and
+    # ||M|| <= 1 + eps + tr(S_w) + delta tr(S_d) <= 3 + delta: eigh_atol's bound with these;
+    # the subspace turns by at most that over the gap (Davis-Kahan), its cosine by the square
+    # of it, plus the round-off of _min_cos' QR and SVD (~8e-12 against eigenvalues 0.01 to
+    # 0.17: a term of the pencil dropped or mis-weighted moves them by percents).
+    D, delta = Sd.shape[0], 1.0
+    atol = 10 * D * EPS * (1 + 1 * (3 + delta))
+    np.testing.assert_allclose(lf, ld, rtol=0, atol=atol)
+    theta = atol / (ld[-1] - l9) * np.sqrt(3 + delta)
+    assert _min_cos(Sf, Sd) > 1 - (theta**2 / 2 + 10 * D * EPS)
     Vf, wf = rftca_from_stats(st, 8, 1.0, penalty=penalty, eigen_solver="arpack")
     np.testing.assert_allclose(wf, wd, rtol=1e-9)
     assert _min_cos(Vf, Vd) > 1 - 1e-9
