@@ -97,6 +97,7 @@ from sklearn.kernel_approximation import Nystroem
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
+from ._array_api import is_foreign_array, to_numpy
 from ._param_validation import Interval, StrOptions, check_params
 from ._validation import check_X
 
@@ -160,10 +161,28 @@ DEFAULT_CHUNK_BYTES = 64 * 2**20
 # distances, bandwidths, kernels
 # ---------------------------------------------------------------------------------------------
 def sq_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
-    """Squared Euclidean distances ``||x_i - y_j||^2`` (clipped at 0), shape ``(n_X, n_Y)``."""
+    """Squared Euclidean distances ``||x_i - y_j||^2`` (clipped at 0), shape ``(n_X, n_Y)``.
+
+    Arrays of another array-API namespace (torch, CuPy) are computed in it, on their device
+    and in their dtype, as ``||x||^2 - 2 x.y + ||y||^2`` (one matrix product)."""
+    if is_foreign_array(X):
+        return _sq_distances_xp(X, Y)
     D = euclidean_distances(X, Y, squared=True)
     np.maximum(D, 0.0, out=D)
     return D
+
+
+def _sq_distances_xp(X, Y=None):
+    import array_api_compat
+
+    xp = array_api_compat.array_namespace(X)
+    XX = xp.sum(X * X, axis=1)
+    YY = XX if Y is None else xp.sum(Y * Y, axis=1)
+    D = X @ (X if Y is None else Y).T
+    D *= -2.0
+    D += XX[:, None]
+    D += YY[None, :]
+    return xp.clip(D, min=0.0)
 
 
 def gamma_from_sigma(sigma: float) -> float:
@@ -274,7 +293,9 @@ def median_heuristic(
     >>> median_heuristic(X2, kernel="laplacian")
     3.0
     """
-    X = np.asarray(X)
+    foreign = is_foreign_array(X)
+    if not foreign:
+        X = np.asarray(X)
     if rule not in BANDWIDTH_RULES:
         raise ValueError(f"Unknown bandwidth rule {rule!r}; use one of {BANDWIDTH_RULES} "
                          "or a positive float.")
@@ -284,7 +305,14 @@ def median_heuristic(
         return {"rbf": sigma_from_gamma(1.0 / d), "laplacian": float(d),
                 "cauchy": float(np.sqrt(d))}[kernel]
     idx = bandwidth_rows(X.shape[0], max_samples, random_state)
-    if idx is not None:
+    if foreign:             # the same seeded rows, read back to the host (at most max_samples)
+        import array_api_compat
+
+        if idx is not None:
+            xp = array_api_compat.array_namespace(X)
+            X = xp.take(X, xp.asarray(idx, device=array_api_compat.device(X)), axis=0)
+        X = to_numpy(X)
+    elif idx is not None:
         X = X[idx]
     X = np.asarray(X, dtype=np.float64)   # after subsampling: no float64 copy of a large X
     if X.shape[0] < 2:
@@ -377,6 +405,10 @@ def rbf_kernel(X: np.ndarray, Y: np.ndarray | None = None, *, sigma: float) -> n
     """Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))``, shape ``(n_X, n_Y)``."""
     K = sq_distances(X, Y)
     K *= -gamma_from_sigma(sigma)
+    if is_foreign_array(K):
+        import array_api_compat
+
+        return array_api_compat.array_namespace(K).exp(K)
     np.exp(K, out=K)
     return K
 
@@ -475,6 +507,10 @@ def kernel_matrix(X: np.ndarray, Y: np.ndarray | None = None, *, kernel="rbf",
                   sigma: float | None = None) -> np.ndarray:
     """Kernel matrix for ``kernel`` in :data:`KERNELS` (``"rbf"``, ``"laplacian"``,
     ``"cauchy"`` need ``sigma``; ``"linear"`` does not) or a callable ``kernel(X, Y)``."""
+    if is_foreign_array(X) and (callable(kernel) or kernel in ("laplacian", "cauchy")):
+        raise ValueError(f"kernel={kernel!r} is computed with NumPy only; arrays of another "
+                         "namespace (torch, CuPy) take kernel='rbf' or 'linear' (or pass "
+                         "NumPy arrays).")
     if callable(kernel):
         return np.asarray(kernel(X, X if Y is None else Y), dtype=np.float64)
     if kernel == "linear":
@@ -674,6 +710,15 @@ def rff_map(X: np.ndarray, Omega: np.ndarray, *, fast_trig: bool = False,
     True
     """
     N = Omega.shape[1]
+    if is_foreign_array(X):        # another namespace: cos/sin in X's dtype, on its device
+        import array_api_compat
+
+        xp = array_api_compat.array_namespace(X)
+        P = X @ Omega
+        Z = xp.concat([xp.cos(P), xp.sin(P)], axis=1)
+        if scaled:
+            Z *= 1.0 / float(np.sqrt(N))
+        return Z
     if out is None:
         P = X @ Omega
         Z = np.empty((X.shape[0], 2 * N), dtype=P.dtype)

@@ -29,8 +29,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import array_api_namespace, check_X_array_api, is_foreign_array, to_numpy
 from .._param_validation import check_params
-from .._validation import check_X, check_X_y_domain
+from .._validation import check_X, check_X_y_domain, check_y_domain
 from ..kernels import DEFAULT_CHUNK_BYTES, kernel_matrix, resolve_bandwidth
 from ._memory import FitMemory
 from ._pipeline import warn_if_plain_pipeline
@@ -211,6 +212,9 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     _require_target = False
     _allow_unlabeled_source = True
+    # computes in the input's array-API namespace under scikit-learn's array_api_dispatch
+    # (shiftlearn._array_api); others refuse such input with the fix named
+    _array_api_support = False
     # fitted attributes sliced by ``truncate``: column-indexed matrices and per-component vectors
     _component_columns: tuple[str, ...] = ()
     _component_vectors: tuple[str, ...] = ("eigenvalues_",)
@@ -299,9 +303,33 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             mem.put(key, K)
         yield slice(0, X.shape[0]), K
 
+    def _array_namespace(self, X):
+        """The array-API namespace ``X`` is computed in (``None``: the NumPy route)."""
+        return array_api_namespace(X, owner=type(self).__name__,
+                                   supported=self._array_api_support)
+
+    def _check_same_kind(self, X, fitted) -> None:
+        """Refuse to mix array kinds between fit and transform (a model fitted on torch arrays
+        on a GPU embeds arrays of that kind only)."""
+        if is_foreign_array(X) != is_foreign_array(fitted) or (
+                is_foreign_array(X) and type(X) is not type(fitted)):
+            raise ValueError(f"{type(self).__name__} was fitted on {type(fitted).__name__} "
+                             f"arrays; transform arrays of the same kind (got "
+                             f"{type(X).__name__}).")
+
     def _validate_fit(self, X, y, sample_domain):
         check_params(self)
-        if y is None and sample_domain is None:
+        xp = self._array_namespace(X)
+        if xp is not None:         # another namespace: X stays on its device; y, domains host
+            X = check_X_array_api(X, xp, estimator=self, reset=True)
+            if y is None and sample_domain is None:
+                y, sd = None, np.ones(X.shape[0], dtype=np.int64)
+            else:
+                y, sd = check_y_domain(
+                    to_numpy(y), to_numpy(sample_domain), X.shape[0], task="classification",
+                    allow_unlabeled_source=self._allow_unlabeled_source,
+                    require_source=False, require_target=self._require_target)
+        elif y is None and sample_domain is None:
             X = check_X(X, estimator=self, reset=True)
             y, sd = None, np.ones(X.shape[0], dtype=np.int64)
         else:
@@ -348,7 +376,11 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def transform(self, X):
         """Project ``X`` onto the learned components, shape ``(n_samples, n_components_)``."""
         check_is_fitted(self, "n_components_")
-        X = check_X(X, estimator=self, reset=False)
+        xp = self._array_namespace(X)
+        if xp is not None:
+            X = check_X_array_api(X, xp, estimator=self, reset=False)
+        else:
+            X = check_X(X, estimator=self, reset=False)
         return self._transform(X)
 
     @property

@@ -31,9 +31,11 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.linalg
 
+from .._array_api import from_numpy, is_foreign_array
 from .._param_validation import Interval, Options, StrOptions, check_params
 from ..kernels import (
     BANDWIDTH_RULES,
+    DEFAULT_CHUNK_BYTES,
     KERNELS,
     RFF_KERNELS,
     RFF_SAMPLINGS,
@@ -57,7 +59,7 @@ from ._rf_solvers import (
     rftca_from_stats,
     rftca_max_components,
 )
-from ._rf_stats import RFStats, omega_fingerprint, rf_stats
+from ._rf_stats import RFStats, omega_fingerprint, rf_stats, rf_stats_array_api
 
 __all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats"]
 
@@ -102,6 +104,7 @@ class _RFBase(BaseSubspaceTransformer):
     """
 
     _component_columns = ("components_",)   # nested eigenvectors: ``truncate(k)`` is exact
+    _array_api_support = True
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -205,6 +208,16 @@ class _RFBase(BaseSubspaceTransformer):
                 f"or {name}(exact=True, kernel=...) to solve on the exact kernel (n x n).")
         advice = ("Lower n_features (the random-feature problem needs about 10 float64 "
                   "2 n_features x 2 n_features matrices, whatever the number of rows).")
+        if is_foreign_array(X):     # another namespace: features and sums on X's device
+            check_dense_memory(D, D, FIT_MATRICES["full"] + X.shape[1] * self.n_features
+                               / (D * D), f"{name}.fit (n_features={self.n_features})", "",
+                               advice=advice)
+            self.sigma_ = self._resolve_sigma(X, self.kernel)
+            self.omega_, self.fingerprint_ = self._frequencies(
+                None, X.shape[1], self.n_features, self.sigma_, self.random_state,
+                sampling=self.sampling, kernel=self.kernel)
+            return rf_stats_array_api(X, y, sd, self.omega_, chunk_size=self.chunk_size), \
+                None, None
         row_space = n <= self.n_features and not self.keep_stats
         omega_part = X.shape[1] * self.n_features          # the frequencies themselves
         if row_space:       # checked before anything of size n_features is drawn
@@ -296,8 +309,28 @@ class _RFBase(BaseSubspaceTransformer):
                            advice="Use fewer random features (n_features).")
         return self._solve(stats, None)
 
+    def _transform_array_api(self, X, center, scale):
+        import array_api_compat
+
+        xp = array_api_compat.array_namespace(X)
+        if self.dtype is not None:
+            X = xp.astype(X, xp.float32 if np.dtype(self.dtype) == np.float32 else xp.float64)
+        om = from_numpy(self.omega_, X)
+        P = from_numpy(self.components_ * scale[None, :], X)
+        itemsize = 4 if X.dtype == xp.float32 else 8
+        rows = self.chunk_size or max(256, 4 * DEFAULT_CHUNK_BYTES
+                                      // (2 * itemsize * self.omega_.shape[1]))
+        n = X.shape[0]
+        out = xp.concat([rff_map(X[s:min(s + rows, n), :], om) @ P
+                         for s in range(0, n, rows)], axis=0)
+        if center is not None:
+            out -= from_numpy(center @ self.components_ * scale, X)[None, :]
+        return out
+
     def _transform(self, X):
         center, scale = self._transform_terms()
+        if is_foreign_array(X):
+            return self._transform_array_api(X, center, scale)
         dt = self._compute_dtype(X)
         om = self.omega_.astype(dt, copy=False)
         P = (self.components_ * scale[None, :]).astype(dt, copy=False)

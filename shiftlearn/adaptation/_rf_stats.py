@@ -433,3 +433,82 @@ class _StatsAccumulator:
             classes, ccnt, csums = self.cls
         return RFStats(D, doms, dcnt, scale * dsums, classes, ccnt, scale * csums, Ml, Mu,
                        fingerprint)
+
+
+def _label_groups(y: np.ndarray | None, lab: np.ndarray | None):
+    """``(classes, inverse over all rows with -1 on unlabeled rows)`` as the accumulator
+    groups labels (integral float labels read as integers); ``None`` without labeled rows."""
+    if lab is None or not lab.any():
+        return None
+    yl = np.asarray(y)[lab]
+    if yl.dtype.kind == "f" and np.all(yl == np.round(yl)):
+        yl = yl.astype(np.int64)
+    classes, inv = np.unique(yl, return_inverse=True)
+    full = np.full(lab.shape[0], -1, dtype=np.int64)
+    full[lab] = inv
+    return classes, full
+
+
+def rf_stats_array_api(X, y, sd: np.ndarray, omega: np.ndarray, *,
+                       chunk_size: int | None = None) -> RFStats:
+    """:func:`rf_stats` for ``X`` of another array-API namespace (torch, CuPy, ...): the
+    features, their products and the float64 sums are computed on ``X``'s device (features
+    and products in ``X``'s dtype), and only the ``2N x 2N`` totals come back to the host as
+    an :class:`RFStats` of NumPy arrays. ``y`` (``None`` or host labels, ``-1``/NaN
+    unlabeled) and ``sd`` (validated host domain ids) are host arrays; ``chunk_size``: rows per
+    chunk (``None``: about 256 MB of features). Cost ``O(n d N + n N^2)`` on the device.
+    """
+    import array_api_compat
+
+    from .._array_api import from_numpy
+
+    xp = array_api_compat.array_namespace(X)
+    n, N = X.shape[0], omega.shape[1]
+    D = 2 * N
+    itemsize = 4 if X.dtype == xp.float32 else 8
+    rows = chunk_size or max(256, 4 * DEFAULT_CHUNK_BYTES // (itemsize * D))
+    om = from_numpy(omega, X)
+    f64 = xp.float64
+    lab = None if y is None else ~unlabeled_mask(y)
+    dom_ids, dom_inv = np.unique(np.asarray(sd, dtype=np.int64), return_inverse=True)
+    groups = _label_groups(y, lab)
+    dom_dev = from_numpy(dom_inv, X)
+    dom_range = from_numpy(np.arange(dom_ids.size), X)
+    lab_dev = None if lab is None else from_numpy(lab, X)
+    cls_dev = None if groups is None else from_numpy(groups[1], X)
+    cls_range = None if groups is None else from_numpy(np.arange(groups[0].size), X)
+    zeros = [xp.zeros((D, D), dtype=f64, device=array_api_compat.device(X)) for _ in range(2)]
+    Ml, Mu = zeros
+    dsums = xp.zeros((dom_ids.size, D), dtype=f64, device=array_api_compat.device(X))
+    csums = None if groups is None else xp.zeros((groups[0].size, D), dtype=f64,
+                                                 device=array_api_compat.device(X))
+    for s in range(0, n, rows):
+        e = min(n, s + rows)
+        U = rff_map(X[s:e, :], om, scaled=False)
+        onehot = xp.astype(dom_dev[None, s:e] == dom_range[:, None], U.dtype)
+        dsums += xp.astype(onehot @ U, f64)
+        part = None if lab is None else lab[s:e]
+        if part is None or not part.any():
+            Mu += xp.astype(U.T @ U, f64)
+            continue
+        mask = xp.astype(lab_dev[s:e], U.dtype)[:, None]
+        Ul = U if part.all() else U * mask
+        Ml += xp.astype(Ul.T @ Ul, f64)
+        if not part.all():
+            Uu = U - Ul
+            Mu += xp.astype(Uu.T @ Uu, f64)
+        onehot = xp.astype(cls_dev[None, s:e] == cls_range[:, None], U.dtype)
+        csums += xp.astype(onehot @ U, f64)
+    from .._array_api import to_numpy
+
+    scale = 1.0 / np.sqrt(N)
+    dcnt = np.bincount(dom_inv, minlength=dom_ids.size).astype(np.int64)
+    if groups is None:
+        classes, ccnt, cs = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, D))
+    else:
+        classes = groups[0]
+        ccnt = np.bincount(groups[1][lab], minlength=classes.size).astype(np.int64)
+        cs = scale * to_numpy(csums)
+    Mln, Mun = to_numpy(Ml) / N, to_numpy(Mu) / N
+    return RFStats(D, dom_ids, dcnt, scale * to_numpy(dsums), classes, ccnt, cs,
+                   sym(Mln), sym(Mun), omega_fingerprint(omega))

@@ -27,13 +27,20 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
-from .._linalg import ARPACK_TOL, leading_eigh, lowrank_inv_sqrt_weights
+from .._array_api import from_numpy, is_foreign_array
+from .._linalg import (
+    ARPACK_TOL,
+    leading_eigh,
+    leading_eigh_array_api,
+    lowrank_inv_sqrt_weights,
+)
 from .._param_validation import Interval, StrOptions
 from ..kernels import BANDWIDTH_RULES, KERNELS, mmd_vector
 from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
     clip_n_components,
+    kernel_row_chunks,
     resolve_tca_mu,
 )
 from ._memory import FitMemory
@@ -138,6 +145,51 @@ def tca_components(
     else:
         W = V + u @ (alpha[:, None] * (u.T @ V))
     # K W = H K W + 1 (col_mean^T W) and H K W = H K M^{-1/2} V = G V
+    return w, W, G @ V + (col_mean @ W)[None, :]
+
+
+#: bytes of one row block of the rank-one update of the array-API route (no n x n temporary)
+_XP_BLOCK_BYTES = 2**28
+
+
+def tca_components_array_api(K, ell, n_components: int, mu: float = 1.0, *,
+                             eigen_solver: str = "auto", random_state=0):
+    """:func:`tca_components` for a kernel of another array-API namespace (torch, CuPy, ...),
+    on its device and in its dtype; ``K`` is overwritten (it becomes ``G``).
+
+    The same reduced standard problem ``G^T G v = lambda v`` with ``G = H K M^{-1/2}`` (the
+    closed-form ``M^{-1/2} = I + alpha u u^T``, applied in row blocks), solved by
+    ``xp.linalg.eigh`` of ``G^T G`` (``"dense"``, ``O(n^3)``) or by block subspace iteration
+    with Rayleigh-Ritz on ``v -> G^T (G v)`` (``"arpack"``: ARPACK is CPU-only, this is its
+    counterpart, ``O(n^2 k)`` per iteration; :func:`shiftlearn._linalg.leading_eigh_array_api`).
+    ``"auto"`` chooses as :func:`resolve_tca_solver`. ``ell`` is one MMD vector (rank one).
+
+    Returns ``(eigenvalues, W, K W)`` as :func:`tca_components`, arrays of ``K``'s namespace.
+    """
+    import array_api_compat
+
+    xp = array_api_compat.array_namespace(K)
+    n = K.shape[0]
+    solver = resolve_tca_solver(eigen_solver, n, n_components)
+    u = K @ ell
+    col_mean = xp.mean(K, axis=0)
+    G = K
+    G -= col_mean[None, :]                      # H K
+    alpha = float(lowrank_inv_sqrt_weights(float(xp.vecdot(u, u)), mu)[0])
+    if alpha:
+        Gu = G @ u
+        step = max(1, _XP_BLOCK_BYTES // (n * 8))
+        for s in range(0, n, step):             # G += alpha (G u) u^T
+            e = min(n, s + step)
+            G[s:e, :] += alpha * (Gu[s:e, None] * u[None, :])
+    if solver == "dense":
+        w, V = leading_eigh_array_api(G.T @ G, n_components, solver="dense")
+    else:
+        def matmat(Q):
+            return G.T @ (G @ Q)
+        w, V = leading_eigh_array_api(None, n_components, solver="subspace", matmat=matmat,
+                                      like=G, random_state=random_state, owner="TCA")
+    W = V + alpha * (u[:, None] * (u @ V)[None, :])     # w = M^{-1/2} v
     return w, W, G @ V + (col_mean @ W)[None, :]
 
 
@@ -246,6 +298,7 @@ class TCA(BaseSubspaceTransformer):
     """
 
     _component_columns = ("components_",)
+    _array_api_support = True
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "mu": [Interval(Real, 0, None, closed="left")],
@@ -309,13 +362,49 @@ class TCA(BaseSubspaceTransformer):
     def _scaled(self, w, W, KW):
         """``W`` and ``K W`` in the column scale of ``scaling`` (``"constraint"``: times
         ``lambda^{-1/2}``, eigenvalues floored at ``1e-12`` of the largest)."""
+        if self.scaling == "constraint" and is_foreign_array(w):
+            import array_api_compat
+
+            xp = array_api_compat.array_namespace(w)
+            scale = 1.0 / xp.sqrt(xp.clip(w, min=1e-12 * max(float(w[0]), 1e-300)))
+            return W * scale[None, :], KW * scale[None, :]
         if self.scaling == "constraint":
             scale = 1.0 / np.sqrt(np.maximum(w, 1e-12 * max(float(w[0]), 1e-300)))
             W = W * scale[None, :]
             KW *= scale[None, :]
         return W, KW
 
+    def _fit_array_api(self, X, sample_domain):
+        """The fit for arrays of another namespace: the kernel, the solve and the fitted
+        arrays stay on ``X``'s device, in its dtype (``memory`` is not used)."""
+        import array_api_compat
+
+        xp = array_api_compat.array_namespace(X)
+        mu = self._effective_mu()
+        n = X.shape[0]
+        k = clip_n_components(self.n_components, n - 1,
+                              f"the centred kernel of {n} training rows has rank <= {n - 1}",
+                              "TCA")
+        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        K = self._kernel(X)
+        if float(xp.max(xp.max(K, axis=0) - xp.min(K, axis=0))) == 0:
+            raise ValueError("TCA: the centred kernel is zero (every training row is the same "
+                             "point for this kernel, e.g. a constant X), so there is no "
+                             "component to learn; check X.")
+        ell = from_numpy(mmd_vector(sample_domain), X)
+        self.mmd_ = float(xp.vecdot(ell, K @ ell))
+        w, W, KW = tca_components_array_api(K, ell, k, mu, eigen_solver=self.eigen_solver)
+        W, KW = self._scaled(w, W, KW)
+        self.mu_ = mu
+        self.eigenvalues_ = w
+        self.components_ = W
+        self.X_fit_ = X
+        self.n_components_ = k
+        return KW
+
     def _fit(self, X, y, sample_domain):
+        if is_foreign_array(X):
+            return self._fit_array_api(X, sample_domain)
         mu = self._effective_mu()
         X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
@@ -344,6 +433,15 @@ class TCA(BaseSubspaceTransformer):
         return KW
 
     def _transform(self, X):
+        self._check_same_kind(X, self.X_fit_)
+        if is_foreign_array(X):
+            import array_api_compat
+
+            xp = array_api_compat.array_namespace(X)
+            X = xp.astype(X, self.X_fit_.dtype)
+            return xp.concat([self._kernel(X[rows, :], self.X_fit_) @ self.components_
+                              for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0])],
+                             axis=0)
         X = np.asarray(X, dtype=np.float64)
         out = np.empty((X.shape[0], self.components_.shape[1]))
         for rows, Kt in self._test_kernel_blocks(X):

@@ -1,0 +1,238 @@
+"""Arrays of other namespaces (array-api-strict with its devices, torch on the CPU, torch on a
+GPU where there is one) through the estimators and kernel functions that claim array-API
+support: the same results as NumPy within stated tolerances, output of the input's kind, on
+its device, in its floating dtype; every other route refuses with the fix named.
+
+Tolerances: an exact symmetric eigensolver perturbs an eigenvector by about
+``n eps lambda_1 / gap`` (``gap``: the distance of its eigenvalue to the rest of the spectrum);
+the subspace iteration stops at a relative residual ``tol`` (``SUBSPACE_TOL``), which moves an
+eigenvector by at most ``tol lambda_1 / gap``. The bounds below are those quantities times a
+safety factor of 100, computed from the fitted eigenvalues, never the digits one machine gave.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sklearn
+
+from shiftlearn._array_api import ARRAY_API_ESTIMATORS, to_numpy
+from shiftlearn._linalg import SUBSPACE_TOL, leading_eigh_array_api
+from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA, rf_stats
+from shiftlearn.kernels import (
+    kernel_matrix,
+    median_heuristic,
+    rbf_kernel,
+    rff_map,
+    rff_weights,
+    sq_distances,
+)
+
+xps = pytest.importorskip("array_api_strict")
+EPS64 = np.finfo(np.float64).eps
+EPS32 = np.finfo(np.float32).eps
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _namespaces():
+    """(id, make) pairs: ``make(numpy_array)`` gives the array in that namespace/device."""
+    cases = [("strict-device1", lambda a: xps.asarray(a, device=xps.Device("device1")))]
+    try:
+        import torch
+    except ImportError:
+        return cases
+    cases.append(("torch-cpu", lambda a: torch.asarray(a)))
+    if torch.cuda.is_available():
+        cases.append(("torch-cuda", lambda a: torch.asarray(a, device="cuda")))
+    return cases
+
+
+NAMESPACES = _namespaces()
+
+
+@pytest.fixture
+def dispatch(monkeypatch):
+    """scikit-learn's array-API dispatch on. scikit-learn checks SCIPY_ARRAY_API=1 when the
+    switch is set; SciPy itself read the variable at import, but no array-API route of the
+    library calls SciPy, so setting it for the check is enough here."""
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    with sklearn.config_context(array_api_dispatch=True):
+        yield
+
+
+def _two_domains(n_s=70, n_t=45, d=5, seed=0):
+    """Unequal, off-centre domains (a symmetric set-up would hide a wrong MMD vector)."""
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(n_s, d)), 0.8 * rng.normal(size=(n_t, d)) + 0.7])
+    y = np.r_[rng.integers(0, 3, n_s), -np.ones(n_t, dtype=int)]
+    sd = np.r_[np.ones(n_s, dtype=int), -2 * np.ones(n_t, dtype=int)]
+    return X, y, sd
+
+
+def _sign_matched(Z, Z_ref):
+    s = np.sign(np.sum(Z * Z_ref, axis=0))
+    s[s == 0] = 1.0
+    return Z * s
+
+
+def _gaps(w):
+    """Each eigenvalue's distance to its neighbours among the fitted ones (descending ``w``)."""
+    w = np.asarray(w, dtype=np.float64)
+    d = np.abs(np.diff(w))
+    return np.minimum(np.r_[np.inf, d], np.r_[d, w[-1:]])
+
+
+def _assert_same_embedding(Z, Z_ref, w, rel):
+    """Per component: ``|Z - Z_ref| <= rel lambda_1 / gap`` times the component's scale."""
+    Z = _sign_matched(to_numpy(Z).astype(np.float64), Z_ref)
+    bound = rel * w[0] / _gaps(w) * np.abs(Z_ref).max(axis=0)
+    err = np.abs(Z - Z_ref).max(axis=0)
+    assert np.all(err <= bound), (err, bound)
+
+
+def _assert_kind(Z, X_like):
+    assert type(Z) is type(X_like)
+    assert str(Z.device) == str(X_like.device)
+
+
+@pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
+@pytest.mark.parametrize("solver", ["dense", "arpack"])
+@pytest.mark.parametrize("scaling", ["eigh", "constraint"])
+def test_array_api_tca_equals_numpy(dispatch, make, solver, scaling):
+    X, _, sd = _two_domains()
+    n = X.shape[0]
+    ref = TCA(n_components=4, eigen_solver=solver, scaling=scaling).fit(X, sample_domain=sd)
+    Z_ref = ref.transform(X)
+    Xd = make(X)
+    est = TCA(n_components=4, eigen_solver=solver, scaling=scaling).fit(Xd, sample_domain=sd)
+    w = ref.eigenvalues_
+    # dense: both exact (n eps); arpack: ARPACK (1e-10) against the subspace iteration
+    rel = 100 * (n * EPS64 if solver == "dense" else SUBSPACE_TOL["float64"])
+    np.testing.assert_allclose(to_numpy(est.eigenvalues_), w, rtol=0, atol=rel * w[0])
+    assert est.sigma_ == ref.sigma_             # the same seeded rows, read back to the host
+    assert est.mmd_ == pytest.approx(ref.mmd_, rel=100 * n * EPS64)
+    for Z in (est.transform(Xd), TCA(n_components=4, eigen_solver=solver, scaling=scaling)
+              .fit_transform(Xd, sample_domain=sd)):
+        _assert_kind(Z, Xd)
+        _assert_same_embedding(Z, Z_ref, w, rel)
+
+
+@pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
+@pytest.mark.parametrize("Est", [RFTCA, RFSCA])
+def test_array_api_random_feature_adapters_equal_numpy(dispatch, make, Est):
+    X, y, sd = _two_domains(n_s=300, n_t=200)
+    kw = {"n_components": 3, "n_features": 150, "random_state": 0}
+    ref = Est(**kw).fit(X, y, sample_domain=sd)
+    Xd = make(X)
+    est = Est(**kw).fit(Xd, y, sample_domain=sd)
+    Z = est.transform(Xd)
+    _assert_kind(Z, Xd)
+    # NumPy's route evaluates cos/sin in float32 (absolute error < 1e-5 per feature, see
+    # kernels.cos_sin_into): the statistics, hence the components, move by about 1e-5 relative
+    _assert_same_embedding(Z, ref.transform(X), ref.eigenvalues_, 100 * 1e-5)
+    np.testing.assert_array_equal(est.omega_, ref.omega_)    # the same seeded frequencies
+
+
+@pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
+def test_array_api_rf_stats_equal_numpy_statistics(dispatch, make):
+    from shiftlearn.adaptation._rf_stats import rf_stats_array_api
+
+    X, y, sd = _two_domains(n_s=90, n_t=60)
+    omega = rff_weights(X.shape[1], 40, sigma=1.3, random_state=0)
+    ref = rf_stats(X, y, sd, omega, fast_trig=False, chunk_size=37)
+    got = rf_stats_array_api(make(X), y, sd, omega, chunk_size=37)
+    n = X.shape[0]
+    for name in ("domain_sums", "class_sums", "moment_labeled", "moment_unlabeled"):
+        a, b = getattr(got, name), getattr(ref, name)
+        # sums of n terms of size <= 1 (scaled features): |error| <= n eps per entry, times 100
+        np.testing.assert_allclose(a, b, rtol=0, atol=100 * n * EPS64, err_msg=name)
+    for name in ("domains", "domain_counts", "classes", "class_counts"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=name)
+    assert got.fingerprint == ref.fingerprint
+
+
+@pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
+def test_array_api_kernel_functions_equal_numpy(dispatch, make):
+    X, _, _ = _two_domains(n_s=30, n_t=20)
+    Y = X[:7] + 0.1
+    Xd, Yd = make(X), make(Y)
+    scale = np.abs(X).max() ** 2 * X.shape[1]
+    # ||x||^2 - 2 x.y + ||y||^2 cancels: absolute error about d eps max|x|^2, times 100
+    for a, b in ((sq_distances(Xd), sq_distances(X)), (sq_distances(Xd, Yd), sq_distances(X, Y))):
+        _assert_kind(a, Xd)
+        np.testing.assert_allclose(to_numpy(a), b, rtol=0, atol=100 * scale * EPS64)
+    K = rbf_kernel(Xd, Yd, sigma=1.7)
+    _assert_kind(K, Xd)
+    np.testing.assert_allclose(to_numpy(K), rbf_kernel(X, Y, sigma=1.7), rtol=0,
+                               atol=100 * scale * EPS64)
+    np.testing.assert_allclose(to_numpy(kernel_matrix(Xd, kernel="linear")), X @ X.T,
+                               rtol=0, atol=100 * scale * EPS64)
+    for rule in ("median", "median_sq", "mean", "n_features"):
+        assert median_heuristic(Xd, rule=rule) == median_heuristic(X, rule=rule)
+    big = make(np.random.default_rng(3).normal(size=(1500, 2)))    # a seeded subsample
+    assert median_heuristic(big) == median_heuristic(to_numpy(big))
+    om = rff_weights(X.shape[1], 9, sigma=1.0, random_state=0)
+    Z = rff_map(Xd, make(om))
+    _assert_kind(Z, Xd)
+    np.testing.assert_allclose(to_numpy(Z), rff_map(X, om), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="kernel='laplacian' is computed with NumPy only"):
+        kernel_matrix(Xd, kernel="laplacian", sigma=1.0)
+
+
+def test_array_api_float32_is_kept_and_close_to_float64(dispatch):
+    torch = _torch()
+    X, y, sd = _two_domains()
+    ref = TCA(n_components=3).fit(X, sample_domain=sd)
+    X32 = torch.asarray(X, dtype=torch.float32)
+    est = TCA(n_components=3).fit(X32, sample_domain=sd)
+    Z = est.transform(X32)
+    assert Z.dtype == torch.float32 and est.components_.dtype == torch.float32
+    # float32 round-off: n eps32 lambda_1 / gap per component, times 100
+    _assert_same_embedding(Z, ref.transform(X), ref.eigenvalues_, 100 * X.shape[0] * EPS32)
+    Zr = RFTCA(n_components=3, n_features=100, random_state=0).fit(
+        X32, y, sample_domain=sd).transform(X32)
+    assert Zr.dtype == torch.float32
+
+
+def test_array_api_subspace_iteration_states_its_failure():
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.normal(size=(60, 60)))
+    A = xps.asarray((Q * np.r_[np.ones(30), 0.999 * np.ones(30)]) @ Q.T)   # no gap at k=5
+    w, V = leading_eigh_array_api(A, 5, solver="dense")
+    assert w.shape == (5,) and V.shape == (60, 5)
+    with pytest.raises(ValueError, match="subspace iteration reached a relative residual.*"
+                                         "use eigen_solver='dense'"):
+        leading_eigh_array_api(A, 5, solver="subspace", tol=1e-14, max_iter=3)
+    B = xps.asarray((Q * np.linspace(10, 1, 60)) @ Q.T)
+    w, V = leading_eigh_array_api(B, 4, solver="subspace")
+    np.testing.assert_allclose(to_numpy(w), np.linspace(10, 1, 60)[:4],
+                               atol=100 * SUBSPACE_TOL["float64"] * 10)
+
+
+def test_array_api_refused_where_not_supported(dispatch):
+    X, _, sd = _two_domains()
+    Xd = xps.asarray(X, device=xps.Device("device1"))
+    with pytest.raises(ValueError, match=r"SCA computes with NumPy only.*"
+                                         + ", ".join(ARRAY_API_ESTIMATORS)):
+        SCA(n_components=2).fit(Xd, sample_domain=sd)
+    est = TCA(n_components=2).fit(X, sample_domain=sd)          # fitted on NumPy
+    with pytest.raises(ValueError, match="fitted on ndarray arrays; transform arrays of the "
+                                         "same kind"):
+        est.transform(Xd)
+    with pytest.raises(ValueError, match="input X contains NaN or infinity"):
+        TCA().fit(xps.asarray(np.full((4, 2), np.nan)))
+    with pytest.raises(ValueError, match="expecting 5 features"):
+        TCA(n_components=2).fit(Xd, sample_domain=sd).transform(Xd[:, :3])
+
+
+def test_array_api_without_dispatch_follows_scikit_learn():
+    X, _, sd = _two_domains()
+    Xd = xps.asarray(X, device=xps.Device("device1"))
+    with pytest.raises(ValueError, match=r"dispatch is off.*array_api_dispatch=True"):
+        TCA(n_components=2).fit(Xd, sample_domain=sd)
+    torch = _torch()                             # a host array is converted, as scikit-learn
+    Z = TCA(n_components=2).fit(torch.asarray(X), sample_domain=sd).transform(X)
+    assert isinstance(Z, np.ndarray)
