@@ -55,24 +55,36 @@ def eigh_atol(A, B=None, w=None, V=None, c: float = 10.0, eps: float = EPS) -> f
     return float(np.max(c * n * eps * cond * (nA + lam * _norm2(B))))
 
 
-def dot_atol(X, Y, c: float = 4.0, eps: float = EPS) -> float:
+def dot_atol(X, Y, c: float = 4.0, eps: float = EPS, Xerr=None, Yerr=None) -> float:
     """Bound on ``|fl(X @ Y) - X @ Y|`` for any summation order (blocked, threaded, streamed in
     chunks): ``gamma_k |X| |Y|`` entrywise with ``k`` the inner dimension (Higham, Thm 3.5);
     returned as the largest entry so it serves as a scalar ``atol``. Two orders differ by at
-    most twice that, which ``c`` covers."""
+    most twice that, which ``c`` covers. ``Xerr``/``Yerr``: entrywise bounds on the inputs'
+    own round-off (features computed twice, :func:`rff_err`), carried as
+    ``Xerr |Y| + |X| Yerr``."""
     X = np.atleast_2d(np.asarray(X, dtype=np.float64))
     Y = np.asarray(Y, dtype=np.float64)
     Y = Y[:, None] if Y.ndim == 1 else Y
     k = X.shape[1]
-    return c * k * eps * float(np.max(np.abs(X) @ np.abs(Y)))
+    bound = c * k * eps * (np.abs(X) @ np.abs(Y))
+    if Xerr is not None:
+        bound = bound + np.atleast_2d(Xerr) @ np.abs(Y)
+    if Yerr is not None:
+        Yerr = np.asarray(Yerr, dtype=np.float64)
+        bound = bound + np.abs(X) @ (Yerr[:, None] if Yerr.ndim == 1 else Yerr)
+    return float(np.max(bound))
 
 
-def sum_atol(x, axis=None, c: float = 4.0, eps: float = EPS):
+def sum_atol(x, axis=None, c: float = 4.0, eps: float = EPS, err=None):
     """Bound on the round-off of ``x.sum(axis)`` in any order: ``c n eps sum|x|`` (Higham,
-    eq. 4.4), with ``n`` the number of terms summed."""
+    eq. 4.4), with ``n`` the number of terms summed; ``err``: an entrywise bound on the
+    terms' own round-off, added as ``sum(err)``."""
     x = np.asarray(x, dtype=np.float64)
     n = x.size if axis is None else x.shape[axis]
-    return c * n * eps * np.max(np.sum(np.abs(x), axis=axis))
+    bound = c * n * eps * np.sum(np.abs(x), axis=axis)
+    if err is not None:
+        bound = bound + np.sum(err, axis=axis)
+    return float(np.max(bound))
 
 
 def leading_pencil_atol(A, B, w, c: float = 10.0, eps: float = EPS) -> float:
@@ -145,10 +157,25 @@ def kernel_map_atol(Kerr, K, W, c: float = 4.0, eps: float = EPS) -> float:
     return float(np.max(Kerr @ np.abs(W))) + dot_atol(K, W, c=c, eps=eps)
 
 
-def mean_atol(x, axis=0, c: float = 4.0, eps: float = EPS) -> float:
+def mean_atol(x, axis=0, c: float = 4.0, eps: float = EPS, err=None) -> float:
     """Bound on the round-off of ``x.mean(axis)`` in any order: :func:`sum_atol` over the
-    number of terms, i.e. ``c eps sum|x| / 1`` per column, absolute (a mean of signed features
-    may cancel to far below its terms, so a relative tolerance would ask more)."""
+    number of terms, absolute (a mean of signed features may cancel to far below its terms,
+    so a relative tolerance would ask more)."""
     x = np.asarray(x, dtype=np.float64)
     n = x.size if axis is None else x.shape[axis]
-    return float(sum_atol(x, axis=axis, c=c, eps=eps)) / max(n, 1)
+    return sum_atol(x, axis=axis, c=c, eps=eps, err=err) / max(n, 1)
+
+
+def rff_err(X, Omega, c: float = 4.0, eps: float = EPS) -> np.ndarray:
+    """Entrywise round-off bound of the random Fourier features
+    ``N^{-1/2} [cos(X Omega), sin(X Omega)]`` computed in two orders (chunks, another BLAS
+    blocking, the scale applied per feature or once to a sum): the phases are off by
+    ``gamma_d |X| |Omega|``, which cos and sin (1-Lipschitz) pass on, plus their own and the
+    scale's rounding. (float32 trigonometry rounds the phases to float32 first; two phases a
+    float64 ulp apart round alike unless they straddle a float32 rounding boundary, about one
+    in 1e8, which this bound does not cover.)"""
+    X = np.asarray(X, dtype=np.float64)
+    Omega = np.asarray(Omega, dtype=np.float64)
+    d, N = Omega.shape
+    phase = c * d * eps * (np.abs(X) @ np.abs(Omega)) + c * eps
+    return np.hstack([phase, phase]) / np.sqrt(N)

@@ -5,6 +5,7 @@ tests did not reach: many domains, non-contiguous rows, float labels, merging, c
 import numpy as np
 import pytest
 import scipy.linalg
+from _tolerances import dot_atol, mean_atol, rff_err, sum_atol
 
 from shiftlearn.adaptation._rf_solvers import (
     rfsca_from_stats,
@@ -101,9 +102,13 @@ def test_rf_stats_label_and_domain_inference():
     # neither: every row is one unlabeled source domain
     st = rf_stats(X, omega=om, fast_trig=False)
     assert st.domains.tolist() == [1] and st.n_labeled == 0 and st.classes.size == 0
-    np.testing.assert_allclose(st.moment_unlabeled, Z.T @ Z, rtol=1e-10, atol=1e-12)
+    # one product in two orders, of features computed twice: gamma_n |Z|^T |Z| plus the
+    # features' own round-off through |Z| (a row lost is off by |z|^2 ~ 1 / N)
+    dZ = rff_err(X, om)
+    np.testing.assert_allclose(st.moment_unlabeled, Z.T @ Z, rtol=0,
+                               atol=dot_atol(Z.T, Z, Xerr=dZ.T, Yerr=dZ))
     ff = RFStats.from_features(Z, None, np.ones(len(y), int))
-    np.testing.assert_allclose(ff.moment_unlabeled, Z.T @ Z, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ff.moment_unlabeled, Z.T @ Z, rtol=0, atol=dot_atol(Z.T, Z))
     assert ff.classes.size == 0 and ff.class_sums.shape == (0, 10)
     # all labeled: the unlabeled moment is zero
     lab = y >= 0
@@ -155,21 +160,37 @@ def test_derived_quantities_match_the_formulas():
     Z = rff_map(X, om)
     n = len(y)
     m = Z.mean(axis=0)
-    np.testing.assert_allclose(st.mean(), m, rtol=1e-12)
-    np.testing.assert_allclose(st.total_moment(), Z.T @ Z, rtol=1e-10, atol=1e-12)
+    # sums and products in other orders than numpy's, of features computed twice (rff_err):
+    # n eps sum|Z| for the sums (absolute: means of signed features cancel), gamma_n |Z|^T |Z|
+    # for the products; a wrong count or a row in the wrong group moves them by ~1 / n of
+    # the features' size, 1e10 times more
+    dZ = rff_err(X, om)
+    s, s_ = Z[sd > 0], Z[sd < 0]
+    e, e_ = dZ[sd > 0], dZ[sd < 0]
+    np.testing.assert_allclose(st.mean(), m, rtol=0, atol=mean_atol(Z, err=dZ))
+    np.testing.assert_allclose(st.total_moment(), Z.T @ Z, rtol=0,
+                               atol=dot_atol(Z.T, Z, Xerr=dZ.T, Yerr=dZ))
     np.testing.assert_allclose(st.total_scatter(), Z.T @ Z - n * np.outer(m, m), atol=1e-10)
     src, tgt = Z[sd > 0].mean(axis=0), Z[sd < 0].mean(axis=0)
-    np.testing.assert_allclose(st.side_mean(+1), src, rtol=1e-12)
-    np.testing.assert_allclose(st.side_mean(-1), tgt, rtol=1e-12)
-    np.testing.assert_allclose(st.mmd_vector(), src - tgt, rtol=1e-10, atol=1e-14)
-    means = np.array([Z[sd == g].mean(axis=0) for g in np.unique(sd)])
-    np.testing.assert_allclose(st.domain_means(), means, rtol=1e-12)
-    np.testing.assert_allclose(st.domain_means("ids"), means, rtol=1e-12)
-    np.testing.assert_allclose(st.domain_means("sides"), np.array([src, tgt]), rtol=1e-12)
+    np.testing.assert_allclose(st.side_mean(+1), src, rtol=0, atol=mean_atol(s, err=e))
+    np.testing.assert_allclose(st.side_mean(-1), tgt, rtol=0, atol=mean_atol(s_, err=e_))
+    np.testing.assert_allclose(st.mmd_vector(), src - tgt, rtol=0,
+                               atol=mean_atol(s, err=e) + mean_atol(s_, err=e_))
+    groups = [(Z[sd == g], dZ[sd == g]) for g in np.unique(sd)]
+    means = np.array([G.mean(axis=0) for G, _ in groups])
+    atol_means = max(mean_atol(G, err=E) for G, E in groups)
+    np.testing.assert_allclose(st.domain_means(), means, rtol=0, atol=atol_means)
+    np.testing.assert_allclose(st.domain_means("ids"), means, rtol=0, atol=atol_means)
+    atol_sides = max(mean_atol(s, err=e), mean_atol(s_, err=e_))
+    np.testing.assert_allclose(st.domain_means("sides"), np.array([src, tgt]), rtol=0,
+                               atol=atol_sides)
+    # the scatter of the means: their own round-off through |dev| (2 |dev| d), plus the product's
     dev = means - means.mean(axis=0)
-    np.testing.assert_allclose(st.domain_scatter(), dev.T @ dev / len(means), atol=1e-12)
+    atol = dot_atol(dev.T, dev) / len(means) + 4 * atol_means * np.max(np.abs(dev))
+    np.testing.assert_allclose(st.domain_scatter(), dev.T @ dev / len(means), rtol=0, atol=atol)
     dev2 = np.array([src, tgt]) - (src + tgt) / 2
-    np.testing.assert_allclose(st.domain_scatter("sides"), dev2.T @ dev2 / 2, atol=1e-12)
+    atol = dot_atol(dev2.T, dev2) / 2 + 4 * atol_sides * np.max(np.abs(dev2))
+    np.testing.assert_allclose(st.domain_scatter("sides"), dev2.T @ dev2 / 2, rtol=0, atol=atol)
     lab = y >= 0
     ns = lab.sum()
     mu_s = Z[lab].mean(axis=0)
@@ -179,8 +200,11 @@ def test_derived_quantities_match_the_formulas():
     Sw = sum((Z[lab][y[lab] == c] - Z[lab][y[lab] == c].mean(0)).T
              @ (Z[lab][y[lab] == c] - Z[lab][y[lab] == c].mean(0)) for c in np.unique(y[lab])) / ns
     got_b, got_w = st.class_scatters()
-    np.testing.assert_allclose(got_b, Sb, atol=1e-12)
-    np.testing.assert_allclose(got_w, Sw, atol=1e-12)
+    # the statistics centre the uncentred moment of the labeled rows: its round-off,
+    # gamma_n |Z_l|^T |Z_l| / n_s (a class mean off by one row is ~1e-2 off)
+    atol = dot_atol(Z[lab].T, Z[lab], c=8, Xerr=dZ[lab].T, Yerr=dZ[lab]) / ns
+    np.testing.assert_allclose(got_b, Sb, rtol=0, atol=atol)
+    np.testing.assert_allclose(got_w, Sw, rtol=0, atol=atol)
     with pytest.raises(ValueError, match="^domains must be 'ids' or 'sides', got 'all'"):
         st.domain_means("all")
 
@@ -450,13 +474,18 @@ def test_statistics_dtypes_and_small_cases():
     one = rf_stats(X[:1], None, np.array([1]), omega=om)
     assert np.all(one.total_scatter() == 0)
     st1 = rf_stats(X[:4], None, np.array([1, 1, 1, -2]), omega=om, fast_trig=False)
-    np.testing.assert_allclose(st1.side_mean(-1), rff_map(X[3:4], om)[0], rtol=1e-12)
+    # one row's features: the same cos/sin of the same products, up to their rounding
+    z3 = rff_map(X[3:4], om)
+    np.testing.assert_allclose(st1.side_mean(-1), z3[0], rtol=0,
+                               atol=mean_atol(z3, err=rff_err(X[3:4], om)))
     # string labels
     ys = np.where(y == -1, "", np.char.add("c", y.astype(str)))
     sts = rf_stats(X, ys, sd, omega=om, fast_trig=False)
     assert sts.classes.tolist() == ["c0", "c1", "c2"]
     np.testing.assert_array_equal(sts.class_counts, st64.class_counts)
-    np.testing.assert_allclose(sts.class_sums, st64.class_sums, rtol=1e-12)
+    # the same rows grouped by other labels: the same sums, up to their order
+    np.testing.assert_allclose(sts.class_sums, st64.class_sums, rtol=0,
+                               atol=sum_atol(rff_map(X, om), axis=0))
     # adding a non-zero int is not a merge
     with pytest.raises(TypeError):
         st + 1
@@ -483,7 +512,9 @@ def test_statistics_without_labels_one_source_id_and_empty_have_the_documented_s
     assert np.abs(st32.moment_labeled - st64.moment_labeled).max() > 0
     # one row: its mean is its feature vector
     one = rf_stats(X[:1], None, np.array([1]), omega=om, fast_trig=False)
-    np.testing.assert_allclose(one.mean(), rff_map(X[:1], om)[0], rtol=1e-12)
+    z0 = rff_map(X[:1], om)
+    np.testing.assert_allclose(one.mean(), z0[0], rtol=0,
+                               atol=mean_atol(z0, err=rff_err(X[:1], om)))
     # "sides" with the single source id 1
     st = rf_stats(X, None, np.where(sd > 0, 1, -2), omega=om)
     assert st.domain_means("sides").shape == (2, 8)
@@ -543,5 +574,7 @@ def test_rf_stats_refuses_a_chunk_size_that_is_no_row_count():
         with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
             rf_stats(X, omega=W, chunk_size=bad)
     one = rf_stats(X, omega=W, chunk_size=np.int64(1))          # numpy ints are row counts
+    # row by row against one block: the same products summed in another order
+    Zw, dZ = rff_map(X, W, fast_trig=True), rff_err(X, W)
     np.testing.assert_allclose(one.total_moment(), rf_stats(X, omega=W).total_moment(),
-                               atol=1e-12)
+                               rtol=0, atol=dot_atol(Zw.T, Zw, Xerr=dZ.T, Yerr=dZ))

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _tolerances import EPS, dot_atol, mean_atol, sum_atol
+from _tolerances import EPS, dot_atol, mean_atol, rff_err, sum_atol
 from scipy.linalg import eigh
 from sklearn.base import clone
 from sklearn.decomposition import PCA
@@ -96,11 +96,14 @@ def test_chunked_equals_unchunked_and_scatters_match_explicit_features():
     om = rff_weights(X.shape[1], 20, 1.3, random_state=2)
     a = rf_stats(X, y, sd, om, chunk_size=7)
     b = rf_stats(X, y, sd, om)
-    # chunks sum the same products in another order: gamma_n |Z|^T |Z| and n eps sum|Z|
-    # (a chunk counted twice or dropped is off by ~|Z|^T |Z| 7 / n)
-    Zb = rff_map(X, om, fast_trig=True)
-    np.testing.assert_allclose(a.total_moment(), b.total_moment(), atol=dot_atol(Zb.T, Zb))
-    np.testing.assert_allclose(a.class_sums, b.class_sums, atol=sum_atol(Zb, axis=0))
+    # chunks sum the same products in another order, of features whose phases come from
+    # other BLAS calls (rff_err): gamma_n |Z|^T |Z| and n eps sum|Z| plus the features' own
+    # round-off (a chunk counted twice or dropped is off by ~|Z|^T |Z| 7 / n)
+    Zb, dZ = rff_map(X, om, fast_trig=True), rff_err(X, om)
+    np.testing.assert_allclose(a.total_moment(), b.total_moment(), rtol=0,
+                               atol=dot_atol(Zb.T, Zb, Xerr=dZ.T, Yerr=dZ))
+    np.testing.assert_allclose(a.class_sums, b.class_sums, rtol=0,
+                               atol=sum_atol(Zb, axis=0, err=dZ))
     # explicit n x 2N features (fine at this size) against the sums; rf_stats evaluates cos/sin
     # in float32 (fast_trig) and those features are within 1e-5 of the float64 ones
     Z = rff_map(X, om, fast_trig=True)
@@ -114,20 +117,23 @@ def test_chunked_equals_unchunked_and_scatters_match_explicit_features():
     d = Z[sd > 0].mean(0) - Z[sd < 0].mean(0)
     # two means in any order, absolute (the difference cancels)
     np.testing.assert_allclose(a.mmd_vector(), d, rtol=0,
-                               atol=mean_atol(Z[sd > 0]) + mean_atol(Z[sd < 0]))
+                               atol=mean_atol(Z[sd > 0], err=dZ[sd > 0])
+                               + mean_atol(Z[sd < 0], err=dZ[sd < 0]))
     # SCA's domain scatter = Z^T L Z with L = (1/m) E (I - 11^T/m) E^T
     E = np.stack([(sd == g) / np.sum(sd == g) for g in np.unique(sd)], axis=1)
     m = E.shape[1]
     L = E @ (np.eye(m) - 1.0 / m) @ E.T / m
     # Z^T L Z against the domain means' scatter: gamma_2n |Z|^T |L| |Z|
     np.testing.assert_allclose(a.domain_scatter(), Z.T @ L @ Z, rtol=0,
-                               atol=dot_atol(np.abs(Z).T @ np.abs(L), Z, c=8))
+                               atol=dot_atol(np.abs(Z).T @ np.abs(L), Z, c=8,
+                                             Xerr=dZ.T @ np.abs(L), Yerr=dZ))
     # class scatters: between + within = covariance of the labeled rows; the statistics
     # centre the uncentred moment, so the round-off is that of |Z|^T |Z| / n_l
     Sb, Sw = a.class_scatters()
     Zl = Z[y >= 0]
     np.testing.assert_allclose(Sb + Sw, np.cov(Zl.T, bias=True), rtol=0,
-                               atol=dot_atol(Zl.T, Zl, c=8) / len(Zl))
+                               atol=dot_atol(Zl.T, Zl, c=8, Xerr=dZ[y >= 0].T,
+                                             Yerr=dZ[y >= 0]) / len(Zl))
     assert np.linalg.matrix_rank(Sb, tol=1e-10) <= np.unique(y[y >= 0]).size - 1
 
 
@@ -437,26 +443,33 @@ def test_one_pass_stats_interleaved_rows_float_labels_and_float32_chunks():
     om = rff_weights(X.shape[1], 16, 1.4, random_state=0)
     Z = rff_map(X, om, fast_trig=True)           # rf_stats' default: float32 cos/sin
     for dtype in (np.float64, np.float32):
-        # products and sums in the working precision: gamma_n |Z|^T |Z| and n eps sum|Z|
-        # with that precision's eps (float32 products checked in float64 would be 1e-9 off)
+        # products and sums in the working precision, of features whose phases are too:
+        # gamma_n |Z|^T |Z| and n eps sum|Z| plus the features' round-off (rff_err), with that
+        # precision's eps (float32 products checked at float64's would be 1e-9 off)
         eps = float(np.finfo(dtype).eps)
+        dZ = rff_err(X, om, eps=eps)
         st = rf_stats(X, np.where(y >= 0, y, -1), sd, om, chunk_size=9, dtype=dtype)
         lab = y >= 0
-        for got, Zp in ((st.moment_labeled, Z[lab]), (st.moment_unlabeled, Z[~lab])):
-            np.testing.assert_allclose(got, Zp.T @ Zp, rtol=0, atol=dot_atol(Zp.T, Zp, eps=eps))
+        for got, rows in ((st.moment_labeled, lab), (st.moment_unlabeled, ~lab)):
+            Zp, dp = Z[rows], dZ[rows]
+            np.testing.assert_allclose(got, Zp.T @ Zp, rtol=0,
+                                       atol=dot_atol(Zp.T, Zp, eps=eps, Xerr=dp.T, Yerr=dp))
         # symmetric by construction (one triangle mirrored), whatever the BLAS
         assert np.array_equal(st.moment_labeled, st.moment_labeled.T)
         for c in range(3):
             np.testing.assert_allclose(st.class_sums[c], Z[y == c].sum(0), rtol=0,
-                                       atol=sum_atol(Z[y == c], axis=0, eps=eps))
+                                       atol=sum_atol(Z[y == c], axis=0, eps=eps,
+                                                     err=dZ[y == c]))
         np.testing.assert_array_equal(st.domain_counts, [np.sum(sd == -2), np.sum(sd == 1)])
     # float labels with NaN for the unlabeled rows: same statistics, integer classes
     st = rf_stats(X, np.where(y >= 0, y, np.nan), sd, om, chunk_size=11)
     assert st.classes.tolist() == [0, 1, 2] and st.classes.dtype.kind == "i"
+    dZ = rff_err(X, om)
     np.testing.assert_allclose(st.class_sums[1], Z[y == 1].sum(0), rtol=0,
-                               atol=sum_atol(Z[y == 1], axis=0))
+                               atol=sum_atol(Z[y == 1], axis=0, err=dZ[y == 1]))
     np.testing.assert_allclose(st.moment_unlabeled, Z[y < 0].T @ Z[y < 0], rtol=0,
-                               atol=dot_atol(Z[y < 0].T, Z[y < 0]))
+                               atol=dot_atol(Z[y < 0].T, Z[y < 0], Xerr=dZ[y < 0].T,
+                                             Yerr=dZ[y < 0]))
 
 
 @pytest.mark.parametrize("penalty", ["features", "coefficients"])
