@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _tolerances import EPS, dot_atol, mean_atol, mmd_atol, rbf_err, rff_err, sum_atol
 
 from shiftlearn.kernels import (
     RandomFourierFeatures,
@@ -45,9 +46,13 @@ def _brute_rbf(X, Y, sigma):
 # ------------------------------------------------------------------- kernels, bandwidths ------
 def test_rbf_kernel_equals_brute_force():
     X, Y = _data(15), _data(9, seed=1)
-    np.testing.assert_allclose(rbf_kernel(X, Y, sigma=1.3), _brute_rbf(X, Y, 1.3), atol=1e-12)
+    # ||x||^2 + ||y||^2 - 2 x.y cancels where the brute force does not: rbf_err (~1e-15 here;
+    # a factor 2 lost in 2 sigma^2 moves entries by ~0.1)
+    np.testing.assert_allclose(rbf_kernel(X, Y, sigma=1.3), _brute_rbf(X, Y, 1.3), rtol=0,
+                               atol=np.max(rbf_err(X, Y, 1.3)))
     K = rbf_kernel(X, sigma=0.7)
-    np.testing.assert_allclose(K, _brute_rbf(X, X, 0.7), atol=1e-12)
+    np.testing.assert_allclose(K, _brute_rbf(X, X, 0.7), rtol=0,
+                               atol=np.max(rbf_err(X, X, 0.7)))
     np.testing.assert_allclose(np.diag(K), 1.0)
 
 
@@ -111,8 +116,12 @@ def test_center_kernel_equals_HKH():
     X = _data(12)
     K = rbf_kernel(X, sigma=1.0)
     H = np.eye(12) - np.ones((12, 12)) / 12
-    np.testing.assert_allclose(center_kernel(K), H @ K @ H, atol=1e-12)
-    np.testing.assert_allclose(center_kernel(K).sum(axis=0), 0, atol=1e-12)
+    # H K H against means subtracted: gamma_2n |H| |K| |H| (a mean left out is off by ~0.3)
+    atol = dot_atol(np.abs(H) @ np.abs(K), H, c=8)
+    np.testing.assert_allclose(center_kernel(K), H @ K @ H, rtol=0, atol=atol)
+    # column sums of the centred kernel: their own round-off plus n entries' error each
+    Kc = center_kernel(K)
+    np.testing.assert_allclose(Kc.sum(axis=0), 0, atol=sum_atol(Kc, axis=0) + 12 * atol)
 
 
 def test_center_test_kernel_explicit_formula_and_feature_space():
@@ -122,7 +131,10 @@ def test_center_test_kernel_explicit_formula_and_feature_space():
     one_mn, one_nn = np.ones((m, n)) / n, np.ones((n, n)) / n
     explicit = Kt - one_mn @ K - Kt @ one_nn + one_mn @ K @ one_nn
     col, grand = kernel_centering_stats(K)
-    np.testing.assert_allclose(center_test_kernel(Kt, col, grand), explicit, atol=1e-12)
+    # four terms, each a mean over n rows or columns: c n eps max|K| apiece (a row mean
+    # instead of a column mean is off by ~0.1)
+    atol = 4 * 4 * n * EPS * max(np.max(np.abs(K)), np.max(np.abs(Kt)))
+    np.testing.assert_allclose(center_test_kernel(Kt, col, grand), explicit, rtol=0, atol=atol)
     # with a linear kernel, centering = subtracting the training mean from both sides
     KL, KLt = X @ X.T, T @ X.T
     col, grand = kernel_centering_stats(KL)
@@ -131,7 +143,8 @@ def test_center_test_kernel_explicit_formula_and_feature_space():
                                atol=1e-10)
     # and the training rows, centered as "test" rows, give the centered training kernel
     np.testing.assert_allclose(center_test_kernel(K, *kernel_centering_stats(K)),
-                               center_kernel(K), atol=1e-12)
+                               center_kernel(K), rtol=0,
+                               atol=4 * 4 * len(K) * EPS * np.max(np.abs(K)))
 
 
 # --------------------------------------------------------------------- random features ------
@@ -186,7 +199,11 @@ def test_orthogonal_rff_weights_blocks_lengths_and_seed():
     for start in range(0, N, d):                  # blocks of <= d exactly orthogonal columns
         B = W[:, start:start + d] * sigma
         G = B.T @ B
-        np.testing.assert_allclose(G - np.diag(np.diag(G)), 0, atol=1e-12)
+        # Householder QR's columns are orthogonal to c d^2 eps of their lengths, and the Gram
+        # product adds gamma_d |B|^T |B| (Gaussian columns, not orthogonalised, have
+        # off-diagonal ~ sqrt(d))
+        atol = dot_atol(B.T, B) + 4 * d**2 * EPS * np.max(np.sum(B * B, axis=0))
+        np.testing.assert_allclose(G - np.diag(np.diag(G)), 0, atol=atol)
     # column lengths chi(d) / sigma, like Gaussian columns: E ||w||^2 = d / sigma^2
     big = rff_weights(d, 60000, sigma, 0, sampling="orthogonal")
     assert np.mean(np.sum(big ** 2, axis=0)) == pytest.approx(d / sigma ** 2, rel=0.02)
@@ -216,12 +233,19 @@ def test_rff_chunked_transform_equals_unchunked():
     full = rff_map(X, W)
     pieces = list(rff_chunks(X, W, chunk_size=7))
     assert len(pieces) == 8 and all(Z.shape[0] <= 7 for _, Z in pieces)
-    np.testing.assert_allclose(np.vstack([Z for _, Z in pieces]), full, atol=1e-14)
+    # chunks form the phases X W in other BLAS calls: rff_err, ~1e-15 (a chunk's rows
+    # shifted by one are off by O(1 / sqrt(N)))
+    dZ = rff_err(X, W)
+    np.testing.assert_allclose(np.vstack([Z for _, Z in pieces]), full, rtol=0,
+                               atol=np.max(dZ))
     est = RandomFourierFeatures(n_features=20, bandwidth=1.0, random_state=3, chunk_size=7)
-    np.testing.assert_allclose(est.fit_transform(X), full, atol=1e-14)
+    np.testing.assert_allclose(est.fit_transform(X), full, rtol=0, atol=np.max(dZ))
     est_big = RandomFourierFeatures(n_features=20, bandwidth=1.0, random_state=3)
-    np.testing.assert_array_equal(est_big.fit_transform(X), est.transform(X))
-    np.testing.assert_allclose(rff_mean(X, W, chunk_size=5), full.mean(axis=0), atol=1e-14)
+    # unchunked against chunks of 7: another order, so the same bound, not bit identity
+    np.testing.assert_allclose(est_big.fit_transform(X), est.transform(X), rtol=0,
+                               atol=np.max(dZ))
+    np.testing.assert_allclose(rff_mean(X, W, chunk_size=5), full.mean(axis=0), rtol=0,
+                               atol=mean_atol(full, err=dZ))
     with pytest.raises(ValueError, match="chunk_size"):
         list(rff_chunks(X, W, chunk_size=0))
 
@@ -236,11 +260,15 @@ def test_rf_stats_is_the_one_home_of_random_feature_moments():
     Z = rff_map(X, W)
     st = rf_stats(X, omega=W, chunk_size=4, fast_trig=False)
     assert st.n_samples == 31
-    np.testing.assert_allclose(st.domain_sums.sum(axis=0), Z.sum(axis=0), atol=1e-12)
-    np.testing.assert_allclose(st.total_moment(), Z.T @ Z, atol=1e-12)
+    # sums and products in chunks of 4, of features formed in other BLAS calls (rff_err)
+    dZ = rff_err(X, W)
+    np.testing.assert_allclose(st.domain_sums.sum(axis=0), Z.sum(axis=0), rtol=0,
+                               atol=sum_atol(Z, axis=0, err=dZ))
+    atol = dot_atol(Z.T, Z, Xerr=dZ.T, Yerr=dZ)
+    np.testing.assert_allclose(st.total_moment(), Z.T @ Z, rtol=0, atol=atol)
     both = rf_stats(X[:10], omega=W, fast_trig=False) + rf_stats(X[10:], omega=W, fast_trig=False)
     assert both.n_samples == 31
-    np.testing.assert_allclose(both.total_moment(), st.total_moment(), atol=1e-12)
+    np.testing.assert_allclose(both.total_moment(), st.total_moment(), rtol=0, atol=atol)
 
 
 def test_random_fourier_features_estimator():
@@ -281,7 +309,11 @@ def _brute_mmd2(X, Y, sigma, unbiased):
 def test_mmd2_matches_brute_force(unbiased):
     X, Y = _data(9), _data(12, seed=1, shift=0.5)
     got = mmd2(X, Y, bandwidth=0.9, unbiased=unbiased)
-    assert got == pytest.approx(_brute_mmd2(X, Y, 0.9, unbiased), abs=1e-12)
+    # kernel entries off by rbf_err, weighted by at most 4 in all (each of the three means
+    # has weights summing to 1, the cross one counted twice), plus the sums' round-off
+    Z = np.vstack([X, Y])
+    atol = 4 * np.max(rbf_err(Z, Z, 0.9)) + mmd_atol(len(Z))
+    assert got == pytest.approx(_brute_mmd2(X, Y, 0.9, unbiased), rel=0, abs=atol)
     # median bandwidth = rule applied to the pooled sample
     s = median_heuristic(np.vstack([X, Y]))
     assert mmd2(X, Y, unbiased=unbiased) == pytest.approx(_brute_mmd2(X, Y, s, unbiased))
@@ -346,7 +378,9 @@ def test_permutation_null_matches_brute_force_permutations():
     Z = np.vstack([X, Y])
     perms = np.argsort(rng.random((5, 12)), axis=1)
     expected = [_brute_mmd2(Z[p[:7]], Z[p[7:]], 1.0, True) for p in perms]
-    np.testing.assert_allclose(res.null_distribution, expected, atol=1e-12)
+    # as for mmd2: kernel round-off weighted by 4, plus the sums'
+    atol = 4 * np.max(rbf_err(Z, Z, 1.0)) + mmd_atol(len(Z))
+    np.testing.assert_allclose(res.null_distribution, expected, rtol=0, atol=atol)
 
 
 def test_permutation_test_calibration_under_the_null():
@@ -375,8 +409,10 @@ def test_mmd_matrix_tca_sca_and_trace_identity():
     groups = np.array([1, 1, 1, -2, -2, 1, -2])
     L_tca = mmd_matrix(groups, normalization="tca")
     L_sca = mmd_matrix(groups, normalization="sca")
-    np.testing.assert_allclose(L_sca, L_tca / 4, atol=1e-15)
-    np.testing.assert_allclose(L_tca @ np.ones(7), 0, atol=1e-15)
+    # entrywise formulas, a few roundings each (dividing by 4 is exact); row sums: n eps
+    # sum|L_i| (a factor 1/2 for 1/4, or a row that does not sum to 0, is off by |L|)
+    np.testing.assert_allclose(L_sca, L_tca / 4, rtol=4 * EPS)
+    np.testing.assert_allclose(L_tca @ np.ones(7), 0, atol=sum_atol(L_tca, axis=1))
     X = _data(7)
     K = rbf_kernel(X, sigma=1.0)
     s, t = groups > 0, groups < 0
@@ -391,7 +427,7 @@ def test_mmd_matrix_tca_sca_and_trace_identity():
 def test_mmd_matrix_sca_many_groups_is_distributional_variance():
     groups = np.array([1, 2, 2, 3, 3, 3, 1])
     L = mmd_matrix(groups, normalization="sca")
-    np.testing.assert_allclose(L @ np.ones(7), 0, atol=1e-15)
+    np.testing.assert_allclose(L @ np.ones(7), 0, atol=sum_atol(L, axis=1))
     X = _data(7, d=2)
     # linear kernel: tr(K L) = (1/m) sum_d ||mu_d - mean_d mu_d||^2
     mus = np.array([X[groups == g].mean(axis=0) for g in (1, 2, 3)])
@@ -422,10 +458,17 @@ def test_sigma_from_sq_distances_rules_and_refusals():
     X = _data(25)
     D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
     iu = np.triu_indices(25, k=1)
+    # the library forms ||x||^2 + ||y||^2 - 2 x.y, off by c (d + 2) eps (||x||^2 + ||y||^2)
+    # from the differences squared here; a median or mean moves by no more, sigma (a root or
+    # the statistic itself) by at most that relative to the statistic
+    sq = np.sum(X * X, axis=1)
+    dD2 = 4 * (X.shape[1] + 2) * EPS * np.max(sq[:, None] + sq[None, :])
+    rel = dD2 / min(np.median(D2[iu]), np.mean(D2[iu]))
     for rule in ("median", "median_sq", "mean"):
+        # the same statistic of the same values, whole or upper triangle: exact
         assert sigma_from_sq_distances(D2, rule) == sigma_from_sq_distances(D2[iu], rule)
         assert sigma_from_sq_distances(D2, rule) == pytest.approx(
-            median_heuristic(X, rule=rule), rel=1e-12)
+            median_heuristic(X, rule=rule), rel=rel)
     assert sigma_from_sq_distances(np.zeros(0)) == 1.0                      # no pair
     assert sigma_from_sq_distances(np.zeros((3, 3))) == 1.0                 # all coincide
     with pytest.raises(ValueError, match="rule must be"):
