@@ -3,6 +3,7 @@ from their spectral laws (issue #20), and the exact feature factor random featur
 
 import numpy as np
 import pytest
+from _tolerances import EPS, EPS32
 
 import shiftlearn.kernels as kernels
 from shiftlearn.kernels import (
@@ -30,6 +31,14 @@ def _data(n, d=11, seed=0, shift=0.0):
     return rng.normal(size=(n, d)) * rng.uniform(0.5, 2.0, size=d) + shift
 
 
+def _log_rtol(K, d):
+    """Relative round-off of a kernel exp(-s) or prod 1 / (1 + t^2) (through logarithms)
+    of d coordinates: each coordinate's rounding moves s = |log k| by ~eps of itself, so
+    c d eps (1 + |log k|), no BLAS involved; a wrong scale (sigma for sigma^2, a lost
+    coordinate) is off by O(1)."""
+    return float(4 * d * EPS * (1 + np.max(np.abs(np.log(K[K > 0])))))
+
+
 def _brute(kernel, X, Y, sigma):
     K = np.empty((X.shape[0], Y.shape[0]))
     for i in range(X.shape[0]):
@@ -49,10 +58,11 @@ def _brute(kernel, X, Y, sigma):
 def test_exact_kernel_equals_brute_force(kernel):
     X, Y = _data(15), _data(9, seed=1, shift=0.4)     # unequal sizes, d = 11 (not a multiple of 8)
     f = {"laplacian": laplacian_kernel, "cauchy": cauchy_kernel}[kernel]
-    np.testing.assert_allclose(f(X, Y, sigma=1.7), _brute(kernel, X, Y, 1.7), rtol=1e-12,
-                               atol=1e-15)
+    ref = _brute(kernel, X, Y, 1.7)
+    np.testing.assert_allclose(f(X, Y, sigma=1.7), ref, rtol=_log_rtol(ref, 11))
     K = f(X, sigma=0.9)
-    np.testing.assert_allclose(K, _brute(kernel, X, X, 0.9), rtol=1e-12, atol=1e-15)
+    ref = _brute(kernel, X, X, 0.9)
+    np.testing.assert_allclose(K, ref, rtol=_log_rtol(ref, 11))
     np.testing.assert_allclose(np.diag(K), 1.0)
     np.testing.assert_array_equal(K, K.T)
     np.testing.assert_array_equal(kernel_matrix(X, Y, kernel=kernel, sigma=1.7), f(X, Y, sigma=1.7))
@@ -62,8 +72,9 @@ def test_laplacian_kernel_is_sklearns_with_gamma_one_over_sigma():
     from sklearn.metrics.pairwise import laplacian_kernel as sk_laplacian
 
     X, Y = _data(12), _data(7, seed=3)
-    np.testing.assert_allclose(laplacian_kernel(X, Y, sigma=2.5), sk_laplacian(X, Y, gamma=0.4),
-                               rtol=1e-12)
+    ref = sk_laplacian(X, Y, gamma=0.4)
+    np.testing.assert_allclose(laplacian_kernel(X, Y, sigma=2.5), ref,
+                               rtol=_log_rtol(ref, X.shape[1]))
 
 
 def test_cauchy_kernel_blocks_groups_and_mirror(monkeypatch):
@@ -72,13 +83,19 @@ def test_cauchy_kernel_blocks_groups_and_mirror(monkeypatch):
     monkeypatch.setattr(kernels, "_CAUCHY_BLOCK", 40)          # 40 entries: 2-5 rows a block
     X = _data(23, d=19, seed=4)
     Y = _data(13, d=19, seed=5)
-    np.testing.assert_allclose(cauchy_kernel(X, sigma=3.0), _brute("cauchy", X, X, 3.0),
-                               rtol=1e-12)
-    np.testing.assert_allclose(cauchy_kernel(X, Y, sigma=3.0), _brute("cauchy", X, Y, 3.0),
-                               rtol=1e-12)
+    ref = _brute("cauchy", X, X, 3.0)
+    np.testing.assert_allclose(cauchy_kernel(X, sigma=3.0), ref, rtol=_log_rtol(ref, 19))
+    refy = _brute("cauchy", X, Y, 3.0)
+    np.testing.assert_allclose(cauchy_kernel(X, Y, sigma=3.0), refy, rtol=_log_rtol(refy, 19))
     K32 = cauchy_kernel(X.astype(np.float32), sigma=3.0)
     assert K32.dtype == np.float64
-    np.testing.assert_allclose(K32, _brute("cauchy", X, X, 3.0), rtol=1e-5)
+    # float32 input: each coordinate rounded by eps32 |x| / 2 moves log k by at most that
+    # over sigma per side (|d log(1 + t^2) / dD| <= 1 / sigma), so eps32 sum(|x| + |y|) / sigma
+    # relative, ~3e-6 here (a float32 computation of the kernel itself is no worse; the
+    # bound guards the float64 result against a wrong sigma or a lost coordinate group)
+    s = np.sum(np.abs(X), axis=1)
+    rel32 = EPS32 * np.max(s[:, None] + s[None, :]) / 3.0 + _log_rtol(ref, 19)
+    np.testing.assert_allclose(K32, ref, rtol=rel32)
 
 
 def test_cauchy_kernel_far_points_underflow_to_zero_without_nan():
@@ -87,7 +104,7 @@ def test_cauchy_kernel_far_points_underflow_to_zero_without_nan():
     assert np.all(np.isfinite(K))
     assert K[0, 1] == 0.0 and K[1, 2] == 0.0
     assert K[0, 2] == pytest.approx(0.25)
-    assert K[0, 3] == pytest.approx(1e-50, rel=1e-12)        # tiny but not lost
+    assert K[0, 3] == pytest.approx(1e-50, rel=_log_rtol(K[0, 3:4], 2))  # tiny, not lost
 
 
 def test_cauchy_with_sqrt2_bandwidth_matches_rbf_to_second_order():
