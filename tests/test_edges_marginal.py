@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _tolerances import EPS, dot_atol, mean_atol, rbf_err, rff_err
 from sklearn.exceptions import ConvergenceWarning
 
 from shiftlearn.generalization import (
@@ -104,6 +105,24 @@ def _tasks_xy(seed=0, sizes=(7, 2, 11, 4), d=2, shuffle=True):
     return X, task
 
 
+def _kernel_err(kernel, X, Y, sigma, K):
+    """Entrywise round-off bound of a kernel matrix computed in two orders: the Gaussian's
+    cancellation (rbf_err), gamma_d |x||y| for the linear kernel, and c d eps (1 + |log k|)
+    relative for the Laplacian and Cauchy kernels (no BLAS: each coordinate's rounding)."""
+    d = X.shape[1]
+    if kernel == "rbf":
+        return rbf_err(X, Y, sigma)
+    if kernel == "linear":
+        return 4 * d * EPS * (np.abs(X) @ np.abs(Y).T)
+    return 4 * d * EPS * (1 + np.abs(np.log(K))) * K
+
+
+def _block_mean_atol(kernel, X, Y, sigma, K):
+    """The kernel's round-off plus that of a mean over at most K.size entries."""
+    return float(np.max(_kernel_err(kernel, X, Y, sigma, K))
+                 + 4 * K.size * EPS * np.max(np.abs(K)))
+
+
 @pytest.mark.parametrize("kernel", ["rbf", "linear", "laplacian", "cauchy"])
 def test_exact_embedding_gram_is_the_mean_kernel_between_tasks(kernel):
     from shiftlearn.generalization._embedding import exact_embedding_gram
@@ -117,11 +136,14 @@ def test_exact_embedding_gram_is_the_mean_kernel_between_tasks(kernel):
     for chunk in (2048, 3):
         G = exact_embedding_gram(X, t, 4, Y, ty, 3, kernel=kernel, sigma=sigma,
                                  chunk_rows=chunk)
-        np.testing.assert_allclose(G, ref, rtol=1e-12, atol=1e-14)
+        # kernel entries formed in other chunks, then block means: their round-off (a block
+        # of the wrong task pair is off by ~0.1)
+        np.testing.assert_allclose(G, ref, rtol=0,
+                                   atol=_block_mean_atol(kernel, X, Y, sigma, K))
     Kxx = kernel_matrix(X, kernel=kernel, sigma=sigma)
     ref_xx = np.array([[Kxx[t == i][:, t == j].mean() for j in range(4)] for i in range(4)])
     np.testing.assert_allclose(exact_embedding_gram(X, t, 4, kernel=kernel, sigma=sigma),
-                               ref_xx, rtol=1e-12, atol=1e-14)
+                               ref_xx, rtol=0, atol=_block_mean_atol(kernel, X, X, sigma, Kxx))
 
 
 def test_embedding_distances_gaussian_and_median_rule():
@@ -134,7 +156,9 @@ def test_embedding_distances_gaussian_and_median_rule():
 
     G = np.array([[2.0, 1.0 + 1e-15], [1.0 + 1e-15, 0.0]])
     D = embedding_sq_distances(G, np.diag(G), np.diag(G))
-    np.testing.assert_allclose(D, [[0.0, 0.0], [0.0, 0.0]], atol=1e-14)
+    # d_i + d_j - 2 G_ij rounds to c eps (d_i + d_j + 2 |G_ij|), here 4 eps 6 (an unclipped
+    # -2e-15 or a G_ii term left in is caught only by the clip itself, as here)
+    np.testing.assert_allclose(D, [[0.0, 0.0], [0.0, 0.0]], atol=4 * EPS * 6)
     assert np.all(D >= 0)                                   # rounding below 0 is clipped
     D2 = np.array([[0.0, 4.0, 9.0], [4.0, 0.0, 1.0], [9.0, 1.0, 0.0]])
     np.testing.assert_allclose(gaussian_from_sq_distances(D2, 1.5), np.exp(-D2 / 4.5))
@@ -146,9 +170,15 @@ def test_embedding_distances_gaussian_and_median_rule():
     # one rule: on the rows' own squared distances it is the median heuristic
     X = np.random.default_rng(0).normal(size=(30, 3))
     sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    # the Gram formula against differences: c (d + 2) eps (||x||^2 + ||y||^2) on each squared
+    # distance, relative to the statistic
+    n2 = np.sum(X * X, axis=1)
+    iu = np.triu_indices(30, k=1)
+    rel = (4 * 5 * EPS * np.max(n2[:, None] + n2[None, :])
+           / min(np.median(sq[iu]), np.mean(sq[iu])))
     for rule in ("median", "median_sq", "mean"):
         assert (median_sigma_from_sq_distances(sq, rule)
-                == pytest.approx(median_heuristic(X, rule=rule), rel=1e-12))
+                == pytest.approx(median_heuristic(X, rule=rule), rel=rel))
 
 
 def test_product_kernel_multiplies_task_and_point_kernels():
@@ -160,9 +190,15 @@ def test_product_kernel_multiplies_task_and_point_kernels():
     KP = np.random.default_rng(0).random((4, 4)) + 0.5
     for chunk in (2048, 5):
         K = product_kernel(X, t, KP, Y, ty, sigma=0.9, chunk_rows=chunk)
-        np.testing.assert_allclose(K, KP[t][:, ty] * rbf_kernel(X, Y, sigma=0.9), rtol=1e-12)
+        # the Gaussian's round-off scaled by k_P, plus the product's rounding (the wrong
+        # task's k_P is off by ~0.3 relative)
+        atol = np.max(KP[t][:, ty] * rbf_err(X, Y, 0.9)) + 2 * EPS * np.max(KP)
+        np.testing.assert_allclose(K, KP[t][:, ty] * rbf_kernel(X, Y, sigma=0.9), rtol=0,
+                                   atol=atol)
     K = product_kernel(X, t, KP, kernel="linear")
-    np.testing.assert_allclose(K, KP[t][:, t] * (X @ X.T), rtol=1e-12)
+    # X X^T in another BLAS call: gamma_d |X| |X|^T, absolute (entries cancel), times k_P
+    np.testing.assert_allclose(K, KP[t][:, t] * (X @ X.T), rtol=2 * EPS,
+                               atol=np.max(KP) * dot_atol(X, X.T))
 
 
 def test_task_rows_and_rff_embeddings():
@@ -180,7 +216,10 @@ def test_task_rows_and_rff_embeddings():
     W = rff_weights(2, 6, 1.0, random_state=0)
     Z = rff_map(X, W)
     ref = np.array([Z[task == i].mean(axis=0) for i in range(4)])
-    np.testing.assert_allclose(rff_embeddings(X, task, 4, W), ref, rtol=1e-12)
+    # task means of features formed in other BLAS calls: rff_err, summed in another order
+    dZ = rff_err(X, W)
+    atol = max(mean_atol(Z[task == i], err=dZ[task == i]) for i in range(4))
+    np.testing.assert_allclose(rff_embeddings(X, task, 4, W), ref, rtol=0, atol=atol)
     e32 = rff_embeddings(X, task, 4, W, dtype=np.float32)
     assert e32.dtype == np.float64
     assert 0 < np.abs(e32 - ref).max() < 1e-5
@@ -198,25 +237,29 @@ def test_rff_product_features_are_rff_of_the_stacked_input(shuffle):
     ZP = rng.normal(size=(5, 4))                      # task 4 has no rows: skipped
     Vx, Vp = rng.normal(size=(2, 7)), rng.normal(size=(4, 7))
     ref = rff_map(np.hstack([X / 0.8, ZP[task] / 1.7]), np.vstack([Vx, Vp]))
+    # the task offsets ZP V_p / 1.7 added to X V_x / 0.8 change the phases' order of
+    # summation: rff_err of the stacked input (a wrong task's offset is off by O(1 / sqrt Q))
+    atol = np.max(rff_err(np.hstack([X / 0.8, ZP[task] / 1.7]), np.vstack([Vx, Vp])))
     for chunk in (None, 3):
         Z = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7,
                                  chunk_size=chunk)
-        np.testing.assert_allclose(Z, ref, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(Z, ref, rtol=0, atol=atol)
     out = np.full((X.shape[0], 14), np.nan)
     res = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7, out=out)
     assert res is out
-    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out, ref, rtol=0, atol=atol)
     f32 = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7, dtype=np.float32)
     assert 0 < np.abs(f32 - ref).max() < 1e-5
     # pooling: plain RFF of x / sigma_x, chunked or not
     pool = rff_map(X / 0.8, Vx)
+    atol = np.max(rff_err(X / 0.8, Vx))                # phases in other BLAS calls
     for chunk in (None, 4):
         np.testing.assert_allclose(
             rff_product_features(X, task, None, Vx, None, sigma_x=0.8, sigma_p=1.7,
-                                 chunk_size=chunk), pool, rtol=1e-12)
+                                 chunk_size=chunk), pool, rtol=0, atol=atol)
         np.testing.assert_allclose(
             rff_product_features(X, task, ZP, Vx, None, sigma_x=0.8, sigma_p=1.7,
-                                 chunk_size=chunk), pool, rtol=1e-12)
+                                 chunk_size=chunk), pool, rtol=0, atol=atol)
 
 
 @pytest.mark.parametrize("layout", ["alternating", "middle_task_empty", "few_frequencies"])
@@ -237,16 +280,19 @@ def test_rff_product_features_on_awkward_task_layouts(layout):
     ZP = rng.normal(size=(5, 4))
     Vx, Vp = rng.normal(size=(2, Q)), rng.normal(size=(4, Q))
     ref = rff_map(np.hstack([X / 0.8, ZP[task] / 1.7]), np.vstack([Vx, Vp]))
+    # the task offsets ZP V_p / 1.7 added to X V_x / 0.8 change the phases' order of
+    # summation: rff_err of the stacked input (a wrong task's offset is off by O(1 / sqrt Q))
+    atol = np.max(rff_err(np.hstack([X / 0.8, ZP[task] / 1.7]), np.vstack([Vx, Vp])))
     for chunk in (None, 1):
         Z = rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7,
                                  chunk_size=chunk)
-        np.testing.assert_allclose(Z, ref, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(Z, ref, rtol=0, atol=atol)
         # into a NaN buffer: every row is written (np.empty may hand back the last result's
         # memory, which hides rows a bug leaves unwritten)
         out = np.full((X.shape[0], 2 * Q), np.nan)
         rff_product_features(X, task, ZP, Vx, Vp, sigma_x=0.8, sigma_p=1.7, chunk_size=chunk,
                              out=out)
-        np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(out, ref, rtol=0, atol=atol)
 
 
 # ------------------------------------------------------------------ parameters reach the fit
@@ -482,9 +528,13 @@ def test_task_kernel_defaults_dtype_refusals_and_silent_overflow():
     G = np.array([[1.0, 0.5], [0.5, 2.0]])
     d = np.diag(G).copy()
     D2 = d[:, None] + d[None, :] - 2 * G
-    np.testing.assert_allclose(task_kernel(G, d, d), np.exp(-D2 / 2.0), rtol=1e-14)  # gaussian
+    # d_i + d_j - 2 G_ij rounds to c eps (d_i + d_j + 2 |G_ij|), which exp(-D2 / 2) turns
+    # into half that relative; (1 + G)^2 is three roundings (another sigma or degree is off
+    # by O(1))
+    rtol = 4 * EPS * (np.max(d[:, None] + d[None, :] + 2 * np.abs(G)) / 2 + 1)
+    np.testing.assert_allclose(task_kernel(G, d, d), np.exp(-D2 / 2.0), rtol=rtol)  # gaussian
     np.testing.assert_allclose(task_kernel(G, d, d, kind="polynomial"), (1.0 + G) ** 2,
-                               rtol=1e-14)                                 # degree 2
+                               rtol=4 * EPS)                               # degree 2
     ind = task_kernel(None, None, None, kind="indicator", same=np.eye(2, dtype=bool))
     assert ind.dtype == np.float64 and ind.tolist() == [[1.0, 0.0], [0.0, 1.0]]
     with pytest.raises(ValueError, match=r"^The indicator kernel needs same\[i, j\]"):
