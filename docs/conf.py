@@ -47,7 +47,8 @@ extensions = [
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "contents"
-exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
+# dev/: the design notes for developers, read in the repository
+exclude_patterns = ["_build", "**/.ipynb_checkpoints", "dev"]
 
 # autodoc + numpydoc
 autodoc_default_options = {"members": True, "member-order": "groupwise", "show-inheritance": False}

@@ -961,6 +961,19 @@ def mmd2_from_kernels(K_XX: np.ndarray, K_YY: np.ndarray, K_XY: np.ndarray, *,
                       unbiased: bool = False) -> float:
     """MMD² from the three kernel blocks; biased (V-statistic) or unbiased (U-statistic)."""
     n, m = K_XX.shape[0], K_YY.shape[0]
+    if is_foreign_array(K_XX):        # another namespace: the same sums on its device
+        import array_api_compat
+
+        xp = array_api_compat.array_namespace(K_XX)
+        if unbiased:
+            if n < 2 or m < 2:
+                raise ValueError("The unbiased MMD estimate needs at least 2 points per "
+                                 "sample.")
+            xx = (float(xp.sum(K_XX)) - float(xp.linalg.trace(K_XX))) / (n * (n - 1))
+            yy = (float(xp.sum(K_YY)) - float(xp.linalg.trace(K_YY))) / (m * (m - 1))
+        else:
+            xx, yy = float(xp.mean(K_XX)), float(xp.mean(K_YY))
+        return float(xx + yy - 2.0 * float(xp.mean(K_XY)))
     if unbiased:
         if n < 2 or m < 2:
             raise ValueError("The unbiased MMD estimate needs at least 2 points per sample.")
@@ -970,6 +983,30 @@ def mmd2_from_kernels(K_XX: np.ndarray, K_YY: np.ndarray, K_XY: np.ndarray, *,
         xx = K_XX.mean()
         yy = K_YY.mean()
     return float(xx + yy - 2.0 * K_XY.mean())
+
+
+def _check_two_samples(X, Y):
+    """``(X, Y, pooled rows)`` validated: NumPy arrays by :func:`check_X`; two arrays of
+    another array-API namespace (under scikit-learn's array-API dispatch) kept as they are,
+    on their device; a mix of kinds refused."""
+    from ._array_api import array_api_namespace, check_X_array_api
+
+    xp = array_api_namespace(X, owner="MMD", supported=True)
+    if xp is None and not is_foreign_array(Y):
+        X, Y = check_X(X, name="X"), check_X(Y, name="Y")
+        return X, Y, np.vstack([X, Y])
+    if xp is None or type(Y) is not type(X):
+        raise ValueError(f"X and Y must be arrays of the same kind, got {type(X).__name__} "
+                         f"and {type(Y).__name__}.")
+
+    class _Sample:                      # check_X_array_api records n_features_in_ on it
+        pass
+
+    first = _Sample()
+    X = check_X_array_api(X, xp, estimator=first, reset=True)
+    Y = check_X_array_api(Y, xp, estimator=first, reset=False)
+    Y = xp.astype(Y, X.dtype)
+    return X, Y, xp.concat([X, Y], axis=0)
 
 
 def mmd2(X: np.ndarray, Y: np.ndarray, *, kernel="rbf", bandwidth="median",
@@ -986,9 +1023,8 @@ def mmd2(X: np.ndarray, Y: np.ndarray, *, kernel="rbf", bandwidth="median",
     >>> mmd2(rng.normal(size=(100, 2)), rng.normal(size=(100, 2)) + 3, kernel="laplacian") > 0.5
     True
     """
-    X = check_X(X, name="X")
-    Y = check_X(Y, name="Y")
-    sigma = (resolve_bandwidth(bandwidth, np.vstack([X, Y]), kernel=kernel)
+    X, Y, pooled = _check_two_samples(X, Y)
+    sigma = (resolve_bandwidth(bandwidth, pooled, kernel=kernel)
              if isinstance(kernel, str) and kernel in RFF_KERNELS else None)
     return mmd2_from_kernels(kernel_matrix(X, kernel=kernel, sigma=sigma),
                              kernel_matrix(Y, kernel=kernel, sigma=sigma),
@@ -1026,10 +1062,13 @@ def mmd2_rff(X: np.ndarray, Y: np.ndarray, Omega: np.ndarray | None = None,
     dask_input = hasattr(X, "__dask_graph__") or hasattr(Y, "__dask_graph__")
     if dask_input:   # never gathered: feature sums per block (adaptation/_dask.py)
         from .adaptation._dask import pooled_bandwidth_rows, rff_mean_dask
+    foreign = not dask_input and (is_foreign_array(X) or is_foreign_array(Y))
+    if foreign:
+        X, Y, pooled = _check_two_samples(X, Y)
     if Omega is None:
         if dask_input:      # only the rows the bandwidth rule reads are computed
             pooled = pooled_bandwidth_rows(X, Y)
-        else:
+        elif not foreign:
             X = check_X(X, name="X")
             Y = check_X(Y, name="Y")
             pooled = np.vstack([X, Y])
@@ -1046,6 +1085,23 @@ def mmd2_rff(X: np.ndarray, Y: np.ndarray, Omega: np.ndarray | None = None,
                              "kernel/bandwidth/n_features/sampling/random_state.")
     if dask_input:
         diff = rff_mean_dask(X, Omega, chunk_size, "X") - rff_mean_dask(Y, Omega, chunk_size, "Y")
+    elif foreign:                     # features and their means on the samples' device
+        import array_api_compat
+
+        from ._array_api import from_numpy
+
+        xp = array_api_compat.array_namespace(X)
+        om = from_numpy(to_numpy(Omega), X)
+        rows = _chunk_rows(2 * om.shape[1], chunk_size)
+
+        def mean(A):
+            n = A.shape[0]
+            total = sum(xp.sum(xp.astype(rff_map(A[s:min(s + rows, n), :], om), xp.float64),
+                               axis=0) for s in range(0, n, rows))
+            return total / max(n, 1)
+
+        d = mean(X) - mean(Y)
+        return float(xp.vecdot(d, d))
     else:
         diff = rff_mean(X, Omega, chunk_size) - rff_mean(Y, Omega, chunk_size)
     return float(diff @ diff)

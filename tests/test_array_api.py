@@ -236,3 +236,50 @@ def test_array_api_without_dispatch_follows_scikit_learn():
     torch = _torch()                             # a host array is converted, as scikit-learn
     Z = TCA(n_components=2).fit(torch.asarray(X), sample_domain=sd).transform(X)
     assert isinstance(Z, np.ndarray)
+
+
+@pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
+def test_array_api_mmd_equals_numpy(dispatch, make):
+    from shiftlearn.kernels import mmd2, mmd2_rff
+
+    X, _, sd = _two_domains(n_s=40, n_t=30)
+    A, B = X[sd > 0], X[sd < 0]
+    n = X.shape[0]
+    for kw in ({}, {"unbiased": True}, {"kernel": "linear"}):
+        # means of n^2 kernel entries in [0, 1] (rbf) or of size max|x|^2 d (linear)
+        bound = 100 * n * EPS64 * (1 if "kernel" not in kw else np.abs(X).max() ** 2 * 5)
+        assert abs(mmd2(make(A), make(B), **kw) - mmd2(A, B, **kw)) <= bound
+    om = rff_weights(X.shape[1], 50, sigma=1.0, random_state=0)
+    # NumPy's features are float64 here (Omega float64): the same sums, n eps apart
+    assert mmd2_rff(make(A), make(B), make(om)) == pytest.approx(mmd2_rff(A, B, om),
+                                                              abs=100 * n * EPS64)
+    assert mmd2_rff(make(A), make(B), n_features=60, random_state=1) == pytest.approx(
+        mmd2_rff(A, B, n_features=60, random_state=1), abs=100 * n * EPS64)
+    with pytest.raises(ValueError, match="X and Y must be arrays of the same kind"):
+        mmd2(make(A), B)
+
+
+@pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_array_api_jda_equals_numpy(dispatch, make, kernel):
+    from shiftlearn.adaptation import JDA
+
+    X, y, sd = _two_domains()
+    kw = {"n_components": 4, "kernel": kernel, "n_iter": 3}
+    ref = JDA(**kw).fit(X, y, sample_domain=sd)
+    Xd = make(X)
+    est = JDA(**kw).fit(Xd, y, sample_domain=sd)
+    # the same pseudo-labels each round, so the same last solve (dense: n eps)
+    np.testing.assert_array_equal(est.target_labels_, ref.target_labels_)
+    assert est.n_iter_ == ref.n_iter_
+    Z = est.transform(Xd)
+    _assert_kind(Z, Xd)
+    _assert_same_embedding(Z, ref.transform(X), ref.eigenvalues_, 100 * X.shape[0] * EPS64)
+
+
+def test_array_api_docs_example_runs(dispatch):
+    """docs/gpu.md's example (its lines are +SKIP for installs without torch)."""
+    _torch()
+    from _docs_examples import run_skipped_example
+
+    assert run_skipped_example("gpu.md", "# Arrays on a GPU") >= 5

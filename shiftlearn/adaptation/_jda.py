@@ -22,10 +22,11 @@ import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.multiclass import type_of_target
 
+from .._array_api import from_numpy, is_foreign_array, to_numpy
 from .._param_validation import Interval
 from .._validation import unlabeled_mask
 from ..kernels import mmd_vector
-from ._tca import TCA, tca_components
+from ._tca import TCA, tca_components, tca_components_array_api
 
 __all__ = ["JDA", "jda_vectors"]
 
@@ -166,16 +167,26 @@ class JDA(TCA):
 
     def _fit(self, X, y, sample_domain):
         mu = self._effective_mu()
-        X = np.asarray(X, dtype=np.float64)
+        foreign = is_foreign_array(X)
         n = X.shape[0]
-        # two more n x n matrices than TCA: the kernel kept across the rounds, and the
-        # temporary of tca_components' update for several MMD columns
-        k, solver, K, _, _ = self._fit_kernel(
-            X, sample_domain, "JDA", 2,
-            "RFTCA (random-feature TCA; JDA's per-class terms are not built for it)")
+        if foreign:       # kernel, solves and embedding on X's device; 1NN on the host
+            import array_api_compat
+
+            xp = array_api_compat.array_namespace(X)
+            k, K = self._kernel_array_api(X, "JDA")
+            solver = self.eigen_solver
+            ell = from_numpy(mmd_vector(sample_domain), X)
+            self.mmd_ = float(xp.vecdot(ell, K @ ell))
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            # two more n x n matrices than TCA: the kernel kept across the rounds, and the
+            # temporary of tca_components' update for several MMD columns
+            k, solver, K, _, _ = self._fit_kernel(
+                X, sample_domain, "JDA", 2,
+                "RFTCA (random-feature TCA; JDA's per-class terms are not built for it)")
+            ell = mmd_vector(sample_domain)
+            self.mmd_ = float(ell @ K @ ell)
         sd = sample_domain
-        ell = mmd_vector(sd)
-        self.mmd_ = float(ell @ K @ ell)
         src = (sd > 0) & ~unlabeled_mask(y) if y is not None else np.zeros(n, dtype=bool)
         if src.any() and type_of_target(y[src]) not in ("binary", "multiclass"):
             raise ValueError(f"JDA needs class labels on the source rows (its per-class terms "
@@ -185,12 +196,17 @@ class JDA(TCA):
         relabel = bool(src.any() and tgt.any())
         labels, rounds = None, 0
         while True:
-            w, W, KW = tca_components(K, jda_vectors(sd, y, labels), k, mu,
-                                      eigen_solver=solver)
+            ells = jda_vectors(sd, y, labels)
+            if foreign:
+                w, W, KW = tca_components_array_api(K, from_numpy(ells, X), k, mu,
+                                                    eigen_solver=solver, overwrite_K=False)
+            else:
+                w, W, KW = tca_components(K, ells, k, mu, eigen_solver=solver)
             W, KW = self._scaled(w, W, KW)
             if not relabel or rounds == self.n_iter:
                 break
-            new = KNeighborsClassifier(n_neighbors=1).fit(KW[src], y[src]).predict(KW[tgt])
+            Z = to_numpy(KW)
+            new = KNeighborsClassifier(n_neighbors=1).fit(Z[src], y[src]).predict(Z[tgt])
             if labels is not None and np.array_equal(new, labels):
                 break                       # the same labels give the same solve
             labels, rounds = new, rounds + 1

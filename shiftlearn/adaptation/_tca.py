@@ -27,7 +27,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
-from .._array_api import from_numpy, is_foreign_array
+from .._array_api import from_numpy, is_foreign_array, to_numpy
 from .._linalg import (
     ARPACK_TOL,
     leading_eigh,
@@ -153,16 +153,19 @@ _XP_BLOCK_BYTES = 2**28
 
 
 def tca_components_array_api(K, ell, n_components: int, mu: float = 1.0, *,
-                             eigen_solver: str = "auto", random_state=0):
+                             eigen_solver: str = "auto", random_state=0,
+                             overwrite_K: bool = True):
     """:func:`tca_components` for a kernel of another array-API namespace (torch, CuPy, ...),
-    on its device and in its dtype; ``K`` is overwritten (it becomes ``G``).
+    on its device and in its dtype; with ``overwrite_K`` (default) ``K`` becomes ``G``.
 
     The same reduced standard problem ``G^T G v = lambda v`` with ``G = H K M^{-1/2}`` (the
-    closed-form ``M^{-1/2} = I + alpha u u^T``, applied in row blocks), solved by
+    closed-form ``M^{-1/2} = I + F diag(a) F^T``, ``F = K ell`` orthogonalised by a thin SVD
+    when ``ell`` has several columns, applied in row blocks), solved by
     ``xp.linalg.eigh`` of ``G^T G`` (``"dense"``, ``O(n^3)``) or by block subspace iteration
     with Rayleigh-Ritz on ``v -> G^T (G v)`` (``"arpack"``: ARPACK is CPU-only, this is its
     counterpart, ``O(n^2 k)`` per iteration; :func:`shiftlearn._linalg.leading_eigh_array_api`).
-    ``"auto"`` chooses as :func:`resolve_tca_solver`. ``ell`` is one MMD vector (rank one).
+    ``"auto"`` chooses as :func:`resolve_tca_solver`. ``ell``: one MMD vector, or ``r``
+    columns (JDA's marginal and class vectors).
 
     Returns ``(eigenvalues, W, K W)`` as :func:`tca_components`, arrays of ``K``'s namespace.
     """
@@ -171,17 +174,24 @@ def tca_components_array_api(K, ell, n_components: int, mu: float = 1.0, *,
     xp = array_api_compat.array_namespace(K)
     n = K.shape[0]
     solver = resolve_tca_solver(eigen_solver, n, n_components)
-    u = K @ ell
+    if ell.ndim == 1:
+        ell = ell[:, None]
+    F = K @ ell
     col_mean = xp.mean(K, axis=0)
-    G = K
+    G = K if overwrite_K else xp.asarray(K, copy=True)
     G -= col_mean[None, :]                      # H K
-    alpha = float(lowrank_inv_sqrt_weights(float(xp.vecdot(u, u)), mu)[0])
-    if alpha:
-        Gu = G @ u
-        step = max(1, _XP_BLOCK_BYTES // (n * 8))
-        for s in range(0, n, step):             # G += alpha (G u) u^T
-            e = min(n, s + step)
-            G[s:e, :] += alpha * (Gu[s:e, None] * u[None, :])
+    if F.shape[1] == 1:
+        sq = np.array([float(xp.vecdot(F[:, 0], F[:, 0]))])
+    else:                                       # F F^T with orthogonal columns
+        P, S, _ = xp.linalg.svd(F, full_matrices=False)
+        F = P * S[None, :]
+        sq = to_numpy(S).astype(np.float64) ** 2
+    a = from_numpy(lowrank_inv_sqrt_weights(sq, mu), K)
+    GF = (G @ F) * a[None, :]
+    step = max(1, _XP_BLOCK_BYTES // (n * 8))
+    for s in range(0, n, step):                 # G += (G F) diag(a) F^T
+        e = min(n, s + step)
+        G[s:e, :] += GF[s:e, :] @ F.T
     if solver == "dense":
         w, V = leading_eigh_array_api(G.T @ G, n_components, solver="dense")
     else:
@@ -189,7 +199,7 @@ def tca_components_array_api(K, ell, n_components: int, mu: float = 1.0, *,
             return G.T @ (G @ Q)
         w, V = leading_eigh_array_api(None, n_components, solver="subspace", matmat=matmat,
                                       like=G, random_state=random_state, owner="TCA")
-    W = V + alpha * (u[:, None] * (u @ V)[None, :])     # w = M^{-1/2} v
+    W = V + F @ (a[:, None] * (F.T @ V))        # w = M^{-1/2} v
     return w, W, G @ V + (col_mean @ W)[None, :]
 
 
@@ -374,6 +384,24 @@ class TCA(BaseSubspaceTransformer):
             KW *= scale[None, :]
         return W, KW
 
+    def _kernel_array_api(self, X, owner: str):
+        """``(k, K)``: ``n_components`` clipped and the training kernel, on ``X``'s device
+        (the array-API counterpart of :meth:`_fit_kernel`; ``memory`` is not used)."""
+        import array_api_compat
+
+        xp = array_api_compat.array_namespace(X)
+        n = X.shape[0]
+        k = clip_n_components(self.n_components, n - 1,
+                              f"the centred kernel of {n} training rows has rank <= {n - 1}",
+                              owner)
+        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        K = self._kernel(X)
+        if float(xp.max(xp.max(K, axis=0) - xp.min(K, axis=0))) == 0:
+            raise ValueError(f"{owner}: the centred kernel is zero (every training row is the "
+                             "same point for this kernel, e.g. a constant X), so there is no "
+                             "component to learn; check X.")
+        return k, K
+
     def _fit_array_api(self, X, sample_domain):
         """The fit for arrays of another namespace: the kernel, the solve and the fitted
         arrays stay on ``X``'s device, in its dtype (``memory`` is not used)."""
@@ -381,16 +409,7 @@ class TCA(BaseSubspaceTransformer):
 
         xp = array_api_compat.array_namespace(X)
         mu = self._effective_mu()
-        n = X.shape[0]
-        k = clip_n_components(self.n_components, n - 1,
-                              f"the centred kernel of {n} training rows has rank <= {n - 1}",
-                              "TCA")
-        self.sigma_ = self._resolve_sigma(X, self.kernel)
-        K = self._kernel(X)
-        if float(xp.max(xp.max(K, axis=0) - xp.min(K, axis=0))) == 0:
-            raise ValueError("TCA: the centred kernel is zero (every training row is the same "
-                             "point for this kernel, e.g. a constant X), so there is no "
-                             "component to learn; check X.")
+        k, K = self._kernel_array_api(X, "TCA")
         ell = from_numpy(mmd_vector(sample_domain), X)
         self.mmd_ = float(xp.vecdot(ell, K @ ell))
         w, W, KW = tca_components_array_api(K, ell, k, mu, eigen_solver=self.eigen_solver)
