@@ -61,17 +61,36 @@ def decision(rep: dict) -> str:
     rows = sel["candidates"]
     none = next(r for r in rows if r["method"] == "none")
     chosen = next(r for r in rows if r["chosen"])
+    crit = sel["criterion"]
+    if not sel.get("validated", len(rows)):
+        return (f"Decision: do not adapt, by default: no candidate could be validated by {crit} "
+                "(reasons in the table below), so nothing was measured; the predictions come "
+                "from the classifier on the raw features.")
+    if sel.get("ranked", True) is False:
+        if sel.get("validated") == 1:
+            return (f"Decision: {_label(chosen['method'])}, the only candidate {crit} could "
+                    f"validate ({_num(chosen['score'])}); nothing was compared.")
+        return (f"Decision: {_label(chosen['method'])}, by default: {crit} gives every "
+                f"candidate the same estimate ({_num(chosen['score'])}), so it cannot rank "
+                "them" + (" (1-NN's probabilities are 0 or 1; --select circular or "
+                          "--classifier logreg can rank them)"
+                          if crit in ("entropy", "snd") and rep.get("classifier") == "1nn"
+                          else "") + ".")
     if chosen["method"] == "none":
         others = [r for r in rows if r["method"] != "none" and r["score"] is not None]
         top = max(others, key=lambda r: r["score"]) if others else None
         m = sel.get("margin_value") or 0.0
         by = f" by more than its margin ({_num(m)})" if m > 0 else ""
-        return (f"Decision: do not adapt. No adapter's validation estimate ({sel['criterion']}) "
+        return (f"Decision: do not adapt. No adapter's validation estimate ({crit}) "
                 f"beats the raw features{by} ({_num(none['score'])}"
                 + (f"; best adapter {top['method']} {_num(top['score'])})." if top else ")."))
     return (f"Decision: adapt with {chosen['method']}: its validation estimate "
-            f"({sel['criterion']}) is {_num(chosen['score'])} against {_num(none['score'])} "
+            f"({crit}) is {_num(chosen['score'])} against {_num(none['score'])} "
             "without adaptation.")
+
+
+def _candidate_note(r: dict) -> str:
+    return f"not validated: {r['failed']}" if r.get("failed") else ""
 
 
 def _accuracy_line(rep: dict) -> str | None:
@@ -104,11 +123,13 @@ def markdown(rep: dict) -> str:
         L += ["", "## Which method?", "", f"Criterion: {sel['how']}"
               + ("; hyper-parameters searched on the default grids." if sel["tuned"] else
                  "; library defaults (add --tune to search the grids)."), "",
-              "| candidate | validation estimate | ± std | best setting | chosen |",
-              "|---|---|---|---|---|"]
+              "| candidate | validation estimate | ± std | best setting | chosen | note |",
+              "|---|---|---|---|---|---|"]
         for r in sel["candidates"]:
+            note = _candidate_note(r).replace("|", "\\|")
             L.append(f"| {_label(r['method'])} | {_num(r['score'])} | {_num(r['std'])} | "
-                     f"`{json.dumps(r['params'])}` | {'**yes**' if r['chosen'] else ''} |")
+                     f"`{json.dumps(r['params'])}` | {'**yes**' if r['chosen'] else ''} | "
+                     f"{note} |")
     if rep["shift_raw"]:
         L += ["", "## How far is the target from each source?", "",
               "Unbiased MMD² between the source and the target (Gaussian kernel, "
@@ -142,6 +163,9 @@ def markdown(rep: dict) -> str:
     if line:
         L += ["", line]
     L += ["", f"Time: fit {rep['seconds']['fit']:.2f} s, report {rep['seconds']['report']:.2f} s."]
+    if rep.get("warnings"):
+        L += ["", "Warnings raised during the run (kept here, not on the terminal):", ""] + \
+            [f"* {w}" for w in rep["warnings"]]
     return "\n".join(L) + "\n"
 
 
@@ -194,7 +218,10 @@ def html(rep: dict, pictures: dict[str, bytes]) -> str:
     if line:
         doc.paragraph(line, cls="lead")
     sel = rep.get("selection")
-    if sel is not None and sel["choice"] == "none":
+    if sel is not None and (not sel.get("validated", 1) or sel.get("ranked", True) is False):
+        doc.paragraph("The criterion could not compare the candidates (see 'Which method?'): "
+                      "the choice above is a default, not a measurement.", cls="warning")
+    elif sel is not None and sel["choice"] == "none":
         doc.paragraph("The predictions come from the classifier on the raw features: by this "
                       "criterion, adapting did not look better. A different criterion "
                       "(--select) may disagree; none of them sees target labels.",
@@ -216,10 +243,13 @@ def html(rep: dict, pictures: dict[str, bytes]) -> str:
             doc.figure(pictures["candidates"], "Validation estimate of each candidate (its best "
                        "setting; bars: ± one standard deviation over the folds); the chosen one "
                        "is highlighted.")
-        doc.table(["candidate", "validation estimate", "± std", "best setting", "chosen"],
+        failed = any(r.get("failed") for r in sel["candidates"])
+        doc.table(["candidate", "validation estimate", "± std", "best setting", "chosen"]
+                  + (["note"] if failed else []),
                   [[_label(r["method"]), _num(r["score"]), _num(r["std"]),
                     json.dumps(r["params"]) if r["params"] else "defaults",
-                    "chosen" if r["chosen"] else ""] for r in sel["candidates"]],
+                    "chosen" if r["chosen"] else ""] + ([_candidate_note(r)] if failed else [])
+                   for r in sel["candidates"]],
                   highlight=[r["chosen"] for r in sel["candidates"]])
     doc.heading("How far apart are the domains, before and after?")
     if rep["shift_matrices"]:
@@ -269,6 +299,9 @@ def html(rep: dict, pictures: dict[str, bytes]) -> str:
     if rep.get("notes"):
         doc.heading("Notes from reading the files", 3)
         doc.items(rep["notes"])
+    if rep.get("warnings"):
+        doc.heading("Warnings raised during the run", 3)
+        doc.items(rep["warnings"])
     return doc.render()
 
 

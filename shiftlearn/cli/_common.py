@@ -194,3 +194,63 @@ def subsample(X: np.ndarray, max_rows: int | None, rng: np.random.Generator) -> 
     if max_rows is None or X.shape[0] <= max_rows:
         return X
     return X[np.sort(rng.choice(X.shape[0], max_rows, replace=False))]
+
+
+# ---------------------------------------------------------------------- feature columns ------
+def _listed(names: list[str], limit: int = 8) -> str:
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def match_columns(ref, others, *, hint: str = "") -> list[str]:
+    """Give every table of ``others`` the feature columns of ``ref``, in ``ref``'s order.
+
+    Tables are :class:`~shiftlearn.datasets.Table` objects (``X`` and ``feature_names`` are
+    reordered in place). Files with headers are matched by name: the same names in another
+    order are reordered (one note per file, returned), different names are an error that
+    names the missing and the extra columns (at most eight of each). Without a header on
+    either side only the number of columns can be compared. ``hint`` is added to the message
+    when a table has one column more than ``ref`` (e.g. the option that explains a label
+    column).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shiftlearn.datasets import Table
+    >>> a = Table("a.csv", np.array([[1., 2.]]), None, ["x", "y"], None)
+    >>> b = Table("b.csv", np.array([[20., 10.]]), None, ["y", "x"], None)
+    >>> match_columns(a, [b])
+    ['b.csv: the same 2 feature columns as a.csv in another order; matched by name.']
+    >>> b.X.tolist(), b.feature_names
+    ([[10.0, 20.0]], ['x', 'y'])
+    """
+    notes = []
+    names = list(ref.feature_names) if ref.feature_names else None
+    for t in others:
+        theirs = list(t.feature_names) if t.feature_names else None
+        if names is None or theirs is None or theirs == names:
+            if t.X.shape[1] != ref.X.shape[1]:
+                raise ValueError(f"{t.path} has {t.X.shape[1]} feature columns but {ref.path} "
+                                 f"has {ref.X.shape[1]}; every file needs the same feature "
+                                 "columns."
+                                 + (hint if t.X.shape[1] == ref.X.shape[1] + 1 else ""))
+            continue
+        missing = [n for n in dict.fromkeys(names) if n not in set(theirs)]
+        extra = [n for n in dict.fromkeys(theirs) if n not in set(names)]
+        if missing or extra:
+            parts = ([f"missing {_listed(missing)}"] if missing else []) + \
+                ([f"extra {_listed(extra)}"] if extra else [])
+            raise ValueError(f"{t.path}: feature columns differ from {ref.path}'s: "
+                             f"{'; '.join(parts)}; give every file the same feature columns."
+                             + (hint if len(theirs) == len(names) + 1 else ""))
+        dup = sorted({n for n in names + theirs if names.count(n) > 1 or theirs.count(n) > 1})
+        if dup or len(theirs) != len(names):
+            raise ValueError(f"{t.path}: the feature columns are in another order than in "
+                             f"{ref.path}'s and {_listed(dup)} appear(s) more than once, so "
+                             "they cannot be matched by name; give the columns unique names.")
+        order = [theirs.index(n) for n in names]
+        t.X = t.X[:, order]
+        t.feature_names = names
+        notes.append(f"{t.path}: the same {len(names)} feature columns as {ref.path} in "
+                     "another order; matched by name.")
+    return notes

@@ -52,6 +52,13 @@ Design decisions
   report. Labels are compared as values (``1`` equals ``1.0``) across all files
   (:func:`~shiftlearn.datasets._tables.encode_labels`), for training and for the target
   accuracy, which counts only the target rows whose label is given.
+* Files with headers are matched by column name (:func:`~shiftlearn.cli._common.match_columns`):
+  another order is reordered with a note, different columns are named (missing and extra). A
+  target that carries the sources' label column without ``--target-has-labels`` is recognised
+  rather than read as a feature (:func:`_read_target`).
+* Warnings raised during a run go to the report, not stderr. Candidates that cannot be fitted
+  or scored are listed with their reason; a criterion that gives every candidate the same
+  estimate cannot rank them, and the decision says it is a default (``_selection_lines``).
 * Sizes are checked before fitting: an empty target is refused; a one-row domain is refused
   when something needs two rows (an adapter, which learns the target's distribution, or the
   MMD tests of the report), with the options that avoid it.
@@ -65,10 +72,11 @@ import json
 import shlex
 import sys
 import time
+import warnings
 
 import numpy as np
 
-from ._common import check_output, count, info, report_paths
+from ._common import check_output, count, info, match_columns, report_paths
 
 METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL")
 CLASSIFIERS = ("1nn", "logreg")
@@ -173,25 +181,16 @@ def _load(args):
 
     header = _HEADER[args.header]
     srcs = [read_table(p, label_column=args.label_column, header=header) for p in args.sources]
-    tgt = read_table(args.target, label_column=args.label_column,
-                     with_labels=args.target_has_labels, header=header,
-                     allow_missing_labels=True)
+    tgt = _read_target(args, srcs, header)
     for t in [*srcs, tgt]:
         for note in t.notes:
             info(args, f"note: {_cli_note(note)}")
-    d = srcs[0].X.shape[1]
-    for t in [*srcs[1:], tgt]:
-        if t.X.shape[1] != d:
-            hint = (" If the target file has a label column, add --target-has-labels."
-                    if t is tgt and t.X.shape[1] == d + 1 and not args.target_has_labels
-                    else "")
-            raise ValueError(f"{t.path} has {t.X.shape[1]} feature columns but {srcs[0].path} "
-                             f"has {d}; every file needs the same feature columns.{hint}")
-        if t.feature_names and srcs[0].feature_names and \
-                list(t.feature_names) != list(srcs[0].feature_names):
-            raise ValueError(f"{t.path}: feature columns {list(t.feature_names)} differ from "
-                             f"{srcs[0].path}'s {list(srcs[0].feature_names)}; give the files "
-                             "the same columns in the same order.")
+    flag = (" If the target file has a label column, add --target-has-labels."
+            if not args.target_has_labels else "")
+    notes = match_columns(srcs[0], srcs[1:]) + match_columns(srcs[0], [tgt], hint=flag)
+    for note in notes:
+        info(args, f"note: {note}")
+        tgt.notes.append(note)
     classes, codes_list = encode_labels([*srcs, tgt] if tgt.y is not None else srcs)
     codes = np.concatenate(codes_list[:len(srcs)]).astype(np.int64)
     tgt_codes = codes_list[-1].astype(np.int64) if tgt.y is not None else None
@@ -204,6 +203,49 @@ def _load(args):
     sd = np.r_[np.concatenate([np.full(len(t.X), i + 1) for i, t in enumerate(srcs)]),
                np.full(len(tgt.X), -(K + 1))]
     return srcs, tgt, np.asarray(classes), codes, tgt_codes, X, y, sd
+
+
+def _read_target(args, srcs, header):
+    """The target file. Without ``--target-has-labels`` a label column the sources have
+    (by name, or one extra last column in headerless files) is recognised rather than read as
+    a feature: an empty one is ignored with a note, a filled one is an error naming the flag."""
+    from ..datasets._tables import TableError, read_table
+
+    if args.target_has_labels:
+        return read_table(args.target, label_column=args.label_column, with_labels=True,
+                          header=header, allow_missing_labels=True)
+    try:
+        tgt, err = read_table(args.target, with_labels=False, header=header), None
+    except TableError as exc:
+        tgt, err = None, exc
+    d, name = srcs[0].X.shape[1], srcs[0].label_name
+    if err is None and tgt.X.shape[1] != d + 1 and not (
+            name is not None and tgt.feature_names and name in tgt.feature_names):
+        return tgt
+    try:
+        lab = read_table(args.target, label_column=name if name is not None
+                         else args.label_column, header=header, allow_missing_labels=True)
+    except TableError:
+        lab = None
+    if lab is None or lab.X.shape[1] != d:
+        if err is not None:
+            raise err
+        return tgt
+    given = sum(v is not None for v in lab.y.tolist())
+    col = repr(lab.label_name) if lab.label_name else "the last column"
+    if given == 0:
+        lab.notes.append(f"{lab.path}: the label column {col} is empty on every row; "
+                         "ignored.")
+        lab.y = None
+        return lab
+    if given == len(lab.y):
+        raise ValueError(f"{lab.path}: the target file has the label column {col}, filled on "
+                         "every row; add --target-has-labels (its labels are then only used "
+                         "to print the accuracy) or remove that column.")
+    raise ValueError(f"{lab.path}: the target file has the label column {col}, filled on "
+                     f"{given} of {len(lab.y)} rows; a target with a few labels is not used "
+                     "for training here: add --target-has-labels (the given labels are then "
+                     "only used to print the accuracy) or remove that column.")
 
 
 def _check_sizes(args, srcs, tgt) -> None:
@@ -331,44 +373,117 @@ def _candidates(text: str, n_rows: int) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _counting(scoring, advance):
+def _reason(exc: BaseException) -> str:
+    """An exception as one short line for the report."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 240 else text[:237] + "..."
+
+
+def _counting(scoring, advance, failures: dict):
     """The scorer (``None``: accuracy on the held-out labeled source rows,
-    :class:`~shiftlearn.model_selection.SourceAccuracyScorer`), advancing a bar."""
+    :class:`~shiftlearn.model_selection.SourceAccuracyScorer`), advancing a bar. A candidate
+    that cannot be scored gets NaN and its reason in ``failures`` (method -> reason)."""
     from ..model_selection import SourceAccuracyScorer
+    from ..model_selection._select import _method_of
 
     scoring = SourceAccuracyScorer() if scoring is None else scoring
 
     def score(estimator, X, y, **kw):
         try:
+            yy = None if y is None else np.asarray(y)
+            if not kw and yy is not None and (yy < 0).any() and \
+                    np.unique(yy[yy >= 0]).size < 2:
+                # a small held-out fold with one class: the command's classes are codes
+                # >= 0 and its target rows -1, so it can say which rows are which
+                kw = {"sample_domain": np.where(yy >= 0, 1, -2)}
             return scoring(estimator, X, y, **kw)
+        except Exception as exc:  # noqa: BLE001 - listed in the report, scored NaN
+            failures.setdefault(_method_of(getattr(estimator, "adapter", None)),
+                                "cannot be scored: " + _reason(exc))
+            return np.nan
         finally:
             advance()
     return score
 
 
+def _diagnose(method, args, X, y, sd, clf, cv, scoring) -> str:
+    """Why ``method`` got no validation estimate: its first setting refitted fold by fold
+    until one fails (only for candidates that failed, so the cost is at most one search's
+    worth of that candidate)."""
+    from sklearn.base import clone
+    from sklearn.model_selection import ParameterGrid
+
+    from ..adaptation import DomainAdaptationClassifier
+    from ..model_selection._select import candidate_grid
+
+    params = next(iter(ParameterGrid(candidate_grid([method], grids=None if args.tune else {},
+                                                    random_state=args.seed))))
+    failures: dict = {}
+    scorer = _counting(scoring, lambda: None, failures)
+    for train, test in cv.split(X, y, groups=sd):
+        est = DomainAdaptationClassifier(None, clone(clf)).set_params(**params)
+        try:
+            est.fit(X[train], y[train], sd[train])
+        except Exception as exc:  # noqa: BLE001 - the reason is what the report needs
+            return "cannot be fitted: " + _reason(exc)
+        value = scorer(est, X[test], y[test])
+        if method in failures or not np.isfinite(value):
+            break
+    return failures.get(method, "no finite validation estimate on some fold")
+
+
 def _auto(args, X, y, sd, clf, n_sources):
-    """``--method auto``: :class:`AdaptationSelector` over no adaptation and every adapter."""
+    """``--method auto``: :class:`AdaptationSelector` over no adaptation and every adapter.
+
+    Candidates that cannot be fitted or scored get no estimate and a reason in the report;
+    if none can, the raw features are used and the report says that nothing was measured.
+    A criterion that gives every validated candidate the same estimate cannot rank them, and
+    the report says so."""
     from sklearn.model_selection import ParameterGrid
 
     from .._progress import task
+    from ..adaptation import DomainAdaptationClassifier
     from ..model_selection._select import AdaptationSelector, candidate_grid
 
     cv, scoring, words = _criterion(args, n_sources)
+    _check_split(cv, X, y, sd, f"--method auto by --select {args.select}")
     methods = _candidates(args.candidates, X.shape[0])
     grids = None if args.tune else {}
+    n_splits = cv.get_n_splits(X, y, groups=sd)
     n_fits = len(ParameterGrid(candidate_grid(["none", *methods], grids=grids,
-                                              random_state=args.seed))) * \
-        cv.get_n_splits(X, y, groups=sd)
+                                              random_state=args.seed))) * n_splits
+    failures: dict = {}
     with task(f"choosing by {args.select}", n_fits) as advance:
-        sel = AdaptationSelector(methods=methods, classifier=clf,
-                                 scoring=_counting(scoring, advance), cv=cv, grids=grids,
-                                 random_state=args.seed, margin=args.margin).fit(X, y, sd)
-    summary = [{"method": r["method"], "score": _finite(r["score"]),
-                "std": _finite(r["std"]), "params": _plain(r["params"]),
-                "chosen": bool(r["chosen"])} for r in sel.summary_]
-    return sel, {"criterion": args.select, "how": words, "tuned": bool(args.tune),
-                 "margin": args.margin, "margin_value": float(sel.margin_),
-                 "candidates": summary, "choice": sel.choice_, "methods": methods}
+        try:
+            sel = AdaptationSelector(methods=methods, classifier=clf,
+                                     scoring=_counting(scoring, advance, failures), cv=cv,
+                                     grids=grids, random_state=args.seed,
+                                     margin=args.margin).fit(X, y, sd)
+        except ValueError as exc:
+            if "Every candidate failed" not in str(exc):
+                raise
+            sel = None
+    if sel is None:
+        rows = [{"method": m, "score": None, "std": None, "params": {}, "chosen": m == "none"}
+                for m in ["none", *methods]]
+        model = DomainAdaptationClassifier(None, clf).fit(X, y, sd)
+        choice, margin = "none", 0.0
+    else:
+        rows = [{"method": r["method"], "score": _finite(r["score"]),
+                 "std": _finite(r["std"]), "params": _plain(r["params"]),
+                 "chosen": bool(r["chosen"])} for r in sel.summary_]
+        model, choice, margin = sel.best_estimator_, sel.choice_, float(sel.margin_)
+    for r in rows:
+        if r["score"] is None:
+            r["failed"] = failures.get(r["method"]) or _diagnose(
+                r["method"], args, X, y, sd, clf, cv, scoring)
+    scores = [r["score"] for r in rows if r["score"] is not None]
+    ranked = len(scores) >= 2 and max(scores) - min(scores) > 1e-12 * max(1.0, *map(abs, scores))
+    fold_rows = int(np.sum(y >= 0)) // max(n_splits, 1)
+    return model, {"criterion": args.select, "how": words, "tuned": bool(args.tune),
+                   "margin": args.margin, "margin_value": margin, "candidates": rows,
+                   "choice": choice, "methods": methods, "validated": len(scores),
+                   "ranked": ranked, "fold_rows": fold_rows}
 
 
 def _fit(args, X, y, sd, codes, n_sources):
@@ -376,15 +491,15 @@ def _fit(args, X, y, sd, codes, n_sources):
     choose among them (``auto``). Returns the model, its ``transform(X, sample_domain)`` (None
     without adaptation), its parameters, where they came from, the validation estimate of the
     chosen setting and the selection summary (``auto``; else None)."""
-    from ..model_selection import DEFAULT_GRIDS, fit_source_cv, make_adapter
+    from ..adaptation import DomainAdaptationClassifier
+    from ..model_selection import DEFAULT_GRIDS, make_adapter
 
     params = parse_params(args.param)
     clf = _classifier(args.classifier)
     if args.method == "raw":
         return clf.fit(X[:len(codes)], codes), None, {}, "no adapter", None, None
     if args.method == "auto":
-        sel, selection = _auto(args, X, y, sd, clf, n_sources)
-        model = sel.best_estimator_
+        model, selection = _auto(args, X, y, sd, clf, n_sources)
         chosen = next(r for r in selection["candidates"] if r["chosen"])
         estimate = {"mean": chosen["score"], "std": chosen["std"], "criterion": args.select}
         if model.adapter_ is None:
@@ -393,19 +508,83 @@ def _fit(args, X, y, sd, codes, n_sources):
         return (model, model.transform, _plain(model.adapter_.get_params()),
                 f"chosen by {args.select}{how}", estimate, selection)
     adapter = make_adapter(args.method, args.seed, **params)
-    grid = {k: v for k, v in DEFAULT_GRIDS.get(args.method, {}).items() if k not in params}
-    model = fit_source_cv(adapter, grid if args.tune else {}, X, y, sd, clf,
-                          verbose=0 if args.quiet or not args.tune else 1)
+    grid = {k: v for k, v in DEFAULT_GRIDS.get(args.method, {}).items()
+            if k not in params and k in adapter.get_params()}
     params_from, cv_info = "library defaults" + (" + --param" if params else ""), None
-    if args.tune and hasattr(model, "best_params_"):
+    if not (args.tune and grid):
+        model = DomainAdaptationClassifier(adapter, clf).fit(X, y, sd)
+        return model, model.transform, _plain(model.adapter_.get_params()), params_from, \
+            None, None
+    search = _source_cv_search(args, adapter, grid, clf, X, y, sd)
+    i = search.best_index_
+    mean = np.asarray(search.cv_results_["mean_test_score"], dtype=float)
+    cv_info = {"mean": _finite(mean[i]),
+               "std": _finite(search.cv_results_["std_test_score"][i]),
+               "n_settings": len(mean), "criterion": "source-cv",
+               "validated": int(np.isfinite(mean).sum())}
+    if np.isfinite(mean).any():
         params_from = "5-fold CV on the source labels"
-        i = model.best_index_
-        cv_info = {"mean": float(model.best_score_),
-                   "std": float(model.cv_results_["std_test_score"][i]),
-                   "n_settings": len(model.cv_results_["params"]), "criterion": "source-cv"}
-        model = model.best_estimator_
+        model = search.best_estimator_
+    else:       # nothing measured: the defaults, and the report says why
+        cv_info["failed"] = search.failures_.get(args.method, "no finite estimate")
+        params_from += (" (no setting of the grid could be validated by 5-fold source CV: "
+                        f"{cv_info['failed']})")
+        model = DomainAdaptationClassifier(adapter, clf).fit(X, y, sd)
     return model, model.transform, _plain(model.adapter_.get_params()), params_from, \
         cv_info, None
+
+
+def _source_cv_search(args, adapter, grid, clf, X, y, sd):
+    """``--method NAME --tune``: the grid searched by 5-fold source CV (the search of
+    :func:`~shiftlearn.model_selection.fit_source_cv`, with the command's scorer: settings
+    that cannot be scored get NaN and a reason, ``failures_``, and a bar)."""
+    from sklearn import config_context
+    from sklearn.model_selection import GridSearchCV, ParameterGrid
+
+    from .._progress import task
+    from ..adaptation import DomainAdaptationClassifier, FitMemory
+    from ..model_selection import SourceKFold
+
+    cv = SourceKFold(5, random_state=args.seed)
+    _check_split(cv, X, y, sd, "--tune (5-fold source CV)")
+    param_grid = {f"adapter__{k}": list(v) for k, v in grid.items()}
+    failures: dict = {}
+    memory = FitMemory()
+    n_fits = len(ParameterGrid(param_grid)) * cv.get_n_splits(X, y, groups=sd)
+    with task("5-fold source CV", n_fits) as advance:
+        search = GridSearchCV(DomainAdaptationClassifier(adapter, clf, memory=memory),
+                              param_grid, scoring=_counting(None, advance, failures), cv=cv,
+                              error_score=np.nan)
+        try:
+            with config_context(enable_metadata_routing=False):
+                search.fit(X, y, groups=sd, sample_domain=sd)
+        finally:
+            memory.clear()
+    search.failures_ = failures
+    return search
+
+
+def _check_split(cv, X, y, sd, what: str) -> None:
+    """Refuse, in the command's words, labeled rows too few for the validation splits."""
+    from ..model_selection import SourceKFold
+
+    try:
+        n = sum(1 for _ in cv.split(X, y, groups=sd))
+    except ValueError as exc:
+        n, why = 0, _reason(exc)
+    else:
+        why = "it makes no split"
+    if n == 0:
+        if "puts no row in validation" in why:
+            why = ("it holds out 20% of each group of labeled source rows, which rounds to no "
+                   "row here")
+        elif isinstance(cv, SourceKFold):
+            why = (f"its {cv.n_splits} folds of the labeled source rows need at least "
+                   f"{cv.n_splits} of them")
+        raise ValueError(f"{int(np.sum(y >= 0))} labeled source rows are too few for the "
+                         f"validation of {what}: {why.rstrip('.')}. Give more labeled rows, "
+                         "or skip the search: --method raw (no adaptation) or a named "
+                         "--method without --tune.")
 
 
 def _plain(params: dict) -> dict:
@@ -496,7 +675,63 @@ def _write_predictions(out, classes, pred_codes, conf) -> None:
                                                      else []))
 
 
+def _warning_lines(caught) -> list[str]:
+    """The warnings caught during a run, one line each with its count (for the report)."""
+    import re
+
+    first: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for w in caught:
+        text = " ".join(str(w.message).split())
+        text = f"{w.category.__name__}: " + (text if len(text) <= 240 else text[:237] + "...")
+        key = re.sub(r"\d+", "#", text)       # one line for '25 of 30' and '7 of 10'
+        first.setdefault(key, text)
+        counts[key] = counts.get(key, 0) + 1
+    return [first[k] + (f" ({n} times, numbers vary)" if n > 1 and first[k] != k else
+                        f" ({n} times)" if n > 1 else "") for k, n in counts.items()][:30]
+
+
+def _selection_lines(sel: dict) -> list[str]:
+    """What a person must know about the choice, one line each (stderr)."""
+    def label(m):
+        return "no adaptation" if m == "none" else m
+
+    rows, crit = sel["candidates"], sel["criterion"]
+    failed = [r for r in rows if r.get("failed")]
+    if not sel["validated"]:
+        return [f"no candidate could be validated by {crit} ({failed[0]['failed']}); "
+                "predicting without adaptation, which nothing measured; the report lists "
+                "every candidate's reason."]
+    chosen = label(sel["choice"])
+    coarse = (f"; folds of {max(sel['fold_rows'], 1)} labeled row(s): coarse estimates"
+              if sel["fold_rows"] < 5 else "")
+    if sel["ranked"]:
+        out = [f"chose {chosen} ({crit}{coarse})"]
+    elif sel["validated"] == 1:
+        out = [f"chose {chosen}: the only candidate {crit} could validate, so nothing was "
+               "compared"]
+    else:
+        score = next(r["score"] for r in rows if r["score"] is not None)
+        out = [f"{crit} gives every candidate the same estimate ({score:.4f}), so it cannot "
+               f"rank them; kept {chosen}"
+               + (" (1-NN's probabilities are 0 or 1: try --select circular or --classifier "
+                  "logreg)" if crit in ("entropy", "snd") and sel.get("classifier") == "1nn"
+                  else "")]
+    if failed:
+        out.append(f"note: {len(failed)} of {len(rows)} candidates could not be validated ("
+                   + ", ".join(label(r["method"]) for r in failed)
+                   + f"; e.g. {failed[0]['failed'][:120]}); the report lists the reasons.")
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
+    # every warning (scikit-learn's, numpy's, an adapter's) goes to the report, not stderr
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        return _run(args, caught)
+
+
+def _run(args: argparse.Namespace, caught: list) -> int:
     from .. import __version__
     from .._progress import task
     from ._adapt_report import figures, markdown, write_report
@@ -520,8 +755,9 @@ def run(args: argparse.Namespace) -> int:
     model, embed, final, params_from, cv_info, selection = _fit(args, X, y, sd, codes, K)
     t_fit = time.perf_counter() - t0
     if selection is not None:
-        info(args, "chose " + ("no adaptation" if selection["choice"] == "none" else
-                               selection["choice"]) + f" ({args.select})")
+        selection["classifier"] = args.classifier
+        for line in _selection_lines(selection):
+            info(args, line)
     t0 = time.perf_counter()
     pred_codes = np.asarray(model.predict(tgt.X), dtype=np.int64)
     conf = _confidence(model, tgt.X)
@@ -579,6 +815,7 @@ def run(args: argparse.Namespace) -> int:
         rep["class_mix_true"] = [float(v) for v in true_share]
     rep["seconds"] = {"fit": t_fit, "report": time.perf_counter() - t0,
                       "total": time.perf_counter() - t_start}
+    rep["warnings"] = _warning_lines(caught)
     if not paths:
         print(markdown(rep))
     else:

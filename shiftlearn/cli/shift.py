@@ -29,7 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import check_output, count, fraction, info, print_table, report_paths
+from ._common import (
+    check_output,
+    count,
+    fraction,
+    info,
+    match_columns,
+    print_table,
+    report_paths,
+)
 
 _HEADER = {"auto": None, "yes": True, "no": False}
 
@@ -77,37 +85,37 @@ def _read(args):
 
     header = _HEADER[args.header]
     with_labels = args.label_column is not None
-    tables, notes, first = [], [], None
+    tables, notes, first, unlabeled = [], [], None, []
     for f in args.files:
         try:
             t = read_table(f, label_column=args.label_column, with_labels=with_labels,
                            domain_column=args.domain_column, header=header,
                            allow_missing_labels=True)
         except TableError as exc:
-            # a file without the named label column (a target without labels) is unlabeled
+            # a file without the named label column (a target without labels) is unlabeled;
+            # it is read once a file is known to have that column (else the name is mistyped)
+            if not with_labels and "is not a number" in str(exc):
+                raise TableError(f"{exc} If that column holds class labels, name it with "
+                                 "--label-column.") from None
             if not with_labels or f"no column named {args.label_column!r}" not in str(exc):
                 raise
-            first = first or exc
-            t = read_table(f, with_labels=False, domain_column=args.domain_column,
-                           header=header)
-            t.notes.append(f"{f}: no column {args.label_column!r}, so its rows are unlabeled "
-                           "(no per-class shift for them).")
+            first, t = first or exc, None
+            unlabeled.append(len(tables))
         tables.append(t)
-        notes += t.notes
-    if with_labels and all(t.y is None for t in tables):
+    if with_labels and len(unlabeled) == len(tables):
         raise first                        # names the columns and a close match
+    for i in unlabeled:
+        f = args.files[i]
+        tables[i] = read_table(f, with_labels=False, domain_column=args.domain_column,
+                               header=header)
+        tables[i].notes.append(f"{f}: no column {args.label_column!r}, so its rows are "
+                               "unlabeled (no per-class shift for them).")
+    for t in tables:
+        notes += t.notes
     first = tables[0]
-    for t in tables[1:]:
-        if t.X.shape[1] != first.X.shape[1]:
-            hint = (" If one of them has a label column, name it with --label-column."
-                    if abs(t.X.shape[1] - first.X.shape[1]) == 1 and not with_labels else "")
-            raise ValueError(f"{t.path} has {t.X.shape[1]} feature columns but {first.path} has "
-                             f"{first.X.shape[1]}; every file needs the same feature columns."
-                             + hint)
-        if t.feature_names and first.feature_names and t.feature_names != first.feature_names:
-            raise ValueError(f"{t.path}: feature columns {t.feature_names} differ from "
-                             f"{first.path}'s {first.feature_names}; give the files the same "
-                             "columns in the same order.")
+    hint = (" If one of them has a label column, name it with --label-column."
+            if not with_labels else "")
+    notes += match_columns(first, tables[1:], hint=hint)
     labels = None
     if with_labels:
         labeled = [t for t in tables if t.y is not None]
