@@ -113,6 +113,8 @@ def unlabeled_mask(y: np.ndarray, task: Literal["classification", "regression", 
     if task == "regression":
         if kind == "f":
             return np.isnan(y)
+        if kind in "mM":
+            return np.isnat(y)
         if kind == "O":
             return np.array([_is_missing(v) for v in y.ravel()], dtype=bool).reshape(y.shape)
         return np.zeros(y.shape, dtype=bool)
@@ -125,6 +127,8 @@ def unlabeled_mask(y: np.ndarray, task: Literal["classification", "regression", 
         return np.zeros(y.shape, dtype=bool)
     if kind in "iu":
         return y == UNLABELED_CLASS
+    if kind in "mM":                         # dates or durations: NaT is the missing value
+        return np.isnat(y)
     if kind in "US":
         stripped = np.char.strip(y.astype(str))
         return np.isin(stripped, list(UNLABELED_STRINGS))
@@ -228,6 +232,41 @@ def scoring_domains(y, sample_domain) -> np.ndarray | None:
     return infer_sample_domain(y) if unlabeled_mask(y).any() else None
 
 
+def read_class_labels(y) -> np.ndarray:
+    """Class labels as ``fit`` reads them, for code that reads ``y`` outside an estimator (the
+    splitters): labels compared as values and every missing-value spelling an unlabeled row
+    (``-1`` in integer labels, ``""`` in string labels); see :func:`_normalize_class_labels`.
+
+    >>> read_class_labels(np.array([True, None, False], dtype=object)).tolist()
+    [1, -1, 0]
+    """
+    return _normalize_class_labels(np.asarray(y))
+
+
+def scored_rows(y, task: Literal["classification", "regression"] = "classification"
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``(keep, y)`` for ``score(X, y)``: the one scoring rule of every estimator that takes
+    unlabeled rows. ``keep`` marks the labeled rows, the only ones a score counts (an
+    unlabeled row is never an error); ``y`` is read as ``fit`` reads it (class labels compared
+    as values, missing values of any spelling unlabeled).
+
+    Examples
+    --------
+    >>> keep, y = scored_rows(np.array([0, 1, -1]))
+    >>> keep.tolist(), y.tolist()
+    ([True, True, False], [0, 1, -1])
+    >>> scored_rows(np.array([2.5, np.nan]), task="regression")[0].tolist()
+    [True, False]
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    keep = ~unlabeled_mask(y, task=task)
+    if task == "classification":
+        y = _normalize_class_labels(y)
+    return keep, y
+
+
 def check_sample_domain(sample_domain, n_samples: int) -> np.ndarray:
     """Validate ``sample_domain``: 1-D, integer-valued, non-zero, one entry per row.
 
@@ -257,10 +296,16 @@ def check_sample_domain(sample_domain, n_samples: int) -> np.ndarray:
 
 
 def _normalize_class_labels(y: np.ndarray) -> np.ndarray:
-    """Class labels compared as values: integral floats (NaN = unlabeled) become int64 with
-    ``-1`` for unlabeled rows; an object array of integral numbers does too, an object array of
-    strings becomes a string array (missing values become ``""``, i.e. unlabeled). Anything
-    else is returned unchanged."""
+    """Class labels compared as values, every missing-value spelling unlabeled.
+
+    Integral floats (NaN = unlabeled) become int64 with ``-1`` for unlabeled rows. An object
+    array (what pandas gives for nullable ``Int64``/``boolean``/``string`` columns with
+    ``<NA>``, or for a column mixing ``None``, NaN, ``pd.NA`` and ``pd.NaT``) is read by its
+    labeled values: integral numbers or booleans become int64 (``False``/``True`` are the
+    classes ``0``/``1``; unlabeled rows ``-1``), other real numbers float64 (unlabeled rows
+    NaN), strings a string array (unlabeled rows ``""``). Labeled values of several kinds
+    (strings beside numbers) are refused with a message that names them. Anything else is
+    returned unchanged."""
     kind = y.dtype.kind
     if kind == "f":
         lab = ~np.isnan(y)
@@ -271,14 +316,34 @@ def _normalize_class_labels(y: np.ndarray) -> np.ndarray:
         return y
     unl = unlabeled_mask(y)
     vals = y[~unl]
-    if all(isinstance(v, Integral | Real) and not isinstance(v, bool | np.bool_)
-           and float(v) == round(float(v)) for v in vals):
+    if all(isinstance(v, bool | np.bool_) for v in vals):
         out = np.full(y.shape[0], UNLABELED_CLASS, dtype=np.int64)
-        out[~unl] = [int(v) for v in vals]
+        out[~unl] = [int(bool(v)) for v in vals]
+        return out
+    numbers = [isinstance(v, Integral | Real) and not isinstance(v, bool | np.bool_)
+               for v in vals]
+    if all(numbers):
+        if all(float(v) == round(float(v)) for v in vals):
+            out = np.full(y.shape[0], UNLABELED_CLASS, dtype=np.int64)
+            out[~unl] = [int(v) for v in vals]
+            return out
+        out = np.full(y.shape[0], np.nan)
+        out[~unl] = [float(v) for v in vals]
         return out
     if all(isinstance(v, str) for v in vals):
         return np.where(unl, "", y).astype(str)
-    return y
+    kinds = sorted({type(v).__name__ for v in vals})
+    raise ValueError(
+        f"y mixes labels of several types ({', '.join(kinds)}), e.g. "
+        f"{', '.join(repr(v) for v in _first_of_each_type(vals))}: give the class labels one "
+        "type (e.g. all strings: y.astype(str), keeping None/NaN for the unlabeled rows).")
+
+
+def _first_of_each_type(vals) -> list:
+    seen: dict = {}
+    for v in vals:
+        seen.setdefault(type(v), v)
+    return list(seen.values())
 
 
 def require_y(y, estimator, hint: str) -> None:
@@ -396,17 +461,19 @@ def check_y_domain(
             raise ValueError(f"X has {n} rows but y has {y.shape[0]} entries.")
         if y.dtype.kind == "f" and np.any(np.isinf(y)):
             raise ValueError("y contains inf.")
-        if task == "classification":
-            y = _normalize_class_labels(y)
     if sample_domain is None:
         if y is None:
             raise ValueError("Without y, sample_domain is required to tell sources from targets.")
-        check_unlabeled_convention(y, None, task=task)
-        sd = infer_sample_domain(y, task=task)
+        sd = None
     else:
         sd = check_sample_domain(sample_domain, n)
-        if y is not None:
-            check_unlabeled_convention(y, sd, task=task)
+    if y is not None:
+        # on the labels as given: a NaN/None/<NA> row is never the ambiguous -1 marker
+        check_unlabeled_convention(y, sd, task=task)
+        if task == "classification":
+            y = _normalize_class_labels(y)
+    if sd is None:
+        sd = infer_sample_domain(y, task=task)
 
     ids, counts = np.unique(sd, return_counts=True)
     small = ids[counts < min_samples_per_domain]

@@ -408,8 +408,13 @@ def test_score_thresholds_each_row_with_its_task_and_routes_sample_domain():
     clf = MultiTaskBoostingClassifier(20, learning_rate=0.5).fit(X, y, sd)
     src = sd > 0
     assert clf.score(X[src], y[src], sd[src]) == np.mean(clf.predict(X[src], sd[src]) == y[src])
-    assert clf.score(X[src], y[src], sd[src]) != clf.score(X[src], y[src])
-    assert clf.score(X[~src], y[~src]) == clf.score(X[~src], y[~src], sd[~src])
+    assert clf.score(X[src], y[src], sd[src]) != clf.score(X[src], y[src], -2)
+    # without sample_domain a multitask score refuses (with routing off a search's folds would
+    # be scored with the target's thresholds) and names the fix; predict keeps its default
+    with pytest.raises(ValueError, match="needs sample_domain.*enable_metadata_routing=True"):
+        clf.score(X[~src], y[~src])
+    assert clf.score(X[~src], y[~src], -2) == clf.score(X[~src], y[~src], sd[~src])
+    np.testing.assert_array_equal(clf.predict(X[~src]), clf.predict(X[~src], sd[~src]))
     with config_context(enable_metadata_routing=True):     # fit and score both get it
         s = cross_val_score(MultiTaskBoostingClassifier(5), X, y,
                             cv=KFold(3, shuffle=True, random_state=0),

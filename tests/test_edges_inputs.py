@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 
@@ -103,3 +104,320 @@ def test_boosting_accepts_minus_one_in_target_domains_and_class_minus_two():
     y2 = np.where(y == -1, -2, y)
     clf = MultiTaskBoostingClassifier(n_estimators=5).fit(X, y2, np.repeat([1, 2], 30))
     assert clf.classes_.tolist() == [-2, 0, 1, 2]
+
+
+# --------------------------------------------------- DataFrame columns checked by every estimator
+def _public_estimators():
+    """Every public estimator and meta-estimator, with data it fits (rows of the toy frame)."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from shiftlearn import adaptation as A
+    from shiftlearn.boosting import MultiTaskBoostingClassifier
+    from shiftlearn.generalization import (
+        MarginalTransferClassifier,
+        MarginalTransferRegressor,
+        PoolingClassifier,
+        PoolingRegressor,
+        TaskGroupSearchCV,
+    )
+    from shiftlearn.kernels import RandomFourierFeatures
+    from shiftlearn.model_selection import AdaptationSelector
+
+    da, dg, dgr, none = "da", "dg", "dg_regression", "unsupervised"
+    return [
+        (A.TCA(n_components=2), da), (A.JDA(n_components=2), da), (A.SCA(n_components=2), da),
+        (A.uSCA(n_components=2), da), (A.CORAL(), da),
+        (A.RFTCA(n_components=2, n_features=20, random_state=0), da),
+        (A.RFSCA(n_components=2, n_features=20, random_state=0), da),
+        (RandomFourierFeatures(n_features=5, random_state=0), none),
+        (A.DomainAdaptationClassifier(A.TCA(n_components=2)), da),
+        (A.DomainAdaptationClassifier(A.CORAL()), da),
+        (A.make_da_pipeline(A.TCA(n_components=2), KNeighborsClassifier(1)), da),
+        (A.LabeledOnly(KNeighborsClassifier(1)), da),
+        (AdaptationSelector(methods=["TCA", "CORAL"], grids={}, cv=2), da),
+        (MultiTaskBoostingClassifier(n_estimators=5), da),
+        (MarginalTransferClassifier(random_state=0), dg),
+        (PoolingClassifier(random_state=0), dg),
+        (MarginalTransferRegressor(random_state=0), dgr),
+        (PoolingRegressor(random_state=0), dgr),
+        (TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}, cv=2), dg),
+    ]
+
+
+def _frame(kind):
+    pd = pytest.importorskip("pandas")
+    X, y, sd, _ = _blobs()
+    if kind in ("dg", "dg_regression"):          # two labeled training tasks
+        y = np.r_[y[sd > 0][np.r_[0:60:2, 1:60:2]], np.arange(25) % 2]   # both classes
+        sd = np.r_[np.repeat([1, 2], 30), np.full(25, 3)]
+        if kind == "dg_regression":
+            y = X[:, 0] + 0.1 * y
+    return pd.DataFrame(X, columns=["a", "b", "c"]), y, sd
+
+
+_METHODS = ("predict", "predict_proba", "decision_function", "transform", "score")
+
+
+def test_every_public_estimator_is_in_the_feature_name_check():
+    import inspect
+
+    import shiftlearn
+    from shiftlearn import adaptation, generalization, model_selection
+
+    listed = {type(e).__name__ for e, _ in _public_estimators()}
+    public = set()
+    for mod in (shiftlearn, adaptation, generalization, model_selection):
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.isclass(obj) and hasattr(obj, "fit") and not inspect.isabstract(obj) \
+                    and name != "BaseSubspaceTransformer":
+                public.add(name)
+    assert public <= listed, sorted(public - listed)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("estimator,kind", _public_estimators(),
+                         ids=lambda e: type(e).__name__ if not isinstance(e, str) else e)
+def test_reordered_or_renamed_columns_are_refused(estimator, kind):
+    """The selector accepted the same columns in another order at predict (and returned other
+    predictions); every estimator now checks feature_names_in_ as validate_data(reset=False)
+    does, in every method that takes X."""
+    df, y, sd = _frame(kind)
+    est = clone(estimator)
+    est.fit(df) if kind == "unsupervised" else est.fit(df, y, sample_domain=sd)
+    assert est.feature_names_in_.tolist() == ["a", "b", "c"] and est.n_features_in_ == 3
+    test = df.iloc[40:]          # labeled source rows and target rows
+    kw = {"sample_domain": sd[40:]} if kind.startswith("dg") else {}
+    tested = 0
+    for name in _METHODS:
+        if not hasattr(est, name):
+            continue
+        method = getattr(est, name)
+        args = (y[40:],) if name == "score" else ()
+        method(test, *args, **kw)                                     # same columns: fine
+        for bad in (test[["c", "a", "b"]], test.rename(columns={"a": "z"})):
+            with pytest.raises(ValueError, match="feature names"):
+                method(bad, *args, **kw)
+        tested += 1
+    assert tested
+
+
+# ------------------------------------------------------------- one scoring rule for y = -1 rows
+def _da_scorers():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from shiftlearn.adaptation import CORAL, TCA, DomainAdaptationClassifier, make_da_pipeline
+    from shiftlearn.boosting import MultiTaskBoostingClassifier
+    from shiftlearn.model_selection import AdaptationSelector
+
+    return [AdaptationSelector(methods=["TCA", "CORAL"], grids={}, cv=2),
+            DomainAdaptationClassifier(TCA(n_components=2)),
+            DomainAdaptationClassifier(CORAL()),
+            make_da_pipeline(TCA(n_components=2), KNeighborsClassifier(1)),
+            MultiTaskBoostingClassifier(n_estimators=5)]
+
+
+@pytest.mark.parametrize("estimator", _da_scorers(), ids=lambda e: type(e).__name__)
+def test_score_skips_unlabeled_rows(estimator):
+    """AdaptationSelector.score counted y = -1 rows as errors (0.24 against 0.71 through
+    DomainAdaptationClassifier on the same folds): every estimator that takes unlabeled rows
+    scores the labeled rows only, the fold read as scoring_domains reads it."""
+    X, y, sd, yt = _blobs()
+    est = clone(estimator).fit(X, y, sample_domain=sd)
+    va = np.r_[np.arange(40, 60), np.arange(60, 85)]          # held-out source + target rows
+    labeled = va[y[va] != -1]
+    full = est.score(X[va], y[va])      # boosting: one task (the labeled source), no domains
+    pred = est.predict(X[labeled], sample_domain=sd[labeled])
+    assert full == pytest.approx(np.mean(pred == y[labeled]), abs=0)
+    for spelling in (np.where(y == -1, np.nan, y), np.where(y == -1, None, y).astype(object)):
+        assert est.score(X[va], spelling[va]) == full
+
+
+def test_selector_cross_val_score_equals_its_candidate():
+    """cross_val_score of the selector and of the candidate it chose give the same fold
+    scores (they were 0.24 against 0.71: the selector counted the target rows as errors)."""
+    from sklearn.model_selection import cross_val_score
+
+    from shiftlearn.adaptation import DomainAdaptationClassifier
+    from shiftlearn.model_selection import AdaptationSelector, SourceKFold
+
+    X, y, sd, _ = _blobs()
+    sel = AdaptationSelector(methods=["none"], grids={}, cv=2)
+    cv = SourceKFold(3, random_state=0)
+    a = cross_val_score(sel, X, y, groups=sd, cv=cv, params={"sample_domain": sd})
+    b = cross_val_score(DomainAdaptationClassifier(None), X, y, groups=sd, cv=cv,
+                        params={"sample_domain": sd})
+    np.testing.assert_array_equal(a, b)
+    assert np.all(a > 0.8)
+
+
+def test_marginal_scores_skip_unlabeled_rows_but_embed_them():
+    from shiftlearn.generalization import MarginalTransferClassifier, MarginalTransferRegressor
+    from shiftlearn.generalization._search import task_group_score
+
+    df, y, sd = _frame("dg")
+    X = df.to_numpy()
+    clf = MarginalTransferClassifier(random_state=0).fit(X[sd < 3], y[sd < 3], sd[sd < 3])
+    yt = np.where(np.arange(25) < 10, -1, y[sd == 3])         # 10 unlabeled rows of the task
+    pred = clf.predict(X[sd == 3], sd[sd == 3])               # embedded from all 25 rows
+    want = np.mean(pred[10:] == yt[10:])
+    assert clf.score(X[sd == 3], yt, sd[sd == 3]) == pytest.approx(want, abs=0)
+    assert task_group_score(clf, X[sd == 3], yt, sd[sd == 3]) == pytest.approx(want, abs=0)
+    _, yr, _ = _frame("dg_regression")
+    reg = MarginalTransferRegressor(random_state=0).fit(X[sd < 3], yr[sd < 3], sd[sd < 3])
+    ytr = np.where(np.arange(25) < 10, np.nan, yr[sd == 3])
+    p = reg.predict(X[sd == 3], sd[sd == 3])
+    r2 = 1 - np.sum((p[10:] - ytr[10:]) ** 2) / np.sum((ytr[10:] - ytr[10:].mean()) ** 2)
+    assert reg.score(X[sd == 3], ytr, sd[sd == 3]) == pytest.approx(r2, rel=1e-12)
+
+
+# ------------------------------------------- missing labels in every spelling pandas produces
+def _label_spellings():
+    pd = pytest.importorskip("pandas")
+    b = [True, False] * 30
+    s = ["yes", "no"] * 30
+    i = [3, 7] * 30
+    miss = 25
+    return {
+        "bool-None": (np.array(b + [None] * miss, dtype=object), [0, 1]),
+        "bool-pd.NA": (np.array(b + [pd.NA] * miss, dtype=object), [0, 1]),
+        "bool-nan": (np.array(b + [np.nan] * miss, dtype=object), [0, 1]),
+        "bool-mixed-missing": (np.array(b + [None, np.nan, pd.NA, pd.NaT, None] * 5,
+                                        dtype=object), [0, 1]),
+        "nullable-boolean": (pd.array(b + [None] * miss, dtype="boolean"), [0, 1]),
+        "nullable-boolean-series": (pd.Series(b + [pd.NA] * miss, dtype="boolean"), [0, 1]),
+        "Int64": (pd.array(i + [None] * miss, dtype="Int64"), [3, 7]),
+        "Float64": (pd.Series([float(v) for v in i] + [None] * miss, dtype="Float64"), [3, 7]),
+        "string-NA": (pd.array(s + [None] * miss, dtype="string"), ["no", "yes"]),
+        "category": (pd.Series(s + [None] * miss, dtype="category"), ["no", "yes"]),
+        "object-str-NaT": (np.array(s + [pd.NaT, None, np.nan, pd.NA, ""] * 5, dtype=object),
+                           ["no", "yes"]),
+        "object-int-NA": (np.array(i + [pd.NA] * miss, dtype=object), [3, 7]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_label_spellings()))
+def test_missing_labels_in_every_pandas_spelling_are_unlabeled(name):
+    """Boolean labels with None/pd.NA ended in scikit-learn's 'Unknown label type: unknown'."""
+    from shiftlearn._validation import check_y_domain
+    from shiftlearn.adaptation import TCA, DomainAdaptationClassifier, make_da_pipeline
+    from shiftlearn.boosting import MultiTaskBoostingClassifier
+
+    y, classes = _label_spellings()[name]
+    X, _, sd, _ = _blobs()
+    yy, inferred = check_y_domain(y, None, 85, task="classification")
+    np.testing.assert_array_equal(inferred, sd)
+    for est in (DomainAdaptationClassifier(TCA(n_components=2)),
+                MultiTaskBoostingClassifier(n_estimators=3),
+                make_da_pipeline(TCA(n_components=2), LogisticRegression())):
+        est.fit(X, y)
+        assert est.classes_.tolist() == classes, type(est).__name__
+        assert set(est.predict(X[sd < 0]).tolist()) <= set(classes)
+
+
+def test_labels_of_several_types_are_refused_by_name():
+    from shiftlearn.adaptation import TCA, DomainAdaptationClassifier
+
+    X, _, _, _ = _blobs()
+    y = np.array([1, "0"] * 30 + [None] * 25, dtype=object)
+    with pytest.raises(ValueError, match=r"y mixes labels of several types \(int, str\)"):
+        DomainAdaptationClassifier(TCA(n_components=2)).fit(X, y)
+
+
+def test_nat_marks_unlabeled_dates_and_nan_is_not_the_minus_one_marker():
+    from shiftlearn._validation import check_y_domain, unlabeled_mask
+
+    d = np.array(["2020-01-01", "NaT", "2020-01-02"], dtype="datetime64[D]")
+    assert unlabeled_mask(d).tolist() == [False, True, False]
+    # NaN marks the unlabeled rows: one labeled class is not "-1 beside a single class"
+    y, sd = check_y_domain(np.array([1.0, np.nan, 1.0]), None, 3, task="classification")
+    assert sd.tolist() == [1, -2, 1]
+
+
+# ---------------------------------------- boosting's score in a search with routing on or off
+def test_boosting_score_in_cross_val_score_both_routing_modes():
+    """With routing off, cross_val_score(..., params={'sample_domain': sd}) scored every row
+    with the target's thresholds (silently other numbers) or gave NaN with a traceback; now
+    score refuses without sample_domain and names the fix, and routing on gives the fold
+    scores by hand."""
+    from sklearn import config_context
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from shiftlearn.boosting import MultiTaskBoostingClassifier
+
+    X, y, sd, _ = _blobs()
+    y = np.r_[y[sd > 0], np.zeros(17, int), np.ones(8, int)]         # labeled target rows
+    cv = KFold(3, shuffle=True, random_state=0)
+    with config_context(enable_metadata_routing=False), \
+            pytest.raises(ValueError, match="enable_metadata_routing=True"):
+        cross_val_score(MultiTaskBoostingClassifier(5), X, y, cv=cv,
+                        params={"sample_domain": sd}, error_score="raise")
+    with config_context(enable_metadata_routing=True):
+        s = cross_val_score(MultiTaskBoostingClassifier(5), X, y, cv=cv,
+                            params={"sample_domain": sd})
+    by_hand = [MultiTaskBoostingClassifier(5).fit(X[tr], y[tr], sd[tr])
+               .score(X[te], y[te], sd[te]) for tr, te in cv.split(X)]
+    np.testing.assert_array_equal(s, by_hand)
+    one_task = MultiTaskBoostingClassifier(5).fit(X[sd > 0], y[sd > 0])
+    assert one_task.score(X[sd > 0], y[sd > 0]) == one_task.score(X[sd > 0], y[sd > 0], 1)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_marginal_transfer_score_takes_routed_sample_domain():
+    """With routing on, cross_val_score(..., params={'sample_domain': sd}) raised scikit-learn's
+    UnsetMetadataPassedError: score takes sample_domain (the test tasks) and now requests it,
+    as fit and predict do."""
+    from sklearn import config_context
+    from sklearn.model_selection import GroupKFold, cross_val_score
+
+    from shiftlearn.generalization import MarginalTransferClassifier, TaskGroupSearchCV
+
+    df, y, sd = _frame("dg")
+    X = df.to_numpy()
+    cv = list(GroupKFold(3).split(X, y, sd))
+    for est in (MarginalTransferClassifier(random_state=0),
+                TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]},
+                                  cv=2)):
+        with config_context(enable_metadata_routing=True):
+            s = cross_val_score(est, X, y, cv=cv, params={"sample_domain": sd})
+        by_hand = [clone(est).fit(X[tr], y[tr], sd[tr]).score(X[te], y[te], sd[te])
+                   for tr, te in cv]
+        np.testing.assert_allclose(s, by_hand, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n_splits", [1, 2, 3])
+def test_random_stratified_split_yields_get_n_splits_splits(n_splits):
+    """The same slip as ClusterSplit's in its random counterpart: n_splits=2 yielded one."""
+    from shiftlearn.model_selection import RandomStratifiedSplit
+
+    y = np.repeat([0, 1], [13, 8])
+    dom = np.tile([1, 2, 2], 7)
+    cv = RandomStratifiedSplit(n_splits=n_splits, random_state=0)
+    folds = list(cv.split(np.zeros((21, 1)), y, dom))
+    assert len(folds) == cv.get_n_splits() == n_splits
+    if n_splits > 1:
+        counts = np.bincount(np.concatenate([va for _, va in folds]), minlength=21)
+        assert np.all(counts == 1)
+
+
+def test_splitters_read_nullable_labels():
+    """A pandas boolean column with <NA> reached StratifiedKFold as an object array ('Got
+    unknown'); the splitters read labels as fit does."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.model_selection import cross_val_score
+
+    from shiftlearn.adaptation import DomainAdaptationClassifier
+    from shiftlearn.model_selection import RandomStratifiedSplit, SourceKFold
+
+    X, y, sd, _ = _blobs()
+    yb = pd.Series(np.where(y == -1, None, y == 1), dtype="boolean")
+    s = cross_val_score(DomainAdaptationClassifier(None), X, yb, groups=sd, cv=SourceKFold(3),
+                        error_score="raise")
+    np.testing.assert_array_equal(
+        s, cross_val_score(DomainAdaptationClassifier(None), X, y, groups=sd,
+                           cv=SourceKFold(3)))
+    src = sd > 0
+    ys = pd.Series(np.where(y[src] == 1, "b", "a"), dtype="string")
+    ys[:3] = pd.NA
+    folds = list(RandomStratifiedSplit(random_state=0).split(X[src], ys, sd[src]))
+    assert len(folds) == 1

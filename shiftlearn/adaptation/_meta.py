@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import accuracy_score
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.utils import TransformerTags
+from sklearn.utils import TransformerTags, _safe_indexing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
@@ -16,6 +16,7 @@ from .._validation import (
     check_X,
     check_X_y_domain,
     require_y,
+    scored_rows,
     scoring_domains,
     unlabeled_mask,
 )
@@ -222,9 +223,9 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         (labeled: source ``1``, unlabeled: target ``-2``). This is what ``GridSearchCV``'s
         default scoring needs for an adapter that maps the domains differently (CORAL); for the
         others the rows' domains do not matter."""
-        y = np.asarray(y)
-        keep = ~unlabeled_mask(y)
+        keep, y = scored_rows(y)
         sd = scoring_domains(y, sample_domain)
-        pred = self.predict(np.asarray(X)[keep], None if sd is None else sd[keep])
+        # rows taken as given (a DataFrame keeps its column names for predict's check)
+        pred = self.predict(_safe_indexing(X, keep), None if sd is None else sd[keep])
         return float(accuracy_score(y[keep], pred, sample_weight=None if sample_weight is None
                                     else np.asarray(sample_weight)[keep]))

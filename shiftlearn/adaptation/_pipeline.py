@@ -32,8 +32,10 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
+    _normalize_class_labels,
     check_unlabeled_convention,
     infer_sample_domain,
+    scored_rows,
     scoring_domains,
     unlabeled_mask,
 )
@@ -90,6 +92,8 @@ class LabeledOnly(MetaEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     estimator_ : the fitted clone.
+    n_features_in_, feature_names_in_ : the fitted clone's, when it has them (a DataFrame's
+        columns in another order are refused by its ``predict``).
 
     Examples
     --------
@@ -125,9 +129,15 @@ class LabeledOnly(MetaEstimatorMixin, BaseEstimator):
         yk = y[keep]
         if yk.dtype.kind == "f" and np.all(yk == np.round(yk)):
             yk = yk.astype(np.int64)
+        elif yk.dtype.kind == "O":          # a pandas column with <NA>: booleans, numbers...
+            yk = _normalize_class_labels(yk)
         self.estimator_ = clone(self.estimator).fit(_safe_indexing(X, keep), yk, **sub)
-        if hasattr(self.estimator_, "n_features_in_"):
-            self.n_features_in_ = self.estimator_.n_features_in_
+        # the fitted estimator's input checks are this one's (it checks the names at predict)
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self.estimator_, attr):
+                setattr(self, attr, getattr(self.estimator_, attr))
+            elif attr in vars(self):
+                delattr(self, attr)
         return self
 
     @property
@@ -163,8 +173,7 @@ class LabeledOnly(MetaEstimatorMixin, BaseEstimator):
     def score(self, X, y, sample_weight=None):
         """The fitted estimator's score on the labeled rows of ``X``."""
         check_is_fitted(self, "estimator_")
-        y = np.asarray(y)
-        keep = ~unlabeled_mask(y)
+        keep, y = scored_rows(y)
         sw = None if sample_weight is None else np.asarray(sample_weight)[keep]
         return self.estimator_.score(_safe_indexing(X, keep), y[keep], sample_weight=sw)
 

@@ -27,7 +27,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import Interval, StrOptions, check_params
 from .._progress import task as progress_task
-from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y, unlabeled_mask
+from .._validation import (
+    check_sample_domain,
+    check_X,
+    check_X_y_domain,
+    require_y,
+    scored_rows,
+    unlabeled_mask,
+)
 from ..adaptation._base import memory_budget
 from . import _kernels
 from ._binning import bin_tasks
@@ -160,6 +167,8 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
     # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
     __metadata_request__fit = {"sample_domain": True}
     __metadata_request__predict = {"sample_domain": True}
+    __metadata_request__predict_proba = {"sample_domain": True}
+    __metadata_request__decision_function = {"sample_domain": True}
     __metadata_request__score = {"sample_domain": True}
 
     _parameter_constraints: dict = {
@@ -331,11 +340,31 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         return self._label(self.decision_function(X, sample_domain))
 
     def score(self, X, y, sample_domain=None, sample_weight=None):
-        """Accuracy of ``predict(X, sample_domain)``: each row thresholded with its own task
-        (without ``sample_domain``, every row is the target task's, as in :meth:`predict`)."""
+        """Accuracy of ``predict(X, sample_domain)`` on the rows that carry a label.
+
+        Each row is thresholded with its own task, so ``sample_domain`` is required when the
+        model has several tasks (mode ``"multitask"``): a score that read every row as the
+        target task's would be silently wrong for the other tasks' rows (a scalar is
+        broadcast: ``score(X_target, y_target, sample_domain=-2)``). In ``cross_val_score``
+        or ``GridSearchCV``, switch scikit-learn's metadata routing on so that ``params=
+        {"sample_domain": sd}`` reaches ``score`` too (with routing off it reaches ``fit``
+        only). Unlabeled rows (``y = -1``, NaN, ...) are skipped, as by every estimator's
+        ``score`` (:func:`shiftlearn._validation.scored_rows`)."""
         from sklearn.metrics import accuracy_score
 
-        return accuracy_score(y, self.predict(X, sample_domain), sample_weight=sample_weight)
+        check_is_fitted(self, "estimators_")
+        if sample_domain is None and self.mode == "multitask" and self.tasks_.size > 1:
+            raise ValueError(
+                "MultiTaskBoostingClassifier.score needs sample_domain: the model has tasks "
+                f"{self.tasks_.tolist()} and thresholds each row with its own task's. Pass "
+                "score(X, y, sample_domain=...) (a scalar is broadcast). In cross_val_score, "
+                "cross_validate or GridSearchCV, params={'sample_domain': sd} reaches score "
+                "only with metadata routing on: sklearn.set_config("
+                "enable_metadata_routing=True).")
+        keep, y = scored_rows(y)
+        pred = self.predict(X, sample_domain)
+        return float(accuracy_score(y[keep], pred[keep], sample_weight=None if sample_weight
+                                    is None else np.asarray(sample_weight)[keep]))
 
     def predict_proba(self, X, sample_domain=None):
         """Class probabilities from the exponential-loss link ``1 / (1 + exp(-2 f))``."""

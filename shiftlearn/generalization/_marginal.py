@@ -83,6 +83,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.multiclass import check_classification_targets
 
+from .._validation import scored_rows
 from ..adaptation._dask import is_dask
 from ._dual_cd import kernel_svm, kernel_svr
 from ._marginal_base import AUTO_RF_MIN_SAMPLES, _MarginalTransferBase, _SquaredHingeNewtonSVC
@@ -314,9 +315,14 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
         return self.classes_[idx]
 
     def score(self, X, y, sample_domain=None, sample_weight=None):
-        """Accuracy of ``predict(X, sample_domain)``."""
+        """Accuracy of ``predict(X, sample_domain)`` on the rows that carry a label: every row
+        of a test task embeds the task, and unlabeled rows (``y = -1``, NaN, ...) are not
+        counted (:func:`shiftlearn._validation.scored_rows`)."""
         from sklearn.metrics import accuracy_score
-        return accuracy_score(y, self.predict(X, sample_domain), sample_weight=sample_weight)
+        keep, y = scored_rows(y)
+        pred = self.predict(X, sample_domain)
+        return float(accuracy_score(y[keep], pred[keep], sample_weight=None if sample_weight
+                                    is None else np.asarray(sample_weight)[keep]))
 
 
 class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
@@ -422,9 +428,13 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
         return self._raw_decision(X, sample_domain)[:, 0] * self.y_scale_ + self.y_mean_
 
     def score(self, X, y, sample_domain=None, sample_weight=None):
-        """R^2 of ``predict(X, sample_domain)``."""
+        """R^2 of ``predict(X, sample_domain)`` on the rows whose target is not NaN (every row
+        of a test task embeds the task)."""
         from sklearn.metrics import r2_score
-        return r2_score(y, self.predict(X, sample_domain), sample_weight=sample_weight)
+        keep, y = scored_rows(y, task="regression")
+        pred = self.predict(X, sample_domain)
+        return float(r2_score(y[keep], pred[keep], sample_weight=None if sample_weight is None
+                              else np.asarray(sample_weight)[keep]))
 
 
 class PoolingClassifier(MarginalTransferClassifier):

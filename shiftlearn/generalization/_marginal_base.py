@@ -91,6 +91,8 @@ class _MarginalTransferBase(BaseEstimator):
     # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
     __metadata_request__fit = {"sample_domain": True}
     __metadata_request__predict = {"sample_domain": True}
+    __metadata_request__decision_function = {"sample_domain": True}
+    __metadata_request__score = {"sample_domain": True}
 
     _task_kind = "classification"
     #: ``k_P = 1`` whatever ``tau`` says: set by the Pooling* estimators

@@ -31,7 +31,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import HasMethods, Interval, check_params
-from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
+from .._validation import (
+    check_sample_domain,
+    check_X,
+    check_X_y_domain,
+    require_y,
+    scored_rows,
+)
 from ..adaptation._base import user_stacklevel
 from ._marginal_checks import labeled_training_rows
 
@@ -43,15 +49,17 @@ def task_group_score(estimator, X, y, sample_domain) -> float:
 
     Classifier: mean over tasks of the per-task accuracy. Regressor: ``-RMSE`` with
     ``RMSE = sqrt(mean over tasks of the per-task MSE)`` (equal task weights; the pooled RMSE
-    when tasks have equal sizes).
+    when tasks have equal sizes). Only labeled rows are scored (the unlabeled ones still embed
+    their task); a task without labeled rows is left out.
     """
     sd = check_sample_domain(sample_domain, np.asarray(X).shape[0])
     pred = estimator.predict(X, sd)
-    y = np.asarray(y)
-    ids = np.unique(sd)
+    keep, y = scored_rows(y, "classification" if is_classifier(estimator) else "regression")
+    ids = np.unique(sd[keep])           # unlabeled rows embed their task but are not scored
     if is_classifier(estimator):
-        return float(np.mean([np.mean(pred[sd == i] == y[sd == i]) for i in ids]))
-    mse = [np.mean((pred[sd == i] - y[sd == i]) ** 2) for i in ids]
+        return float(np.mean([np.mean(pred[keep & (sd == i)] == y[keep & (sd == i)])
+                              for i in ids]))
+    mse = [np.mean((pred[keep & (sd == i)] - y[keep & (sd == i)]) ** 2) for i in ids]
     return -float(np.sqrt(np.mean(mse)))
 
 
@@ -194,6 +202,10 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
     # scikit-learn metadata routing: sample_domain is requested by default, so
     # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
     __metadata_request__fit = {"sample_domain": True}
+    # and to the methods whose result depends on the test tasks
+    __metadata_request__predict = {"sample_domain": True}
+    __metadata_request__decision_function = {"sample_domain": True}
+    __metadata_request__score = {"sample_domain": True}
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],

@@ -41,7 +41,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils.validation import check_is_fitted
 
 from .._param_validation import HasMethods, Interval, StrOptions, check_params
-from .._validation import check_X_y_domain, require_y
+from .._validation import check_X, check_X_y_domain, require_y
 from ._grids import DEFAULT_GRIDS
 from ._scorers import SourceAccuracyScorer
 
@@ -215,6 +215,10 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     summary_ : list of dict, one per method: ``method``, ``score`` (best mean validation
         estimate), ``std``, ``params`` and ``chosen``; in ``methods`` order.
     classes_ : ndarray
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names (a DataFrame); ``predict``,
+        ``predict_proba`` and ``score`` then refuse columns in another order.
 
     Examples
     --------
@@ -231,6 +235,10 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     # scikit-learn metadata routing: sample_domain is requested by default, so
     # GridSearchCV(...).fit(X, y, sample_domain=sd) routes it here when routing is on
     __metadata_request__fit = {"sample_domain": True}
+    # and, as DomainAdaptationClassifier's, to score and the prediction methods
+    __metadata_request__score = {"sample_domain": True}
+    __metadata_request__predict = {"sample_domain": True}
+    __metadata_request__predict_proba = {"sample_domain": True}
 
     _parameter_constraints: dict = {
         "methods": [StrOptions({"all"}), list, tuple],
@@ -338,15 +346,38 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         self.classes_ = self.best_estimator_.classes_
         return self
 
-    def predict(self, X):
-        """Labels of ``X`` from the chosen candidate."""
+    def _check_X(self, X):
+        """``X`` checked against what ``fit`` saw: the number of features and, for a
+        DataFrame, the column names in their order (scikit-learn's ``validate_data(...,
+        reset=False)``; the chosen candidate was refitted on the checked array)."""
         check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict(X)
+        return check_X(X, estimator=self, reset=False)
 
-    def predict_proba(self, X):
+    def predict(self, X, sample_domain=None):
+        """Labels of ``X`` from the chosen candidate (``sample_domain`` as in
+        :meth:`DomainAdaptationClassifier.predict
+        <shiftlearn.adaptation.DomainAdaptationClassifier.predict>`: without it the rows are
+        target rows)."""
+        X = self._check_X(X)
+        return self.best_estimator_.predict(X, sample_domain)
+
+    def predict_proba(self, X, sample_domain=None):
         """Class probabilities from the chosen candidate (when its classifier has them)."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict_proba(X)
+        X = self._check_X(X)
+        return self.best_estimator_.predict_proba(X, sample_domain)
+
+    def score(self, X, y, sample_weight=None, sample_domain=None):
+        """Accuracy of the chosen candidate on the rows of ``X`` that carry a label.
+
+        The rule of :meth:`DomainAdaptationClassifier.score
+        <shiftlearn.adaptation.DomainAdaptationClassifier.score>`: unlabeled rows (``y = -1``,
+        NaN, ...) are skipped, never counted as errors, and without ``sample_domain`` a ``y``
+        that also marks unlabeled rows is a validation fold whose labeled rows are source rows
+        (:func:`shiftlearn._validation.scoring_domains`). So ``cross_val_score`` and nested
+        cross-validation of the selector give the candidates' own scores."""
+        X = self._check_X(X)
+        return self.best_estimator_.score(X, y, sample_weight=sample_weight,
+                                          sample_domain=sample_domain)
 
     def report(self) -> str:
         """A plain-text table of the candidates' validation estimates and the decision."""

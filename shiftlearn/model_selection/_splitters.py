@@ -14,6 +14,8 @@ from sklearn.model_selection import BaseCrossValidator
 from sklearn.model_selection._split import GroupsConsumerMixin
 from sklearn.utils.multiclass import type_of_target
 
+from .._validation import read_class_labels
+
 __all__ = ["STRATIFY", "DomainAwareSplit", "LeaveOneDomainOut", "RandomStratifiedSplit",
            "SourceKFold", "constraint_codes", "split_domains"]
 
@@ -39,7 +41,7 @@ def constraint_codes(y, groups, stratify, n_samples: int) -> np.ndarray:
         if y is None:
             raise ValueError(f"stratify={stratify!r} needs y; pass y or use stratify='domain' "
                              "or None.")
-        y = np.asarray(y)
+        y = read_class_labels(y)            # nullable pandas columns, missing values
         if y.shape[0] != n_samples:
             raise ValueError(f"y has {y.shape[0]} entries but X has {n_samples} rows.")
         if type_of_target(y) == "continuous":
@@ -110,9 +112,11 @@ class RandomStratifiedSplit(GroupsConsumerMixin, BaseCrossValidator):
         k = 2 if self.n_splits == 1 else int(self.n_splits)
         if k < 2:
             raise ValueError(f"n_splits must be >= 1, got {self.n_splits!r}.")
-        m = group_bounds(np.bincount(codes), self.test_size)[0] if k == 2 else None
+        # one split: a holdout of test_size; K >= 2 folds, each validated once (K = 2: halves)
+        h = 0.5 if self.n_splits == 2 else self.test_size
+        m = group_bounds(np.bincount(codes), h)[0] if k == 2 else None
         labels = _init_labels(codes, k, m, np.random.default_rng(self.random_state))
-        folds = [1] if k == 2 else range(k)
+        folds = [1] if self.n_splits == 1 else range(k)
         for j in folds:
             yield np.flatnonzero(labels != j), np.flatnonzero(labels == j)
 
@@ -285,14 +289,15 @@ class DomainAwareSplit(BaseCrossValidator):
         src, _ = split_domains(y, groups, sample_domain)
         sd = sample_domain if sample_domain is not None else groups
         g = None if sd is None else np.asarray(sd)[src]
-        return self.cv.get_n_splits(None if X is None else _take(X, src), np.asarray(y)[src], g)
+        return self.cv.get_n_splits(None if X is None else _take(X, src),
+                                    read_class_labels(y)[src], g)
 
     def split(self, X, y=None, groups=None, sample_domain=None):
         """Yield ``(train_idx, validation_idx)``; ``sample_domain`` (or ``groups``) holds the
         domain ids (positive sources, negative targets)."""
         n = _n_rows(X, y, groups)
         src, rest = split_domains(y, groups, sample_domain, n)
-        y_src = np.asarray(y)[src]
+        y_src = read_class_labels(y)[src]
         sd = sample_domain if sample_domain is not None else groups
         g = None if sd is None else np.asarray(sd)[src]
         base = self._base(y_src)
