@@ -421,3 +421,22 @@ def test_splitters_read_nullable_labels():
     ys[:3] = pd.NA
     folds = list(RandomStratifiedSplit(random_state=0).split(X[src], ys, sd[src]))
     assert len(folds) == 1
+
+
+def test_da_pipeline_refuses_minus_one_in_source_domains():
+    """make_da_pipeline's LabeledOnly dropped a class -1 of source rows without a word, where
+    DomainAdaptationClassifier refuses; both now give the same message."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from shiftlearn.adaptation import TCA, DomainAdaptationClassifier, LabeledOnly, make_da_pipeline
+
+    X, y = _three_classes()
+    sd = np.repeat([1, 2], 30)
+    for est in (make_da_pipeline(TCA(n_components=2), KNeighborsClassifier(1)),
+                LabeledOnly(KNeighborsClassifier(1)),
+                DomainAdaptationClassifier(TCA(n_components=2))):
+        with pytest.raises(ValueError, match=r"Source domain\(s\) \[1, 2\] contain unlabeled"):
+            est.fit(X, y, sample_domain=sd)
+    ok = make_da_pipeline(TCA(n_components=2), KNeighborsClassifier(1))
+    ok.fit(X, y, sample_domain=np.where(y == -1, -3, sd))          # -1 rows in a target
+    assert ok.classes_.tolist() == [0, 1, 2]

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import (
     _normalize_class_labels,
     check_unlabeled_convention,
+    check_y_domain,
     infer_sample_domain,
     scored_rows,
     scoring_domains,
@@ -114,11 +115,16 @@ class LabeledOnly(MetaEstimatorMixin, BaseEstimator):
     def fit(self, X, y, sample_domain=None, **fit_params):
         """Fit a clone of ``estimator`` on the rows of ``X`` that carry a label.
 
-        ``sample_domain`` is accepted (so that domain-aware pipelines may pass it) and not
-        used: a labeled target row (semi-supervised adaptation) is a training row too.
+        ``sample_domain`` (passed by domain-aware pipelines) is checked as every estimator
+        checks it: an unlabeled row in a source (positive) domain is refused, so that a class
+        ``-1`` is never silently dropped. A labeled target row (semi-supervised adaptation) is
+        a training row too.
         """
         y = np.asarray(y)
-        check_unlabeled_convention(y, sample_domain)
+        if sample_domain is None:
+            check_unlabeled_convention(y, None)
+        else:
+            check_y_domain(y, sample_domain, y.shape[0], require_source=False)
         keep = ~unlabeled_mask(y)
         if not keep.any():
             raise ValueError(f"No labeled row to fit {type(self.estimator).__name__} on: every "
