@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shiftlearn.datasets._tables import (
+    MAX_MAGNITUDE,
     MISSING_TOKENS,
     Table,
     TableError,
@@ -447,7 +448,9 @@ COMPRESSIONS = [None, "gzip", "bz2", "xz", "zip"]
 def frames(draw):
     n = draw(st.integers(1, 6))
     d = draw(st.integers(1, 4))
-    finite = st.floats(allow_nan=False, allow_infinity=False)
+    # the values the reader accepts: finite, within +-MAX_MAGNITUDE, 0 or not vanishing
+    finite = st.floats(-MAX_MAGNITUDE, MAX_MAGNITUDE).filter(
+        lambda v: v == 0 or abs(v) >= 1 / MAX_MAGNITUDE)
     cols = [draw(st.lists(st.integers(-10**6, 10**6) if draw(st.booleans()) else finite,
                           min_size=n, max_size=n)) for _ in range(d)]
     kind = draw(st.sampled_from(["int", "float", "str"]))

@@ -35,6 +35,10 @@ Design decisions
   one class (int64), text labels are stripped strings; ``""``, ``NA``, ``nan``, ... are missing;
   non-integral numbers or very many distinct values (a regression target, an identifier) are
   refused for classification with the fix.
+* **Magnitudes**: a feature value beyond ``+-1e50`` (:data:`MAX_MAGNITUDE`), or a column whose
+  non-zero values are all below ``1e-50``, is refused with the column and the row: the
+  kernels and covariances multiply features up to the fourth power, which overflows (or
+  underflows) float64 long before the values themselves do.
 * **Booleans in features** (``True``/``False``, e.g. ``pd.get_dummies`` columns) read as 1/0,
   with a note.
 """
@@ -70,6 +74,11 @@ __all__ = ["MAX_DISTINCT_CLASSES", "MISSING_TOKENS", "Table", "TableError", "enc
            "read_table"]
 
 _SAMPLE_LINES = 100
+#: largest magnitude of a feature value: kernels and covariances form products up to the
+#: fourth power (a linear kernel's K L K), times the rows and columns summed over; 1e50 ** 4
+#: leaves 1e108 of float64's 1.8e308 for those sums. A column whose values are all below
+#: 1 / MAX_MAGNITUDE (but not all 0) is refused too: its squares underflow.
+MAX_MAGNITUDE = 1e50
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _NON_BLANK = re.compile(rb"[^\s\x00]")
 
@@ -565,6 +574,7 @@ def _features(df: pd.DataFrame, layout: _Layout, rows: _Rows, path: Path,
                    "is not finite" if _is_num(cell) else "is not a number")
         raise TableError(f"{path}: {rows.where(i)}, column {layout.name(j)}: {cell!r} {why}; "
                          "every feature cell must be a finite number (fix or drop the row).")
+    _check_magnitudes(X, df, layout, rows, path)
     if not layout.names and X.shape[0] >= 3:
         first = X[:, 0]
         for start in (0, 1):
@@ -572,6 +582,31 @@ def _features(df: pd.DataFrame, layout: _Layout, rows: _Rows, path: Path,
                 notes.append(f"{path}: the first feature column counts {start}..."
                              f"{start + len(first) - 1}; if it is a row index, remove it.")
     return X
+
+
+def _check_magnitudes(X: np.ndarray, df: pd.DataFrame, layout: _Layout, rows: _Rows,
+                      path: Path) -> None:
+    """Refuse a feature column whose values the kernels cannot square and multiply in float64
+    (see :data:`MAX_MAGNITUDE`), naming the column, the row and the fix."""
+    if X.size == 0:
+        return
+    amax = np.abs(X).max(axis=0)
+    big = np.flatnonzero(amax > MAX_MAGNITUDE)
+    tiny = np.flatnonzero((amax > 0) & (amax < 1 / MAX_MAGNITUDE))
+    if not big.size and not tiny.size:
+        return
+    k = int(big[0] if big.size else tiny[0])
+    j = layout.features[k]
+    i = int(np.argmax(np.abs(X[:, k])))
+    if big.size:
+        raise TableError(f"{path}: {rows.where(i)}, column {layout.name(j)}: {X[i, k]:.6g} is "
+                         f"beyond +-{MAX_MAGNITUDE:.0e}; the kernels, distances and "
+                         "covariances multiply the features up to the fourth power, which "
+                         "would overflow: rescale that column (another unit, or its logarithm).")
+    raise TableError(f"{path}: column {layout.name(j)}: every value is below "
+                     f"{1 / MAX_MAGNITUDE:.0e} in magnitude (largest {X[i, k]:.6g} on "
+                     f"{rows.where(i)}); its squares would vanish in float64: rescale that "
+                     "column (another unit).")
 
 
 def _column_values(col: pd.Series, rows: _Rows, path: Path, what: str, missing_ok: bool,
