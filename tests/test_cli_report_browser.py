@@ -128,3 +128,48 @@ def test_readme_tour_runs_on_new_csv_files(tmp_path, chromium):
     assert outputs[-1].splitlines()[0] == "row,prediction"
     assert len((tmp_path / "predictions.csv").read_text().splitlines()) == 151
     check_figures(tmp_path / "shift.html", 4)   # no class-conditional map: one labeled file
+
+
+# ------------------------------------------------------------------ wide figures ------
+def _many_classes(tmp_path, k=12):
+    """Two domains of ``k`` classes: the class-mix chart of the source, the predictions and
+    the given target labels is 1.5 + 0.5 * 3 * k inches wide (1,950 px for 12 classes)."""
+    rng = np.random.default_rng(0)
+    files = []
+    for name, shift in (("source", 0.0), ("target", 0.5)):
+        y = np.repeat(np.arange(k), 6)
+        X = np.c_[y * 3.0, rng.normal(size=len(y))] + rng.normal(size=(len(y), 2)) + shift
+        pd.DataFrame(X, columns=["a", "b"]).assign(label=[f"class {c}" for c in y]).to_csv(
+            tmp_path / f"{name}.csv", index=False)
+        files.append(str(tmp_path / f"{name}.csv"))
+    return files
+
+
+def check_fits(page: Path, width: int) -> dict:
+    """Open ``page`` in a ``width``-pixel window: every figure inside the window, scaled with
+    its aspect ratio kept, and nothing wider than the window (no horizontal scroll)."""
+    seen = inspect_report(page, width=width)
+    assert seen["page"][0] <= width, seen["page"]
+    for f in seen["figures"]:
+        x, _, w, h = f["box"]
+        nw, nh = f["natural"]
+        assert f["complete"] and x >= 0 and x + w <= width, (width, f)
+        assert w <= nw + 2
+        assert h == pytest.approx(w * nh / nw, abs=2)   # scaled, not squashed
+        assert f["nonwhite"] > 0.02, f
+    return seen
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_wide_figures_fit_the_window(tmp_path, chromium, capsys, width):
+    src, tgt = _many_classes(tmp_path)
+    page = tmp_path / "report.html"
+    assert cli.main(["adapt", src, "--target", tgt, "--target-has-labels", "--label-column",
+                     "label", "--method", "raw", "--permutations", "0",
+                     "--report", str(page)]) == 0
+    seen = check_fits(page, width)
+    assert max(f["natural"][0] for f in seen["figures"]) > 1280   # the class mix is wide
+    shift = tmp_path / "shift.html"
+    assert cli.main(["shift", src, tgt, "--label-column", "label", "--permutations", "0",
+                     "--report", str(shift)]) == 0
+    check_fits(shift, width)

@@ -9,7 +9,9 @@ Design decisions
   users' files.
 * Figures carry ``class="figure"``, their pixel size and an ``alt`` text, so a browser test can
   check that each one loads and is not blank; a figure is as wide as its image (the caption
-  wraps), so two figures sit side by side on a laptop screen.
+  wraps), so two figures sit side by side on a laptop screen, and never wider than the page
+  (``max-width: 100%``, the image scaled with ``height: auto``): a class-mix chart of ten
+  classes is 1,650 px wide, more than a 1,280 px screen.
 
 Examples
 --------
@@ -35,14 +37,15 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2e
        max-width: 1100px; padding: 0 1em; color: #222; line-height: 1.45; }
 h1 { font-size: 1.6em; border-bottom: 2px solid #d9480f; padding-bottom: .2em; }
 h2 { font-size: 1.25em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; margin: .6em 0; font-size: .92em; }
-th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .92em; max-width: 100%; }
+th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right;
+         overflow-wrap: anywhere; }
 th { background: #f3f3f3; }
 td:first-child, th:first-child { text-align: left; }
 tr.chosen td { background: #fff0e6; font-weight: 600; }
-figure { display: inline-block; margin: .5em 1em .5em 0; vertical-align: top; }
+figure { display: inline-block; margin: .5em 1em .5em 0; vertical-align: top; max-width: 100%; }
 figcaption { font-size: .85em; color: #555; }
-img.figure { border: 1px solid #eee; }
+img.figure { border: 1px solid #eee; max-width: calc(100% - 2px); height: auto; }
 code, pre { background: #f6f6f6; padding: .1em .3em; border-radius: 3px; font-size: .9em; }
 pre { padding: .6em; white-space: pre-wrap; word-break: break-all; }
 .lead { font-size: 1.1em; background: #f6f9fc; border-left: 4px solid #4a7ab5;
