@@ -165,7 +165,7 @@ def test_validation_errors_start_as_documented(key):
 
 # ------------------------------------------------------------ sample_domain and routing
 def _estimators():
-    from tests.test_edges_inputs import _public_estimators
+    from test_edges_inputs import _public_estimators
 
     return [e for e, _ in _public_estimators()]
 
