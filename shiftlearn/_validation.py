@@ -23,6 +23,8 @@ from typing import Literal
 import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
+from ._array_api import array_api_namespace
+
 DEFAULT_SOURCE_DOMAIN = 1
 DEFAULT_TARGET_DOMAIN = -2
 UNLABELED_CLASS = -1
@@ -51,6 +53,10 @@ def check_X(X, *, dtype=(np.float64, np.float32), ensure_min_samples: int = 1,
     number of features and the feature names (``n_features_in_``, ``feature_names_in_``): a
     DataFrame whose columns are reordered or renamed after ``fit`` is refused.
     """
+    # arrays of another namespace: the estimators with a device route validate them before;
+    # here they are refused with the fix named (or converted, as scikit-learn does)
+    array_api_namespace(X, owner=(type(estimator).__name__ if estimator is not None
+                                  else "This function"), supported=False)
     if estimator is not None:
         return validate_data(estimator, X, reset=reset, dtype=dtype,
                              ensure_min_samples=ensure_min_samples, ensure_all_finite=True)
@@ -303,7 +309,7 @@ def _normalize_class_labels(y: np.ndarray) -> np.ndarray:
     ``<NA>``, or for a column mixing ``None``, NaN, ``pd.NA`` and ``pd.NaT``) is read by its
     labeled values: integral numbers or booleans become int64 (``False``/``True`` are the
     classes ``0``/``1``; unlabeled rows ``-1``), other real numbers float64 (unlabeled rows
-    NaN), strings a string array (unlabeled rows ``""``). Labeled values of several kinds
+    NaN), strings (or bytes) a string array (unlabeled rows ``""``). Labeled values of several kinds
     (strings beside numbers) are refused with a message that names them. Anything else is
     returned unchanged."""
     kind = y.dtype.kind
@@ -330,9 +336,13 @@ def _normalize_class_labels(y: np.ndarray) -> np.ndarray:
         out = np.full(y.shape[0], np.nan)
         out[~unl] = [float(v) for v in vals]
         return out
-    if all(isinstance(v, str) for v in vals):
-        return np.where(unl, "", y).astype(str)
+    if all(isinstance(v, str | bytes) for v in vals):
+        out = np.array([v.decode() if isinstance(v, bytes) else v for v in y.ravel()],
+                       dtype=object)
+        return np.where(unl, "", out).astype(str)
     kinds = sorted({type(v).__name__ for v in vals})
+    if len(kinds) == 1:                     # one type, not a label type: left to the caller
+        return y
     raise ValueError(
         f"y mixes labels of several types ({', '.join(kinds)}), e.g. "
         f"{', '.join(repr(v) for v in _first_of_each_type(vals))}: give the class labels one "

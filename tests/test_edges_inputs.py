@@ -293,6 +293,8 @@ def _label_spellings():
         "object-str-NaT": (np.array(s + [pd.NaT, None, np.nan, pd.NA, ""] * 5, dtype=object),
                            ["no", "yes"]),
         "object-int-NA": (np.array(i + [pd.NA] * miss, dtype=object), [3, 7]),
+        "object-bytes-None": (np.array([v.encode() for v in s] + [None] * miss, dtype=object),
+                              ["no", "yes"]),
     }
 
 
