@@ -34,7 +34,7 @@ __all__ = [
 
 #: public estimators that compute in the input's namespace under array-API dispatch (the list
 #: the docs and the error of every other estimator name)
-ARRAY_API_ESTIMATORS = ("TCA", "JDA", "RFTCA", "RFSCA")
+ARRAY_API_ESTIMATORS = ("TCA", "JDA", "SCA", "uSCA", "RFTCA", "RFSCA", "CORAL")
 
 
 def dispatch_enabled() -> bool:

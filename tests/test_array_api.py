@@ -18,7 +18,7 @@ import sklearn
 
 from shiftlearn._array_api import ARRAY_API_ESTIMATORS, to_numpy
 from shiftlearn._linalg import SUBSPACE_TOL, leading_eigh_array_api
-from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA, rf_stats
+from shiftlearn.adaptation import RFSCA, RFTCA, SCA, TCA, rf_stats, uSCA
 from shiftlearn.kernels import (
     kernel_matrix,
     median_heuristic,
@@ -215,9 +215,12 @@ def test_array_api_subspace_iteration_states_its_failure():
 def test_array_api_refused_where_not_supported(dispatch):
     X, _, sd = _two_domains()
     Xd = xps.asarray(X, device=xps.Device("device1"))
-    with pytest.raises(ValueError, match=r"SCA computes with NumPy only.*"
-                                         + ", ".join(ARRAY_API_ESTIMATORS)):
-        SCA(n_components=2).fit(Xd, sample_domain=sd)
+    from shiftlearn.generalization import MarginalTransferClassifier
+
+    with pytest.raises(ValueError, match=r"MarginalTransferClassifier computes with NumPy only"
+                                         r".*" + ", ".join(ARRAY_API_ESTIMATORS)):
+        MarginalTransferClassifier().fit(Xd, np.r_[np.zeros(60, int), np.ones(55, int)],
+                                         sample_domain=sd)
     est = TCA(n_components=2).fit(X, sample_domain=sd)          # fitted on NumPy
     with pytest.raises(ValueError, match="fitted on ndarray arrays; transform arrays of the "
                                          "same kind"):
@@ -283,3 +286,66 @@ def test_array_api_docs_example_runs(dispatch):
     from _docs_examples import run_skipped_example
 
     assert run_skipped_example("gpu.md", "# Arrays on a GPU") >= 5
+
+
+@pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
+@pytest.mark.parametrize("shrinkage", ["auto", 0.3, 1.0, None])
+@pytest.mark.parametrize("shape", [(30, 25, 12), (12, 9, 40)], ids=["n>d", "n<d"])
+def test_array_api_coral_equals_numpy(dispatch, make, shrinkage, shape):
+    from shiftlearn.adaptation import CORAL, coral_covariance
+
+    n_s, n_t, d = shape
+    rng = np.random.default_rng(1)
+    scales = np.exp(rng.normal(size=d))
+    X = np.vstack([rng.normal(size=(n_s, d)), rng.normal(size=(n_t, d)) * 1.7 + 0.4]) * scales
+    sd = np.r_[np.ones(n_s, int), -2 * np.ones(n_t, int)]
+    if shrinkage is None and n_s < d:
+        with pytest.raises(ValueError, match="source covariance is singular"):
+            CORAL(shrinkage=None).fit(make(X), None, sd)
+        return
+    ref = CORAL(shrinkage=shrinkage).fit(X, None, sd)
+    Xd = make(X)
+    est = CORAL(shrinkage=shrinkage).fit(Xd, None, sd)
+    assert (est.powers_ is None) == (ref.powers_ is None)     # the same route
+    Z, Z_ref = est.transform(Xd, sample_domain=sd), ref.transform(X, sample_domain=sd)
+    _assert_kind(Z, Xd)
+    # the covariance powers move by about d eps cond(C) relative on either route
+    cond = max(np.linalg.cond(coral_covariance(X[sd > 0], shrinkage)),
+               np.linalg.cond(coral_covariance(X[sd < 0], shrinkage)))
+    bound = 100 * d * EPS64 * cond * np.abs(Z_ref).max()
+    np.testing.assert_allclose(to_numpy(Z), Z_ref, rtol=0, atol=bound)
+    np.testing.assert_array_equal(to_numpy(Z)[sd < 0], X[sd < 0])
+    assert est.matrix_.shape == (d, d)
+
+
+@pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
+@pytest.mark.parametrize("kw", [{}, {"beta": 0.0}, {"beta": 1.0, "n_components": 2},
+                                {"whiten": False, "centering": "literal"},
+                                {"class_scatter_normalization": "none", "delta": 3.0}],
+                         ids=["default", "beta0", "beta1", "literal", "none-delta3"])
+def test_array_api_sca_equals_numpy(dispatch, make, kw):
+    X, y, sd = _two_domains()
+    y = y.copy()
+    y[sd < 0] = -1
+    kw = {"n_components": 4, "eigen_solver": "dense", **kw}
+    ref = SCA(**kw).fit(X, y, sample_domain=sd)
+    Xd = make(X)
+    est = SCA(**kw).fit(Xd, y, sample_domain=sd)
+    w = ref.eigenvalues_
+    # both exact (a Cholesky reduction against LAPACK's generalized eigh): n eps, scaled by
+    # the denominator's condition number (its ridge eps bounds it by about ||M|| / eps)
+    rel = 100 * X.shape[0] * EPS64 * (1.0 + 1.0 / ref.eps)
+    np.testing.assert_allclose(to_numpy(est.eigenvalues_), w, rtol=0, atol=rel * w[0])
+    for Z in (est.transform(Xd), SCA(**kw).fit_transform(Xd, y, sample_domain=sd)):
+        _assert_kind(Z, Xd)
+        _assert_same_embedding(Z, ref.transform(X), w, rel)
+
+
+def test_array_api_usca_equals_numpy(dispatch):
+    X, _, sd = _two_domains()
+    ref = uSCA(n_components=3, eigen_solver="dense").fit(X, sample_domain=sd)
+    Xd = xps.asarray(X, device=xps.Device("device1"))
+    Z = uSCA(n_components=3).fit(Xd, sample_domain=sd).transform(Xd)
+    _assert_kind(Z, Xd)
+    rel = 100 * X.shape[0] * EPS64 * (1.0 + 1.0 / ref.eps)
+    _assert_same_embedding(Z, ref.transform(X), ref.eigenvalues_, rel)

@@ -41,8 +41,15 @@ from sklearn.covariance import empirical_covariance, ledoit_wolf, shrunk_covaria
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import (
+    array_api_namespace,
+    check_X_array_api,
+    from_numpy,
+    is_foreign_array,
+    to_numpy,
+)
 from .._param_validation import Interval, StrOptions, check_params
-from .._validation import check_sample_domain, check_X, check_X_y_domain
+from .._validation import check_sample_domain, check_X, check_X_y_domain, check_y_domain
 from ._base import check_dense_memory
 from ._pipeline import warn_if_plain_pipeline
 
@@ -104,6 +111,130 @@ def _sqrt_power(C: np.ndarray, sign: int, who: str, shrinkage) -> np.ndarray:
     return (V / r if sign < 0 else V * r) @ V.T
 
 
+def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str
+                        ) -> tuple[float, np.ndarray, np.ndarray]:
+    """``C^{sign/2}`` of the shrunk covariance of ``X`` in factored form, for ``n <= d``.
+
+    With the thin SVD of the centred rows, ``X_c = U diag(s) V^T`` (``O(n^2 d)``), the shrunk
+    covariance ``(1 - a) X_c^T X_c / n + a mu I`` (``mu`` its mean eigenvalue) is
+    ``alpha I + V diag(e - alpha) V^T`` with ``alpha = a mu`` and ``e = (1 - a) s^2 / n + alpha``,
+    so every power is ``alpha^p I + V diag(e^p - alpha^p) V^T``: exact, no ``d x d`` matrix.
+    The eigenvalues are floored as in the dense route (``d eps`` times the largest).
+
+    Returns ``(c, g, V)`` with ``C^{sign/2} = c I + V diag(g) V^T``.
+
+    Raises
+    ------
+    ValueError
+        Every feature is constant, or ``shrinkage`` is 0 (the covariance of ``n <= d`` rows
+        is singular), with the fix.
+    """
+    n, d = X.shape
+    Xc = X - X.mean(axis=0)
+    _, sv, Vt = np.linalg.svd(Xc, full_matrices=False)
+    emp = sv ** 2 / n
+    a = float(shrinkage)
+    mu = float(emp.sum()) / d
+    alpha = a * mu
+    e = (1.0 - a) * emp + alpha
+    top = max(float(e.max()) if e.size else 0.0, alpha)
+    if top <= 0 or alpha <= 0:
+        why = ("every feature is constant" if top <= 0 else
+               f"{n} rows in {d} features without shrinkage")
+        raise ValueError(
+            f"CORAL: the {who} covariance is singular ({why}; shrinkage={shrinkage!r}), so it "
+            "cannot be whitened. Use shrinkage='auto' (Ledoit-Wolf) or a shrinkage in (0, 1], "
+            "give more rows than features, or drop the constant features.")
+    floor = d * np.finfo(np.float64).eps * top
+    alpha, e = max(alpha, floor), np.maximum(e, floor)
+    p = 0.5 * sign
+    c = alpha ** p
+    return c, e ** p - c, Vt.T
+
+
+def _device(X):
+    import array_api_compat
+
+    return array_api_compat.device(X)
+
+
+def _lowrank_power_xp(X, shrinkage: float, sign: int, who: str, xp):
+    """:func:`lowrank_coral_power` in ``X``'s namespace, on its device."""
+    n, d = X.shape
+    _, sv, Vt = xp.linalg.svd(X - xp.mean(X, axis=0)[None, :], full_matrices=False)
+    emp = to_numpy(sv).astype(np.float64) ** 2 / n
+    a = float(shrinkage)
+    alpha = a * float(emp.sum()) / d
+    e = (1.0 - a) * emp + alpha
+    top = max(float(e.max()) if e.size else 0.0, alpha)
+    if top <= 0:
+        raise ValueError(f"CORAL: the {who} covariance is singular (every feature is constant; "
+                         f"shrinkage={shrinkage!r}), so it cannot be whitened. Drop the "
+                         "constant features.")
+    floor = d * np.finfo(np.float64).eps * top
+    alpha, e = max(alpha, floor), np.maximum(e, floor)
+    c = alpha ** (0.5 * sign)
+    return c, from_numpy(e ** (0.5 * sign) - c, X), Vt.T
+
+
+def _covariance_xp(X, shrinkage, xp):
+    """:func:`coral_covariance` in ``X``'s namespace (the same estimates: empirical, shrunk
+    toward ``tr(C)/d I``, or Ledoit-Wolf on the standardised columns, rescaled)."""
+    n, d = X.shape
+    Xc = X - xp.mean(X, axis=0)[None, :]
+    if isinstance(shrinkage, str):
+        var = xp.mean(Xc * Xc, axis=0)
+        # scikit-learn's scaler: a column whose variance is within round-off of 0 (its
+        # constant-feature test) keeps scale 1
+        eps = float(np.finfo(np.float64).eps)
+        mean = xp.mean(X, axis=0)
+        constant = var <= n * eps * var + (n * mean * eps) ** 2
+        scale = xp.where(constant, xp.ones_like(var), xp.sqrt(var))
+        Z = Xc / scale[None, :]
+        C = Z.T @ Z / n
+        a = _ledoit_wolf_shrinkage_xp(Z, C, xp) if d > 1 else 0.0
+        mu = float(xp.linalg.trace(C)) / d
+        C = (1.0 - a) * C + a * mu * xp.eye(d, dtype=X.dtype, device=_device(X))
+        return scale[:, None] * C * scale[None, :]
+    C = Xc.T @ Xc / n
+    if shrinkage is None or shrinkage == 0:
+        return C
+    mu = float(xp.linalg.trace(C)) / d
+    return (1.0 - shrinkage) * C + shrinkage * mu * xp.eye(d, dtype=X.dtype, device=_device(X))
+
+
+def _ledoit_wolf_shrinkage_xp(Z, C, xp) -> float:
+    """Ledoit and Wolf's shrinkage of centred rows ``Z`` with covariance ``C`` (the
+    estimate of ``sklearn.covariance.ledoit_wolf_shrinkage``)."""
+    n, d = Z.shape
+    trace_cols = xp.sum(Z * Z, axis=0) / n
+    mu = float(xp.sum(trace_cols)) / d
+    row_sq = xp.sum(Z * Z, axis=1)
+    beta_ = float(xp.sum(row_sq * row_sq))        # sum of <X2^T, X2>: sum_i ||z_i||^4
+    delta_ = float(xp.sum(C * C))                 # ||Z^T Z||_F^2 / n^2
+    beta = (beta_ / n - delta_) / (d * n)
+    delta = (delta_ - 2.0 * mu * float(xp.sum(trace_cols)) + d * mu ** 2) / d
+    beta = min(beta, delta)
+    return 0.0 if beta == 0 else beta / delta
+
+
+def _dense_power_xp(C, sign: int, who: str, shrinkage, xp):
+    """:func:`_sqrt_power` in ``C``'s namespace."""
+    w, V = xp.linalg.eigh((C + C.T) / 2.0)
+    wn = to_numpy(w).astype(np.float64)
+    top = float(wn[-1]) if wn.size else 0.0
+    unshrunk = shrinkage is None or (not isinstance(shrinkage, str) and shrinkage == 0)
+    if top <= 0 or (unshrunk and wn[0] <= _SINGULAR_RTOL * top):
+        why = ("every feature is constant" if top <= 0 else
+               f"smallest eigenvalue {wn[0]:.3g} against largest {top:.3g}")
+        raise ValueError(
+            f"CORAL: the {who} covariance is singular ({why}; shrinkage={shrinkage!r}), so it "
+            "cannot be whitened. Use shrinkage='auto' (Ledoit-Wolf) or a shrinkage in (0, 1], "
+            "give more rows than features, or drop the constant features.")
+    r = from_numpy(np.sqrt(np.maximum(wn, C.shape[0] * np.finfo(np.float64).eps * top)), C)
+    return (V / r[None, :] if sign < 0 else V * r[None, :]) @ V.T
+
+
 class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Correlation alignment (Sun et al., 2016): the source rows re-coloured as the target's.
 
@@ -128,7 +259,10 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     ----------
     mean_source_, mean_target_ : ndarray of shape (n_features,)
     matrix_ : ndarray of shape (n_features, n_features)
-        ``A = C_s^{-1/2} C_t^{1/2}``.
+        ``A = C_s^{-1/2} C_t^{1/2}`` (formed on first access on the factored route).
+    powers_ : tuple of two ``(c, g, V)`` or None
+        The factored route's ``C_s^{-1/2}`` and ``C_t^{1/2}``, each ``c I + V diag(g) V^T``
+        with ``V`` of shape ``(n_features, n_rows)``; ``None`` on the dense route.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
@@ -136,8 +270,9 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     Notes
     -----
     Decisions and the comparison with skada's ``CORALAdapter`` are in the module docstring.
-    The cost is two ``d x d`` eigendecompositions: it is meant for up to a few thousand
-    features.
+    Cost: with a float ``shrinkage`` in (0, 1] and fewer rows than features in each domain,
+    two thin SVDs, ``O(n^2 d)``, and ``O(n d r)`` to map ``n`` rows (the factored route, no
+    ``d x d`` matrix); otherwise two ``d x d`` eigendecompositions, ``O(n d^2 + d^3)``.
 
     Examples
     --------
@@ -187,6 +322,9 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def _fit(self, X, y, sample_domain) -> tuple[np.ndarray, np.ndarray]:
         """Validate, learn the map; the validated ``X`` and ``sample_domain``."""
         check_params(self)
+        xp = array_api_namespace(X, owner="CORAL", supported=True)
+        if xp is not None:
+            return self._fit_array_api(X, y, sample_domain, xp)
         if y is None and sample_domain is None:
             X = check_X(X, estimator=self, reset=True)
             sd = np.ones(X.shape[0], dtype=np.int64)
@@ -194,10 +332,23 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             X, _, sd = check_X_y_domain(X, y, sample_domain, task="auto",
                                         allow_unlabeled_source=True, estimator=self)
         d = X.shape[1]
-        check_dense_memory(d, d, 6, f"CORAL.fit on {d} features", "",
-                           advice="CORAL forms d x d covariances: reduce the features first "
-                                  "(e.g. sklearn.decomposition.PCA in a make_da_pipeline).")
         src, tgt = sd > 0, sd < 0
+        # d >> n with a shrinkage toward the identity: each covariance is a scaled identity
+        # plus rank < n, so the map is kept in factored form (no d x d matrix)
+        lowrank = (self.shrinkage is not None and not isinstance(self.shrinkage, str)
+                   and self.shrinkage > 0 and max(int(src.sum()), int(tgt.sum())) < d)
+        if lowrank:
+            check_dense_memory(X.shape[0], d, 4, f"CORAL.fit on {d} features", "",
+                               advice="Reduce the features first (e.g. "
+                                      "sklearn.decomposition.PCA in a make_da_pipeline).")
+        else:
+            check_dense_memory(d, d, 6, f"CORAL.fit on {d} features", "",
+                               advice="CORAL forms d x d covariances: reduce the features "
+                                      "first (e.g. sklearn.decomposition.PCA in a "
+                                      "make_da_pipeline), or give a shrinkage in (0, 1], "
+                                      "whose route needs no d x d matrix when each domain has "
+                                      "fewer rows than features.")
+        self.powers_ = None
         Xs = X[src].astype(np.float64)
         self.mean_source_ = Xs.mean(axis=0)
         if not tgt.any():
@@ -207,7 +358,7 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 "(no adaptation). Pass the unlabeled target rows to fit.", UserWarning,
                 stacklevel=2)
             self.mean_target_ = self.mean_source_.copy()
-            self.matrix_ = np.eye(X.shape[1])
+            self._matrix = np.eye(X.shape[1])
             return X, sd
         for name, mask in (("source", src), ("target", tgt)):
             if mask.sum() < 2:
@@ -215,7 +366,12 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                                  f"covariance, got {int(mask.sum())}.")
         Xt = X[tgt].astype(np.float64)
         self.mean_target_ = Xt.mean(axis=0)
-        self.matrix_ = (_sqrt_power(coral_covariance(Xs, self.shrinkage), -1, "source",
+        if lowrank:
+            self.powers_ = (lowrank_coral_power(Xs, self.shrinkage, -1, "source"),
+                            lowrank_coral_power(Xt, self.shrinkage, 1, "target"))
+            self._matrix = None
+            return X, sd
+        self._matrix = (_sqrt_power(coral_covariance(Xs, self.shrinkage), -1, "source",
                                     self.shrinkage)
                         @ _sqrt_power(coral_covariance(Xt, self.shrinkage), 1, "target",
                                       self.shrinkage))
@@ -240,15 +396,95 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, n_features)
         """
-        check_is_fitted(self, "matrix_")
-        X = check_X(X, estimator=self, reset=False)
+        check_is_fitted(self, "mean_source_")
+        xp = array_api_namespace(X, owner="CORAL", supported=True)
+        if xp is not None:
+            X = check_X_array_api(X, xp, estimator=self, reset=False)
+            if not is_foreign_array(self.mean_source_):
+                raise ValueError("CORAL was fitted on NumPy arrays; transform arrays of the "
+                                 f"same kind (got {type(X).__name__}).")
+            X = xp.astype(X, self.mean_source_.dtype)
+        else:
+            X = check_X(X, estimator=self, reset=False)
         return self._map(X, None if sample_domain is None
                          else check_sample_domain(sample_domain, X.shape[0]))
 
+    def _fit_array_api(self, X, y, sample_domain, xp):
+        """The fit for arrays of another namespace: the moments, the powers and the map on
+        ``X``'s device, in its dtype, by the same formulas as the NumPy route."""
+        X = check_X_array_api(X, xp, estimator=self, reset=True)
+        n, d = X.shape
+        if y is None and sample_domain is None:
+            sd = np.ones(n, dtype=np.int64)
+        else:
+            _, sd = check_y_domain(to_numpy(y), to_numpy(sample_domain), n, task="auto",
+                                   allow_unlabeled_source=True)
+        src, tgt = sd > 0, sd < 0
+        Xs = xp.take(X, from_numpy(np.flatnonzero(src), X), axis=0)
+        self.mean_source_ = xp.mean(Xs, axis=0)
+        self.powers_ = None
+        if not tgt.any():
+            warnings.warn(
+                "CORAL: no target rows (negative sample_domain, or y = -1 without "
+                "sample_domain), so there is nothing to align to: the map is the identity "
+                "(no adaptation). Pass the unlabeled target rows to fit.", UserWarning,
+                stacklevel=3)
+            self.mean_target_ = self.mean_source_
+            self._matrix = xp.eye(d, dtype=X.dtype, device=_device(X))
+            return X, sd
+        for name, mask in (("source", src), ("target", tgt)):
+            if mask.sum() < 2:
+                raise ValueError(f"CORAL needs at least 2 {name} rows to estimate a "
+                                 f"covariance, got {int(mask.sum())}.")
+        Xt = xp.take(X, from_numpy(np.flatnonzero(tgt), X), axis=0)
+        self.mean_target_ = xp.mean(Xt, axis=0)
+        sh = self.shrinkage
+        if (sh is not None and not isinstance(sh, str) and sh > 0
+                and max(int(src.sum()), int(tgt.sum())) < d):
+            self.powers_ = (_lowrank_power_xp(Xs, sh, -1, "source", xp),
+                            _lowrank_power_xp(Xt, sh, 1, "target", xp))
+            self._matrix = None
+            return X, sd
+        self._matrix = (_dense_power_xp(_covariance_xp(Xs, sh, xp), -1, "source", sh, xp)
+                        @ _dense_power_xp(_covariance_xp(Xt, sh, xp), 1, "target", sh, xp))
+        return X, sd
+
+    @property
+    def matrix_(self) -> np.ndarray:
+        """``A = C_s^{-1/2} C_t^{1/2}``, shape ``(n_features, n_features)``; on the factored
+        route it is formed (``O(d^2 n)``) and kept on first access."""
+        if "_matrix" not in vars(self):
+            raise AttributeError("matrix_: this CORAL is not fitted yet.")
+        if self._matrix is None:
+            d = self.mean_source_.shape[0]
+            eye = (np.eye(d) if not is_foreign_array(self.mean_source_) else
+                   from_numpy(np.eye(d), self.mean_source_))
+            self._matrix = self._apply(eye)
+        return self._matrix
+
+    def _apply(self, Y: np.ndarray) -> np.ndarray:
+        """``Y A`` from the factors ``C^p = c I + V diag(g) V^T``: ``O(n d r)``."""
+        (cs, gs, Vs), (ct, gt, Vt) = self.powers_
+        YP = cs * Y + ((Y @ Vs) * gs[None, :]) @ Vs.T
+        return ct * YP + ((YP @ Vt) * gt[None, :]) @ Vt.T
+
     def _map(self, X: np.ndarray, sd: np.ndarray | None) -> np.ndarray:
+        if is_foreign_array(X):            # every row mapped, the source rows kept
+            import array_api_compat
+
+            xp = array_api_compat.array_namespace(X)
+            if sd is None or not np.any(sd > 0):
+                return xp.asarray(X, copy=True)
+            Y = X - self.mean_source_[None, :]
+            mapped = (Y @ self._matrix if self.powers_ is None
+                      else self._apply(Y)) + self.mean_target_[None, :]
+            return xp.where(from_numpy(sd > 0, X)[:, None], mapped, X)
         Z = np.array(X, dtype=np.float64)
         if sd is not None:
             src = sd > 0
             if src.any():
-                Z[src] = (Z[src] - self.mean_source_) @ self.matrix_ + self.mean_target_
+                if self.powers_ is None:
+                    Z[src] = (Z[src] - self.mean_source_) @ self._matrix + self.mean_target_
+                else:
+                    Z[src] = self._apply(Z[src] - self.mean_source_) + self.mean_target_
         return Z

@@ -49,11 +49,13 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
+from .._array_api import from_numpy, is_foreign_array, to_numpy
 from .._linalg import NOT_POSITIVE_DEFINITE, leading_eigh, lowrank_inv_sqrt_weights
 from .._param_validation import Interval, StrOptions
 from .._validation import unlabeled_mask
@@ -69,9 +71,11 @@ from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
     clip_n_components,
+    kernel_row_chunks,
     whitening_scale,
 )
 from ._memory import FitMemory
+from ._sca_array_api import center_test_kernel_array_api, sca_fit_array_api
 
 __all__ = ["SCA", "SCAProblem", "sca_problem", "sca_solve", "uSCA"]
 
@@ -383,6 +387,7 @@ class SCA(BaseSubspaceTransformer):
     """
 
     _component_columns = ("dual_coef_", "_proj")
+    _array_api_support = True
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "beta": [Interval(Real, 0, 1, closed="both")],
@@ -417,7 +422,9 @@ class SCA(BaseSubspaceTransformer):
         self.memory = memory
 
     def _fit(self, X, y, sample_domain):
-        X = np.asarray(X, dtype=np.float64)
+        foreign = is_foreign_array(X)
+        if not foreign:
+            X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
         has_target = bool(np.any(sample_domain < 0))
         if self.setting == "da" and not has_target:
@@ -445,6 +452,8 @@ class SCA(BaseSubspaceTransformer):
                                   f"the centred kernel of {n} training rows has rank <= {n - 1}",
                                   name)
         solver = resolve_sca_solver(self.eigen_solver, n, k)
+        if foreign:
+            return self._fit_array_api(X, y, sample_domain, k, beta)
         check_dense_memory(n, n, FIT_MATRICES[solver],
                            f"{name}.fit on {n} rows (eigen_solver={solver!r})",
                            "RFSCA (random-feature SCA, the same problem with random Fourier "
@@ -497,7 +506,51 @@ class SCA(BaseSubspaceTransformer):
         _check_rayleigh(prob, B, KB, w, float(self.eps))
         return KB * scale[None, :]
 
+    def _fit_array_api(self, X, y, sample_domain, k: int, beta: float):
+        """The fit for arrays of another namespace: the kernel, the pencil (dense reduction,
+        :func:`~shiftlearn.adaptation._sca_array_api.sca_fit_array_api`) and the fitted
+        arrays on ``X``'s device, in its dtype (``memory`` is not used)."""
+        import array_api_compat
+
+        xp = array_api_compat.array_namespace(X)
+        name = type(self).__name__
+        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        K = self._kernel(X)
+        if float(xp.max(xp.max(K, axis=0) - xp.min(K, axis=0))) == 0:
+            raise ValueError(f"{name}: the centred kernel is zero (every training row is the "
+                             "same point for this kernel, e.g. a constant X), so there is no "
+                             "component to learn; check X.")
+        w, B, Kc, Pf, a, col_mean, grand = sca_fit_array_api(
+            K, y, sample_domain, k, beta=beta, delta=float(self.delta), eps=float(self.eps),
+            class_scatter_normalization=self.class_scatter_normalization,
+            centering=self.centering, supervised=self.supervised)
+        del K
+        self._col_mean, self._grand_mean = col_mean, grand
+        wn = to_numpy(w).astype(np.float64)
+        scale = from_numpy(whitening_scale(wn) if self.whiten else np.ones_like(wn), X)
+        self.eigenvalues_ = w
+        self.dual_coef_ = B
+        self._proj = B * scale[None, :]
+        self.X_fit_ = X
+        self.n_components_ = k
+        KB = Kc @ B
+        n = X.shape[0]
+        Pf_host = np.zeros((n, 0)) if Pf is None else to_numpy(Pf)
+        _check_rayleigh(SimpleNamespace(a=a, beta=beta, Pf=Pf_host), to_numpy(B),
+                        to_numpy(KB), wn, float(self.eps))
+        return KB * scale[None, :]
+
     def _transform(self, X):
+        self._check_same_kind(X, self.X_fit_)
+        if is_foreign_array(X):
+            import array_api_compat
+
+            xp = array_api_compat.array_namespace(X)
+            X = xp.astype(X, self.X_fit_.dtype)
+            return xp.concat([
+                center_test_kernel_array_api(self._kernel(X[rows, :], self.X_fit_),
+                                             self._col_mean, self._grand_mean) @ self._proj
+                for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0], 3)], axis=0)
         X = np.asarray(X, dtype=np.float64)
         out = np.empty((X.shape[0], self._proj.shape[1]))
         for rows, Kt in self._test_kernel_blocks(X, n_temporaries=3):
