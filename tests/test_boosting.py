@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _tolerances import EPS
 from scipy.optimize import minimize_scalar
 from sklearn.tree import DecisionTreeRegressor
 
@@ -209,7 +210,11 @@ def test_training_loss_never_increases(depth, gamma):
     y = np.where((sd < 0) & (np.arange(300) >= 190), -1, y)   # 40 labeled target rows
     clf = MultiTaskBoostingClassifier(60, learning_rate=gamma, max_depth=depth).fit(X, y, sd)
     loss = np.concatenate([[1.0], clf.train_loss_])
-    assert np.all(np.diff(loss) <= 1e-12 * loss[:-1])
+    # a step that cannot lower the loss leaves it equal up to its round-off: the weights'
+    # multiplicative updates and their mean, c (n + rounds) eps relative (a step that raises
+    # it, e.g. a sign error in the line search, is off by percents)
+    rtol = 4 * (len(y) + len(clf.train_loss_)) * EPS
+    assert np.all(np.diff(loss) <= rtol * loss[:-1])
     assert loss[-1] < 0.9
 
 
@@ -225,7 +230,15 @@ def test_baseline_modes_are_single_task_fits():
     for mode, rows in pairs:
         a = MultiTaskBoostingClassifier(**kw, mode=mode).fit(X, y, sd)
         b = MultiTaskBoostingClassifier(**kw).fit(X[rows], y[rows], one[rows])
-        np.testing.assert_allclose(a.decision_function(X, sd), b.decision_function(X), atol=1e-12)
+        # the same trees, their leaf values and step sizes from sums over other row sets
+        # (masked against selected): c (n + K) eps sum_k |beta_k| max|leaf_k| (another
+        # split or leaf is off by ~0.1)
+        ens = b.estimators_[0]
+        scale = sum(abs(bk) * np.max(np.abs(lk)) for bk, lk in zip(ens["beta"], ens["leaf"],
+                                                                     strict=True))
+        atol = 4 * (len(y) + ens["beta"].size) * EPS * scale
+        np.testing.assert_allclose(a.decision_function(X, sd), b.decision_function(X), rtol=0,
+                                   atol=atol)
     with pytest.raises(ValueError, match="No labeled rows"):
         MultiTaskBoostingClassifier(**kw, mode="target_only").fit(X[sd > 0], y[sd > 0],
                                                                   sd[sd > 0])
