@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _tolerances import EPS
 from sklearn.neighbors import KNeighborsClassifier
 
 from shiftlearn._validation import check_X_y_domain
@@ -71,8 +72,17 @@ def test_office_caltech_preprocessing(data_home):
     X, _ = ds.get("webcam")
     expected = raw / raw.sum(axis=1, keepdims=True)
     std = expected.std(axis=0)
-    expected = (expected - expected.mean(axis=0)) / np.where(std == 0, 1, std)
-    np.testing.assert_allclose(X, expected, atol=1e-12)
+    mean = expected.mean(axis=0)
+    s = np.where(std == 0, 1, std)
+    # (e - m) / s in another order: the subtraction's eps (|e| + |m|) / s, the mean's and the
+    # standard deviation's c n eps (relative, no cancellation in sums of squares) carried
+    # through 1 / s and |z| (a mean or std over rows instead of columns is off by O(1))
+    n = raw.shape[0]
+    Z = (expected - mean) / s
+    atol = np.max((4 * EPS * (np.abs(expected) + np.abs(mean)) + 4 * n * EPS * np.abs(mean)) / s
+                  + 4 * n * EPS * np.abs(Z))
+    expected = Z
+    np.testing.assert_allclose(X, expected, rtol=0, atol=atol)
     np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-10)
     nonconst = std > 0
     np.testing.assert_allclose(X[:, nonconst].std(axis=0), 1, atol=1e-10)
@@ -248,8 +258,15 @@ def test_preprocessing_functions():
     X = np.array([[1.0, 3.0], [2.0, 2.0], [0.0, 0.0]])
     np.testing.assert_allclose(np.linalg.norm(l2_normalize_rows(X)[:2], axis=1), 1)
     assert np.all(l2_normalize_rows(X)[2] == 0)
-    Z = sum_normalize_zscore(np.array([[1.0, 3.0, 2.0], [2.0, 2.0, 2.0], [4.0, 0.0, 2.0]]))
-    np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-12)
+    A = np.array([[1.0, 3.0, 2.0], [2.0, 2.0, 2.0], [4.0, 0.0, 2.0]])
+    Z = sum_normalize_zscore(A)
+    # the centring's rounding, eps (|e| + |m|) / s per entry with e the row-normalised
+    # values (<= 1) and s their std (>= 1/6 here), plus the mean's n eps sum|z| (an
+    # uncentred column is off by its mean, >= 0.1)
+    E = A / A.sum(axis=1, keepdims=True)
+    s = np.where(E.std(axis=0) == 0, 1, E.std(axis=0))
+    atol = np.max(4 * EPS * 2 * np.max(np.abs(E)) / s) + 4 * EPS * np.max(np.abs(Z).sum(axis=0))
+    np.testing.assert_allclose(Z.mean(axis=0), 0, atol=atol)
     assert np.isfinite(Z).all()
 
 
