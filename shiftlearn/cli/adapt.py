@@ -76,7 +76,7 @@ import warnings
 
 import numpy as np
 
-from ._common import check_output, count, info, match_columns, report_paths
+from ._common import check_output, count, info, match_columns, report_paths, warning_lines
 
 METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL")
 CLASSIFIERS = ("1nn", "logreg")
@@ -191,6 +191,11 @@ def _load(args):
     for note in notes:
         info(args, f"note: {note}")
         tgt.notes.append(note)
+    Xs = np.vstack([t.X for t in srcs])
+    if len(Xs) > 1 and not np.ptp(Xs, axis=0).any():
+        raise ValueError(f"every feature column is constant over the {len(Xs)} source rows "
+                         "(they are all the same point), so no classifier can tell the "
+                         "classes apart; check the files and --label-column.")
     classes, codes_list = encode_labels([*srcs, tgt] if tgt.y is not None else srcs)
     codes = np.concatenate(codes_list[:len(srcs)]).astype(np.int64)
     tgt_codes = codes_list[-1].astype(np.int64) if tgt.y is not None else None
@@ -675,22 +680,6 @@ def _write_predictions(out, classes, pred_codes, conf) -> None:
                                                      else []))
 
 
-def _warning_lines(caught) -> list[str]:
-    """The warnings caught during a run, one line each with its count (for the report)."""
-    import re
-
-    first: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    for w in caught:
-        text = " ".join(str(w.message).split())
-        text = f"{w.category.__name__}: " + (text if len(text) <= 240 else text[:237] + "...")
-        key = re.sub(r"\d+", "#", text)       # one line for '25 of 30' and '7 of 10'
-        first.setdefault(key, text)
-        counts[key] = counts.get(key, 0) + 1
-    return [first[k] + (f" ({n} times, numbers vary)" if n > 1 and first[k] != k else
-                        f" ({n} times)" if n > 1 else "") for k, n in counts.items()][:30]
-
-
 def _selection_lines(sel: dict) -> list[str]:
     """What a person must know about the choice, one line each (stderr)."""
     def label(m):
@@ -815,7 +804,7 @@ def _run(args: argparse.Namespace, caught: list) -> int:
         rep["class_mix_true"] = [float(v) for v in true_share]
     rep["seconds"] = {"fit": t_fit, "report": time.perf_counter() - t0,
                       "total": time.perf_counter() - t_start}
-    rep["warnings"] = _warning_lines(caught)
+    rep["warnings"] = warning_lines(caught)
     if not paths:
         print(markdown(rep))
     else:

@@ -25,6 +25,7 @@ import json
 import shlex
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ from ._common import (
     match_columns,
     print_table,
     report_paths,
+    warning_lines,
 )
 
 _HEADER = {"auto": None, "yes": True, "no": False}
@@ -333,6 +335,13 @@ def _html(rep: dict, res, X: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # warnings (numpy's, scikit-learn's) go to the report, not stderr
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        return _run(args, caught)
+
+
+def _run(args: argparse.Namespace, caught: list) -> int:
     from .. import __version__
     from .._progress import task
     from ..report import analyse_shift
@@ -376,6 +385,8 @@ def run(args: argparse.Namespace) -> int:
            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "files": files,
            "notes": notes, "method": method, "analysis": res.to_dict(),
            "seconds": time.perf_counter() - t0}
+    page = _html(rep, res, X) if "html" in paths else None
+    rep["warnings"] = warning_lines(caught)
     written = []
     for kind, p in paths.items():
         if kind == "json":
@@ -383,7 +394,7 @@ def run(args: argparse.Namespace) -> int:
         elif kind == "md":
             p.write_text(_markdown(rep), encoding="utf-8")
         else:
-            p.write_text(_html(rep, res, X), encoding="utf-8")
+            p.write_text(page, encoding="utf-8")
         written.append(str(p))
     info(args, "wrote " + " and ".join(written))
     if note:

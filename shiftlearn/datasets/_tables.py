@@ -740,4 +740,11 @@ def read_table(path: str | Path, *, label_column: str | int | None = -1, with_la
                                  False, classes=False)
     feature_names = ([layout.names[j] for j in layout.features]
                      if layout.names and names_shown else None)
+    if feature_names:
+        twice = [n for n, k in Counter(feature_names).items() if k > 1]
+        if twice:
+            notes.append(f"{path}: {len(twice)} column name(s) used more than once ("
+                         + ", ".join(repr(n) for n in twice[:5])
+                         + (", ..." if len(twice) > 5 else "") + "); each such column is a "
+                         "separate feature, matched across files by position only.")
     return Table(str(path), X, y, feature_names, label_name, domains, notes)
