@@ -197,3 +197,12 @@ def test_duplicated_names_in_another_order_are_refused(tmp_path, capsys, names):
     else:
         assert _shift(tmp_path, [a, b]) == 2
         assert "'a' appear(s) more than once" in _error(capsys)
+
+
+def test_adapt_extra_id_column_is_named_without_the_label_hint(tmp_path, capsys):
+    """With names the sources' label column is known, so an extra column is not hinted to be
+    the labels."""
+    src, tgt, _ = _frames()
+    assert _adapt(tmp_path, src, tgt.assign(sample_id=np.arange(len(tgt)))) == 2
+    line = _error(capsys)
+    assert "extra 'sample_id'" in line and "--target-has-labels" not in line

@@ -185,8 +185,11 @@ def _load(args):
     for t in [*srcs, tgt]:
         for note in t.notes:
             info(args, f"note: {_cli_note(note)}")
+    # without names, one column more than the sources is most likely the labels (with names,
+    # _read_target has recognised the sources' label column already)
     flag = (" If the target file has a label column, add --target-has-labels."
-            if not args.target_has_labels else "")
+            if not args.target_has_labels and not (tgt.feature_names and srcs[0].feature_names)
+            else "")
     notes = match_columns(srcs[0], srcs[1:]) + match_columns(srcs[0], [tgt], hint=flag)
     for note in notes:
         info(args, f"note: {note}")
