@@ -468,7 +468,8 @@ def _auto(args, X, y, sd, clf, n_sources):
                                      grids=grids, random_state=args.seed,
                                      margin=args.margin).fit(X, y, sd)
         except ValueError as exc:
-            if "Every candidate failed" not in str(exc):
+            words = str(exc).lower()
+            if not ("candidate" in words and "fail" in words):   # not 'none could be fitted'
                 raise
             sel = None
     if sel is None:
@@ -692,8 +693,8 @@ def _selection_lines(sel: dict) -> list[str]:
     failed = [r for r in rows if r.get("failed")]
     if not sel["validated"]:
         return [f"no candidate could be validated by {crit} ({failed[0]['failed']}); "
-                "predicting without adaptation, which nothing measured; the report lists "
-                "every candidate's reason."]
+                "the predictions are without adaptation, a default, not a measurement; the "
+                "report lists every candidate's reason."]
     chosen = label(sel["choice"])
     coarse = (f"; folds of {max(sel['fold_rows'], 1)} labeled row(s): coarse estimates"
               if sel["fold_rows"] < 5 else "")
