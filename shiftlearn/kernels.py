@@ -98,7 +98,7 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import is_foreign_array, to_numpy
-from ._param_validation import Interval, StrOptions, check_params
+from ._constraints import Interval, StrOptions, check_params
 from ._validation import check_X
 
 __all__ = [

@@ -387,7 +387,7 @@ def test_labels_minus_one_plus_one_give_the_convention_error():
 
 
 def test_parameters_and_targets_are_validated():
-    from shiftlearn._param_validation import InvalidParameterError
+    from shiftlearn._constraints import InvalidParameterError
     X, y, sd = make_monotone_shift(30, 30, random_state=4)
     for name, value in [("n_estimators", 0), ("learning_rate", 0.0), ("learning_rate", 1.5),
                         ("max_depth", 0), ("max_bins", 300), ("mode", "bogus"),

@@ -570,7 +570,7 @@ def test_small_test_tasks_warn_and_a_stream_is_embedded_from_a_stored_sample(ell
 
 # ---------------------------------------------------------------- conformance (issue #14)
 def test_parameters_are_validated_before_any_work():
-    from shiftlearn._param_validation import InvalidParameterError
+    from shiftlearn._constraints import InvalidParameterError
     bad = [("C", 0.0), ("sigma_x", "mode"), ("sigma_x", "-2*median"), ("sigma_emb", "0*median"),
            ("sigma_p", np.inf), ("n_features", 0), ("max_iter", 1.5), ("tol", -1.0),
            ("min_task_size", 0), ("min_predict_task_size", 0), ("weighting", "row"),
@@ -600,7 +600,7 @@ def test_feature_names_checked_at_predict():
 
 # ---------------------------------------------------------- TaskGroupSearchCV conformance
 def test_search_follows_the_unlabeled_convention_and_checks_inputs():
-    from shiftlearn._param_validation import InvalidParameterError
+    from shiftlearn._constraints import InvalidParameterError
     ds, src, tgt = _ellipse_dataset()
     X, y, sd, y_true = ds.pack(sources=src[:8], targets=tgt[:2], return_masked_labels=True)
     search = TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0, 10.0]},

@@ -110,7 +110,7 @@ def test_n_landmarks_count_fraction_and_clipping(tasks):
     assert np.array_equal(a.support_vectors_, b.support_vectors_)
     rows = {tuple(r) for r in X}
     assert all(tuple(r) in rows for r in a.support_vectors_)
-    from shiftlearn._param_validation import InvalidParameterError
+    from shiftlearn._constraints import InvalidParameterError
     for bad in (0, -3, 0.0, 1.5, "all"):
         with pytest.raises(InvalidParameterError, match="'n_landmarks' parameter"):
             MarginalTransferClassifier(n_landmarks=bad).fit(X, y, sd)

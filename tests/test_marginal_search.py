@@ -144,7 +144,7 @@ def test_extension_with_the_marginal_classifier():
     assert first["values"] == ([0.001, 0.01] if first["best"] == 1e-3 else [1e-5, 1e-4])
     assert len(_evaluated(s, "C")) == len(set(_evaluated(s, "C"))) >= 3
     assert s.best_estimator_.C == s.best_params_["C"]
-    from shiftlearn._param_validation import InvalidParameterError
+    from shiftlearn._constraints import InvalidParameterError
     with pytest.raises(InvalidParameterError, match="'extend_grid' parameter"):
         TaskGroupSearchCV(MarginalTransferClassifier(), {"C": [1.0]}, extend_grid=-1).fit(
             X, y, sd)

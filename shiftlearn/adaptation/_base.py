@@ -10,7 +10,7 @@
   :func:`kernel_row_chunks`: row blocks for the out-of-sample kernel.
 * :class:`BaseSubspaceTransformer`: ``fit(X, y=None, sample_domain=None)`` / ``transform(X)``
   with the validation every adapter needs (declarative ``_parameter_constraints`` checked by
-  :func:`~shiftlearn._param_validation.check_params`, scikit-learn's ``validate_data`` for the
+  :func:`~shiftlearn._constraints.check_params`, scikit-learn's ``validate_data`` for the
   feature count and names); subclasses implement ``_fit`` and ``_transform``. The kernel
   choice lives here, in one place (``_resolve_sigma``, ``_kernel``, ``_kernel_key``), and so
   does the look-up of the bandwidth in the adapter's ``memory``
@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import array_api_namespace, check_X_array_api, is_foreign_array, to_numpy
-from .._param_validation import check_params
+from .._constraints import check_params
 from .._validation import check_X, check_X_y_domain, check_y_domain
 from ..kernels import DEFAULT_CHUNK_BYTES, kernel_matrix, resolve_bandwidth
 from ._memory import FitMemory
@@ -195,7 +195,7 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     (``y`` may be ``None``; unlabeled rows carry ``-1``/NaN). Without ``y`` and
     ``sample_domain`` every row is one unlabeled domain (``sample_domain = 1``), which is what
     a plain ``fit(X)`` means. Every fitting method starts with
-    :func:`~shiftlearn._param_validation.check_params` (the subclass's declarative
+    :func:`~shiftlearn._constraints.check_params` (the subclass's declarative
     ``_parameter_constraints``) and records ``n_features_in_`` (and ``feature_names_in_`` for
     a DataFrame) through scikit-learn's ``validate_data``. ``transform(X)`` checks the fitted
     state, the number of features and their names (a DataFrame whose columns were reordered

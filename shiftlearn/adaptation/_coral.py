@@ -48,7 +48,7 @@ from .._array_api import (
     is_foreign_array,
     to_numpy,
 )
-from .._param_validation import Interval, StrOptions, check_params
+from .._constraints import Interval, StrOptions, check_params
 from .._validation import check_sample_domain, check_X, check_X_y_domain, check_y_domain
 from ._base import check_dense_memory
 from ._pipeline import warn_if_plain_pipeline

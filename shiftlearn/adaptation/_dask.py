@@ -335,7 +335,7 @@ def fit_dask(est, X, y=None, sample_domain=None):
     """
     import dask
 
-    from .._param_validation import check_params
+    from .._constraints import check_params
     from ._pipeline import warn_if_plain_pipeline
 
     check_params(est)

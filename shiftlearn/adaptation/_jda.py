@@ -23,7 +23,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.multiclass import type_of_target
 
 from .._array_api import from_numpy, is_foreign_array, to_numpy
-from .._param_validation import Interval
+from .._constraints import Interval
 from .._validation import unlabeled_mask
 from ..kernels import mmd_vector
 from ._tca import TCA, tca_components, tca_components_array_api

@@ -11,7 +11,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
-from .._param_validation import HasMethods, check_params
+from .._constraints import HasMethods, check_params
 from .._validation import (
     check_X,
     check_X_y_domain,

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg
 
 from .._array_api import from_numpy, is_foreign_array
-from .._param_validation import Interval, Options, StrOptions, check_params
+from .._constraints import Interval, Options, StrOptions, check_params
 from ..kernels import (
     BANDWIDTH_RULES,
     DEFAULT_CHUNK_BYTES,

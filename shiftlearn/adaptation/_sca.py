@@ -56,8 +56,8 @@ import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
 from .._array_api import from_numpy, is_foreign_array, to_numpy
+from .._constraints import Interval, StrOptions
 from .._linalg import NOT_POSITIVE_DEFINITE, leading_eigh, lowrank_inv_sqrt_weights
-from .._param_validation import Interval, StrOptions
 from .._validation import unlabeled_mask
 from ..kernels import (
     BANDWIDTH_RULES,

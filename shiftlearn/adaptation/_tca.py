@@ -28,13 +28,13 @@ import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
 from .._array_api import from_numpy, is_foreign_array, to_numpy
+from .._constraints import Interval, StrOptions
 from .._linalg import (
     ARPACK_TOL,
     leading_eigh,
     leading_eigh_array_api,
     lowrank_inv_sqrt_weights,
 )
-from .._param_validation import Interval, StrOptions
 from ..kernels import BANDWIDTH_RULES, KERNELS, mmd_vector
 from ._base import (
     BaseSubspaceTransformer,

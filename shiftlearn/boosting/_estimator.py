@@ -1,7 +1,7 @@
 """``MultiTaskBoostingClassifier``: thin scikit-learn wrapper around ``_core.boost``.
 
 Input decisions: parameters are validated declaratively (``_parameter_constraints``, checked by
-:func:`~shiftlearn._param_validation.check_params` before any work); ``X`` goes through
+:func:`~shiftlearn._constraints.check_params` before any work); ``X`` goes through
 scikit-learn's ``validate_data`` (feature count and names recorded in ``fit``, checked at
 predict); ``y`` follows the library's unlabeled convention (``-1``/NaN/``""`` rows are ignored,
 labels ``-1/+1`` are refused with the convention's error). Before any allocation, ``fit``
@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._param_validation import Interval, StrOptions, check_params
+from .._constraints import Interval, StrOptions, check_params
 from .._progress import task as progress_task
 from .._validation import (
     check_sample_domain,

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._param_validation import check_params
+from .._constraints import check_params
 from .._validation import check_y_domain
 from ..adaptation._dask import compute_per_block, dask_rows, to_memory
 from ..kernels import bandwidth_rows, rff_sum

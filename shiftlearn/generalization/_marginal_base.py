@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
-from .._param_validation import check_params
+from .._constraints import check_params
 from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
 from ..adaptation._base import user_stacklevel
 from ..adaptation._dask import is_dask, to_memory

@@ -15,7 +15,7 @@ Input decisions (the library's unlabeled convention, ``docs/conventions.md``):
   task, its rows and the two ways to predict a stream (pass the whole task; embed from a stored
   sample, ``predict(np.vstack([X_sample, X_new]), ...)[len(X_sample):]``).
 * **Parameters** are validated declaratively (``_parameter_constraints``, checked by
-  :func:`~shiftlearn._param_validation.check_params` before any work); ``X`` goes through
+  :func:`~shiftlearn._constraints.check_params` before any work); ``X`` goes through
   scikit-learn's ``validate_data`` (feature count and names recorded in ``fit``, checked in
   ``predict``).
 * **Memory.** The exact solver's ``M x M`` kernel and the random-feature design are
@@ -31,7 +31,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._param_validation import Interval, Options, RealNotInt, StrOptions
+from .._constraints import Interval, Options, RealNotInt, StrOptions
 from .._validation import unlabeled_mask
 from ..adaptation._base import memory_budget, user_stacklevel
 from ..kernels import KERNELS, RFF_KERNELS

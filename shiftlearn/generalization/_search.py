@@ -30,7 +30,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._param_validation import HasMethods, Interval, check_params
+from .._constraints import HasMethods, Interval, check_params
 from .._validation import (
     check_sample_domain,
     check_X,

@@ -39,7 +39,7 @@ from scipy import stats
 from sklearn.metrics import accuracy_score, balanced_accuracy_score
 from sklearn.utils import check_random_state
 
-from .._param_validation import Interval
+from .._constraints import Interval
 from ._scorers import _call, _domain_kw, _DomainScorer, _Fold
 
 __all__ = ["MixupValidationScorer", "RankCorrelation", "WorstDomainScorer", "gap_closed",

@@ -61,7 +61,7 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.extmath import softmax, svd_flip
 from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_object
 
-from .._param_validation import HasMethods, Interval, StrOptions, check_params
+from .._constraints import HasMethods, Interval, StrOptions, check_params
 from .._validation import check_sample_domain, check_unlabeled_convention
 from ..kernels import median_heuristic, mmd2_rff, rff_mean, rff_weights
 

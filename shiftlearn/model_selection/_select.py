@@ -40,7 +40,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.validation import check_is_fitted
 
-from .._param_validation import HasMethods, Interval, StrOptions, check_params
+from .._constraints import HasMethods, Interval, StrOptions, check_params
 from .._validation import check_X, check_X_y_domain, require_y
 from ._grids import DEFAULT_GRIDS
 from ._scorers import SourceAccuracyScorer
