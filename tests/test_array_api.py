@@ -292,7 +292,7 @@ def test_array_api_docs_example_runs(dispatch):
 
 
 @pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
-@pytest.mark.parametrize("shrinkage", ["auto", 0.3, 1.0, None])
+@pytest.mark.parametrize("shrinkage", ["auto", "ledoit_wolf", 0.3, 1.0, None])
 @pytest.mark.parametrize("shape", [(30, 25, 12), (12, 9, 40)], ids=["n>d", "n<d"])
 def test_array_api_coral_equals_numpy(dispatch, make, shrinkage, shape):
     from shiftlearn.adaptation import CORAL, coral_covariance

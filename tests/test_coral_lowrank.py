@@ -79,3 +79,25 @@ def test_constant_features_are_refused_on_the_factored_route():
     sd = np.r_[np.ones(5, int), -np.ones(5, int)]
     with pytest.raises(ValueError, match="every feature is constant"):
         CORAL(shrinkage=0.5).fit(X, None, sd)
+
+
+@pytest.mark.parametrize("shape", [(30, 25, 80), (12, 40, 60), (5, 4, 300)])
+def test_ledoit_wolf_on_the_factored_route_equals_scikit_learns(shape):
+    from sklearn.covariance import ledoit_wolf
+
+    n_s, n_t, d = shape
+    X, sd = _domains(n_s, n_t, d, seed=2)
+    est = CORAL(shrinkage="ledoit_wolf").fit(X, None, sd)
+    assert est.powers_ is not None
+    powers = []
+    for mask, p in ((sd > 0, -0.5), (sd < 0, 0.5)):
+        C, _ = ledoit_wolf(X[mask])
+        w, V = scipy.linalg.eigh(C)
+        w = np.maximum(w, d * EPS * w[-1])
+        powers.append(((V * w ** p) @ V.T, w[-1] / w[0]))
+    A = powers[0][0] @ powers[1][0]
+    bound = 100 * d * EPS * (powers[0][1] + powers[1][1]) * np.abs(A).max()
+    np.testing.assert_allclose(est.matrix_, A, rtol=0, atol=bound)
+    X2, sd2 = _domains(120, 100, 30)                 # more rows than features: the dense route
+    dense = CORAL(shrinkage="ledoit_wolf").fit(X2, None, sd2)
+    assert dense.powers_ is None

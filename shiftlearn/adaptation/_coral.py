@@ -65,10 +65,12 @@ def coral_covariance(X: np.ndarray, shrinkage="auto") -> np.ndarray:
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
-    shrinkage : "auto", float in [0, 1] or None
+    shrinkage : "auto", "ledoit_wolf", float in [0, 1] or None
         ``"auto"``: Ledoit-Wolf on the standardised columns, rescaled (scikit-learn's
-        ``LinearDiscriminantAnalysis`` and skada's ``reg="auto"``); a float: that shrinkage
-        (``sklearn.covariance.shrunk_covariance``); ``None``: the empirical covariance.
+        ``LinearDiscriminantAnalysis`` and skada's ``reg="auto"``); ``"ledoit_wolf"``:
+        Ledoit-Wolf on the centred columns as they are (``sklearn.covariance.ledoit_wolf``); a
+        float: that shrinkage (``sklearn.covariance.shrunk_covariance``); ``None``: the
+        empirical covariance.
 
     Examples
     --------
@@ -80,6 +82,8 @@ def coral_covariance(X: np.ndarray, shrinkage="auto") -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if shrinkage is None:
         return empirical_covariance(X)
+    if shrinkage == "ledoit_wolf":
+        return ledoit_wolf(X)[0]
     if isinstance(shrinkage, str):
         # scikit-learn's scaler: (near-)constant columns keep scale 1, as in skada and LDA
         sc = StandardScaler().fit(X)
@@ -133,7 +137,8 @@ def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str
     Xc = X - X.mean(axis=0)
     _, sv, Vt = np.linalg.svd(Xc, full_matrices=False)
     emp = sv ** 2 / n
-    a = float(shrinkage)
+    a = (_ledoit_wolf_from_svd(sv, np.einsum("ij,ij->i", Xc, Xc), n, d)
+         if shrinkage == "ledoit_wolf" else float(shrinkage))
     mu = float(emp.sum()) / d
     alpha = a * mu
     e = (1.0 - a) * emp + alpha
@@ -152,6 +157,30 @@ def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str
     return c, e ** p - c, Vt.T
 
 
+def _factorable(shrinkage) -> bool:
+    """A shrinkage toward the scaled identity (a positive float, or Ledoit-Wolf on the
+    columns as they are): a covariance of ``n <= d`` rows is then a scaled identity plus rank
+    ``< n``, and CORAL can take its factored route."""
+    if shrinkage == "ledoit_wolf":
+        return True
+    return shrinkage is not None and not isinstance(shrinkage, str) and shrinkage > 0
+
+
+def _ledoit_wolf_from_svd(sv: np.ndarray, row_sq: np.ndarray, n: int, d: int) -> float:
+    """scikit-learn's Ledoit-Wolf shrinkage (``ledoit_wolf_shrinkage``) of centred rows from
+    their singular values ``sv`` and squared row norms: ``||X^T X||_F^2 = sum s^4`` and
+    ``sum_ij x_ij^2 x_ik^2 = sum_i ||x_i||^4``, so no ``d x d`` matrix is formed."""
+    if d == 1:
+        return 0.0
+    s2 = np.asarray(sv, dtype=np.float64) ** 2
+    mu = float(s2.sum()) / (n * d)
+    delta_ = float(np.sum(s2 ** 2)) / n ** 2
+    beta = (float(np.sum(np.asarray(row_sq, dtype=np.float64) ** 2)) / n - delta_) / (d * n)
+    delta = (delta_ - 2.0 * mu * float(s2.sum()) / n + d * mu ** 2) / d
+    beta = min(beta, delta)
+    return 0.0 if beta == 0 else beta / delta
+
+
 def _device(X):
     import array_api_compat
 
@@ -161,9 +190,12 @@ def _device(X):
 def _lowrank_power_xp(X, shrinkage: float, sign: int, who: str, xp):
     """:func:`lowrank_coral_power` in ``X``'s namespace, on its device."""
     n, d = X.shape
-    _, sv, Vt = xp.linalg.svd(X - xp.mean(X, axis=0)[None, :], full_matrices=False)
-    emp = to_numpy(sv).astype(np.float64) ** 2 / n
-    a = float(shrinkage)
+    Xc = X - xp.mean(X, axis=0)[None, :]
+    _, sv, Vt = xp.linalg.svd(Xc, full_matrices=False)
+    svn = to_numpy(sv).astype(np.float64)
+    emp = svn ** 2 / n
+    a = (_ledoit_wolf_from_svd(svn, to_numpy(xp.sum(Xc * Xc, axis=1)), n, d)
+         if shrinkage == "ledoit_wolf" else float(shrinkage))
     alpha = a * float(emp.sum()) / d
     e = (1.0 - a) * emp + alpha
     top = max(float(e.max()) if e.size else 0.0, alpha)
@@ -182,6 +214,11 @@ def _covariance_xp(X, shrinkage, xp):
     toward ``tr(C)/d I``, or Ledoit-Wolf on the standardised columns, rescaled)."""
     n, d = X.shape
     Xc = X - xp.mean(X, axis=0)[None, :]
+    if shrinkage == "ledoit_wolf":
+        C = Xc.T @ Xc / n
+        a = _ledoit_wolf_shrinkage_xp(Xc, C, xp) if d > 1 else 0.0
+        mu = float(xp.linalg.trace(C)) / d
+        return (1.0 - a) * C + a * mu * xp.eye(d, dtype=X.dtype, device=_device(X))
     if isinstance(shrinkage, str):
         var = xp.mean(Xc * Xc, axis=0)
         # scikit-learn's scaler: a column whose variance is within round-off of 0 (its
@@ -249,9 +286,10 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    shrinkage : "auto", float in [0, 1] or None, default="auto"
+    shrinkage : "auto", "ledoit_wolf", float in [0, 1] or None, default="auto"
         Covariance shrinkage of both domains (see :func:`coral_covariance`): ``"auto"`` is
-        Ledoit-Wolf, a float shrinks toward the scaled identity (``1.0`` keeps only the overall
+        Ledoit-Wolf on standardised columns, ``"ledoit_wolf"`` Ledoit-Wolf on the columns as
+        they are, a float shrinks toward the scaled identity (``1.0`` keeps only the overall
         scale: CORAL then matches the means and the total variance), ``None`` is the
         empirical covariance (needs more rows than features in each domain).
 
@@ -270,7 +308,8 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     Notes
     -----
     Decisions and the comparison with skada's ``CORALAdapter`` are in the module docstring.
-    Cost: with a float ``shrinkage`` in (0, 1] and fewer rows than features in each domain,
+    Cost: with a float ``shrinkage`` in (0, 1] or ``"ledoit_wolf"`` and fewer rows than
+    features in each domain,
     two thin SVDs, ``O(n^2 d)``, and ``O(n d r)`` to map ``n`` rows (the factored route, no
     ``d x d`` matrix); otherwise two ``d x d`` eigendecompositions, ``O(n d^2 + d^3)``.
 
@@ -292,7 +331,8 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     __metadata_request__transform = {"sample_domain": True}
 
     _parameter_constraints: dict = {
-        "shrinkage": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="both"), None],
+        "shrinkage": [StrOptions({"auto", "ledoit_wolf"}), Interval(Real, 0, 1, closed="both"),
+                      None],
     }
 
     def __init__(self, shrinkage="auto"):
@@ -335,8 +375,8 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         src, tgt = sd > 0, sd < 0
         # d >> n with a shrinkage toward the identity: each covariance is a scaled identity
         # plus rank < n, so the map is kept in factored form (no d x d matrix)
-        lowrank = (self.shrinkage is not None and not isinstance(self.shrinkage, str)
-                   and self.shrinkage > 0 and max(int(src.sum()), int(tgt.sum())) < d)
+        lowrank = (_factorable(self.shrinkage)
+                   and max(int(src.sum()), int(tgt.sum())) < d)
         if lowrank:
             check_dense_memory(X.shape[0], d, 4, f"CORAL.fit on {d} features", "",
                                advice="Reduce the features first (e.g. "
@@ -439,8 +479,7 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Xt = xp.take(X, from_numpy(np.flatnonzero(tgt), X), axis=0)
         self.mean_target_ = xp.mean(Xt, axis=0)
         sh = self.shrinkage
-        if (sh is not None and not isinstance(sh, str) and sh > 0
-                and max(int(src.sum()), int(tgt.sum())) < d):
+        if _factorable(sh) and max(int(src.sum()), int(tgt.sum())) < d:
             self.powers_ = (_lowrank_power_xp(Xs, sh, -1, "source", xp),
                             _lowrank_power_xp(Xt, sh, 1, "target", xp))
             self._matrix = None
