@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
 SHAPES = ((157, 295, 4096), (600, 600, 512), (3000, 3000, 128))
 #: a cell slower than this many seconds is timed once
@@ -47,6 +47,7 @@ def _best(fn, repeat: int) -> float:
     return best
 
 
+@progress()
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     machine = header("CORAL's fit against the thin SVD of the domains and against skada")
     rows = []
     with threadpool_limits(1):
-        for n_s, n_t, d in SHAPES:
+        for n_s, n_t, d in track(SHAPES, "shapes"):
             X, sd = _domains(n_s, n_t, d)
             Xs, Xt = X[sd > 0], X[sd < 0]
 
