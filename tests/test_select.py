@@ -93,3 +93,86 @@ def test_candidate_grid_and_make_adapter_errors():
         make_adapter("TCA", nope=1)
     with pytest.raises(ValueError, match="Unknown method"):
         AdaptationSelector(methods=["PCA"]).fit(np.zeros((6, 2)), np.array([0, 1, 0, 1, -1, -1]))
+
+
+# ------------------------------------------------------- seconds per candidate, n_jobs ------
+def test_candidate_times_are_measured_where_each_candidate_is_fitted(toy, monkeypatch):
+    """A TCA fit made 20 ms slower shows up in TCA's seconds only, with its number of fits;
+    the sums are those of ``cv_results_`` (mean per fold times the folds)."""
+    import time
+
+    from shiftlearn.adaptation import TCA
+
+    fit = TCA.fit_transform                 # what DomainAdaptationClassifier calls
+
+    def slow_fit(self, *args, **kwargs):
+        time.sleep(0.02)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(TCA, "fit_transform", slow_fit)
+    X, y, sd, _ = toy
+    sel = AdaptationSelector(methods=["TCA", "CORAL"], grids=SMALL, cv=3).fit(X, y, sd)
+    times = {t["method"]: t for t in sel.candidate_times_}
+    assert [t["method"] for t in sel.candidate_times_] == [r["method"] for r in sel.summary_]
+    assert [times[m]["n_fits"] for m in ("none", "TCA", "CORAL")] == [3, 6, 3]
+    assert times["TCA"]["fit_time"] >= 6 * 0.02
+    assert times["none"]["fit_time"] < 0.02 and times["CORAL"]["fit_time"] < 3 * 0.02
+    assert all(t["score_time"] > 0 for t in sel.candidate_times_)
+    res = sel.search_.cv_results_
+    assert sum(t["fit_time"] for t in sel.candidate_times_) == pytest.approx(
+        3 * np.sum(res["mean_fit_time"]))
+    assert sum(t["score_time"] for t in sel.candidate_times_) == pytest.approx(
+        3 * np.sum(res["mean_score_time"]))
+    assert 0 < sel.refit_time_ < 5
+
+
+def test_n_jobs_two_gives_the_choice_and_scores_of_one():
+    """Candidates and folds in two threads: the same estimates, summary and predictions as
+    one job, with the memory shared (and with a target-label-free criterion that refits)."""
+    from shiftlearn.model_selection import CircularValidation
+
+    X, y, sd = make_sca_toy(n_per_cluster=12, random_state=3)
+    grids = {**SMALL, "CORAL": {"shrinkage": ["auto", 1.0]}}
+    out = {}
+    for n_jobs in (1, 2):
+        out[n_jobs] = AdaptationSelector(methods=["TCA", "SCA", "CORAL"], grids=grids, cv=3,
+                                         scoring=CircularValidation(),
+                                         n_jobs=n_jobs).fit(X, y, sd)
+    one, two = out[1], out[2]
+    np.testing.assert_array_equal(one.search_.cv_results_["mean_test_score"],
+                                  two.search_.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(one.search_.cv_results_["rank_test_score"],
+                                  two.search_.cv_results_["rank_test_score"])
+    assert one.summary_ == two.summary_ and one.choice_ == two.choice_
+    assert np.array_equal(one.predict(X[sd < 0]), two.predict(X[sd < 0]))
+
+
+def test_n_jobs_runs_threads_sharing_the_memory_without_oversubscribing(toy):
+    """n_jobs=2 runs the fits in threads of this process (so one FitMemory, guarded by its
+    lock, serves every worker) and limits BLAS to cpu_count // 2 threads meanwhile."""
+    import os
+    import threading
+
+    from joblib import cpu_count
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from shiftlearn.adaptation import FitMemory
+    from shiftlearn.model_selection import SourceAccuracyScorer
+
+    seen = []
+    inner = SourceAccuracyScorer()
+
+    def scorer(estimator, X, y, **kw):
+        seen.append((os.getpid(), threading.get_ident(),
+                     max(lib["num_threads"] for lib in threadpool_info())))
+        return inner(estimator, X, y, **kw)
+
+    X, y, sd, _ = toy
+    memory = FitMemory()
+    with threadpool_limits(limits=max(2, cpu_count())):
+        AdaptationSelector(methods=["TCA"], grids=SMALL, cv=3, scoring=scorer, n_jobs=2,
+                           memory=memory).fit(X, y, sd)
+    assert len(seen) == 9 and {pid for pid, _, _ in seen} == {os.getpid()}
+    assert len({thread for _, thread, _ in seen}) >= 2
+    assert max(n for _, _, n in seen) <= max(1, cpu_count() // 2)
+    assert len(memory) > 0                    # the workers wrote to the caller's memory

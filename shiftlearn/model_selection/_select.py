@@ -28,10 +28,26 @@ Decisions
   splits_selector_speed.py``): ``cv_results_`` is put back in the order of the grid as given,
   so the ranks, the ties and the choice do not change. The memory is emptied when ``fit``
   ends.
+* **Time per candidate.** ``GridSearchCV`` times every fit and every scoring where it runs
+  them (``mean_fit_time`` and ``mean_score_time`` of ``cv_results_``, seconds per fold);
+  ``candidate_times_`` sums them over each method's settings and folds, so a person sees what
+  each candidate cost (the command's report lists it). Scoring includes whatever the criterion
+  fits itself (circular validation's reverse classifiers).
+* **Parallel candidates** (``n_jobs``): the fits of ``GridSearchCV`` run through joblib. With
+  more than one job and no backend chosen by the caller, they run in threads
+  (``prefer="threads"``): the shared ``FitMemory`` is one store guarded by a lock, so every
+  worker finds what the others computed, and numpy's solvers release the GIL. The BLAS
+  libraries are then limited to ``cpu_count // n_jobs`` threads each (never more than they
+  had), so that ``n_jobs`` workers do not oversubscribe the cores. A process backend chosen
+  with ``joblib.parallel_config`` (loky, dask) works too: each worker gets an *empty* copy of
+  the memory, so nothing is corrupted, only less is shared. The choice and the estimates are
+  those of ``n_jobs=1`` (``tests/test_select.py`` checks it).
 """
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -151,6 +167,58 @@ def _reorder_results(search, grid: list[dict]) -> None:
             res[key] = [value[i] for i in order]
 
 
+def _limit_threads(limits: dict) -> None:
+    """Worker thread initialiser: OpenMP's thread count is per thread (a new thread starts at
+    the library's default, every core), so each worker sets its own."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=limits["openmp"], user_api="openmp")
+
+
+def _threads_backend(each: int):
+    """joblib's threading backend whose workers use at most ``each`` OpenMP threads."""
+    from multiprocessing.pool import ThreadPool
+
+    from joblib._parallel_backends import ThreadingBackend
+
+    class LimitedThreadingBackend(ThreadingBackend):
+        def _get_pool(self):
+            if self._pool is None:
+                self._pool = ThreadPool(self._n_jobs, initializer=_limit_threads,
+                                        initargs=({"openmp": each},))
+            return self._pool
+
+    return LimitedThreadingBackend()
+
+
+@contextmanager
+def _parallel(n_jobs):
+    """Where ``n_jobs`` workers will run the search: nothing changes for one job; for more,
+    threads unless the caller chose a process backend (``joblib.parallel_config``), with the
+    BLAS and OpenMP libraries limited to ``cpu_count // n_jobs`` threads (BLAS never raised)
+    so that the workers do not oversubscribe the cores. A process backend limits its workers'
+    threads itself (loky: ``inner_max_num_threads``)."""
+    from joblib import cpu_count, effective_n_jobs, parallel_config
+    from joblib.parallel import get_active_backend
+
+    n = effective_n_jobs(n_jobs)
+    if n <= 1:
+        yield
+        return
+    with parallel_config(prefer="threads"):
+        backend, _ = get_active_backend()
+    if not getattr(backend, "uses_threads", False):
+        yield
+        return
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    each = max(1, cpu_count() // n)
+    blas = {lib["prefix"]: min(lib["num_threads"], each) for lib in threadpool_info()
+            if lib["user_api"] == "blas"}
+    with parallel_config(backend=_threads_backend(each)), threadpool_limits(limits=blas):
+        yield
+
+
 def _method_of(adapter) -> str:
     if adapter is None:
         return "none"
@@ -190,7 +258,10 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     random_state : int, default=0
         Seeds the random-feature adapters and the folds.
     n_jobs : int or None, default=None
-        Passed to ``GridSearchCV``.
+        Parallel workers for the candidates' fits (``GridSearchCV``'s, joblib's convention:
+        ``None`` is 1, ``-1`` every core); threads unless a backend is chosen with
+        ``joblib.parallel_config`` (see the module docstring). The choice and the estimates do
+        not depend on it.
     verbose : int, default=0
         Passed to ``GridSearchCV``.
     margin : "se" or float, default=0.0
@@ -214,6 +285,12 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     margin_ : float, the margin applied (``"se"`` resolved to a number).
     summary_ : list of dict, one per method: ``method``, ``score`` (best mean validation
         estimate), ``std``, ``params`` and ``chosen``; in ``methods`` order.
+    candidate_times_ : list of dict, one per method, in ``summary_`` order: ``method``,
+        ``fit_time`` and ``score_time`` (seconds spent fitting and scoring it, summed over its
+        settings and the folds: ``mean_fit_time`` and ``mean_score_time`` of
+        ``search_.cv_results_`` times the number of folds) and ``n_fits``. With ``n_jobs > 1``
+        the workers' seconds overlap, so their sum exceeds the wall time.
+    refit_time_ : float, seconds to refit the chosen candidate on all rows.
     classes_ : ndarray
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -299,7 +376,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
             cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
             error_score=np.nan, refit=False)
         try:
-            with config_context(enable_metadata_routing=False):
+            with config_context(enable_metadata_routing=False), _parallel(self.n_jobs):
                 search.fit(X, y, groups=sd, sample_domain=sd)
         finally:
             if self.memory == "auto":
@@ -312,6 +389,10 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
             raise ValueError("Every candidate failed to fit on the validation folds; run with "
                              "verbose=1 to see why (e.g. too few labeled source rows).")
         labels = [_method_of(p["adapter"]) for p in res["params"]]
+        n_splits = cv.get_n_splits(X, y, groups=sd)
+        fit_time = np.asarray(res["mean_fit_time"], dtype=float) * n_splits
+        score_time = np.asarray(res["mean_score_time"], dtype=float) * n_splits
+        times = []
         summary = []
         for m in methods:
             idx = [i for i, lab in enumerate(labels) if lab == m]
@@ -322,12 +403,14 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
                             "params": {k.removeprefix("adapter__"): v for k, v in
                                        res["params"][j].items() if k != "adapter"},
                             "index": j, "chosen": False})
+            times.append({"method": m, "fit_time": float(fit_time[idx].sum()),
+                          "score_time": float(score_time[idx].sum()),
+                          "n_fits": len(idx) * n_splits})
         best = max(range(len(summary)), key=lambda i: (np.nan_to_num(summary[i]["score"],
                                                                      nan=-np.inf), -i))
         margin = 0.0
         if best != 0:
             if self.margin == "se":
-                n_splits = cv.get_n_splits(X, y, groups=sd)
                 margin = float(summary[best]["std"]) / np.sqrt(n_splits)
             else:
                 margin = float(self.margin)
@@ -340,9 +423,12 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         self.choice_ = summary[best]["method"]
         params = res["params"][summary[best]["index"]]
         est = clone(DomainAdaptationClassifier(None, clf)).set_params(**params)
+        start = time.perf_counter()
         self.best_estimator_ = est.fit(X, y, sd)
+        self.refit_time_ = time.perf_counter() - start
         self.search_ = search
         self.summary_ = summary
+        self.candidate_times_ = times
         self.classes_ = self.best_estimator_.classes_
         return self
 
