@@ -99,6 +99,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import is_foreign_array, to_numpy
 from ._constraints import Interval, StrOptions, check_params
+from ._dask import as_dask_2d
 from ._validation import check_X
 
 __all__ = [
@@ -1031,6 +1032,51 @@ def mmd2(X: np.ndarray, Y: np.ndarray, *, kernel="rbf", bandwidth="median",
                              kernel_matrix(X, Y, kernel=kernel, sigma=sigma), unbiased=unbiased)
 
 
+def _pooled_bandwidth_rows_dask(X, Y) -> np.ndarray:
+    """The rows of ``vstack([X, Y])`` that a bandwidth rule reads (the seeded subsample of
+    :func:`median_heuristic`), for :func:`mmd2_rff` on Dask input: only those rows are computed
+    (``X[idx]`` reads the blocks that hold them)."""
+    import dask.array as da
+    from sklearn.utils import check_array
+
+    X, Y = as_dask_2d(X, "X"), as_dask_2d(Y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}.")
+    n = X.shape[0] + Y.shape[0]
+    idx = bandwidth_rows(n)
+    if idx is None:
+        idx = np.arange(n)
+    rows = da.concatenate([X, Y])[idx].compute()
+    from_x = idx < X.shape[0]                  # NaN/inf named by the sample they are in
+    for part, name in ((from_x, "X"), (~from_x, "Y")):
+        check_array(rows[part], dtype=(np.float64, np.float32), ensure_all_finite=True,
+                    ensure_min_samples=0, input_name=name)
+    return rows
+
+
+def _rff_sum_block(xb, omega, chunk_size, name):
+    from sklearn.utils import check_array
+
+    xb = check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
+                     ensure_min_samples=0, input_name=name)
+    return rff_sum(xb, omega, chunk_size)[None, :]
+
+
+def _rff_mean_dask(X, omega: np.ndarray, chunk_size: int | None = None, name: str = "X"
+                   ) -> np.ndarray:
+    """:func:`rff_mean` of a Dask array: one ``(1, 2N)`` feature sum per row block (computed
+    where the block lives, rows checked as numpy input), added by Dask's tree reduction; ``X``
+    is never gathered."""
+    X = as_dask_2d(X, name)
+    D = 2 * omega.shape[1]
+    if X.shape[1] != omega.shape[0]:
+        raise ValueError(f"{name} has {X.shape[1]} features but Omega was drawn for "
+                         f"{omega.shape[0]}.")
+    sums = X.map_blocks(_rff_sum_block, omega, chunk_size, name, dtype=np.float64,
+                        chunks=((1,) * X.numblocks[0], (D,)), meta=np.empty((0, 0)))
+    return sums.sum(axis=0).compute() / max(X.shape[0], 1)
+
+
 def mmd2_rff(X: np.ndarray, Y: np.ndarray, Omega: np.ndarray | None = None,
              chunk_size: int | None = None, *, kernel: str | None = None, bandwidth=None,
              n_features: int | None = None, sampling: str | None = None,
@@ -1060,14 +1106,12 @@ def mmd2_rff(X: np.ndarray, Y: np.ndarray, Omega: np.ndarray | None = None,
     described = {"kernel": kernel, "bandwidth": bandwidth, "n_features": n_features,
                  "sampling": sampling, "random_state": random_state}
     dask_input = hasattr(X, "__dask_graph__") or hasattr(Y, "__dask_graph__")
-    if dask_input:   # never gathered: feature sums per block (adaptation/_dask.py)
-        from .adaptation._dask import pooled_bandwidth_rows, rff_mean_dask
     foreign = not dask_input and (is_foreign_array(X) or is_foreign_array(Y))
     if foreign:
         X, Y, pooled = _check_two_samples(X, Y)
     if Omega is None:
         if dask_input:      # only the rows the bandwidth rule reads are computed
-            pooled = pooled_bandwidth_rows(X, Y)
+            pooled = _pooled_bandwidth_rows_dask(X, Y)
         elif not foreign:
             X = check_X(X, name="X")
             Y = check_X(Y, name="Y")
@@ -1084,7 +1128,8 @@ def mmd2_rff(X: np.ndarray, Y: np.ndarray, Omega: np.ndarray | None = None,
                              f"{', '.join(given)} would be ignored; pass either Omega or "
                              "kernel/bandwidth/n_features/sampling/random_state.")
     if dask_input:
-        diff = rff_mean_dask(X, Omega, chunk_size, "X") - rff_mean_dask(Y, Omega, chunk_size, "Y")
+        diff = (_rff_mean_dask(X, Omega, chunk_size, "X")   # never gathered: sums per block
+                - _rff_mean_dask(Y, Omega, chunk_size, "Y"))
     elif foreign:                     # features and their means on the samples' device
         import array_api_compat
 

@@ -308,7 +308,7 @@ def test_docs_dask_example_runs():
 
 def test_to_memory_computes_shared_graphs_once():
     """y and sample_domain derived from one Dask graph are computed by one dask.compute."""
-    from shiftlearn.adaptation._dask import to_memory
+    from shiftlearn._dask import to_memory
 
     calls = []
 

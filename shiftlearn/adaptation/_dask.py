@@ -42,52 +42,12 @@ import warnings
 
 import numpy as np
 
+from .._dask import dask_rows, is_dask
 from .._validation import UNLABELED_CLASS, check_sample_domain, check_unlabeled_convention
 from ..kernels import bandwidth_rows
 from ._rf_stats import RFStats, rf_stats
 
-__all__ = ["compute_per_block", "dask_rows", "fit_dask", "is_dask", "rf_stats_dask", "to_memory",
-           "transform_dask"]
-
-
-
-def is_dask(obj) -> bool:
-    """Whether ``obj`` is a Dask collection (without importing dask)."""
-    return hasattr(obj, "__dask_graph__")
-
-
-def to_memory(*objs):
-    """The arguments in memory: the Dask collections among them computed together (one
-    ``dask.compute``, so a graph they share runs once), anything else returned as is. One
-    argument gives one value, several a tuple."""
-    lazy = [i for i, o in enumerate(objs) if is_dask(o)]
-    out = list(objs)
-    if lazy:
-        import dask
-
-        for i, value in zip(lazy, dask.compute(*[objs[i] for i in lazy]), strict=True):
-            out[i] = value
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-def compute_per_block(X, fn, *args, per_block=()) -> list:
-    """``fn(block_i, *parts_i, *args)`` for every row block ``i`` of the Dask array ``X``,
-    computed together (one ``dask.compute``), in block order. Each ``per_block`` entry gives
-    block ``i``'s part: a per-row numpy array (sliced to the block's rows), a callable
-    ``i -> part``, or ``None``. ``args`` are the same for every block: wrap a large one in
-    ``dask.delayed(..., pure=True)`` so it travels once per worker, not once per block."""
-    import dask
-
-    starts = np.cumsum((0,) + X.chunks[0])
-
-    def part(a, i):
-        if a is None or callable(a):
-            return None if a is None else a(i)
-        return a[starts[i]:starts[i + 1]]
-
-    task = dask.delayed(fn, pure=True)
-    return list(dask.compute(*[task(xb, *[part(a, i) for a in per_block], *args)
-                               for i, xb in enumerate(X.to_delayed().ravel())]))
+__all__ = ["fit_dask", "rf_stats_dask", "transform_dask"]
 
 
 def _block_stats(xb, yb, sb, omega, chunk_size, dtype, name):
@@ -159,43 +119,6 @@ def rf_stats_dask(X, y=None, sample_domain=None, omega: np.ndarray | None = None
         parts = [dask.delayed(sum, pure=True)(parts[i:i + split_every])
                  for i in range(0, len(parts), split_every)]
     return parts[0].compute() if compute else parts[0]
-
-
-# --------------------------------------------------------------------------- validation
-def _check_rows_block(xb, estimator):
-    from sklearn.utils import check_array
-
-    return check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
-                       ensure_min_samples=0, input_name="X", estimator=estimator)
-
-
-def dask_rows(X, *, matched: str = "y and sample_domain", estimator: str | None = None,
-              check_blocks: bool = False):
-    """``X`` as a 2-D Dask array with known row blocks and one column block, checked as numpy
-    input would be: a ``TypeError`` for a non-array (a Dask DataFrame names its fix), a
-    ``ValueError`` for the wrong dimension or unknown block sizes (``matched``: what its rows
-    must line up with). ``check_blocks``: each block is also validated lazily, when computed
-    (finite numbers, float32 kept, other types float64; ``estimator`` named)."""
-    import dask.array as da
-
-    if not isinstance(X, da.Array):
-        raise TypeError(f"X is a {type(X).__name__}; this takes a dask.array.Array (a Dask "
-                        "DataFrame: X = df.to_dask_array(lengths=True)).")
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2-dimensional X, got a Dask array of shape {X.shape}.")
-    if any(np.isnan(c) for c in X.chunks[0]):
-        raise ValueError(f"X has unknown row-block sizes (NaN in X.chunks), so its rows cannot be "
-                         f"matched with {matched}; call X.compute_chunk_sizes() first "
-                         "(or df.to_dask_array(lengths=True)).")
-    if X.shape[0] < 1:
-        raise ValueError("Found array with 0 sample(s) (shape=(0, ...)) while a minimum of 1 "
-                         "is required.")
-    if len(X.chunks[1]) != 1:
-        X = X.rechunk({1: -1})
-    if not check_blocks:
-        return X
-    dt = np.float32 if X.dtype == np.float32 else np.float64
-    return X.map_blocks(_check_rows_block, estimator, dtype=dt, meta=np.empty((0, 0), dtype=dt))
 
 
 def _as_1d(a, n: int, rows, what: str):
@@ -391,60 +314,3 @@ def transform_dask(est, X):
     k = est.n_components_
     return X.map_blocks(_transform_block, est, name, dtype=dt, chunks=(X.chunks[0], (k,)),
                         meta=np.empty((0, 0), dtype=dt))
-
-
-# --------------------------------------------------------------------------- kernels.mmd2_rff
-def _as_dask_2d(A, name: str):
-    import dask.array as da
-
-    A = da.asarray(A) if is_dask(A) else da.from_array(np.asarray(A))
-    if A.ndim != 2:
-        raise ValueError(f"Expected a 2-dimensional {name}, got an array of shape {A.shape}.")
-    return A.rechunk({1: -1}) if len(A.chunks[1]) != 1 else A
-
-
-def pooled_bandwidth_rows(X, Y) -> np.ndarray:
-    """The rows of ``vstack([X, Y])`` that a bandwidth rule reads (the seeded subsample of
-    :func:`~shiftlearn.kernels.median_heuristic`), for :func:`~shiftlearn.kernels.mmd2_rff` on
-    Dask input: only those rows are computed (``X[idx]`` reads the blocks that hold them)."""
-    import dask.array as da
-    from sklearn.utils import check_array
-
-    X, Y = _as_dask_2d(X, "X"), _as_dask_2d(Y, "Y")
-    if X.shape[1] != Y.shape[1]:
-        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}.")
-    n = X.shape[0] + Y.shape[0]
-    idx = bandwidth_rows(n)
-    if idx is None:
-        idx = np.arange(n)
-    rows = da.concatenate([X, Y])[idx].compute()
-    from_x = idx < X.shape[0]                  # NaN/inf named by the sample they are in
-    for part, name in ((from_x, "X"), (~from_x, "Y")):
-        check_array(rows[part], dtype=(np.float64, np.float32), ensure_all_finite=True,
-                    ensure_min_samples=0, input_name=name)
-    return rows
-
-
-def _feature_sum_block(xb, omega, chunk_size, name):
-    from sklearn.utils import check_array
-
-    from ..kernels import rff_sum
-
-    xb = check_array(xb, dtype=(np.float64, np.float32), ensure_all_finite=True,
-                     ensure_min_samples=0, input_name=name)
-    return rff_sum(xb, omega, chunk_size)[None, :]
-
-
-def rff_mean_dask(X, omega: np.ndarray, chunk_size: int | None = None, name: str = "X"
-                  ) -> np.ndarray:
-    """:func:`~shiftlearn.kernels.rff_mean` of a Dask array: one ``(1, 2N)`` feature sum per
-    row block (computed where the block lives, rows checked as numpy input), added by Dask's
-    tree reduction; ``X`` is never gathered."""
-    X = _as_dask_2d(X, name)
-    D = 2 * omega.shape[1]
-    if X.shape[1] != omega.shape[0]:
-        raise ValueError(f"{name} has {X.shape[1]} features but Omega was drawn for "
-                         f"{omega.shape[0]}.")
-    sums = X.map_blocks(_feature_sum_block, omega, chunk_size, name, dtype=np.float64,
-                        chunks=((1,) * X.numblocks[0], (D,)), meta=np.empty((0, 0)))
-    return sums.sum(axis=0).compute() / max(X.shape[0], 1)

@@ -33,6 +33,7 @@ import scipy.linalg
 
 from .._array_api import from_numpy, is_foreign_array
 from .._constraints import Interval, Options, StrOptions, check_params
+from .._dask import is_dask
 from ..kernels import (
     BANDWIDTH_RULES,
     DEFAULT_CHUNK_BYTES,
@@ -51,7 +52,7 @@ from ._base import (
     resolve_tca_mu,
     whitening_scale,
 )
-from ._dask import _bandwidth_rows, fit_dask, is_dask, rf_stats_dask, transform_dask
+from ._dask import _bandwidth_rows, fit_dask, rf_stats_dask, transform_dask
 from ._memory import FitMemory, seed_key
 from ._rf_solvers import (
     rfsca_from_stats,

@@ -37,8 +37,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._constraints import check_params
+from .._dask import compute_per_block, dask_rows, to_memory
 from .._validation import check_y_domain
-from ..adaptation._dask import compute_per_block, dask_rows, to_memory
 from ..kernels import bandwidth_rows, rff_sum
 from ._embedding import rff_product_features, task_rows
 from ._marginal_checks import check_rf_memory, labeled_training_rows
@@ -183,8 +183,9 @@ def _refusal(est) -> str | None:
     return None
 
 
-def fit_rf_dask(est, X, y, sample_domain):
-    """``est.fit(X, y, sample_domain)`` for a Dask ``X`` (see the module docstring)."""
+def fit_rf_dask(est, X, y, sample_domain, dtype):
+    """``est.fit(X, y, sample_domain)`` for a Dask ``X`` (see the module docstring); ``dtype``:
+    the precision of the random-feature projections, the estimator's (float32)."""
     check_params(est)
     why = _refusal(est)
     if why is not None:
@@ -217,15 +218,13 @@ def fit_rf_dask(est, X, y, sample_domain):
     rows = Xd[order if idx is None else order[idx]].compute()
     est._set_bandwidths(rows)          # <= 1,000 rows: the median rules read them all, in order
 
-    from ._marginal_base import _RF_DTYPE
-
     ke = est._param("kernel_emb", "rbf")
     pooling = est._pooling()
     seed = est._draw_rf(d, rng, pooling, ke)
     if not pooling:
-        est._set_embeddings(_embeddings(Xd, task, est.n_tasks_, est.W_, _RF_DTYPE))
+        est._set_embeddings(_embeddings(Xd, task, est.n_tasks_, est.W_, dtype))
     est.linear_model_ = est._linear_model(seed, "rf")
-    design = DaskRFDesign(Xd, task, _params(est, est.ZP_), _RF_DTYPE)
+    design = DaskRFDesign(Xd, task, _params(est, est.ZP_), dtype)
     est.linear_model_.fit(design, est._linear_target(Y), sample_weight=c / est.C)
     est.n_iter_ = int(np.max(est.linear_model_.n_iter_))
     return est
@@ -237,13 +236,12 @@ def _params(est, ZP) -> dict:
 
 
 # ------------------------------------------------------------------------------- predict
-def decision_dask(est, X, sample_domain):
+def decision_dask(est, X, sample_domain, dtype):
     """Lazy ``(n, n_outputs)`` decision values of a Dask ``X``: each test task embedded in one
-    pass (computed), the features and the linear model applied block by block (lazy)."""
+    pass (computed), the features and the linear model applied block by block (lazy), in the
+    precision ``dtype`` the model was fitted with."""
     import dask.array as da
     from sklearn.utils.validation import check_is_fitted
-
-    from ._marginal_base import _RF_DTYPE
 
     check_is_fitted(est, "solver_")
     name = type(est).__name__
@@ -256,9 +254,9 @@ def decision_dask(est, X, sample_domain):
         raise ValueError(f"X has {Xd.shape[1]} features, but {name} is expecting "
                          f"{est.n_features_in_} features as input.")
     task, ids, n_test = est._test_tasks(Xd.shape[0], to_memory(sample_domain))
-    ZP = None if est._pooling() else _embeddings(Xd, task, n_test, est.W_, _RF_DTYPE)
+    ZP = None if est._pooling() else _embeddings(Xd, task, n_test, est.W_, dtype)
     n_out = int(np.atleast_2d(est.linear_model_.coef_).shape[0])
     td = da.from_array(task[:, None], chunks=(Xd.chunks[0], 1))
-    return da.map_blocks(_decision_block, Xd, td, _params(est, ZP), _RF_DTYPE,
+    return da.map_blocks(_decision_block, Xd, td, _params(est, ZP), dtype,
                          est.linear_model_, n_out, dtype=np.float64,
                          chunks=(Xd.chunks[0], (n_out,)), meta=np.empty((0, 0)))

@@ -83,8 +83,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.multiclass import check_classification_targets
 
+from .._dask import is_dask
 from .._validation import scored_rows
-from ..adaptation._dask import is_dask
 from ._dual_cd import kernel_svm, kernel_svr
 from ._marginal_base import AUTO_RF_MIN_SAMPLES, _MarginalTransferBase, _SquaredHingeNewtonSVC
 from ._marginal_checks import (

@@ -14,10 +14,11 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import check_params
+from .._dask import is_dask, to_memory
 from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
 from ..adaptation._base import user_stacklevel
-from ..adaptation._dask import is_dask, to_memory
 from ..kernels import domain_mean_matrix, kernel_matrix, median_heuristic, rff_weights
+from ._dask import decision_dask, fit_rf_dask
 from ._embedding import (
     canonical_task_kernel,
     embedding_sq_distances,
@@ -204,9 +205,7 @@ class _MarginalTransferBase(BaseEstimator):
 
     def _fit(self, X, y, sample_domain):
         if is_dask(X):      # statistics per block where the blocks live (generalization/_dask)
-            from ._dask import fit_rf_dask
-
-            return fit_rf_dask(self, X, y, sample_domain)
+            return fit_rf_dask(self, X, y, sample_domain, _RF_DTYPE)
         y, sample_domain = to_memory(y, sample_domain)
         check_params(self)
         if self.solver == "rf":
@@ -457,9 +456,7 @@ class _MarginalTransferBase(BaseEstimator):
         """``(n, n_outputs)`` decision values; each test task embedded from its own rows.
         A Dask ``X`` gives a lazy Dask array (``generalization/_dask.py``)."""
         if is_dask(X):
-            from ._dask import decision_dask
-
-            return decision_dask(self, X, sample_domain)
+            return decision_dask(self, X, sample_domain, _RF_DTYPE)
         sample_domain = to_memory(sample_domain)
         X, task, ids, n_test = self._group_test(X, sample_domain)
         pooling = self._pooling()

@@ -32,7 +32,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ..adaptation._dask import compute_per_block, dask_rows
+from .._dask import compute_per_block, dask_rows
 from ..kernels import bandwidth_rows, rbf_kernel
 from ._cluster_kmeans import _KernelOperator, resolve_gamma
 
@@ -40,7 +40,7 @@ __all__ = ["DaskKernelOperator", "dask_features", "dask_kernel_operator"]
 
 
 def dask_features(X):
-    """A validated lazy 2-D Dask array (:func:`~shiftlearn.adaptation._dask.dask_rows`): one
+    """A validated lazy 2-D Dask array (:func:`~shiftlearn._dask.dask_rows`): one
     column block, known row blocks, every block checked as numpy input is when computed."""
     return dask_rows(X, matched="y and groups", check_blocks=True)
 

@@ -56,8 +56,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .._dask import is_dask
 from .._linalg import leading_eigh
-from ..adaptation._dask import is_dask
 from ..kernels import (
     gamma_from_sigma,
     kernel_matrix,

@@ -10,8 +10,8 @@ import numpy as np
 from sklearn.model_selection import BaseCrossValidator
 from sklearn.model_selection._split import GroupsConsumerMixin
 
+from .._dask import is_dask, to_memory
 from .._validation import check_X
-from ..adaptation._dask import is_dask, to_memory
 from ._cluster_dask import dask_features, dask_kernel_operator
 from ._cluster_kmeans import constrained_kernel_kmeans, kernel_operator
 from ._splitters import DomainAwareSplit, LeaveOneDomainOut, constraint_codes
