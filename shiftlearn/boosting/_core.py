@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _kernels
 from ._binning import positions_to_thresholds
-from ._splits import exact_pairs, select_stump, stump_errors, stump_split
+from ._splits import class_bounds, exact_pairs, select_stump, stump_errors, stump_split
 
 __all__ = ["ALPHA_MAX", "boost", "decision_function", "decision_function_stages",
            "fit_weak_learner", "line_search_alpha"]
@@ -221,7 +221,7 @@ _SUBTRACT = True
 def _candidates(H, W, S, margin=0.0):
     """(node, feature) pairs whose upper bound reaches the node's feasible split, less the tie
     tolerance and ``margin`` (the error of approximate histograms)."""
-    upper, reach = _kernels.class_bounds(H, W, S)
+    upper, reach = class_bounds(H, W, S)
     margin = np.broadcast_to(margin, W.shape)
     floor = reach - 1e-12 * np.maximum(W, 1e-300) - margin
     cand = _may_win(upper + margin[:, None], floor[:, None], W[:, None])

@@ -348,13 +348,9 @@ if HAVE_NUMBA:  # pragma: no branch
 
 def class_bounds(H, W, S):
     """:func:`~shiftlearn.boosting._splits.pair_bounds` of the class histograms ``H``
-    (D, J, T, 2, B) (compiled when numba runs; the bounds only prune, with margins, so the
-    two paths need not agree to the last bit)."""
-    if use_numba():
-        return (_bounds_par_nb if _parallel() else _bounds_nb)(np.ascontiguousarray(H), W, S)
-    from ._splits import pair_bounds
-    Hc = H.transpose(3, 1, 2, 0, 4)
-    return pair_bounds(Hc[1] + Hc[0], Hc[1] - Hc[0], W, S)
+    (D, J, T, 2, B) in one compiled sweep (numba only: ``_splits.class_bounds`` chooses
+    between this and the numpy path)."""
+    return (_bounds_par_nb if _parallel() else _bounds_nb)(np.ascontiguousarray(H), W, S)
 
 
 def pair_gains(hw, hs, Wp, Sp, base, n_rows):

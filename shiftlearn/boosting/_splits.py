@@ -31,8 +31,8 @@ from scipy.optimize import isotonic_regression
 
 from . import _kernels
 
-__all__ = ["brute_force_split", "exact_pairs", "pair_bounds", "select_stump", "split_gain",
-           "stump_errors", "stump_split", "tree_split_exact"]
+__all__ = ["brute_force_split", "class_bounds", "exact_pairs", "pair_bounds", "select_stump",
+           "split_gain", "stump_errors", "stump_split", "tree_split_exact"]
 
 
 def _cumpad(H: np.ndarray) -> np.ndarray:
@@ -278,6 +278,17 @@ def pair_bounds(Hw: np.ndarray, Hs: np.ndarray, W: np.ndarray, S: np.ndarray):
     sl = np.take_along_axis(cs, k, axis=-1)[..., 0].sum(axis=1)
     lower = split_gain(wl, sl, W[:, None], S[:, None]).max(axis=1)
     return upper, lower
+
+
+def class_bounds(H: np.ndarray, W: np.ndarray, S: np.ndarray):
+    """:func:`pair_bounds` of the class histograms ``H`` (D, J, T, 2, B): compiled where numba
+    runs (:func:`~shiftlearn.boosting._kernels.class_bounds`), else from the weight and signed
+    histograms in numpy (the bounds only prune, with margins, so the two paths need not agree
+    to the last bit)."""
+    if _kernels.use_numba():
+        return _kernels.class_bounds(H, W, S)
+    Hc = H.transpose(3, 1, 2, 0, 4)
+    return pair_bounds(Hc[1] + Hc[0], Hc[1] - Hc[0], W, S)
 
 
 def brute_force_split(Hw: np.ndarray, Hs: np.ndarray):
