@@ -45,9 +45,11 @@ install-deep: $(VENV)/.installed-deep
 demo: install
 	$(VENV)/bin/shiftlearn demo subspace
 
-# ruff first, pytest last: the output ends with pytest's summary line
+# ruff and the import layers (import-linter, [tool.importlinter] in pyproject.toml) first,
+# pytest last: the output ends with pytest's summary line
 test: install-test browser
 	$(VENV)/bin/ruff check shiftlearn tests benchmarks
+	$(VENV)/bin/lint-imports
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
 
 # headless Chromium for the HTML-report tests (Debian's package), best effort: without root or
@@ -67,6 +69,7 @@ test-slow: install-test
 
 lint: install-test
 	$(VENV)/bin/ruff check shiftlearn tests benchmarks
+	$(VENV)/bin/lint-imports
 
 baselines: install
 	$(PY) benchmarks/datasets/datasets_raw_1nn.py
