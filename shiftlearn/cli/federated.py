@@ -140,6 +140,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                         "default 127.0.0.1 and localhost)")
     c.add_argument("--days", type=count(1), default=365, metavar="N",
                    help="validity in days (default 365)")
+    c.add_argument("--force", action="store_true",
+                   help="replace a CA, certificate or key that exists in the folder (without "
+                        "it they are refused; a symbolic link is refused always)")
     nk = sub.add_parser("node-keys", parents=parents,
                         help="create SuperNode key pairs for node authentication",
                         description="Write node<i>.key (for flower-supernode "
@@ -148,6 +151,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     nk.add_argument("directory", help="folder to write (created if missing)")
     nk.add_argument("--nodes", type=count(1), default=4, metavar="N",
                     help="key pairs to write (default 4)")
+    nk.add_argument("--force", action="store_true",
+                    help="replace key files that exist in the folder (without it they are "
+                         "refused; a symbolic link is refused always)")
     k = sub.add_parser("keys", parents=parents, help="list the job keys and their defaults",
                        description="List every job key (Flower run-config name) and its "
                                    "default.")
@@ -426,7 +432,7 @@ def run(args: argparse.Namespace) -> int:
         from ..federated._tls import make_certificates
 
         certs = make_certificates(Path(args.directory), hosts=args.host or
-                                  ("127.0.0.1", "localhost"), days=args.days)
+                                  ("127.0.0.1", "localhost"), days=args.days, force=args.force)
         data = {k: str(v) if isinstance(v, Path) else list(v) for k, v in vars(certs).items()}
         _paths(args, [[k, v if isinstance(v, str) else ", ".join(v)] for k, v in data.items()],
                data)
@@ -437,7 +443,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "node-keys":
         from ..federated._tls import make_node_keys
 
-        keys = make_node_keys(Path(args.directory), args.nodes)
+        keys = make_node_keys(Path(args.directory), args.nodes, force=args.force)
         data = [{"private_key": str(k.private_key), "public_key": str(k.public_key)}
                 for k in keys]
         _paths(args, [[f"node {i} {kind}", str(path)] for i, d in enumerate(data)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,10 +73,40 @@ def _crypto():
     return x509, hashes, serialization, ec, NameOID, ExtendedKeyUsageOID
 
 
+def _check_targets(paths: list[Path], force: bool) -> None:
+    """Refuse, before anything is written: a symbolic link at any of ``paths`` (a key is never
+    written through a link, whatever ``force``), and files that exist unless ``force``."""
+    links = [p for p in paths if p.is_symlink()]
+    if links:
+        raise ValueError(f"{links[0]} is a symbolic link: a key or certificate is never "
+                         "written through one (it could point anywhere); remove the link or "
+                         "write into another folder.")
+    existing = [p.name for p in paths if p.exists()]
+    if existing and not force:
+        raise ValueError(f"{', '.join(existing)} already exist in {paths[0].parent}: refusing "
+                         "to overwrite a certificate authority or key; write into another "
+                         "folder, or replace them with force=True (the command line's --force).")
+
+
+def _write_file(path: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` to ``path`` with ``mode``: a new file made exclusively beside it, then
+    renamed over it (an existing file's mode or a link at the path is never reused)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+    _write_file(path, data, 0o600)
 
 
 def _san(hosts):
@@ -90,14 +121,14 @@ def _san(hosts):
 
 
 def make_certificates(directory, hosts=("127.0.0.1", "localhost"), *, days: int = 365,
-                      name: str = "shiftlearn federation") -> Certificates:
+                      name: str = "shiftlearn federation", force: bool = False) -> Certificates:
     """Create a private CA and a server certificate for ``hosts`` under ``directory``.
 
     Parameters
     ----------
     directory : path
         Created if missing; ``ca.pem``, ``ca.key``, ``server.pem`` and ``server.key`` are
-        (over)written there.
+        written there (keys with mode 0600), each as a new file renamed into place.
     hosts : sequence of str
         Names and IP addresses the SuperLink is reached at (the certificate's subject
         alternative names); a client that dials another name is refused by its TLS check.
@@ -105,10 +136,18 @@ def make_certificates(directory, hosts=("127.0.0.1", "localhost"), *, days: int 
         Validity of both certificates.
     name : str
         Organisation name written in the certificates.
+    force : bool, default=False
+        Replace files that exist; without it they are refused.
 
     Returns
     -------
     Certificates
+
+    Raises
+    ------
+    ValueError
+        No host; ``days < 1``; one of the four files exists (without ``force``) or is a
+        symbolic link (always): nothing is written then.
 
     Examples
     --------
@@ -131,6 +170,7 @@ def make_certificates(directory, hosts=("127.0.0.1", "localhost"), *, days: int 
         raise ValueError(f"days must be at least 1, got {days}.")
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
+    _check_targets([d / "ca.pem", d / "ca.key", d / "server.pem", d / "server.key"], force)
     now = datetime.datetime.now(datetime.timezone.utc)
     start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(days=int(days))
 
@@ -168,18 +208,26 @@ def make_certificates(directory, hosts=("127.0.0.1", "localhost"), *, days: int 
     pkcs8 = serialization.PrivateFormat.PKCS8
     none = serialization.NoEncryption()
     out = Certificates(d / "ca.pem", d / "ca.key", d / "server.pem", d / "server.key", hosts)
-    out.ca_cert.write_bytes(ca_cert.public_bytes(pem))
+    _write_file(out.ca_cert, ca_cert.public_bytes(pem), 0o644)
     _write_private(out.ca_key, ca_key.private_bytes(pem, pkcs8, none))
-    out.server_cert.write_bytes(srv_cert.public_bytes(pem))
+    _write_file(out.server_cert, srv_cert.public_bytes(pem), 0o644)
     _write_private(out.server_key, srv_key.private_bytes(pem, pkcs8, none))
     return out
 
 
-def make_node_keys(directory, n_nodes: int, *, prefix: str = "node") -> list[NodeKey]:
-    """Write ``n_nodes`` SuperNode key pairs ``<prefix><i>.key`` / ``<prefix><i>.pub``.
+def make_node_keys(directory, n_nodes: int, *, prefix: str = "node",
+                   force: bool = False) -> list[NodeKey]:
+    """Write ``n_nodes`` SuperNode key pairs ``<prefix><i>.key`` (mode 0600) /
+    ``<prefix><i>.pub``, each as a new file renamed into place.
 
     The private key goes to ``flower-supernode --auth-supernode-private-key`` on node ``i``
     (and nowhere else); the public key to ``flwr supernode register`` by the operator.
+
+    Raises
+    ------
+    ValueError
+        ``n_nodes < 1``; one of the files exists (without ``force``, which replaces them) or
+        is a symbolic link (always): nothing is written then.
 
     Examples
     --------
@@ -194,6 +242,8 @@ def make_node_keys(directory, n_nodes: int, *, prefix: str = "node") -> list[Nod
         raise ValueError(f"n_nodes must be at least 1, got {n_nodes}.")
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
+    _check_targets([d / f"{prefix}{i}.{ext}" for i in range(int(n_nodes))
+                    for ext in ("key", "pub")], force)
     out = []
     for i in range(int(n_nodes)):
         key = ec.generate_private_key(ec.SECP384R1())
@@ -201,7 +251,7 @@ def make_node_keys(directory, n_nodes: int, *, prefix: str = "node") -> list[Nod
         _write_private(nk.private_key, key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
             serialization.NoEncryption()))
-        nk.public_key.write_bytes(key.public_key().public_bytes(
-            serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH) + b"\n")
+        _write_file(nk.public_key, key.public_key().public_bytes(
+            serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH) + b"\n", 0o644)
         out.append(nk)
     return out
