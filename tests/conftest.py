@@ -5,6 +5,13 @@ import pytest
 
 # the data-home default (../shared/data beside the clone) is set by the root conftest.py
 
+# under pytest-xdist every worker gets its share of the cores: joblib counts
+# cpu_count // workers, so n_jobs=-1 (the command line's default --n-jobs) and the BLAS/OpenMP
+# limits of parallel searches do not oversubscribe the machine
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
+    os.environ.setdefault("LOKY_MAX_CPU_COUNT", str(max(
+        1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+
 
 def _have_data(folder: str) -> bool:
     return (Path(os.environ["SHIFTLEARN_DATA"]) / folder).is_dir()

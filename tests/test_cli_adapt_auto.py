@@ -191,6 +191,61 @@ def test_html_report_is_self_contained_and_has_its_figures(tmp_path, capsys):
     assert data["version"] in text
 
 
+def test_n_jobs_option(tmp_path, capsys):
+    files, tgt, _ = _blobs(tmp_path, n=10)
+    for bad in ("0", "-2", "x"):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["adapt", *files, "--target", tgt, "--n-jobs", bad])
+        assert exc.value.code == 2
+        assert (f"--n-jobs: expected a number >= 1 or -1 (every core), got '{bad}'"
+                in capsys.readouterr().err)
+
+
+def test_report_lists_each_candidates_seconds_and_n_jobs_changes_no_choice(tmp_path, capsys):
+    """The Markdown/HTML table and the JSON give each candidate's seconds (fit + validation,
+    measured by the selector); one worker and two give the same estimates, choice and
+    predictions."""
+    files, tgt, _ = _blobs(tmp_path, n=12)
+    runs = {}
+    for n_jobs in ("1", "2"):
+        rep, out = tmp_path / f"r{n_jobs}.md", tmp_path / f"p{n_jobs}.csv"
+        assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels",
+                         "--permutations", "0", "--candidates", "TCA,SCA,CORAL", "--tune",
+                         "--n-jobs", n_jobs, "--out", str(out), "--report", str(rep)]) == 0
+        runs[n_jobs] = (json.loads((tmp_path / f"r{n_jobs}.json").read_text())["selection"],
+                        rep.read_text(), out.read_text())
+    sel, md, _ = runs["2"]
+    assert sel["n_jobs"] == 2 and runs["1"][0]["n_jobs"] == 1
+    for c in sel["candidates"]:
+        t = c["seconds"]
+        assert t["fit"] > 0 and t["validation"] > 0 and t["fits"] % 5 == 0
+        total = f"{t['fit'] + t['validation']:.2f} ({t['fit']:.2f} + {t['validation']:.2f})"
+        assert total in md
+    assert [c["seconds"]["fits"] for c in sel["candidates"]][:1] == [5]     # none: 5 folds
+    assert "| seconds (fit + validation) |" in md and "2 workers ran them side by side" in md
+    assert "2 workers" not in runs["1"][1] and "measured by the selector." in runs["1"][1]
+
+    def without_seconds(s):
+        return [{k: v for k, v in c.items() if k != "seconds"} for c in s["candidates"]]
+
+    assert without_seconds(runs["1"][0]) == without_seconds(sel)
+    assert runs["1"][0]["choice"] == sel["choice"] and runs["1"][2] == runs["2"][2]
+
+
+def test_html_report_has_the_seconds_column(tmp_path, capsys):
+    files, tgt, _ = _blobs(tmp_path, n=10)
+    page = tmp_path / "r.html"
+    assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels",
+                     "--permutations", "0", "--candidates", "CORAL", "--n-jobs", "1",
+                     "--report", str(page)]) == 0
+    text = page.read_text()
+    sel = json.loads((tmp_path / "r.json").read_text())["selection"]
+    assert "seconds (fit + validation)" in text
+    for c in sel["candidates"]:
+        t = c["seconds"]
+        assert f"{t['fit'] + t['validation']:.2f} ({t['fit']:.2f} + " in text
+
+
 # ---------------------------------------------------------------- on the shared data ------
 def _exe():
     exe = shutil.which("shiftlearn", path=str(Path(sys.executable).parent))

@@ -171,3 +171,30 @@ def test_federated_simulate_shows_its_rounds_on_a_terminal():
     assert "FedRF-TCA rounds" in terminal and "/25" in terminal
     assert out.splitlines()[0] == "federated simulate: FedRF-TCA on synthetic"
     assert "\x1b" not in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_adapt_auto_shows_the_candidate_and_the_time_left_on_a_terminal(tmp_path):
+    """The selection's bar names the candidate last scored and estimates the time left; the
+    Markdown report on stdout stays plain, with each candidate's seconds; --quiet draws
+    nothing."""
+    import pandas as pd
+
+    from shiftlearn.datasets import make_sca_toy
+
+    X, y, sd = make_sca_toy(n_per_cluster=20, random_state=0)
+    pd.DataFrame(X[sd > 0], columns=["a", "b"]).assign(label=y[sd > 0]).to_csv(
+        tmp_path / "s.csv", index=False)
+    pd.DataFrame(X[sd < 0], columns=["a", "b"]).to_csv(tmp_path / "t.csv", index=False)
+    argv = ("adapt", str(tmp_path / "s.csv"), "--target", str(tmp_path / "t.csv"),
+            "--label-column", "label", "--permutations", "0", "--candidates", "TCA,CORAL",
+            "--n-jobs", "2")
+    code, out, terminal = _on_a_terminal(*argv)
+    assert code == 0, terminal
+    assert "/15" in terminal and "eta" in terminal           # none, TCA, CORAL x 5 folds
+    assert "choosing by circular: " in terminal
+    assert any(f"choosing by circular: {m}" in terminal for m in ("no adaptation", "TCA",
+                                                                   "CORAL"))
+    assert "\x1b" not in out and "| seconds (fit + validation) |" in out
+    code, out, terminal = _on_a_terminal(*argv, "--quiet")
+    assert code == 0 and terminal == "" and "| seconds (fit + validation) |" in out

@@ -89,6 +89,23 @@ def decision(rep: dict) -> str:
             "without adaptation.")
 
 
+def _seconds(r: dict) -> str:
+    """A candidate's seconds: total (fit + validation), summed over its settings and folds."""
+    t = r.get("seconds")
+    if not t:
+        return "–"
+    return f"{t['fit'] + t['validation']:.2f} ({t['fit']:.2f} + {t['validation']:.2f})"
+
+
+def _seconds_words(sel: dict) -> str:
+    """What the seconds column means, and the workers that ran the fits."""
+    n = sel.get("n_jobs") or 1
+    return ("Seconds: each candidate's fits + validation (scoring, with whatever the criterion "
+            "fits itself) over all its settings and folds, measured by the selector"
+            + (f"; {n} workers ran them side by side, so the sum exceeds the wall time."
+               if n > 1 else "."))
+
+
 def _candidate_note(r: dict) -> str:
     return f"not validated: {r['failed']}" if r.get("failed") else ""
 
@@ -123,13 +140,15 @@ def markdown(rep: dict) -> str:
         L += ["", "## Which method?", "", f"Criterion: {sel['how']}"
               + ("; hyper-parameters searched on the default grids." if sel["tuned"] else
                  "; library defaults (add --tune to search the grids)."), "",
-              "| candidate | validation estimate | ± std | best setting | chosen | note |",
-              "|---|---|---|---|---|---|"]
+              "| candidate | validation estimate | ± std | best setting | seconds "
+              "(fit + validation) | chosen | note |",
+              "|---|---|---|---|---|---|---|"]
         for r in sel["candidates"]:
             note = _candidate_note(r).replace("|", "\\|")
             L.append(f"| {_label(r['method'])} | {_num(r['score'])} | {_num(r['std'])} | "
-                     f"`{json.dumps(r['params'])}` | {'**yes**' if r['chosen'] else ''} | "
-                     f"{note} |")
+                     f"`{json.dumps(r['params'])}` | {_seconds(r)} | "
+                     f"{'**yes**' if r['chosen'] else ''} | {note} |")
+        L += ["", _seconds_words(sel)]
     if rep["shift_raw"]:
         L += ["", "## How far is the target from each source?", "",
               "Unbiased MMD² between the source and the target (Gaussian kernel, "
@@ -244,13 +263,14 @@ def html(rep: dict, pictures: dict[str, bytes]) -> str:
                        "setting; bars: ± one standard deviation over the folds); the chosen one "
                        "is highlighted.")
         failed = any(r.get("failed") for r in sel["candidates"])
-        doc.table(["candidate", "validation estimate", "± std", "best setting", "chosen"]
-                  + (["note"] if failed else []),
+        doc.table(["candidate", "validation estimate", "± std", "best setting",
+                   "seconds (fit + validation)", "chosen"] + (["note"] if failed else []),
                   [[_label(r["method"]), _num(r["score"]), _num(r["std"]),
-                    json.dumps(r["params"]) if r["params"] else "defaults",
+                    json.dumps(r["params"]) if r["params"] else "defaults", _seconds(r),
                     "chosen" if r["chosen"] else ""] + ([_candidate_note(r)] if failed else [])
                    for r in sel["candidates"]],
                   highlight=[r["chosen"] for r in sel["candidates"]])
+        doc.paragraph(_seconds_words(sel), cls="muted")
     doc.heading("How far apart are the domains, before and after?")
     if rep["shift_matrices"]:
         doc.paragraph("Unbiased MMD² between every pair of domains (Gaussian kernel, median-"

@@ -59,6 +59,13 @@ Design decisions
 * Warnings raised during a run go to the report, not stderr. Candidates that cannot be fitted
   or scored are listed with their reason; a criterion that gives every candidate the same
   estimate cannot rank them, and the decision says it is a default (``_selection_lines``).
+* ``--n-jobs`` (default -1: every core joblib counts, so ``LOKY_MAX_CPU_COUNT`` caps it) runs
+  the candidates' fits and scorings in that many threads
+  (:class:`~shiftlearn.model_selection.AdaptationSelector`'s ``n_jobs``; the choice and the
+  estimates do not depend on it). While the search runs, a bar on a terminal's stderr shows
+  the fits done, the candidate last scored, the elapsed time and rich's estimate of the time
+  left; the report lists the seconds each candidate took (fit + validation, summed over its
+  settings and folds: ``candidate_times_``).
 * Sizes are checked before fitting: an empty target is refused; a one-row domain is refused
   when something needs two rows (an adapter, which learns the target's distribution, or the
   MMD tests of the report), with the options that avoid it.
@@ -149,6 +156,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                    help="search the hyper-parameters (grids: shiftlearn.model_selection."
                         "DEFAULT_GRIDS) by --select with auto, by 5-fold source CV with a named "
                         "method")
+    p.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
+                   help="threads for the candidates' fits and scorings of --method auto and "
+                        "--tune (default -1: every core); the choice does not depend on it")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="set an adapter hyper-parameter (repeatable), e.g. n_components=20")
     p.add_argument("--permutations", type=count(0), default=200, metavar="N",
@@ -317,6 +327,18 @@ def _margin(text: str):
     return value
 
 
+def _n_jobs(text: str) -> int:
+    """``--n-jobs``: a number of workers >= 1, or -1 for every core (joblib's convention)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1 and value != -1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1 or -1 (every core), got "
+                                         f"{text!r}")
+    return value
+
+
 def _check_options(args) -> None:
     """Refuse inconsistent options before any file is read."""
     params = parse_params(args.param)
@@ -387,16 +409,19 @@ def _reason(exc: BaseException) -> str:
     return text if len(text) <= 240 else text[:237] + "..."
 
 
-def _counting(scoring, advance, failures: dict):
+def _counting(scoring, advance, failures: dict, label: str | None = None):
     """The scorer (``None``: accuracy on the held-out labeled source rows,
-    :class:`~shiftlearn.model_selection.SourceAccuracyScorer`), advancing a bar. A candidate
-    that cannot be scored gets NaN and its reason in ``failures`` (method -> reason)."""
+    :class:`~shiftlearn.model_selection.SourceAccuracyScorer`), advancing a bar (renamed
+    ``"<label>: <method>"`` after each scoring when ``label`` is given, so that the bar names
+    the candidate at work). A candidate that cannot be scored gets NaN and its reason in
+    ``failures`` (method -> reason)."""
     from ..model_selection import SourceAccuracyScorer
     from ..model_selection._select import _method_of
 
     scoring = SourceAccuracyScorer() if scoring is None else scoring
 
     def score(estimator, X, y, **kw):
+        method = _method_of(getattr(estimator, "adapter", None))
         try:
             yy = None if y is None else np.asarray(y)
             if not kw and yy is not None and (yy < 0).any() and \
@@ -406,11 +431,14 @@ def _counting(scoring, advance, failures: dict):
                 kw = {"sample_domain": np.where(yy >= 0, 1, -2)}
             return scoring(estimator, X, y, **kw)
         except Exception as exc:  # noqa: BLE001 - listed in the report, scored NaN
-            failures.setdefault(_method_of(getattr(estimator, "adapter", None)),
-                                "cannot be scored: " + _reason(exc))
+            failures.setdefault(method, "cannot be scored: " + _reason(exc))
             return np.nan
         finally:
-            advance()
+            if label is None:
+                advance()
+            else:
+                advance(description=f"{label}: "
+                                    + ("no adaptation" if method == "none" else method))
     return score
 
 
@@ -447,6 +475,7 @@ def _auto(args, X, y, sd, clf, n_sources):
     if none can, the raw features are used and the report says that nothing was measured.
     A criterion that gives every validated candidate the same estimate cannot rank them, and
     the report says so."""
+    from joblib import effective_n_jobs
     from sklearn.model_selection import ParameterGrid
 
     from .._progress import task
@@ -461,26 +490,31 @@ def _auto(args, X, y, sd, clf, n_sources):
     n_fits = len(ParameterGrid(candidate_grid(["none", *methods], grids=grids,
                                               random_state=args.seed))) * n_splits
     failures: dict = {}
-    with task(f"choosing by {args.select}", n_fits) as advance:
+    label = f"choosing by {args.select}"
+    with task(label, n_fits) as advance:
         try:
             sel = AdaptationSelector(methods=methods, classifier=clf,
-                                     scoring=_counting(scoring, advance, failures), cv=cv,
-                                     grids=grids, random_state=args.seed,
-                                     margin=args.margin).fit(X, y, sd)
+                                     scoring=_counting(scoring, advance, failures, label),
+                                     cv=cv, grids=grids, random_state=args.seed,
+                                     n_jobs=args.n_jobs, margin=args.margin).fit(X, y, sd)
         except ValueError as exc:
             words = str(exc).lower()
             if not ("candidate" in words and "fail" in words):   # not 'none could be fitted'
                 raise
             sel = None
     if sel is None:
-        rows = [{"method": m, "score": None, "std": None, "params": {}, "chosen": m == "none"}
-                for m in ["none", *methods]]
+        rows = [{"method": m, "score": None, "std": None, "params": {}, "chosen": m == "none",
+                 "seconds": None} for m in ["none", *methods]]
         model = DomainAdaptationClassifier(None, clf).fit(X, y, sd)
         choice, margin = "none", 0.0
     else:
         rows = [{"method": r["method"], "score": _finite(r["score"]),
                  "std": _finite(r["std"]), "params": _plain(r["params"]),
-                 "chosen": bool(r["chosen"])} for r in sel.summary_]
+                 "chosen": bool(r["chosen"]),
+                 # measured by the selector where it fits and scores each candidate
+                 "seconds": {"fit": t["fit_time"], "validation": t["score_time"],
+                             "fits": t["n_fits"]}}
+                for r, t in zip(sel.summary_, sel.candidate_times_, strict=True)]
         model, choice, margin = sel.best_estimator_, sel.choice_, float(sel.margin_)
     for r in rows:
         if r["score"] is None:
@@ -492,7 +526,8 @@ def _auto(args, X, y, sd, clf, n_sources):
     return model, {"criterion": args.select, "how": words, "tuned": bool(args.tune),
                    "margin": args.margin, "margin_value": margin, "candidates": rows,
                    "choice": choice, "methods": methods, "validated": len(scores),
-                   "ranked": ranked, "fold_rows": fold_rows}
+                   "ranked": ranked, "fold_rows": fold_rows,
+                   "n_jobs": effective_n_jobs(args.n_jobs)}
 
 
 def _fit(args, X, y, sd, codes, n_sources):
@@ -553,6 +588,7 @@ def _source_cv_search(args, adapter, grid, clf, X, y, sd):
     from .._progress import task
     from ..adaptation import DomainAdaptationClassifier, FitMemory
     from ..model_selection import SourceKFold
+    from ..model_selection._select import _parallel
 
     cv = SourceKFold(5, random_state=args.seed)
     _check_split(cv, X, y, sd, "--tune (5-fold source CV)")
@@ -563,9 +599,9 @@ def _source_cv_search(args, adapter, grid, clf, X, y, sd):
     with task("5-fold source CV", n_fits) as advance:
         search = GridSearchCV(DomainAdaptationClassifier(adapter, clf, memory=memory),
                               param_grid, scoring=_counting(None, advance, failures), cv=cv,
-                              error_score=np.nan)
+                              error_score=np.nan, n_jobs=args.n_jobs)
         try:
-            with config_context(enable_metadata_routing=False):
+            with config_context(enable_metadata_routing=False), _parallel(args.n_jobs):
                 search.fit(X, y, groups=sd, sample_domain=sd)
         finally:
             memory.clear()
