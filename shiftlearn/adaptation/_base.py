@@ -31,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import array_api_namespace, check_X_array_api, is_foreign_array, to_numpy
 from .._constraints import check_params
+from .._stacklevel import user_stacklevel
 from .._validation import check_X, check_X_y_domain, check_y_domain
 from ..kernels import DEFAULT_CHUNK_BYTES, kernel_matrix, resolve_bandwidth
 from ._memory import FitMemory
@@ -70,26 +71,6 @@ def check_n_components(n_components, max_components: int, reason: str) -> int:
         raise ValueError(f"n_components={n_components} is too large: {reason}, so at most "
                          f"{max_components} component(s) are available.")
     return int(n_components)
-
-
-def _library_dirs() -> tuple[str, ...]:
-    import sklearn
-
-    return (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-            os.path.dirname(os.path.abspath(sklearn.__file__)))
-
-
-def user_stacklevel() -> int:
-    """``stacklevel`` for ``warnings.warn`` called by the caller of this function that points
-    at the first frame outside shiftlearn and scikit-learn (the user's line, whatever the call
-    depth: a pipeline, a meta-estimator, ``set_output``'s wrappers)."""
-    import sys
-
-    dirs = _library_dirs()
-    frame, level = sys._getframe(1), 1      # the function that warns is level 1
-    while frame is not None and frame.f_code.co_filename.startswith(dirs):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 class ComponentsClippedWarning(UserWarning):

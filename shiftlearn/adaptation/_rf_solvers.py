@@ -15,7 +15,8 @@ from scipy.linalg import cho_factor, eigh
 from scipy.sparse.linalg import LinearOperator
 
 from .._linalg import ArpackFailure, add_gram_, leading_eigh, lowrank_inv_sqrt_weights, sym_
-from ._base import ComponentsClippedWarning, check_n_components, user_stacklevel
+from .._stacklevel import user_stacklevel
+from ._base import ComponentsClippedWarning, check_n_components
 from ._rf_stats import RFStats, rf_stats  # noqa: F401  (rf_stats: used by the doctests)
 
 __all__ = ["resolve_eigen_solver", "rfsca_from_stats", "rfsca_max_components",

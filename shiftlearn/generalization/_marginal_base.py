@@ -15,8 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import check_params
 from .._dask import is_dask, to_memory
+from .._stacklevel import user_stacklevel
 from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
-from ..adaptation._base import user_stacklevel
 from ..kernels import domain_mean_matrix, kernel_matrix, median_heuristic, rff_weights
 from ._dask import decision_dask, fit_rf_dask
 from ._embedding import (

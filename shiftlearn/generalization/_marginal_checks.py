@@ -32,8 +32,9 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._constraints import Interval, Options, RealNotInt, StrOptions
+from .._stacklevel import user_stacklevel
 from .._validation import unlabeled_mask
-from ..adaptation._base import memory_budget, user_stacklevel
+from ..adaptation._base import memory_budget
 from ..kernels import KERNELS, RFF_KERNELS
 
 __all__ = [

@@ -31,6 +31,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import HasMethods, Interval, check_params
+from .._stacklevel import user_stacklevel
 from .._validation import (
     check_sample_domain,
     check_X,
@@ -38,7 +39,6 @@ from .._validation import (
     require_y,
     scored_rows,
 )
-from ..adaptation._base import user_stacklevel
 from ._marginal_checks import labeled_training_rows
 
 __all__ = ["TaskGroupSearchCV", "task_group_score"]
