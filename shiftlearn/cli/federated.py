@@ -55,10 +55,12 @@ Design decisions
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -223,6 +225,26 @@ def parse_sets(items: list[str] | None) -> dict:
             shown = f"default {start[key]!r} with dataset={start['dataset']}"
         out[key] = _convert(key, value, DEFAULTS[key], shown)
     return out
+
+
+@contextlib.contextmanager
+def _stop_on_signals():
+    """SIGTERM and SIGHUP stop the command as Ctrl-C does (a ``KeyboardInterrupt`` raised in
+    the main thread), so the ``with`` blocks unwind: the Flower processes are stopped and the
+    folder with the run's private keys is removed. The previous handlers come back after."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    wanted = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    try:
+        previous = {sig: signal.signal(sig, interrupt) for sig in wanted}
+    except ValueError:           # not the main thread: leave the handlers alone
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def flower_bin() -> Path:
@@ -478,7 +500,12 @@ def run(args: argparse.Namespace) -> int:
     folder = flower_bin()
     from ..federated._deploy import LoopbackDeployment
 
-    with task(f"Flower loopback: starting a SuperLink and {args.nodes} SuperNodes") as step, \
+    if args.insecure:            # a security fact, shown even with --quiet
+        print(f"{args._prog}: warning: --insecure: the SuperLink and the SuperNodes talk in "
+              "plain text, without TLS or node authentication (any local process can read "
+              "and change the messages).", file=sys.stderr, flush=True)
+    with _stop_on_signals(), \
+            task(f"Flower loopback: starting a SuperLink and {args.nodes} SuperNodes") as step, \
             tempfile.TemporaryDirectory() as tmp, \
             LoopbackDeployment(args.nodes, tmp, bin_dir=str(folder), insecure=args.insecure,
                                auth=not (args.insecure or args.no_auth)) as dep:
