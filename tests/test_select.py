@@ -176,3 +176,23 @@ def test_n_jobs_runs_threads_sharing_the_memory_without_oversubscribing(toy):
     assert len({thread for _, thread, _ in seen}) >= 2
     assert max(n for _, _, n in seen) <= max(1, cpu_count() // 2)
     assert len(memory) > 0                    # the workers wrote to the caller's memory
+
+
+def test_a_process_backend_gets_empty_memories_and_the_same_choice(toy):
+    """Under loky (a caller's ``joblib.parallel_config``) each worker unpickles an empty copy
+    of the memory: the caller's stays empty, the estimates and the choice are those of one
+    job with the shared memory."""
+    from joblib import parallel_config
+
+    from shiftlearn.adaptation import FitMemory
+
+    X, y, sd, _ = toy
+    one = AdaptationSelector(methods=["TCA", "SCA"], grids=SMALL, cv=3).fit(X, y, sd)
+    memory = FitMemory()
+    with parallel_config(backend="loky", inner_max_num_threads=1):
+        two = AdaptationSelector(methods=["TCA", "SCA"], grids=SMALL, cv=3, n_jobs=2,
+                                 memory=memory).fit(X, y, sd)
+    assert len(memory) == 0
+    np.testing.assert_array_equal(one.search_.cv_results_["mean_test_score"],
+                                  two.search_.cv_results_["mean_test_score"])
+    assert one.summary_ == two.summary_ and one.choice_ == two.choice_
