@@ -58,10 +58,48 @@ def check_X(X, *, dtype=(np.float64, np.float32), ensure_min_samples: int = 1,
     array_api_namespace(X, owner=(type(estimator).__name__ if estimator is not None
                                   else "This function"), supported=False)
     if estimator is not None:
-        return validate_data(estimator, X, reset=reset, dtype=dtype,
-                             ensure_min_samples=ensure_min_samples, ensure_all_finite=True)
-    return check_array(X, dtype=dtype, ensure_min_samples=ensure_min_samples,
-                       ensure_all_finite=True, input_name=name)
+        out = validate_data(estimator, X, reset=reset, dtype=dtype,
+                            ensure_min_samples=ensure_min_samples, ensure_all_finite=True)
+    else:
+        out = check_array(X, dtype=dtype, ensure_min_samples=ensure_min_samples,
+                          ensure_all_finite=True, input_name=name)
+    check_magnitudes(out, name, getattr(estimator, "feature_names_in_", None))
+    return out
+
+
+#: largest magnitude of a feature value: kernels, distances and covariances form products up
+#: to the fourth power (a linear kernel's ``K L K``) summed over rows and columns; ``1e50 ** 4``
+#: leaves ``1e108`` of float64's ``1.8e308`` for those sums. The table reader of the command
+#: line applies the same limit.
+MAX_MAGNITUDE = 1e50
+
+
+def check_magnitudes(X: np.ndarray, name: str = "X", feature_names=None) -> None:
+    """Refuse a feature value beyond ``+-MAX_MAGNITUDE`` (:data:`MAX_MAGNITUDE`) with a
+    ``ValueError`` naming the column and the fix; ``O(n d)``, nothing for float32 (whose
+    largest value is below the limit).
+
+    Examples
+    --------
+    >>> check_magnitudes(np.array([[1.0, 2e60]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: X: column 1 holds 2e+60, beyond +-1e+50: ... rescale that column (...).
+    """
+    if X.dtype != np.float64 or X.size == 0:
+        return
+    amax = np.abs(X).max(axis=0)
+    big = np.flatnonzero(amax > MAX_MAGNITUDE)
+    if not big.size:
+        return
+    k = int(big[0])
+    col = (repr(str(feature_names[k])) if feature_names is not None and len(feature_names) > k
+           else str(k))
+    value = X[int(np.argmax(np.abs(X[:, k]))), k]
+    raise ValueError(f"{name}: column {col} holds {value:.6g}, beyond +-{MAX_MAGNITUDE:.0e}: "
+                     "the kernels, distances and covariances multiply features up to the "
+                     "fourth power, which would overflow float64; rescale that column "
+                     "(another unit, or its logarithm).")
 
 
 #: string labels read as "unlabeled" (after stripping blanks); ``None``/NaN are too

@@ -448,3 +448,28 @@ def test_da_pipeline_refuses_minus_one_in_source_domains():
     ok = make_da_pipeline(TCA(n_components=2), KNeighborsClassifier(1))
     ok.fit(X, y, sample_domain=np.where(y == -1, -3, sd))          # -1 rows in a target
     assert ok.classes_.tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("scale", [1e51, 1e300, -1e120])
+def test_extreme_feature_values_are_refused_by_name_in_every_fit(scale):
+    """Features beyond 1e50 overflow the kernels' fourth powers: every estimator refuses them
+    up front, naming the column, instead of a NaN deep inside (or a meaningless embedding)."""
+    import pandas as pd
+
+    from shiftlearn.adaptation import CORAL, TCA, DomainAdaptationClassifier
+    from shiftlearn.generalization import MarginalTransferClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    X[5, 2] = scale
+    df = pd.DataFrame(X, columns=["a", "b", "size"])
+    sd = np.r_[np.ones(20, int), -2 * np.ones(20, int)]
+    y = np.r_[rng.integers(0, 2, 20), -np.ones(20, int)]
+    for est in (TCA(n_components=2), CORAL(), DomainAdaptationClassifier(TCA(n_components=2))):
+        with pytest.raises(ValueError, match=r"column 'size' holds .*beyond \+-1e\+50.*rescale"):
+            est.fit(df, y, sample_domain=sd)
+    tasks = np.r_[np.ones(20, int), 2 * np.ones(20, int)]
+    with pytest.raises(ValueError, match=r"column 2 holds"):
+        MarginalTransferClassifier().fit(X, np.r_[y[:20], y[:20]], sample_domain=tasks)
+    X[5, 2] = 1e50                                          # at the limit: accepted
+    TCA(n_components=2).fit(X, y, sample_domain=sd)

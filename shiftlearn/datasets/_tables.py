@@ -61,6 +61,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+# the estimators' limit (shiftlearn._validation.check_magnitudes), applied here with the row and
+# column of the file; a column whose values are all below 1 / MAX_MAGNITUDE (but not all 0) is
+# refused too here: its squares underflow
+from .._validation import MAX_MAGNITUDE
 from ._labels import (
     MAX_DISTINCT_CLASSES,
     MISSING_TOKENS,
@@ -74,11 +78,6 @@ __all__ = ["MAX_DISTINCT_CLASSES", "MISSING_TOKENS", "Table", "TableError", "enc
            "read_table"]
 
 _SAMPLE_LINES = 100
-#: largest magnitude of a feature value: kernels and covariances form products up to the
-#: fourth power (a linear kernel's K L K), times the rows and columns summed over; 1e50 ** 4
-#: leaves 1e108 of float64's 1.8e308 for those sums. A column whose values are all below
-#: 1 / MAX_MAGNITUDE (but not all 0) is refused too: its squares underflow.
-MAX_MAGNITUDE = 1e50
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _NON_BLANK = re.compile(rb"[^\s\x00]")
 
