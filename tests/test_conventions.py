@@ -109,6 +109,8 @@ _SD6 = np.array([1, 1, 1, 1, -2, -2])
 _ERRORS = {
     "`X` and `y` lengths differ": [lambda: check_X_y_domain(_X6, _Y6[:5])],
     "`sample_domain` length differs": [lambda: check_X_y_domain(_X6, _Y6, _SD6[:4])],
+    "a value of `X` beyond `+-1e50` (the kernels' fourth powers would overflow)": [
+        lambda: check_X_y_domain(np.where(_X6 == 3, 1e60, _X6), _Y6)],
     "NaN / inf in `X`": [lambda: check_X_y_domain(np.where(_X6 == 3, np.nan, _X6), _Y6),
                          lambda: check_X_y_domain(np.where(_X6 == 3, np.inf, _X6), _Y6)],
     "inf in `y`": [lambda: check_X_y_domain(_X6, np.r_[_Y6[:5], np.inf])],
