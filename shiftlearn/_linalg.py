@@ -21,7 +21,7 @@ harm, and both return the pairs leading first with ``V^T B V = I``.
 
 Decisions
 ---------
-* scipy's ``eigsh`` replaced a hand-written block Krylov (issue #16): on the package's own
+* scipy's ``eigsh`` replaced a hand-written block Krylov: on the package's own
   problem (RF-TCA, MNIST->USPS, 2N = 2,000, k = 30) it is as fast or faster and far more
   accurate (``benchmarks/adaptation/rf_eigensolver.py``).
 * ARPACK runs on ONE BLAS thread up to ``n = ARPACK_SINGLE_THREAD_MAX_N`` (4,096): its

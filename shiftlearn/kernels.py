@@ -71,7 +71,7 @@ Conventions (decided once, here, for the whole library)
   in every module of the library (no wrapper of our own: the former private ``_rng`` gave the
   same draws for ``None``, ints and Generators; a ``RandomState`` now drives the Generator
   through its own bit generator instead of seeding a new one from one of its draws).
-* **One home per primitive** (issue #16; ``tests/test_one_home.py`` keeps it so): the
+* **One home per primitive** (``tests/test_one_home.py`` keeps it so): the
   domain-mean matrix ``E`` (:func:`domain_mean_matrix`, also the task-mean matrix of marginal
   transfer), TCA's MMD vector and matrix (:func:`mmd_vector`, :func:`mmd_matrix`), the
   bandwidth rules (:func:`median_heuristic`, :func:`sigma_from_sq_distances` for precomputed

@@ -7,7 +7,7 @@ train the classifier on them; the target rows are used as they are.
 
 Decisions
 ---------
-* **Not one of the five papers**: the selection study (issue #15) showed that skada's CORAL beats
+* **Not one of the five papers**: the selection study showed that skada's CORAL beats
   every subspace method with a linear classifier (the subspace methods keep ``k`` kernel
   components, CORAL keeps the input space), so ``auto`` needs it among its candidates, without
   needing skada.

@@ -33,7 +33,7 @@ Decisions:
   scale; ``R``'s condition number stays near ``1 / sqrt(FACTOR_RTOL) = 1e5``, so ``beta`` has
   ~1e-11 relative rounding error.
 * **The exact solver does not use the factor.** Pivoted Cholesky + liblinear on all ``M``
-  rows (the exact solver for a while in issue #19) costs ``O(M^3 / 3)`` for the factor and
+  rows (the first exact solver) costs ``O(M^3 / 3)`` for the factor and
   ``O(rank)`` per visited coordinate; dual coordinate descent on ``K`` itself
   (:mod:`._dual_cd`) reaches a comparable objective 2.7-10x faster
   (``benchmarks/generalization/marginal_solvers.py``). The factor serves the Nyström solver
