@@ -176,10 +176,17 @@ def _limit_threads(limits: dict) -> None:
 
 
 def _threads_backend(each: int):
-    """joblib's threading backend whose workers use at most ``each`` OpenMP threads."""
+    """joblib's threading backend whose workers use at most ``each`` OpenMP threads (its
+    thread pool, built lazily by ``_get_pool``, gets an initialiser; a joblib without that
+    hook gives the plain threading backend: the same results, OpenMP unlimited)."""
     from multiprocessing.pool import ThreadPool
 
-    from joblib._parallel_backends import ThreadingBackend
+    try:
+        from joblib._parallel_backends import ThreadingBackend
+    except ImportError:                               # pragma: no cover - another joblib
+        return "threading"
+    if not hasattr(ThreadingBackend, "_get_pool"):    # pragma: no cover - another joblib
+        return "threading"
 
     class LimitedThreadingBackend(ThreadingBackend):
         def _get_pool(self):
