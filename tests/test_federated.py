@@ -116,8 +116,9 @@ def _one_round(server, clients_replies, hostile=()):
 def test_hostile_replies_rejected_logged_not_aggregated(caplog):
     cfg = FedRFTCAConfig(n_features=4, n_components=3, client_sampling="all", seed=1)
     rng = np.random.default_rng(0)
-    good = {c: (rng.normal(size=(8, 3)), rng.normal(size=(4, 2))) for c in (1, 2)}
-    Wt = rng.normal(size=(8, 3))
+    # within what honest clients can send (IterativeServer.value_bounds)
+    good = {c: (0.1 * rng.normal(size=(8, 3)), 0.01 * rng.normal(size=(4, 2))) for c in (1, 2)}
+    Wt = 0.1 * rng.normal(size=(8, 3))
 
     def valid(r):
         out = [encode(TrainReply(round=r, client_id=c, mean=np.zeros(8), W=W,

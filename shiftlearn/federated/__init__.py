@@ -23,6 +23,7 @@ from ._messages import (
     TrainRequest,
     decode,
     encode,
+    expected_sizes,
     message_nbytes,
 )
 from ._oneshot import (
@@ -67,6 +68,7 @@ __all__ = [
     "TrainRequest",
     "decode",
     "encode",
+    "expected_sizes",
     "message_nbytes",
     "predict",
     "arrays_to_stats",

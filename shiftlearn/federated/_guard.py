@@ -45,8 +45,11 @@ class ReplyGuard:
 
     Anything else is logged (logger ``shiftlearn.federated``, WARNING) and recorded in
     :attr:`rejections`; it never reaches the aggregate. Reasons besides the decoding ones of
-    :func:`~shiftlearn.federated.decode`: ``unknown_client``, ``wrong_kind``, ``stale_round``
-    (a replay or a straggler's late answer), ``future_round``, ``duplicate``.
+    :func:`~shiftlearn.federated.decode`: ``impersonation`` (the transport says the reply
+    came from the node registered as another client), ``unknown_client``, ``wrong_kind``,
+    ``stale_round`` (a replay or a straggler's late answer), ``future_round``, ``duplicate``.
+    The sender check comes before the duplicate check, so a forgery never takes the genuine
+    client's slot.
     """
 
     spec: ProtocolSpec
@@ -56,21 +59,38 @@ class ReplyGuard:
     _seen: set = field(default_factory=set)
 
     def reject(self, round_: int, client_id, reason: str, detail: str) -> None:
+        """Record and log one rejection (the detail cut to 300 characters: it may quote
+        what a hostile peer sent)."""
+        if len(detail) > 300:
+            detail = detail[:297] + "..."
         self.rejections.append(Rejection(round_, client_id, reason, detail))
         logger.warning("round %s: rejected message from client %s (%s): %s",
                        round_, client_id, reason, detail)
 
-    def admit(self, arrays, meta, *, kind: str, round_: int, commit: bool = True):
+    def admit(self, arrays, meta, *, kind: str, round_: int, commit: bool = True,
+              sender: int | None = None, node=None):
         """Return the decoded message, or None (rejected, logged).
+
+        ``sender``: the client id the transport vouches for (the one the sending node
+        registered at hello; ``node`` names that node in the log line); a reply claiming
+        another client is rejected as ``impersonation``. ``None``: no transport identity
+        (the in-process simulator).
 
         ``commit=False`` leaves the (round, client) slot open until :meth:`commit`, so that a
         caller with further checks does not let a rejected forgery block the genuine reply.
         """
-        sender = meta.get("client_id") if isinstance(meta, dict) else None
+        claimed = meta.get("client_id") if isinstance(meta, dict) else None
+        where = "" if node is None else f" (node {node})"
+        if sender is not None and claimed != sender:
+            self.reject(round_, sender, "impersonation",
+                        f"node {node}, registered as client {sender}, sent a reply claiming "
+                        f"client {repr(claimed)[:40]}")
+            return None
         try:
             msg = decode(arrays, meta, self.spec, stats_shapes=self.stats_shapes)
         except MessageError as exc:
-            self.reject(round_, sender, exc.reason, str(exc))
+            self.reject(round_, claimed if sender is None else sender, exc.reason,
+                        str(exc) + where)
             return None
         if msg.client_id not in self.known_clients:
             self.reject(round_, msg.client_id, "unknown_client",

@@ -30,7 +30,9 @@ Decisions on the paper's open points (see docs/federated.md):
   (piggy-backed), the classifier also by the target; a download stays pending until the
   client answers a request that carried it (a lost request is repeated, never skipped).
   ``S_t`` empty: ``W`` = the target's, no classifier average. Late, duplicated or malformed
-  replies are rejected (:class:`~shiftlearn.federated.ReplyGuard`).
+  replies are rejected (:class:`~shiftlearn.federated.ReplyGuard`), and so is a reply with
+  a value no honest client can send (:meth:`IterativeServer.value_bounds`): the averages then
+  stay bounded, and an honest run is unchanged (a mean of bounded values is bounded).
 * **Initialisation.** ``W`` from ``default_rng([seed, 1])`` (entries ``N(0, 1/m)``) on every
   client, so no download is needed in round 1; ``C = 0``.
 * **Variants (issue #21).** ``algorithm="fedavg"``: the same model without the MMD term, every
@@ -69,6 +71,15 @@ __all__ = [
 ]
 
 SAMPLING = ("paper", "code", "all")
+
+# Adam (b1 = 0.9, b2 = 0.999, the numpy clients' and torch's defaults) moves a parameter by at
+# most lr * ADAM_STEP_BOUND per step: with a_i = (1 - b1) b1^(t-i), b_i = (1 - b2) b2^(t-i),
+# Cauchy-Schwarz gives |m_hat| / sqrt(v_hat) <= sqrt(sum a_i^2 / b_i) sqrt(1 - b2^t) / (1 - b1^t)
+# <= (1 - b1) / sqrt((1 - b2) (1 - b1^2 / b2)) (the last factor is below 1 for every t), about
+# 7.27; eps only shrinks the step.
+ADAM_STEP_BOUND = 0.1 / float(np.sqrt(0.001 * (1.0 - 0.81 / 0.999)))
+# slack on the bounds for float32 (deep model) and fast-trigonometry round-off
+BOUND_RTOL = 1e-3
 ALGORITHMS = ("fedrftca", "fedavg")
 SUBSETS = ("I", "II", "III")
 
@@ -429,6 +440,9 @@ class IterativeServer:
         self.C = (np.array(init["C"], dtype=float) if "C" in init else
                   np.zeros((config.n_components + 1, n_classes)))
         self.G = np.array(init["G"], dtype=float) if "G" in init else None
+        self._start_max = {k: float(np.max(np.abs(v))) if v.size else 0.0
+                           for k, v in (("W", self.W), ("C", self.C), ("G", self.G))
+                           if v is not None}
         self.round = 0
         self.means: dict[int, np.ndarray] = {}
         self.pending_W: set[int] = set()
@@ -488,10 +502,38 @@ class IterativeServer:
     def encoded_requests(self) -> dict[int, tuple[dict, dict]]:
         return {cid: encode(r) for cid, r in self.start_round().items()}
 
-    def receive(self, arrays: dict, meta: dict) -> bool:
-        msg = self.guard.admit(arrays, meta, kind="train_reply", round_=self.round)
+    def value_bounds(self) -> dict[str, float]:
+        """The largest ``|entry|`` an honest reply can carry in the current round.
+
+        A mean embedding: ``N^{-1/2}`` (every random feature is a cosine or a sine over
+        ``sqrt(N)``). ``W``, ``C``, ``G``: their largest starting entry plus ``round *
+        local_steps`` Adam steps of at most ``lr * ADAM_STEP_BOUND`` each (a client starts a
+        round from its own parameters or a downloaded average, both within the previous
+        round's bound). Each bound carries a relative slack :data:`BOUND_RTOL`.
+        """
+        cfg = self.config
+        steps = self.round * cfg.local_steps * cfg.lr * ADAM_STEP_BOUND
+        out = {"mean": 1.0 / float(np.sqrt(cfg.n_features))}
+        out.update({k: v + steps for k, v in self._start_max.items()})
+        return {k: v * (1.0 + BOUND_RTOL) for k, v in out.items()}
+
+    def receive(self, arrays: dict, meta: dict, *, sender: int | None = None,
+                node=None) -> bool:
+        """Admit one reply (``sender``/``node``: the transport's identity of its origin, see
+        :meth:`~shiftlearn.federated.ReplyGuard.admit`); ``True`` when it was kept."""
+        msg = self.guard.admit(arrays, meta, kind="train_reply", round_=self.round,
+                               commit=False, sender=sender, node=node)
         if msg is None:
             return False
+        for name, bound in self.value_bounds().items():
+            a = getattr(msg, name, None)
+            peak = float(np.max(np.abs(a))) if a is not None and a.size else 0.0
+            if peak > bound:
+                self.guard.reject(self.round, msg.client_id, "out_of_bounds",
+                                  f"max |{name}| = {peak:.4g} exceeds {bound:.4g}, the most an "
+                                  f"honest client can send in round {self.round}")
+                return False
+        self.guard.commit(msg)
         self.replies[msg.client_id] = msg
         return True
 

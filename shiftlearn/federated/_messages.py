@@ -30,6 +30,7 @@ __all__ = [
     "TrainRequest",
     "decode",
     "encode",
+    "expected_sizes",
     "message_nbytes",
 ]
 
@@ -232,7 +233,8 @@ def decode(arrays: dict, meta: dict, spec: ProtocolSpec, *,
     if meta.get("version") != PROTOCOL_VERSION:
         _fail("bad_version", f"version {meta.get('version')!r}, this peer speaks "
                              f"{PROTOCOL_VERSION}")
-    cls = _KINDS.get(meta.get("kind"))
+    kind = meta.get("kind")
+    cls = _KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         _fail("unknown_kind", f"kind {meta.get('kind')!r}")
     kwargs: dict = {}
@@ -292,6 +294,28 @@ def decode(arrays: dict, meta: dict, spec: ProtocolSpec, *,
     return cls(**kwargs, **out)
 
 
+def expected_sizes(kind: str, spec: ProtocolSpec, *,
+                   stats_shapes: dict[str, tuple] | None = None) -> dict[str, int]:
+    """The arrays a ``kind`` message may carry and the most float64 entries each may hold,
+    from the run's own dimensions (a variable leading dimension counts ``n_clients`` rows).
+
+    What a receiver checks *before* decoding a payload: a name outside this dict, or more
+    entries than it allows, is refused without allocating the array.
+
+    >>> expected_sizes("train_reply", ProtocolSpec(4, 3, 2, 3))
+    {'mean': 8, 'W': 24, 'C': 8}
+    """
+    cls = _KINDS[kind]
+    if cls is StatsReply:
+        shapes = dict(stats_shapes or {})
+    else:
+        shapes = {k: ((spec.n_clients,) + _resolve(v[1:], spec)) if v[0] == "*"
+                  else _resolve(v, spec) for k, v in cls.ARRAYS.items()
+                  if not (k == "G" and spec.extractor_size == 0)}
+    return {k: int(np.prod(s, dtype=np.int64)) for k, s in shapes.items()}
+
+
 def message_nbytes(arrays: dict, meta: dict) -> int:
     """Bytes on the wire: array payloads plus the JSON header (what the simulator counts)."""
-    return int(sum(a.nbytes for a in arrays.values())) + len(json.dumps(meta, sort_keys=True))
+    header = json.dumps(meta, sort_keys=True, default=repr)  # repr: a peer's non-JSON values
+    return int(sum(a.nbytes for a in arrays.values())) + len(header)

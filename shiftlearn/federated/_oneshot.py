@@ -11,6 +11,13 @@ server adds the vectors elementwise, rebuilds one ``RFStats`` and calls
 aggregation protocol (which reveals only the sum) can carry it unchanged, and the answer is
 RF-TCA on the pooled data, up to floating-point summation order.
 
+Admission (:meth:`OneShotServer.receive`): besides the guard's checks, the counts must be
+non-negative integers below ``2**53`` (exact in float64) and every sum within what rows of
+random features (entries of ``|z| <= N^{-1/2}``) can add up to: ``|domain or class sum| <=
+count / sqrt(N)``, ``|moment entry| <= rows / N``. A client can still lie within those
+bounds (the one-shot sum trusts every contributor), but cannot crash the solver or overflow
+the sum.
+
 Robustness: a client whose statistics did not arrive is asked again in the next round (up to
 ``max_rounds``); the model is solved once every client has answered (or, with
 ``allow_partial=True``, from those that answered, then exact for *their* pooled data).
@@ -115,6 +122,31 @@ def arrays_to_stats(arrays: dict, domain_ids, dim: int, fingerprint: str = "") -
                    _unpack_sym(arrays["moment_unlabeled"], dim), fingerprint)
 
 
+_MAX_COUNT = 2.0 ** 53
+_RTOL = 1e-9
+
+
+def _stats_problem(arrays: dict, n_features: int) -> tuple[str, str] | None:
+    """``(reason, detail)`` when flattened statistics cannot come from real rows, else None."""
+    for name in ("domain_counts", "class_counts"):
+        c = arrays[name]
+        if np.any(c < 0) or np.any(c != np.round(c)) or np.any(c > _MAX_COUNT):
+            bad = c[(c < 0) | (c != np.round(c)) | (c > _MAX_COUNT)][0]
+            return "bad_counts", (f"{name} must be non-negative integers below 2**53 "
+                                  f"(got {bad!r})")
+    scale = 1.0 / np.sqrt(n_features)
+    for sums, counts in (("domain_sums", "domain_counts"), ("class_sums", "class_counts")):
+        excess = np.abs(arrays[sums]) - (arrays[counts][:, None] * scale) * (1 + _RTOL)
+        if np.any(excess > 1e-12):
+            return "out_of_bounds", (f"{sums} exceed count / sqrt(N), the most rows of random "
+                                     "features can add up to")
+    rows = float(np.sum(arrays["domain_counts"]))
+    for name in ("moment_labeled", "moment_unlabeled"):
+        if np.any(np.abs(arrays[name]) > rows * scale * scale * (1 + _RTOL) + 1e-12):
+            return "out_of_bounds", f"{name} exceeds rows / N, the most {rows:.0f} rows give"
+    return None
+
+
 class OneShotClient:
     """Holds ``X`` (and ``y`` for a source, class indices ``0..k-1``; ``None`` for the target);
     all its rows belong to domain ``domain_id`` (positive = source, negative = target)."""
@@ -180,17 +212,21 @@ class OneShotServer:
         missing = [c for c in self.client_ids if c not in self.collected]
         return {c: StatsRequest(round=self.round, client_id=c) for c in missing}
 
-    def receive(self, arrays: dict, meta: dict) -> bool:
+    def receive(self, arrays: dict, meta: dict, *, sender: int | None = None,
+                node=None) -> bool:
+        """Admit one reply (``sender``/``node``: the transport's identity of its origin, see
+        :meth:`~shiftlearn.federated.ReplyGuard.admit`); ``True`` when it was kept."""
         msg = self.guard.admit(arrays, meta, kind="stats_reply", round_=self.round,
-                               commit=False)
+                               commit=False, sender=sender, node=node)
         if msg is None:
             return False
         if msg.fingerprint != self.fingerprint:
             self.guard.reject(self.round, msg.client_id, "wrong_omega",
                               "statistics computed with other frequencies (seed/sigma/N)")
             return False
-        if np.any(msg.arrays["domain_counts"] < 0) or np.any(msg.arrays["class_counts"] < 0):
-            self.guard.reject(self.round, msg.client_id, "bad_counts", "negative counts")
+        problem = _stats_problem(msg.arrays, self.config.n_features)
+        if problem is not None:
+            self.guard.reject(self.round, msg.client_id, *problem)
             return False
         self.guard.commit(msg)
         self.collected[msg.client_id] = msg.arrays

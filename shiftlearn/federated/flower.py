@@ -59,6 +59,7 @@ import json
 import logging
 import time
 import traceback
+from io import BytesIO
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +83,7 @@ from ._messages import (
     ProtocolSpec,
     decode,
     encode,
+    expected_sizes,
     message_nbytes,
 )
 from ._oneshot import OneShotClient, OneShotServer
@@ -92,8 +94,8 @@ from ._secagg import (
     secure_stats_arrays,
 )
 
-__all__ = ["client_app", "server_app", "to_records", "from_records", "round_line",
-           "wire_nbytes"]
+__all__ = ["client_app", "server_app", "to_records", "from_records", "reply_from_records",
+           "round_line", "wire_nbytes"]
 
 log = logging.getLogger("shiftlearn.federated.flower")
 
@@ -124,6 +126,81 @@ def from_records(content: RecordDict) -> tuple[dict, dict]:
     """Flower ``RecordDict`` -> protocol ``(arrays, meta)`` (no validation yet: decode does it)."""
     arrays = {k: a.numpy() for k, a in content["arrays"].items()} if "arrays" in content else {}
     meta = dict(content["meta"]) if "meta" in content else {}
+    return arrays, meta
+
+
+def _npy_layout(data: bytes) -> tuple[tuple, np.dtype, int]:
+    """``(shape, dtype, header length)`` of a ``.npy`` payload, read from its header only."""
+    f = BytesIO(data)
+    version = np.lib.format.read_magic(f)
+    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+            else np.lib.format.read_array_header_2_0)
+    shape, _, dtype = read(f)
+    return tuple(int(n) for n in shape), np.dtype(dtype), f.tell()
+
+
+def reply_from_records(content: RecordDict, sizes: dict[str, int]) -> tuple[dict, dict]:
+    """A reply's Flower ``RecordDict`` -> protocol ``(arrays, meta)``, refusing anything that
+    is not what the job's dimensions allow *before* a payload is turned into an array.
+
+    ``sizes``: :func:`~shiftlearn.federated.expected_sizes` of the expected kind. Each
+    ``Array`` must carry a float64 ``.npy`` payload whose header (read alone) declares at most
+    that many entries and exactly as many bytes as it holds; only then is it decoded. Flower
+    has already pulled the whole message into the ServerApp at this point (it offers no
+    per-message hook on the SuperLink), so the cap bounds what is decoded and kept, not what
+    crosses the network. Raises :class:`~shiftlearn.federated.MessageError`: ``bad_record``
+    (not an ``ArrayRecord``/``ConfigRecord``, an undecodable payload), ``unexpected_array``,
+    ``bad_dtype``, ``too_large``.
+    """
+    def fail(reason, detail):
+        raise MessageError(reason, detail)
+
+    try:
+        meta_rec = content["meta"] if "meta" in content else None
+        arr_rec = content["arrays"] if "arrays" in content else None
+    except Exception as exc:  # a RecordDict Flower itself cannot read
+        fail("bad_record", f"unreadable records ({type(exc).__name__}: {exc})")
+    if meta_rec is not None and not isinstance(meta_rec, ConfigRecord):
+        fail("bad_record", f"meta is a {type(meta_rec).__name__}, not a ConfigRecord")
+    meta = dict(meta_rec) if meta_rec is not None else {}
+    if arr_rec is None:
+        return {}, meta
+    if not isinstance(arr_rec, ArrayRecord):
+        fail("bad_record", f"arrays is a {type(arr_rec).__name__}, not an ArrayRecord")
+    names = list(arr_rec.keys())
+    extra = sorted(set(names) - set(sizes))
+    if extra:
+        fail("unexpected_array", f"array(s) {extra[:5]} are not part of this reply")
+    layouts = {}
+    for name in names:
+        a = arr_rec[name]
+        data = getattr(a, "data", None)
+        if not isinstance(a, Array) or not isinstance(data, bytes):
+            fail("bad_record", f"array {name!r} is not a Flower Array with a payload")
+        if len(data) > 8 * sizes[name] + 4096:
+            fail("too_large", f"array {name!r} carries {len(data)} bytes; the job's "
+                              f"dimensions allow {sizes[name]} float64 entries")
+        try:
+            shape, dtype, header = _npy_layout(data)
+        except Exception as exc:
+            fail("bad_record", f"array {name!r} has no readable .npy header "
+                               f"({type(exc).__name__}: {exc})")
+        if dtype != np.float64:
+            fail("bad_dtype", f"array {name!r} has dtype {dtype}, expected float64")
+        n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if n > sizes[name] or any(d < 0 for d in shape):
+            fail("too_large", f"array {name!r} declares shape {shape}; the job's dimensions "
+                              f"allow {sizes[name]} entries")
+        if header + 8 * n != len(data):
+            fail("bad_record", f"array {name!r} declares {8 * n} bytes of data but carries "
+                               f"{len(data) - header}")
+        layouts[name] = a
+    arrays = {}
+    for name, a in layouts.items():
+        try:
+            arrays[name] = a.numpy()
+        except Exception as exc:
+            fail("bad_record", f"array {name!r} does not decode ({type(exc).__name__}: {exc})")
     return arrays, meta
 
 
@@ -354,6 +431,98 @@ def _main(grid: Grid, context: Context) -> None:
             path.write_text(json.dumps(result, indent=2, default=str))
 
 
+def _register(hello: list[Message], replies: dict, n_clients: int):
+    """The hello round: ``(node_of, sigmas, n_input, excluded)``.
+
+    A node is registered as the client it claims when its answer is well formed: the
+    protocol and version spoken here, a client id in ``1..n_clients``, a finite positive
+    ``local_sigma`` and a positive integer ``n_input``. ``n_input`` must be the one a strict
+    majority of the well-formed answers give; a node with another value, or a malformed
+    answer, is excluded (``excluded``: client id -> reason, one log line each naming the node)
+    and the run goes on without it. Two nodes claiming one client id stop the run (fail
+    closed: which one is genuine cannot be told from here).
+    """
+    node_of, sigma_of, n_input_of, excluded = {}, {}, {}, {}
+    for m, rep in zip(hello, replies.values(), strict=True):
+        if rep is None:
+            continue
+        node = m.metadata.dst_node_id
+        try:
+            h = rep.content["hello"]
+            if not isinstance(h, ConfigRecord):
+                raise TypeError(f"hello is a {type(h).__name__}")
+            h = dict(h)
+        except Exception as exc:
+            log.warning("hello: node %s left out (bad_record): %s", node, exc)
+            continue
+        if h.get("protocol") != PROTOCOL or h.get("version") != PROTOCOL_VERSION:
+            log.warning("node %s speaks %s v%s; left out", node, h.get("protocol"),
+                        h.get("version"))
+            continue
+        cid = h.get("client_id")
+        if (not isinstance(cid, int) or isinstance(cid, bool)
+                or not 1 <= cid <= n_clients):
+            log.warning("hello: node %s left out (bad_client_id): client_id %r is not one of "
+                        "1..%s", node, cid, n_clients)
+            continue
+        if cid in node_of:  # fail closed: never let a second node take over a client's slot
+            raise RuntimeError(f"SuperNodes {node_of[cid]} and {node} both "
+                               f"claim client {cid}; check each SuperNode's --node-config "
+                               "partition-id, and that only the federation's nodes can join "
+                               "(TLS + SuperNode authentication)")
+        node_of[cid] = node
+        sig, n_in = h.get("local_sigma"), h.get("n_input")
+        if (not isinstance(sig, int | float) or isinstance(sig, bool)
+                or not (np.isfinite(sig) and sig > 0)):
+            excluded[cid] = f"bad_sigma: local_sigma {sig!r} is not finite and positive"
+        elif not isinstance(n_in, int) or isinstance(n_in, bool) or n_in < 1:
+            excluded[cid] = f"bad_n_input: n_input {n_in!r} is not a positive integer"
+        else:
+            sigma_of[cid], n_input_of[cid] = float(sig), n_in
+    values = sorted(n_input_of.values())
+    agreed = max(set(values), key=values.count) if values else None
+    if agreed is not None and 2 * values.count(agreed) <= len(values):
+        raise RuntimeError(f"no strict majority agrees on n_input: {n_input_of} (client id -> "
+                           "n_input); the clients' feature counts must match")
+    for cid, n_in in n_input_of.items():
+        if n_in != agreed:
+            excluded[cid] = (f"bad_n_input: n_input {n_in} differs from {agreed}, the value "
+                             "the majority agreed on")
+    for cid, why in sorted(excluded.items()):
+        log.warning("hello: rejected node %s (client %s): %s", node_of[cid], cid, why)
+        del node_of[cid]
+        sigma_of.pop(cid, None)
+    return node_of, [sigma_of[c] for c in sorted(sigma_of)], agreed, excluded
+
+
+def _admit_reply(server, rep: Message, client_of: dict, sizes: dict) -> int:
+    """Hand one protocol reply to ``server`` (a one-shot or iterative server) from the node
+    that sent it; returns its protocol bytes (0 when refused before decoding).
+
+    The reply is tied to its node: Flower's ``src_node_id`` (the SuperLink only stores a
+    reply from the node the request went to, and with SuperNode authentication that node
+    proved its key) maps to the client id the node registered at hello, and the server's
+    guard rejects a reply that claims any other (``impersonation``). Records are read by
+    :func:`reply_from_records` within ``sizes``. Every refusal is one log line naming the
+    client, the node and the reason; nothing here raises on what a node sends.
+    """
+    node = rep.metadata.src_node_id
+    cid = client_of.get(node)
+    if cid is None:
+        server.guard.reject(server.round, None, "unknown_node",
+                            f"reply from node {node}, which registered no client")
+        return 0
+    try:
+        arrays, meta = reply_from_records(rep.content, sizes)
+    except MessageError as exc:
+        server.guard.reject(server.round, cid, exc.reason, f"{exc} (node {node})")
+        return 0
+    if set(meta) == {"status"} and not arrays:  # a client's "ignored"/"rejected:..." note
+        return 0
+    server.receive(arrays, meta, sender=cid, node=node)
+    return message_nbytes(arrays, meta)
+
+
 def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Context) -> None:
     n_clients = n_clients_of(cfg)
     timeout = float(cfg["round-timeout-s"])
@@ -363,30 +532,19 @@ def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Contex
                      dst_node_id=n, message_type="query.hello", group_id="hello")
              for n in nodes]
     replies, _ = _exchange(grid, hello, timeout)
-    node_of, sigmas, n_input = {}, [], None
-    for m, rep in zip(hello, replies.values(), strict=True):
-        if rep is None:
-            continue
-        h = rep.content["hello"]
-        if h["protocol"] != PROTOCOL or h["version"] != PROTOCOL_VERSION:
-            log.warning("node %s speaks %s v%s; left out", m.metadata.dst_node_id,
-                        h["protocol"], h["version"])
-            continue
-        cid = int(h["client_id"])
-        if cid in node_of:  # fail closed: never let a second node take over a client's slot
-            raise RuntimeError(f"SuperNodes {node_of[cid]} and {m.metadata.dst_node_id} both "
-                               f"claim client {cid}; check each SuperNode's --node-config "
-                               "partition-id, and that only the federation's nodes can join "
-                               "(TLS + SuperNode authentication)")
-        node_of[cid] = m.metadata.dst_node_id
-        sigmas.append(float(h["local_sigma"]))
-        n_input = int(h["n_input"])
-    if sorted(node_of) != list(range(1, n_clients + 1)):
+    node_of, sigmas, n_input, excluded = _register(hello, replies, n_clients)
+    if sorted(set(node_of) | set(excluded)) != list(range(1, n_clients + 1)):
         raise RuntimeError(f"expected clients 1..{n_clients}, got {sorted(node_of)} "
                            "(check each SuperNode's --node-config partition-id)")
+    if n_clients not in node_of or len(node_of) < 2:
+        raise RuntimeError(f"too few clients left after the hello checks (registered "
+                           f"{sorted(node_of)}, excluded {excluded}); the run needs the target "
+                           f"(client {n_clients}) and at least one source")
     sigma = resolve_sigma(cfg, sigmas)
     result.update(sigma=sigma, nodes={str(k): v for k, v in node_of.items()},
                   hello_s=time.monotonic() - t0)
+    if excluded:
+        result["excluded"] = {str(k): v for k, v in sorted(excluded.items())}
     job = {"sigma": sigma, "n_clients": n_clients}
     n_classes = n_classes_of(cfg)
     if cfg["secure-aggregation"]:
@@ -410,27 +568,25 @@ def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Contex
                     "spec": model_spec(ic, n_input, n_classes, n_clients)}
         server = IterativeServer(ic, list(range(1, n_clients)), n_clients, n_classes, **deep)
         max_rounds = int(cfg["rounds"])
+    client_of = {node: cid for cid, node in node_of.items()}
+    sizes = expected_sizes("stats_reply" if cfg["protocol"] == "oneshot" else "train_reply",
+                           server.spec, stats_shapes=server.guard.stats_shapes)
     rounds, up, down = [], 0, 0
     for _ in range(max_rounds):
         tr = time.monotonic()
         reqs = server.start_round()
         msgs, mb = [], 0
         for cid, req in reqs.items():
+            if cid not in node_of:  # excluded at hello: it never hears from the server
+                continue
             arrays, meta = encode(req)
             mb += message_nbytes(arrays, meta)
             msgs.append(Message(to_records(arrays, meta, job), dst_node_id=node_of[cid],
                                 message_type="query.fedrftca", group_id=str(server.round)))
         down += mb
         replies, errors = _exchange(grid, msgs, timeout)
-        rb = 0
-        for rep in replies.values():
-            if rep is None:
-                continue
-            arrays, meta = from_records(rep.content)
-            if "status" in meta:
-                continue
-            rb += message_nbytes(arrays, meta)
-            server.receive(arrays, meta)
+        rb = sum(_admit_reply(server, rep, client_of, sizes)
+                 for rep in replies.values() if rep is not None)
         up += rb
         info = server.finish_round()
         rounds.append({"round": server.round, "seconds": time.monotonic() - tr,
