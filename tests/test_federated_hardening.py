@@ -261,3 +261,46 @@ def test_hardening_hello_without_a_majority_n_input_stops_the_run(tmp_path):
         return content
     with pytest.raises(RuntimeError, match="no strict majority agrees on n_input"):
         run_job(ONESHOT, tmp_path, split)
+
+
+# ------------------------------------------------------------------------------- bounds
+@pytest.mark.parametrize("job", [
+    {"rounds": 30, "lr": 0.1, "lam": 10.0},
+    {"rounds": 30, "algorithm": "fedavg"},
+    {"rounds": 30, "vote": True, "subsets": "III", "client-sampling": "all"},
+])
+def test_hardening_honest_replies_stay_within_the_bounds(monkeypatch, job):
+    """The bound is derived from the protocol, so honest runs are unchanged: no honest reply
+    is refused (peaks measured for docs/federated.md)."""
+    from shiftlearn.federated import _iterative
+
+    peaks: dict = {}
+    receive = _iterative.IterativeServer.receive
+
+    def spy(self, arrays, meta, **kw):
+        bounds = self.value_bounds()
+        for k, v in arrays.items():
+            if k in bounds:
+                peaks[k] = max(peaks.get(k, 0.0), float(np.max(np.abs(v))) / bounds[k])
+        return receive(self, arrays, meta, **kw)
+
+    monkeypatch.setattr(_iterative.IterativeServer, "receive", spy)
+    res = simulate_job({"protocol": "iterative", "n-per-client": 60, **job})
+    assert np.all(np.isfinite(res["W"]))
+    assert set(peaks) >= {"mean", "W"} and max(peaks.values()) <= 1.0
+
+
+def test_hardening_W_bound_both_sides():
+    """A W at the bound is kept, one ulp past it is refused as out_of_bounds."""
+    from shiftlearn.federated import FedRFTCAConfig, IterativeServer, TrainReply, encode
+
+    cfg = FedRFTCAConfig(n_features=4, n_components=3, client_sampling="all", seed=1)
+    for past, kept in ((False, True), (True, False)):
+        server = IterativeServer(cfg, [1, 2], 3, n_classes=2)
+        server.start_round()
+        b = server.value_bounds()["W"]
+        W = np.zeros((8, 3))
+        W[2, 1] = -np.nextafter(b, np.inf) if past else -b
+        assert server.receive(*encode(TrainReply(round=1, client_id=3, mean=np.zeros(8),
+                                                 W=W))) is kept
+        assert server.guard.counts() == ({} if kept else {"out_of_bounds": 1})
