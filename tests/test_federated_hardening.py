@@ -304,3 +304,51 @@ def test_hardening_W_bound_both_sides():
         assert server.receive(*encode(TrainReply(round=1, client_id=3, mean=np.zeros(8),
                                                  W=W))) is kept
         assert server.guard.counts() == ({} if kept else {"out_of_bounds": 1})
+
+
+@pytest.mark.parametrize("metrics", [
+    RecordDict({"metrics": ConfigRecord({"accuracy": "high"})}),
+    RecordDict({"metrics": ArrayRecord({"accuracy": Array(np.zeros(1))})}),
+    RecordDict({"other": ConfigRecord({"accuracy": 0.5})}),
+    RecordDict({"metrics": ConfigRecord({"accuracy": 7.5})}),
+])
+def test_hardening_malformed_evaluation_reply_reports_no_accuracy(tmp_path, caplog, metrics):
+    """The target's evaluation reply is read like any other: a malformed one is one line,
+    and the model is still written (before: the ServerApp crashed reading it)."""
+    def bad(n, request, content, count):
+        return metrics if request.metadata.message_type == "evaluate" else content
+    with caplog.at_level(logging.WARNING, logger="shiftlearn.federated"):
+        res = run_job(ITERATIVE, tmp_path, bad)
+    assert "target_accuracy" not in res and res["rejections"] == {"bad_report": 1}
+    (line,) = _rejection_lines(caplog)
+    assert "client 4 (bad_report)" in line
+    assert np.all(np.isfinite(res["W"]))
+
+
+def test_hardening_valid_evaluation_reply_is_reported(tmp_path):
+    res = run_job(ITERATIVE, tmp_path)
+    assert res["rejections"] == {}
+    assert res["target_accuracy"] == pytest.approx(simulate_job(ITERATIVE)["target_accuracy"])
+
+
+@pytest.mark.network
+def test_hardening_impersonation_on_real_flower_processes(tmp_path):
+    """The same forgery on a real SuperLink and 4 SuperNodes (TLS + node authentication):
+    node 2 sends its first statistics as client 1's; they are rejected, the genuine client 1
+    is kept, node 2 answers honestly when asked again, and the model is the honest one."""
+    from shiftlearn.federated._deploy import LoopbackDeployment, live_processes
+
+    job = {"protocol": "oneshot", "n-per-client": 60}
+    dep = LoopbackDeployment(4, tmp_path, node_configs={1: "forge-client-id=1"})
+    pids = []
+    try:
+        dep.start()
+        pids = [p.pid for p in dep.procs]
+        res = dep.run(job, timeout=150)
+    finally:
+        dep.stop()
+    assert res["status"] == "ok", res.get("traceback")
+    assert res["rejections"] == {"impersonation": 1}
+    assert len(res["rounds"]) == 3      # statistics, client 2 asked again, the broadcast
+    assert subspace_angle(np.asarray(res["W"]), simulate_job(job)["W"]) < 1e-6
+    assert live_processes(pids) == []

@@ -36,7 +36,9 @@ decisions and their limits: ``docs/federated.md`` (threat table).
 
 Fault injection for tests and benchmarks: a SuperNode started with
 ``--node-config 'fail-stage="secagg-collect"'`` raises in the secure ``train`` handler, i.e.
-it drops out after the key exchange, mid-protocol.
+it drops out after the key exchange, mid-protocol; one started with ``--node-config
+'forge-client-id=1'`` sends its first protocol reply (its own, honest content) under client
+1's id, as an impersonating node would, then answers normally.
 
 Byte counts: ``bytes_up``/``bytes_down`` count the protocol messages as the simulator does
 (payload + JSON header); ``wire_bytes_up``/``wire_bytes_down`` count every Flower message
@@ -274,7 +276,11 @@ def _protocol(msg: Message, context: Context) -> Message:
         context.state["fed.scalars"] = ConfigRecord({"last_round": client.last_round})
     if reply is None:
         return _status(msg, "ignored" if kind != "model_broadcast" else "ok")
-    return Message(to_records(*encode(reply)), reply_to=msg)
+    arrays, meta = encode(reply)
+    forged = context.node_config.get("forge-client-id")
+    if forged is not None and req.round == 1:   # fault injection (module docstring)
+        meta["client_id"] = int(forged)
+    return Message(to_records(arrays, meta), reply_to=msg)
 
 
 @client_app.evaluate()
@@ -523,6 +529,19 @@ def _admit_reply(server, rep: Message, client_of: dict, sizes: dict) -> int:
     return message_nbytes(arrays, meta)
 
 
+def _reported_accuracy(rep: Message) -> float | None:
+    """The target's accuracy from its evaluation reply: a float in [0, 1] or NaN (no labels
+    to check), or None when the reply carries nothing of the kind."""
+    try:
+        acc = rep.content["metrics"]["accuracy"]
+    except Exception:
+        return None
+    if not isinstance(acc, float | int) or isinstance(acc, bool):
+        return None
+    acc = float(acc)
+    return acc if np.isnan(acc) or 0.0 <= acc <= 1.0 else None
+
+
 def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Context) -> None:
     n_clients = n_clients_of(cfg)
     timeout = float(cfg["round-timeout-s"])
@@ -620,7 +639,14 @@ def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Contex
         rep, _ = _exchange(grid, [ev], timeout)
         rep = next(iter(rep.values()))
         if rep is not None:
-            result["target_accuracy"] = float(rep.content["metrics"]["accuracy"])
+            acc = _reported_accuracy(rep)
+            if acc is None:
+                server.guard.reject(server.round, n_clients, "bad_report",
+                                    f"the evaluation reply carries no accuracy in [0, 1] "
+                                    f"(node {rep.metadata.src_node_id}); none reported")
+            else:
+                result["target_accuracy"] = acc
+            result["rejections"] = server.guard.counts()
     if path is not None:
         np.savez(str(path) + ".npz", **arrays)
 
