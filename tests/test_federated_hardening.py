@@ -352,3 +352,30 @@ def test_hardening_impersonation_on_real_flower_processes(tmp_path):
     assert len(res["rounds"]) == 3      # statistics, client 2 asked again, the broadcast
     assert subspace_angle(np.asarray(res["W"]), simulate_job(job)["W"]) < 1e-6
     assert live_processes(pids) == []
+
+
+def test_hardening_oneshot_bounds_both_sides():
+    """Rows at the origin put every cosine at 1: the sums reach count / sqrt(N) and the
+    moment rows / N exactly, and are kept; 1e-5 past the bound they are out_of_bounds."""
+    from shiftlearn.federated import (
+        OneShotClient,
+        OneShotConfig,
+        OneShotServer,
+        StatsReply,
+        StatsRequest,
+        encode,
+    )
+
+    cfg = OneShotConfig(n_features=50, n_components=2, sigma=0.5)
+    X, y = np.zeros((70, 5)), np.arange(70) % 3
+    reply = OneShotClient(1, X, y, 1, cfg, [-2, 1], 3).handle(StatsRequest(round=1,
+                                                                           client_id=1))
+    for name in (None, "domain_sums", "class_sums", "moment_labeled"):
+        server = OneShotServer(cfg, [1, 2], [-2, 1], 3, n_input=5)
+        server.start_round()
+        arrays = dict(reply.arrays)
+        if name is not None:
+            arrays[name] = arrays[name] * (1 + 1e-5)
+        msg = StatsReply(round=1, client_id=1, fingerprint=reply.fingerprint, arrays=arrays)
+        assert server.receive(*encode(msg)) is (name is None)
+        assert server.guard.counts() == ({} if name is None else {"out_of_bounds": 1})
