@@ -379,3 +379,16 @@ def test_hardening_oneshot_bounds_both_sides():
         msg = StatsReply(round=1, client_id=1, fingerprint=reply.fingerprint, arrays=arrays)
         assert server.receive(*encode(msg)) is (name is None)
         assert server.guard.counts() == ({} if name is None else {"out_of_bounds": 1})
+
+
+def test_hardening_result_table_says_who_was_left_out():
+    from shiftlearn.cli import federated as cli
+
+    rows = dict(cli.summary_rows({
+        "rejections": {"impersonation": 1, "out_of_bounds": 2},
+        "excluded": {"2": "bad_sigma: local_sigma nan is not finite and positive"},
+        "secure_aggregation": {"dropped": [3], "contributors": [1, 2, 4]}}))
+    assert rows["replies rejected"] == "impersonation 1, out_of_bounds 2"
+    assert rows["clients excluded at hello"] == "2 (bad_sigma)"
+    assert rows["clients dropped (model exact for the others)"] == "3"
+    assert cli.summary_rows({"excluded": {}, "secure_aggregation": {"dropped": []}}) == []

@@ -388,6 +388,14 @@ def summary_rows(res: dict) -> list[list[str]]:
     rejected = res.get("rejections")
     if isinstance(rejected, dict) and sum(rejected.values()):
         rows.append(["replies rejected", ", ".join(f"{k} {v}" for k, v in rejected.items())])
+    excluded = res.get("excluded")
+    if isinstance(excluded, dict) and excluded:
+        rows.append(["clients excluded at hello", ", ".join(
+            f"{c} ({str(why).split(':')[0]})" for c, why in excluded.items())])
+    dropped = sec.get("dropped") if isinstance(sec, dict) else None
+    if isinstance(dropped, list) and dropped:
+        rows.append(["clients dropped (model exact for the others)",
+                     ", ".join(str(c) for c in dropped)])
     if isinstance(res.get("flwr_run_s"), int | float):
         rows.append(["Flower run time", f"{res['flwr_run_s']:.1f} s"])
     return rows
