@@ -73,14 +73,16 @@ def test_adapt_names_missing_and_extra_columns_not_the_lists(tmp_path, capsys):
     assert _adapt(tmp_path, src, other) == 2
     line = _error(capsys)
     assert "missing 'f3', 'f7', 'f100'; extra 'F3', 'f_100'" in line
-    assert "f50" not in line and len(line) < 300          # not the 128 names of each file
+    short = line.replace(str(tmp_path), "")               # its length, whatever the folder's
+    assert "f50" not in line and len(short) < 300         # not the 128 names of each file
 
 
 def test_adapt_many_different_columns_are_cut_short(tmp_path, capsys):
     src, tgt, _ = _frames(n_features=40)
     assert _adapt(tmp_path, src, tgt.add_prefix("x")) == 2
     line = _error(capsys)
-    assert "missing 'f0', 'f1'," in line and "and 32 more" in line and len(line) < 400
+    assert "missing 'f0', 'f1'," in line and "and 32 more" in line
+    assert len(line.replace(str(tmp_path), "")) < 400     # whatever the folder's length
 
 
 def test_adapt_target_label_column_filled_names_the_flag(tmp_path, capsys):
