@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
             for sh in SHRINKAGES:
                 t0 = time.perf_counter()
                 mapped[sh] = CORAL(shrinkage=sh).fit_transform(X, y, sd)
-                row[f"fit_s {sh}"] = round(time.perf_counter() - t0, 3)
+                row[f"fit (s) {sh}"] = round(time.perf_counter() - t0, 3)
             for cname, make in _classifiers().items():
                 for key, Z in mapped.items():
                     clf = make().fit(Z[src], y[src])
