@@ -101,6 +101,14 @@ def _sqrt_power(C: np.ndarray, sign: int, who: str, shrinkage) -> np.ndarray:
     eigenvalues are floored at ``d * eps`` times the largest, so that round-off (columns of very
     different scales) cannot make one zero or negative. Every feature constant is refused."""
     w, V = np.linalg.eigh(C)
+    r = np.sqrt(_floored_spectrum(w, who, shrinkage))
+    return (V / r if sign < 0 else V * r) @ V.T
+
+
+def _floored_spectrum(w: np.ndarray, who: str, shrinkage) -> np.ndarray:
+    """The ascending eigenvalues ``w`` of a ``d x d`` covariance floored at ``d eps`` times the
+    largest, after the singularity check of :func:`_sqrt_power` (both routes, every
+    namespace: ``w`` on the host)."""
     top = float(w[-1]) if w.size else 0.0
     unshrunk = shrinkage is None or (not isinstance(shrinkage, str) and shrinkage == 0)
     if top <= 0 or (unshrunk and w[0] <= _SINGULAR_RTOL * top):
@@ -110,9 +118,7 @@ def _sqrt_power(C: np.ndarray, sign: int, who: str, shrinkage) -> np.ndarray:
             f"CORAL: the {who} covariance is singular ({why}; shrinkage={shrinkage!r}), so it "
             "cannot be whitened. Use shrinkage='auto' (Ledoit-Wolf) or a shrinkage in (0, 1], "
             "give more rows than features, or drop the constant features.")
-    w = np.maximum(w, C.shape[0] * np.finfo(np.float64).eps * top)
-    r = np.sqrt(w)
-    return (V / r if sign < 0 else V * r) @ V.T
+    return np.maximum(w, w.shape[0] * np.finfo(np.float64).eps * top)
 
 
 def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str
@@ -258,17 +264,8 @@ def _ledoit_wolf_shrinkage_xp(Z, C, xp) -> float:
 def _dense_power_xp(C, sign: int, who: str, shrinkage, xp):
     """:func:`_sqrt_power` in ``C``'s namespace."""
     w, V = xp.linalg.eigh((C + C.T) / 2.0)
-    wn = to_numpy(w).astype(np.float64)
-    top = float(wn[-1]) if wn.size else 0.0
-    unshrunk = shrinkage is None or (not isinstance(shrinkage, str) and shrinkage == 0)
-    if top <= 0 or (unshrunk and wn[0] <= _SINGULAR_RTOL * top):
-        why = ("every feature is constant" if top <= 0 else
-               f"smallest eigenvalue {wn[0]:.3g} against largest {top:.3g}")
-        raise ValueError(
-            f"CORAL: the {who} covariance is singular ({why}; shrinkage={shrinkage!r}), so it "
-            "cannot be whitened. Use shrinkage='auto' (Ledoit-Wolf) or a shrinkage in (0, 1], "
-            "give more rows than features, or drop the constant features.")
-    r = from_numpy(np.sqrt(np.maximum(wn, C.shape[0] * np.finfo(np.float64).eps * top)), C)
+    r = from_numpy(np.sqrt(_floored_spectrum(to_numpy(w).astype(np.float64), who, shrinkage)),
+                   C)
     return (V / r[None, :] if sign < 0 else V * r[None, :]) @ V.T
 
 
