@@ -2,6 +2,7 @@
 layout, and (network, a few seconds) a TLS + authenticated SuperLink that refuses plain text,
 unknown certificate authorities, wrong host names and unknown SuperNode keys."""
 
+import os
 import socket
 import ssl
 import stat
@@ -394,3 +395,53 @@ def test_plain_messages_carry_the_statistics_verbatim():
     wire = serialized(content)
     assert reply.arrays["domain_sums"][0].tobytes() in wire
     assert reply.arrays["moment_labeled"].tobytes() in wire
+
+
+def _listening(pids) -> list[tuple[str, int]]:
+    """``(address, port)`` of every TCP socket the processes ``pids`` listen on (from /proc)."""
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        except OSError:
+            continue
+    out = []
+    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        try:
+            lines = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:               # LISTEN, one of theirs
+                host, port = f[1].split(":")
+                raw = bytes.fromhex(host)
+                if width == 8:
+                    addr = socket.inet_ntop(socket.AF_INET, raw[::-1])
+                else:
+                    addr = socket.inet_ntop(socket.AF_INET6, b"".join(
+                        raw[i:i + 4][::-1] for i in range(0, 16, 4)))
+                out.append((addr, int(port, 16)))
+    return out
+
+
+@pytest.mark.network
+def test_hardening_the_loopback_superlink_listens_on_loopback_only(tls_superlink):
+    """The SuperLink serves the Fleet and the Control API on one HTTP port; in the loopback
+    deployment every socket it (and its children) listen on is bound to 127.0.0.1, so no
+    other machine can reach the Control API and submit an app."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc to read the listening sockets from")
+    from shiftlearn.federated._deploy import live_processes
+
+    link = tls_superlink.procs[0]
+    pids = {link.pid} | set(live_processes([link.pid]))
+    sockets = _listening(pids)
+    assert ("127.0.0.1", tls_superlink.port) in sockets, sockets
+    assert all(addr in ("127.0.0.1", "::1") for addr, _ in sockets), sockets
