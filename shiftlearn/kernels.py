@@ -525,16 +525,27 @@ def kernel_matrix(X: np.ndarray, Y: np.ndarray | None = None, *, kernel="rbf",
 # ---------------------------------------------------------------------------------------------
 # centering
 # ---------------------------------------------------------------------------------------------
+def _mean(A, axis: int):
+    """``A.mean(axis)``, in ``A``'s array-API namespace when it is not NumPy."""
+    if is_foreign_array(A):
+        import array_api_compat
+
+        return array_api_compat.array_namespace(A).mean(A, axis=axis)
+    return A.mean(axis=axis)
+
+
 def kernel_centering_stats(K: np.ndarray) -> tuple[np.ndarray, float]:
-    """Column means and grand mean of a training kernel, all that test centering needs."""
-    col_mean = K.mean(axis=0)
-    return col_mean, float(col_mean.mean())
+    """Column means and grand mean of a training kernel, all that test centering needs (in the
+    kernel's array namespace and on its device)."""
+    col_mean = _mean(K, 0)
+    return col_mean, float(_mean(col_mean, 0))
 
 
 def center_kernel(K: np.ndarray) -> np.ndarray:
-    """``H K H`` with ``H = I - 11^T/n`` (no n×n ``H`` is formed); returns a new array."""
+    """``H K H`` with ``H = I - 11^T/n`` (no n×n ``H`` is formed); returns a new array (in the
+    kernel's array namespace and on its device)."""
     col_mean, grand = kernel_centering_stats(K)
-    row_mean = K.mean(axis=1)
+    row_mean = _mean(K, 1)
     return K - col_mean[None, :] - row_mean[:, None] + grand
 
 
@@ -543,9 +554,10 @@ def center_test_kernel(K_test: np.ndarray, col_mean: np.ndarray, grand_mean: flo
 
     ``K_test - 1 K_train/n - K_test 11^T/n + 1 K_train 1/n^2`` (KPCA-style, the training
     feature-space mean is subtracted from both sides), with ``col_mean, grand_mean`` from
-    :func:`kernel_centering_stats` of the uncentered training kernel.
+    :func:`kernel_centering_stats` of the uncentered training kernel. Arrays of another
+    array-API namespace are centred in it.
     """
-    return K_test - K_test.mean(axis=1, keepdims=True) - col_mean[None, :] + grand_mean
+    return K_test - _mean(K_test, 1)[:, None] - col_mean[None, :] + grand_mean
 
 
 # ---------------------------------------------------------------------------------------------

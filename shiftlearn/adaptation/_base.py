@@ -43,8 +43,10 @@ __all__ = [
     "check_dense_memory",
     "check_n_components",
     "clip_n_components",
+    "check_kernel_varies",
     "kernel_row_chunks",
     "whitening_scale",
+    "zero_kernel_error",
 ]
 
 
@@ -158,6 +160,27 @@ def check_dense_memory(n_rows: int, n_cols: int, n_matrices: float, owner: str,
 KERNEL_CHUNK_BYTES = DEFAULT_CHUNK_BYTES
 
 
+def zero_kernel_error(owner: str) -> ValueError:
+    """The error of a training kernel with nothing to learn (every row the same point)."""
+    return ValueError(f"{owner}: the centred kernel is zero (every training row is the same "
+                      "point for this kernel, e.g. a constant X), so there is no component to "
+                      "learn; check X.")
+
+
+def check_kernel_varies(K, owner: str) -> None:
+    """Raise :func:`zero_kernel_error` when every column of the training kernel ``K`` is
+    constant (``H K = 0``), in ``K``'s array namespace."""
+    if is_foreign_array(K):
+        import array_api_compat
+
+        xp = array_api_compat.array_namespace(K)
+        spread = float(xp.max(xp.max(K, axis=0) - xp.min(K, axis=0)))
+    else:
+        spread = np.ptp(K, axis=0).max()
+    if spread == 0:
+        raise zero_kernel_error(owner)
+
+
 def kernel_row_chunks(n_rows: int, n_train: int, n_temporaries: int = 1):
     """Row slices such that a ``(block, n_train)`` float64 kernel block (times
     ``n_temporaries`` live copies) stays near :data:`KERNEL_CHUNK_BYTES`: ``transform`` of an
@@ -267,13 +290,14 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         It is kept only when it takes at most a quarter of the memory's budget (else blocks, as
         without memory). The entries are computed by the same kernel function, so they equal
         the blocked ones to round-off (the Gaussian kernel's matrix product may block its sums
-        differently)."""
+        differently). Arrays of another namespace always come in blocks (``memory`` keeps
+        NumPy arrays only)."""
         n_fit = self.X_fit_.shape[0]
         mem, kernel_key = getattr(self, "memory", None), self._kernel_key()
-        if (mem is None or kernel_key is None
+        if (mem is None or kernel_key is None or is_foreign_array(X)
                 or 8 * X.shape[0] * n_fit * max(n_temporaries, 1) > mem.max_bytes // 4):
             for rows in kernel_row_chunks(X.shape[0], n_fit, n_temporaries):
-                yield rows, self._kernel(X[rows], self.X_fit_)
+                yield rows, self._kernel(X[rows, :], self.X_fit_)
             return
         key = ("test-kernel", FitMemory.fingerprint(X), FitMemory.fingerprint(self.X_fit_),
                kernel_key)
@@ -289,14 +313,34 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return array_api_namespace(X, owner=type(self).__name__,
                                    supported=self._array_api_support)
 
-    def _check_same_kind(self, X, fitted) -> None:
-        """Refuse to mix array kinds between fit and transform (a model fitted on torch arrays
-        on a GPU embeds arrays of that kind only)."""
+    def _like_fitted(self, X, fitted):
+        """``X`` as the exact adapters embed it: float64 NumPy for a NumPy fit, ``fitted``'s
+        dtype for another namespace; mixing array kinds between fit and transform is refused
+        (a model fitted on torch arrays on a GPU embeds arrays of that kind only)."""
         if is_foreign_array(X) != is_foreign_array(fitted) or (
                 is_foreign_array(X) and type(X) is not type(fitted)):
             raise ValueError(f"{type(self).__name__} was fitted on {type(fitted).__name__} "
                              f"arrays; transform arrays of the same kind (got "
                              f"{type(X).__name__}).")
+        if is_foreign_array(X):
+            import array_api_compat
+
+            return array_api_compat.array_namespace(X).astype(X, fitted.dtype)
+        return np.asarray(X, dtype=np.float64)
+
+    def _embed_blocks(self, X, embed, n_out: int, n_temporaries: int = 1):
+        """``embed(K_block)`` of every block of :meth:`_test_kernel_blocks`, assembled into an
+        ``(n_rows, n_out)`` array: NumPy filled in place, another namespace concatenated on its
+        device."""
+        if is_foreign_array(X):
+            import array_api_compat
+
+            return array_api_compat.array_namespace(X).concat(
+                [embed(Kt) for _, Kt in self._test_kernel_blocks(X, n_temporaries)], axis=0)
+        out = np.empty((X.shape[0], n_out))
+        for rows, Kt in self._test_kernel_blocks(X, n_temporaries):
+            out[rows] = embed(Kt)
+        return out
 
     def _validate_fit(self, X, y, sample_domain):
         check_params(self)

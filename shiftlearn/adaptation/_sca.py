@@ -70,12 +70,13 @@ from ..kernels import (
 from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
+    check_kernel_varies,
     clip_n_components,
-    kernel_row_chunks,
     whitening_scale,
+    zero_kernel_error,
 )
 from ._memory import FitMemory
-from ._sca_array_api import center_test_kernel_array_api, sca_fit_array_api
+from ._sca_array_api import sca_fit_array_api
 
 __all__ = ["SCA", "SCAProblem", "sca_problem", "sca_solve", "uSCA"]
 
@@ -484,9 +485,7 @@ class SCA(BaseSubspaceTransformer):
         prob = replace(entry["problem"], a=(1.0 - beta) / n, beta=beta, delta=float(self.delta))
         self._col_mean, self._grand_mean = entry["centering"]
         if not np.any(prob.Kc):
-            raise ValueError(f"{name}: the centred kernel is zero (every training row is the "
-                             "same point for this kernel, e.g. a constant X), so there is no "
-                             "component to learn; check X.")
+            raise zero_kernel_error(name)
 
         def solve(k):
             return sca_solve(prob, k, eigen_solver=self.eigen_solver, factors=entry["factors"])
@@ -510,16 +509,10 @@ class SCA(BaseSubspaceTransformer):
         """The fit for arrays of another namespace: the kernel, the pencil (dense reduction,
         :func:`~shiftlearn.adaptation._sca_array_api.sca_fit_array_api`) and the fitted
         arrays on ``X``'s device, in its dtype (``memory`` is not used)."""
-        import array_api_compat
-
-        xp = array_api_compat.array_namespace(X)
         name = type(self).__name__
         self.sigma_ = self._resolve_sigma(X, self.kernel)
         K = self._kernel(X)
-        if float(xp.max(xp.max(K, axis=0) - xp.min(K, axis=0))) == 0:
-            raise ValueError(f"{name}: the centred kernel is zero (every training row is the "
-                             "same point for this kernel, e.g. a constant X), so there is no "
-                             "component to learn; check X.")
+        check_kernel_varies(K, name)
         w, B, Kc, Pf, a, col_mean, grand = sca_fit_array_api(
             K, y, sample_domain, k, beta=beta, delta=float(self.delta), eps=float(self.eps),
             class_scatter_normalization=self.class_scatter_normalization,
@@ -541,21 +534,10 @@ class SCA(BaseSubspaceTransformer):
         return KB * scale[None, :]
 
     def _transform(self, X):
-        self._check_same_kind(X, self.X_fit_)
-        if is_foreign_array(X):
-            import array_api_compat
-
-            xp = array_api_compat.array_namespace(X)
-            X = xp.astype(X, self.X_fit_.dtype)
-            return xp.concat([
-                center_test_kernel_array_api(self._kernel(X[rows, :], self.X_fit_),
-                                             self._col_mean, self._grand_mean) @ self._proj
-                for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0], 3)], axis=0)
-        X = np.asarray(X, dtype=np.float64)
-        out = np.empty((X.shape[0], self._proj.shape[1]))
-        for rows, Kt in self._test_kernel_blocks(X, n_temporaries=3):
-            out[rows] = center_test_kernel(Kt, self._col_mean, self._grand_mean) @ self._proj
-        return out
+        X = self._like_fitted(X, self.X_fit_)
+        return self._embed_blocks(
+            X, lambda Kt: center_test_kernel(Kt, self._col_mean, self._grand_mean) @ self._proj,
+            self._proj.shape[1], n_temporaries=3)
 
 
 class uSCA(SCA):  # noqa: N801 - the paper's name

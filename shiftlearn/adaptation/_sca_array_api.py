@@ -14,29 +14,15 @@ import numpy as np
 from .._array_api import from_numpy, to_numpy
 from .._linalg import NOT_POSITIVE_DEFINITE
 from .._validation import unlabeled_mask
-from ..kernels import domain_mean_matrix
+from ..kernels import center_kernel, domain_mean_matrix, kernel_centering_stats
 
-__all__ = ["center_kernel_array_api", "center_test_kernel_array_api", "sca_fit_array_api"]
+__all__ = ["sca_fit_array_api"]
 
 
 def _xp(A):
     import array_api_compat
 
     return array_api_compat.array_namespace(A)
-
-
-def center_kernel_array_api(K):
-    """``(H K H, column means, grand mean)`` of a training kernel, in its namespace."""
-    xp = _xp(K)
-    col_mean = xp.mean(K, axis=0)
-    grand = float(xp.mean(col_mean))
-    return K - col_mean[None, :] - xp.mean(K, axis=1)[:, None] + grand, col_mean, grand
-
-
-def center_test_kernel_array_api(Kt, col_mean, grand: float):
-    """A test kernel centred with the training means (KPCA style), in its namespace."""
-    xp = _xp(Kt)
-    return Kt - xp.mean(Kt, axis=1)[:, None] - col_mean[None, :] + grand
 
 
 def _range_svd(F):
@@ -64,7 +50,8 @@ def sca_fit_array_api(K, y, sample_domain: np.ndarray, n_components: int, *, bet
     xp = _xp(K)
     n = K.shape[0]
     dev_eye = xp.eye(n, dtype=K.dtype, device=_device(K))
-    Kc, col_mean, grand = center_kernel_array_api(K)
+    col_mean, grand = kernel_centering_stats(K)
+    Kc = center_kernel(K)
     E, ids = domain_mean_matrix(sample_domain)
     M = Kc
     if ids.shape[0] > 1:

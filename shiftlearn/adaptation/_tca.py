@@ -39,8 +39,8 @@ from ..kernels import BANDWIDTH_RULES, KERNELS, mmd_vector
 from ._base import (
     BaseSubspaceTransformer,
     check_dense_memory,
+    check_kernel_varies,
     clip_n_components,
-    kernel_row_chunks,
     resolve_tca_mu,
 )
 from ._memory import FitMemory
@@ -363,10 +363,7 @@ class TCA(BaseSubspaceTransformer):
             kept = kkey is not None and mem.put(kkey, K)
         else:
             kept = True
-        if np.ptp(K, axis=0).max() == 0:     # H K = 0: every row has the same kernel row
-            raise ValueError(f"{owner}: the centred kernel is zero (every training row is the "
-                             "same point for this kernel, e.g. a constant X), so there is no "
-                             "component to learn; check X.")
+        check_kernel_varies(K, owner)        # H K = 0: every row has the same kernel row
         return k, solver, K, kept, data
 
     def _scaled(self, w, W, KW):
@@ -387,19 +384,13 @@ class TCA(BaseSubspaceTransformer):
     def _kernel_array_api(self, X, owner: str):
         """``(k, K)``: ``n_components`` clipped and the training kernel, on ``X``'s device
         (the array-API counterpart of :meth:`_fit_kernel`; ``memory`` is not used)."""
-        import array_api_compat
-
-        xp = array_api_compat.array_namespace(X)
         n = X.shape[0]
         k = clip_n_components(self.n_components, n - 1,
                               f"the centred kernel of {n} training rows has rank <= {n - 1}",
                               owner)
         self.sigma_ = self._resolve_sigma(X, self.kernel)
         K = self._kernel(X)
-        if float(xp.max(xp.max(K, axis=0) - xp.min(K, axis=0))) == 0:
-            raise ValueError(f"{owner}: the centred kernel is zero (every training row is the "
-                             "same point for this kernel, e.g. a constant X), so there is no "
-                             "component to learn; check X.")
+        check_kernel_varies(K, owner)
         return k, K
 
     def _fit_array_api(self, X, sample_domain):
@@ -452,18 +443,6 @@ class TCA(BaseSubspaceTransformer):
         return KW
 
     def _transform(self, X):
-        self._check_same_kind(X, self.X_fit_)
-        if is_foreign_array(X):
-            import array_api_compat
-
-            xp = array_api_compat.array_namespace(X)
-            X = xp.astype(X, self.X_fit_.dtype)
-            return xp.concat([self._kernel(X[rows, :], self.X_fit_) @ self.components_
-                              for rows in kernel_row_chunks(X.shape[0], self.X_fit_.shape[0])],
-                             axis=0)
-        X = np.asarray(X, dtype=np.float64)
-        out = np.empty((X.shape[0], self.components_.shape[1]))
-        for rows, Kt in self._test_kernel_blocks(X):
-            out[rows] = Kt @ self.components_
-        return out
+        X = self._like_fitted(X, self.X_fit_)
+        return self._embed_blocks(X, lambda Kt: Kt @ self.components_, self.components_.shape[1])
 
