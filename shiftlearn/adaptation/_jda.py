@@ -213,9 +213,4 @@ class JDA(TCA):
         self.target_labels_ = (labels if labels is not None
                                else np.empty(0, dtype=y.dtype if y is not None else np.int64))
         self.n_iter_ = rounds
-        self.mu_ = mu
-        self.eigenvalues_ = w
-        self.components_ = W
-        self.X_fit_ = X
-        self.n_components_ = k
-        return KW
+        return self._set_solution(mu, w, W, KW, X, k)

@@ -381,6 +381,16 @@ class TCA(BaseSubspaceTransformer):
             KW *= scale[None, :]
         return W, KW
 
+    def _set_solution(self, mu, w, W, KW, X, k):
+        """Keep the fitted state (the end of every fit of TCA and JDA); returns ``K W``, the
+        training embedding."""
+        self.mu_ = mu
+        self.eigenvalues_ = w
+        self.components_ = W
+        self.X_fit_ = X
+        self.n_components_ = k
+        return KW
+
     def _kernel_array_api(self, X, owner: str):
         """``(k, K)``: ``n_components`` clipped and the training kernel, on ``X``'s device
         (the array-API counterpart of :meth:`_fit_kernel`; ``memory`` is not used)."""
@@ -405,12 +415,7 @@ class TCA(BaseSubspaceTransformer):
         self.mmd_ = float(xp.vecdot(ell, K @ ell))
         w, W, KW = tca_components_array_api(K, ell, k, mu, eigen_solver=self.eigen_solver)
         W, KW = self._scaled(w, W, KW)
-        self.mu_ = mu
-        self.eigenvalues_ = w
-        self.components_ = W
-        self.X_fit_ = X
-        self.n_components_ = k
-        return KW
+        return self._set_solution(mu, w, W, KW, X, k)
 
     def _fit(self, X, y, sample_domain):
         if is_foreign_array(X):
@@ -435,12 +440,7 @@ class TCA(BaseSubspaceTransformer):
                                                                  limit=n - 1)
         K = None                            # free it before the scaling (unless remembered)
         W, KW = self._scaled(w, W, KW)
-        self.mu_ = mu
-        self.eigenvalues_ = w
-        self.components_ = W
-        self.X_fit_ = X
-        self.n_components_ = k
-        return KW
+        return self._set_solution(mu, w, W, KW, X, k)
 
     def _transform(self, X):
         X = self._like_fitted(X, self.X_fit_)
