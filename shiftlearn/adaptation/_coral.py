@@ -142,9 +142,23 @@ def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str
     n, d = X.shape
     Xc = X - X.mean(axis=0)
     _, sv, Vt = np.linalg.svd(Xc, full_matrices=False)
-    emp = sv ** 2 / n
-    a = (_ledoit_wolf_from_svd(sv, np.einsum("ij,ij->i", Xc, Xc), n, d)
-         if shrinkage == "ledoit_wolf" else float(shrinkage))
+    c, g = _factored_power(sv, lambda: np.einsum("ij,ij->i", Xc, Xc), n, d, shrinkage, sign,
+                           who)
+    return c, g, Vt.T
+
+
+def _factored_power(sv: np.ndarray, row_sq, n: int, d: int, shrinkage, sign: int, who: str
+                    ) -> tuple[float, np.ndarray]:
+    """``(c, g)`` of :func:`lowrank_coral_power` from the singular values ``sv`` of the centred
+    rows (host arrays, whatever the namespace of the rows; ``row_sq()`` gives their squared
+    norms, read for Ledoit-Wolf only): the shrinkage, the singularity check and the floor."""
+    emp = np.asarray(sv, dtype=np.float64) ** 2 / n
+    if shrinkage == "ledoit_wolf":
+        rs = np.asarray(row_sq(), dtype=np.float64)
+        a = _ledoit_wolf_intensity(n, d, float(emp.sum()), float(np.sum(emp ** 2)),
+                                   float(np.sum(rs ** 2)))
+    else:
+        a = float(shrinkage)
     mu = float(emp.sum()) / d
     alpha = a * mu
     e = (1.0 - a) * emp + alpha
@@ -160,7 +174,7 @@ def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str
     alpha, e = max(alpha, floor), np.maximum(e, floor)
     p = 0.5 * sign
     c = alpha ** p
-    return c, e ** p - c, Vt.T
+    return c, e ** p - c
 
 
 def _factorable(shrinkage) -> bool:
@@ -172,19 +186,35 @@ def _factorable(shrinkage) -> bool:
     return shrinkage is not None and not isinstance(shrinkage, str) and shrinkage > 0
 
 
-def _ledoit_wolf_from_svd(sv: np.ndarray, row_sq: np.ndarray, n: int, d: int) -> float:
-    """scikit-learn's Ledoit-Wolf shrinkage (``ledoit_wolf_shrinkage``) of centred rows from
-    their singular values ``sv`` and squared row norms: ``||X^T X||_F^2 = sum s^4`` and
-    ``sum_ij x_ij^2 x_ik^2 = sum_i ||x_i||^4``, so no ``d x d`` matrix is formed."""
+def _ledoit_wolf_intensity(n: int, d: int, trace: float, frob2: float, row4: float) -> float:
+    """scikit-learn's Ledoit-Wolf shrinkage (``ledoit_wolf_shrinkage``) of ``n`` centred rows
+    in ``d`` columns from ``trace = tr(S)``, ``frob2 = ||S||_F^2`` (``S`` their covariance) and
+    ``row4 = sum_i ||x_i||^4`` (scikit-learn's ``sum <X2^T, X2>``): every route computes these
+    three its own way (a thin SVD, or ``S`` itself on a device), no ``d x d`` matrix needed."""
     if d == 1:
         return 0.0
-    s2 = np.asarray(sv, dtype=np.float64) ** 2
-    mu = float(s2.sum()) / (n * d)
-    delta_ = float(np.sum(s2 ** 2)) / n ** 2
-    beta = (float(np.sum(np.asarray(row_sq, dtype=np.float64) ** 2)) / n - delta_) / (d * n)
-    delta = (delta_ - 2.0 * mu * float(s2.sum()) / n + d * mu ** 2) / d
+    mu = trace / d
+    beta = (row4 / n - frob2) / (d * n)
+    delta = (frob2 - 2.0 * mu * trace + d * mu ** 2) / d
     beta = min(beta, delta)
     return 0.0 if beta == 0 else beta / delta
+
+
+def _has_target(src: np.ndarray, tgt: np.ndarray, stacklevel: int) -> bool:
+    """Whether there are target rows to align to (without them a warning says the map is the
+    identity); each side needs 2 rows for a covariance, else a ``ValueError``."""
+    if not tgt.any():
+        warnings.warn(
+            "CORAL: no target rows (negative sample_domain, or y = -1 without "
+            "sample_domain), so there is nothing to align to: the map is the identity "
+            "(no adaptation). Pass the unlabeled target rows to fit.", UserWarning,
+            stacklevel=stacklevel)
+        return False
+    for name, mask in (("source", src), ("target", tgt)):
+        if mask.sum() < 2:
+            raise ValueError(f"CORAL needs at least 2 {name} rows to estimate a "
+                             f"covariance, got {int(mask.sum())}.")
+    return True
 
 
 def _device(X):
@@ -198,21 +228,9 @@ def _lowrank_power_xp(X, shrinkage: float, sign: int, who: str, xp):
     n, d = X.shape
     Xc = X - xp.mean(X, axis=0)[None, :]
     _, sv, Vt = xp.linalg.svd(Xc, full_matrices=False)
-    svn = to_numpy(sv).astype(np.float64)
-    emp = svn ** 2 / n
-    a = (_ledoit_wolf_from_svd(svn, to_numpy(xp.sum(Xc * Xc, axis=1)), n, d)
-         if shrinkage == "ledoit_wolf" else float(shrinkage))
-    alpha = a * float(emp.sum()) / d
-    e = (1.0 - a) * emp + alpha
-    top = max(float(e.max()) if e.size else 0.0, alpha)
-    if top <= 0:
-        raise ValueError(f"CORAL: the {who} covariance is singular (every feature is constant; "
-                         f"shrinkage={shrinkage!r}), so it cannot be whitened. Drop the "
-                         "constant features.")
-    floor = d * np.finfo(np.float64).eps * top
-    alpha, e = max(alpha, floor), np.maximum(e, floor)
-    c = alpha ** (0.5 * sign)
-    return c, from_numpy(e ** (0.5 * sign) - c, X), Vt.T
+    c, g = _factored_power(to_numpy(sv), lambda: to_numpy(xp.sum(Xc * Xc, axis=1)), n, d,
+                           shrinkage, sign, who)
+    return c, from_numpy(g, X), Vt.T
 
 
 def _covariance_xp(X, shrinkage, xp):
@@ -222,7 +240,7 @@ def _covariance_xp(X, shrinkage, xp):
     Xc = X - xp.mean(X, axis=0)[None, :]
     if shrinkage == "ledoit_wolf":
         C = Xc.T @ Xc / n
-        a = _ledoit_wolf_shrinkage_xp(Xc, C, xp) if d > 1 else 0.0
+        a = _ledoit_wolf_shrinkage_xp(Xc, C, xp)
         mu = float(xp.linalg.trace(C)) / d
         return (1.0 - a) * C + a * mu * xp.eye(d, dtype=X.dtype, device=_device(X))
     if isinstance(shrinkage, str):
@@ -235,7 +253,7 @@ def _covariance_xp(X, shrinkage, xp):
         scale = xp.where(constant, xp.ones_like(var), xp.sqrt(var))
         Z = Xc / scale[None, :]
         C = Z.T @ Z / n
-        a = _ledoit_wolf_shrinkage_xp(Z, C, xp) if d > 1 else 0.0
+        a = _ledoit_wolf_shrinkage_xp(Z, C, xp)
         mu = float(xp.linalg.trace(C)) / d
         C = (1.0 - a) * C + a * mu * xp.eye(d, dtype=X.dtype, device=_device(X))
         return scale[:, None] * C * scale[None, :]
@@ -247,18 +265,12 @@ def _covariance_xp(X, shrinkage, xp):
 
 
 def _ledoit_wolf_shrinkage_xp(Z, C, xp) -> float:
-    """Ledoit and Wolf's shrinkage of centred rows ``Z`` with covariance ``C`` (the
-    estimate of ``sklearn.covariance.ledoit_wolf_shrinkage``)."""
+    """Ledoit and Wolf's shrinkage of centred rows ``Z`` with covariance ``C`` in their
+    namespace (:func:`_ledoit_wolf_intensity`)."""
     n, d = Z.shape
-    trace_cols = xp.sum(Z * Z, axis=0) / n
-    mu = float(xp.sum(trace_cols)) / d
     row_sq = xp.sum(Z * Z, axis=1)
-    beta_ = float(xp.sum(row_sq * row_sq))        # sum of <X2^T, X2>: sum_i ||z_i||^4
-    delta_ = float(xp.sum(C * C))                 # ||Z^T Z||_F^2 / n^2
-    beta = (beta_ / n - delta_) / (d * n)
-    delta = (delta_ - 2.0 * mu * float(xp.sum(trace_cols)) + d * mu ** 2) / d
-    beta = min(beta, delta)
-    return 0.0 if beta == 0 else beta / delta
+    return _ledoit_wolf_intensity(n, d, float(xp.linalg.trace(C)), float(xp.sum(C * C)),
+                                  float(xp.sum(row_sq * row_sq)))
 
 
 def _dense_power_xp(C, sign: int, who: str, shrinkage, xp):
@@ -388,19 +400,10 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.powers_ = None
         Xs = X[src].astype(np.float64)
         self.mean_source_ = Xs.mean(axis=0)
-        if not tgt.any():
-            warnings.warn(
-                "CORAL: no target rows (negative sample_domain, or y = -1 without "
-                "sample_domain), so there is nothing to align to: the map is the identity "
-                "(no adaptation). Pass the unlabeled target rows to fit.", UserWarning,
-                stacklevel=2)
+        if not _has_target(src, tgt, stacklevel=3):
             self.mean_target_ = self.mean_source_.copy()
             self._matrix = np.eye(X.shape[1])
             return X, sd
-        for name, mask in (("source", src), ("target", tgt)):
-            if mask.sum() < 2:
-                raise ValueError(f"CORAL needs at least 2 {name} rows to estimate a "
-                                 f"covariance, got {int(mask.sum())}.")
         Xt = X[tgt].astype(np.float64)
         self.mean_target_ = Xt.mean(axis=0)
         if lowrank:
@@ -460,19 +463,10 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Xs = xp.take(X, from_numpy(np.flatnonzero(src), X), axis=0)
         self.mean_source_ = xp.mean(Xs, axis=0)
         self.powers_ = None
-        if not tgt.any():
-            warnings.warn(
-                "CORAL: no target rows (negative sample_domain, or y = -1 without "
-                "sample_domain), so there is nothing to align to: the map is the identity "
-                "(no adaptation). Pass the unlabeled target rows to fit.", UserWarning,
-                stacklevel=3)
+        if not _has_target(src, tgt, stacklevel=4):
             self.mean_target_ = self.mean_source_
             self._matrix = xp.eye(d, dtype=X.dtype, device=_device(X))
             return X, sd
-        for name, mask in (("source", src), ("target", tgt)):
-            if mask.sum() < 2:
-                raise ValueError(f"CORAL needs at least 2 {name} rows to estimate a "
-                                 f"covariance, got {int(mask.sum())}.")
         Xt = xp.take(X, from_numpy(np.flatnonzero(tgt), X), axis=0)
         self.mean_target_ = xp.mean(Xt, axis=0)
         sh = self.shrinkage
