@@ -36,7 +36,6 @@ from .._constraints import Interval, Options, StrOptions, check_params
 from .._dask import is_dask
 from ..kernels import (
     BANDWIDTH_RULES,
-    DEFAULT_CHUNK_BYTES,
     KERNELS,
     RFF_KERNELS,
     RFF_SAMPLINGS,
@@ -60,7 +59,13 @@ from ._rf_solvers import (
     rftca_from_stats,
     rftca_max_components,
 )
-from ._rf_stats import RFStats, omega_fingerprint, rf_stats, rf_stats_array_api
+from ._rf_stats import (
+    RFStats,
+    device_chunk_rows,
+    omega_fingerprint,
+    rf_stats,
+    rf_stats_array_api,
+)
 
 __all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats"]
 
@@ -319,8 +324,7 @@ class _RFBase(BaseSubspaceTransformer):
         om = from_numpy(self.omega_, X)
         P = from_numpy(self.components_ * scale[None, :], X)
         itemsize = 4 if X.dtype == xp.float32 else 8
-        rows = self.chunk_size or max(256, 4 * DEFAULT_CHUNK_BYTES
-                                      // (2 * itemsize * self.omega_.shape[1]))
+        rows = device_chunk_rows(2 * self.omega_.shape[1], itemsize, self.chunk_size)
         n = X.shape[0]
         out = xp.concat([rff_map(X[s:min(s + rows, n), :], om) @ P
                          for s in range(0, n, rows)], axis=0)

@@ -30,6 +30,7 @@ from numbers import Integral
 
 import numpy as np
 
+from .._array_api import from_numpy, to_numpy
 from .._linalg import _BLOCK, sym
 from .._validation import (
     check_sample_domain,
@@ -410,9 +411,7 @@ class _StatsAccumulator:
         if lab is None or not lab.any():
             self.Mu = self._moment_into(self.Mu, U)
             return
-        yl = np.asarray(y)[lab]
-        if yl.dtype.kind == "f" and np.all(yl == np.round(yl)):
-            yl = yl.astype(np.int64)
+        yl = _labeled_values(y, lab)
         Ul = _rows(U, lab)
         part = self._groups(Ul, yl)
         self.cls = part if self.cls is None else _merge_groups(*self.cls, *part)
@@ -435,15 +434,28 @@ class _StatsAccumulator:
                        fingerprint)
 
 
+def _labeled_values(y, lab: np.ndarray) -> np.ndarray:
+    """The labels of the rows ``lab``, integral float labels read as integers (how the
+    statistics group rows by class, on every route)."""
+    yl = np.asarray(y)[lab]
+    if yl.dtype.kind == "f" and np.all(yl == np.round(yl)):
+        yl = yl.astype(np.int64)
+    return yl
+
+
+def device_chunk_rows(n_columns: int, itemsize: int, chunk_size: int | None) -> int:
+    """Rows of one chunk of random features on a device: ``chunk_size``, else about 256 MB of
+    features (four times the host's chunk: device memory is fast and launches cost), at least
+    256 rows."""
+    return chunk_size or max(256, 4 * DEFAULT_CHUNK_BYTES // (itemsize * n_columns))
+
+
 def _label_groups(y: np.ndarray | None, lab: np.ndarray | None):
     """``(classes, inverse over all rows with -1 on unlabeled rows)`` as the accumulator
     groups labels (integral float labels read as integers); ``None`` without labeled rows."""
     if lab is None or not lab.any():
         return None
-    yl = np.asarray(y)[lab]
-    if yl.dtype.kind == "f" and np.all(yl == np.round(yl)):
-        yl = yl.astype(np.int64)
-    classes, inv = np.unique(yl, return_inverse=True)
+    classes, inv = np.unique(_labeled_values(y, lab), return_inverse=True)
     full = np.full(lab.shape[0], -1, dtype=np.int64)
     full[lab] = inv
     return classes, full
@@ -460,13 +472,11 @@ def rf_stats_array_api(X, y, sd: np.ndarray, omega: np.ndarray, *,
     """
     import array_api_compat
 
-    from .._array_api import from_numpy
-
     xp = array_api_compat.array_namespace(X)
     n, N = X.shape[0], omega.shape[1]
     D = 2 * N
     itemsize = 4 if X.dtype == xp.float32 else 8
-    rows = chunk_size or max(256, 4 * DEFAULT_CHUNK_BYTES // (itemsize * D))
+    rows = device_chunk_rows(D, itemsize, chunk_size)
     om = from_numpy(omega, X)
     f64 = xp.float64
     lab = None if y is None else ~unlabeled_mask(y)
@@ -499,8 +509,6 @@ def rf_stats_array_api(X, y, sd: np.ndarray, omega: np.ndarray, *,
             Mu += xp.astype(Uu.T @ Uu, f64)
         onehot = xp.astype(cls_dev[None, s:e] == cls_range[:, None], U.dtype)
         csums += xp.astype(onehot @ U, f64)
-    from .._array_api import to_numpy
-
     scale = 1.0 / np.sqrt(N)
     dcnt = np.bincount(dom_inv, minlength=dom_ids.size).astype(np.int64)
     if groups is None:
