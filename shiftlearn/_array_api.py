@@ -141,18 +141,21 @@ def from_numpy(a, like, *, dtype=None):
     return xp.asarray(np.ascontiguousarray(a), dtype=dtype, device=device_of(like))
 
 
-def check_X_array_api(X, xp: ModuleType, *, estimator, reset: bool, min_samples: int = 1):
+def check_X_array_api(X, xp: ModuleType, *, estimator=None, reset: bool = True,
+                      min_samples: int = 1, name: str = "X"):
     """Validate an array-API feature array as :func:`shiftlearn._validation.check_X` does a
     NumPy one: 2-D, at least ``min_samples`` rows, finite; float32 and float64 kept (other
-    dtypes become float64 where the device has it, else float32); ``n_features_in_`` recorded
-    on ``estimator`` (``reset=True``) or checked against it.
+    dtypes become float64 where the device has it, else float32); with ``estimator``,
+    ``n_features_in_`` recorded on it (``reset=True``) or checked against it; errors name
+    the estimator, else ``name``.
 
     Raises
     ------
     ValueError
         Wrong dimensionality, too few rows, NaN/inf, or another number of features than fit.
     """
-    name = type(estimator).__name__
+    if estimator is not None:
+        name = type(estimator).__name__
     if X.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array, got shape {tuple(X.shape)}; reshape "
                          "a single feature with X.reshape(-1, 1).")
@@ -169,6 +172,8 @@ def check_X_array_api(X, xp: ModuleType, *, estimator, reset: bool, min_samples:
         raise ValueError(f"{name}: found array with 0 feature(s) (shape {tuple(X.shape)}).")
     if not bool(xp.all(xp.isfinite(X))):
         raise ValueError(f"{name}: input X contains NaN or infinity.")
+    if estimator is None:
+        return X
     if reset:
         estimator.n_features_in_ = int(d)
         if hasattr(estimator, "feature_names_in_"):

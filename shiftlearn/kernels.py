@@ -1012,12 +1012,10 @@ def _check_two_samples(X, Y):
         raise ValueError(f"X and Y must be arrays of the same kind, got {type(X).__name__} "
                          f"and {type(Y).__name__}.")
 
-    class _Sample:                      # check_X_array_api records n_features_in_ on it
-        pass
-
-    first = _Sample()
-    X = check_X_array_api(X, xp, estimator=first, reset=True)
-    Y = check_X_array_api(Y, xp, estimator=first, reset=False)
+    X = check_X_array_api(X, xp, name="X")
+    Y = check_X_array_api(Y, xp, name="Y")
+    if Y.shape[1] != X.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}.")
     Y = xp.astype(Y, X.dtype)
     return X, Y, xp.concat([X, Y], axis=0)
 

@@ -263,6 +263,8 @@ def test_array_api_mmd_equals_numpy(dispatch, make):
         mmd2_rff(A, B, n_features=60, random_state=1), abs=100 * n * EPS64)
     with pytest.raises(ValueError, match="X and Y must be arrays of the same kind"):
         mmd2(make(A), B)
+    with pytest.raises(ValueError, match="X has 5 features but Y has 2"):
+        mmd2(make(A), make(B[:, :2]))
 
 
 @pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
