@@ -54,6 +54,7 @@ ESTIMATORS = [
     RFSCA(random_state=0),
     RandomFourierFeatures(random_state=0),
     CORAL(),
+    CORAL(shrinkage="ledoit_wolf"),
     DomainAdaptationClassifier(TCA()),
     DomainAdaptationClassifier(SCA(), memory=FitMemory()),
     DomainAdaptationClassifier(CORAL()),     # a memory shared by the clones

@@ -57,6 +57,10 @@ ESTIMATORS = {
                               "transformer"),
     "DomainAdaptationClassifier": (lambda: DomainAdaptationClassifier(TCA()), "classifier"),
     "CORAL": (lambda: CORAL(), "transformer"),
+    # a float or unscaled Ledoit-Wolf shrinkage: the factored route when domains have fewer
+    # rows than features
+    "CORAL(ledoit_wolf)": (lambda: CORAL(shrinkage="ledoit_wolf"), "transformer"),
+    "CORAL(0.3)": (lambda: CORAL(shrinkage=0.3), "transformer"),
     "DomainAdaptationClassifier(CORAL)": (lambda: DomainAdaptationClassifier(CORAL()),
                                           "classifier"),
     "MultiTaskBoostingClassifier": (lambda: MultiTaskBoostingClassifier(n_estimators=10),
