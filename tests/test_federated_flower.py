@@ -39,14 +39,9 @@ def _oneshot_bounds(job, sim):
 @pytest.mark.network
 def test_flower_oneshot_job_matches_simulator(tmp_path):
     job = {"protocol": "oneshot", "n-per-client": 60}
-    dep = LoopbackDeployment(4, tmp_path)
-    pids = []
-    try:
-        dep.start()
+    with LoopbackDeployment(4, tmp_path) as dep:      # started, and stopped whatever happens
         pids = [p.pid for p in dep.procs]
         res = dep.run(job, timeout=150)
-    finally:
-        dep.stop()
     # trust the ServerApp's result file, not flwr run's exit code
     assert res["status"] == "ok", res.get("traceback")
     assert res["rejections"] == {}

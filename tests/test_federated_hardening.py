@@ -339,14 +339,9 @@ def test_hardening_impersonation_on_real_flower_processes(tmp_path):
     from shiftlearn.federated._deploy import LoopbackDeployment, live_processes
 
     job = {"protocol": "oneshot", "n-per-client": 60}
-    dep = LoopbackDeployment(4, tmp_path, node_configs={1: "forge-client-id=1"})
-    pids = []
-    try:
-        dep.start()
+    with LoopbackDeployment(4, tmp_path, node_configs={1: "forge-client-id=1"}) as dep:
         pids = [p.pid for p in dep.procs]
         res = dep.run(job, timeout=150)
-    finally:
-        dep.stop()
     assert res["status"] == "ok", res.get("traceback")
     assert res["rejections"] == {"impersonation": 1}
     assert len(res["rounds"]) == 3      # statistics, client 2 asked again, the broadcast
