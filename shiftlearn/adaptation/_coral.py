@@ -5,29 +5,11 @@ Sun, Feng and Saenko, "Return of frustratingly easy domain adaptation" (AAAI 201
 so that their covariance is the target's, ``x -> (x - m_s) C_s^{-1/2} C_t^{1/2} + m_t``, and
 train the classifier on them; the target rows are used as they are.
 
-Decisions
----------
-* **Not one of the five papers**: the selection study showed that skada's CORAL beats
-  every subspace method with a linear classifier (the subspace methods keep ``k`` kernel
-  components, CORAL keeps the input space), so ``auto`` needs it among its candidates, without
-  needing skada.
-* **Means as well as covariances**: skada's ``CORALAdapter`` centres both domains (source rows
-  ``(x - m_s) C_s^{-1/2} C_t^{1/2}``, target rows ``x - m_t``); this adapter adds ``m_t`` to both,
-  so that the target rows are left as they are (the paper's choice) and ``transform`` of target
-  rows is the identity. The two differ by one translation of every row: the same 1NN and the
-  same standardised classifier (tested against skada's to 1e-10).
-* **Shrinkage as scikit-learn's** ``LinearDiscriminantAnalysis(shrinkage=...)`` **and skada's**
-  ``reg``: ``"auto"`` is Ledoit-Wolf on standardised features, rescaled; a float ``a`` in
-  ``[0, 1]`` is ``(1 - a) C + a tr(C)/d I``; ``None`` the empirical covariance, refused when it is
-  singular (fewer rows than features), with the fix. A shrunk covariance's eigenvalues are
-  floored at ``d * eps`` times the largest (round-off on columns of very different scales, e.g. a
-  SURF bin that is almost constant in a validation fold, made one negative).
-* **Several sources or targets** are pooled: one source map, one target distribution.
-* **Rows of which domain**: ``transform(X)`` treats the rows as target rows (what ``predict``
-  labels); ``transform(X, sample_domain=sd)`` maps the rows with ``sd > 0`` as source rows,
-  which is what validation on held-out source rows needs (the library's scorers pass it).
-  Without target rows in ``fit`` there is nothing to align to: the map is the identity, with a
-  warning that says so (as the other adapters, which fit without targets too).
+Contract: several sources (targets) are pooled into one source map and one target
+distribution; ``transform(X)`` treats the rows as target rows and
+``transform(X, sample_domain=sd)`` maps the rows with ``sd > 0`` as source rows; without target
+rows in ``fit`` the map is the identity, with a warning. Design notes (why CORAL, the means,
+the shrinkage, the factored route): ``docs/dev/coral.md``.
 """
 
 from __future__ import annotations
@@ -316,7 +298,6 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Decisions and the comparison with skada's ``CORALAdapter`` are in the module docstring.
     Cost: with a float ``shrinkage`` in (0, 1] or ``"ledoit_wolf"`` and fewer rows than
     features in each domain,
     two thin SVDs, ``O(n^2 d)``, and ``O(n d r)`` to map ``n`` rows (the factored route, no
