@@ -46,12 +46,7 @@ Conventions (decided once, here, for the whole library)
     kernel is the product of ``1 / (1 + Delta_j^2)``, and random features estimate exactly this
     one (their ``z(x) . z(x)`` is 1).
 
-  The paper's code (``RF-TCA/RandomF.py``) pairs the laws the same way (``"laplacian"`` draws
-  ``scipy.stats.cauchy``, ``"cauchy"`` draws ``scipy.stats.laplace``: each kernel's frequency
-  law carries the *other* kernel's name, which reads like a swap but is Bochner's pairing), but
-  with ``scale=gamma``: for these two kernels its ``gamma`` is an inverse bandwidth, while for
-  the Gaussian (``N(0, 1) / gamma``) it is the bandwidth. Here ``sigma`` is the bandwidth for
-  every kernel.
+  Here ``sigma`` is the bandwidth for every kernel.
 * **Orthogonal sampling applies to the Gaussian kernel only.** It relies on the Gaussian
   frequency law being rotation invariant (direction uniform, length chi-distributed,
   independent). The Laplacian and Cauchy kernels are products over coordinates whose frequency
@@ -68,9 +63,8 @@ Conventions (decided once, here, for the whole library)
   and the Cauchy kernel has the heavier tail.
 * **Random numbers**: a ``random_state`` (``None``, an int, a ``numpy.random.Generator`` or a
   ``RandomState``) is turned into a Generator by ``numpy.random.default_rng`` itself, here and
-  in every module of the library (no wrapper of our own: the former private ``_rng`` gave the
-  same draws for ``None``, ints and Generators; a ``RandomState`` now drives the Generator
-  through its own bit generator instead of seeding a new one from one of its draws).
+  in every module of the library, with no wrapper of our own (a ``RandomState`` drives the
+  Generator through its own bit generator).
 * **One home per primitive** (``tests/test_one_home.py`` keeps it so): the
   domain-mean matrix ``E`` (:func:`domain_mean_matrix`, also the task-mean matrix of marginal
   transfer), TCA's MMD vector and matrix (:func:`mmd_vector`, :func:`mmd_matrix`), the
@@ -453,8 +447,8 @@ def cauchy_kernel(X: np.ndarray, Y: np.ndarray | None = None, *, sigma: float) -
     8 coordinates before each logarithm (8x fewer logarithms; a group can overflow to ``inf``
     only when ``|x_j - y_j| > 1e19 sigma``, and then the kernel is 0, which ``exp(-inf)``
     gives), in row blocks of about 2 MB, one coordinate at a time: ``O(n_X n_Y d)`` with a
-    Python loop over ``d`` per block, about 2 ns per entry and coordinate (1,000 x 1,000 rows of
-    800 features: 1.7 s; half that for ``Y=None``, which fills one triangle and mirrors it).
+    Python loop over ``d`` per block (half the work for ``Y=None``, which fills one triangle and
+    mirrors it).
 
     Examples
     --------
@@ -602,10 +596,8 @@ def rff_weights(n_input: int, n_features: int, sigma: float, random_state=None,
     rescaled by an independent chi(``n_input``) draw, so every column is still
     ``N(0, I / sigma^2)`` distributed while the columns of a block never point the same way. The
     kernel estimate ``z(a) . z(b)`` keeps its expectation up to a term that vanishes with
-    ``n_input`` and has a smaller variance: on the Office+Caltech SURF features (d = 800) the
-    rms error of the centred kernel at N = 1,000 falls from 0.0103 to 0.0057
-    (``benchmarks/adaptation/rf_orthogonal.py --part error``), what about 3x as many i.i.d.
-    frequencies give. Costs one QR of a ``n_input x b`` block per ``b <= n_input`` columns,
+    ``n_input`` and has a smaller variance (``docs/random_features.md`` has the measured
+    error). Costs one QR of a ``n_input x b`` block per ``b <= n_input`` columns,
     ``O(n_input * N * min(n_input, N))`` in all. Also reproducible from an integer seed. It
     does not apply to ``"laplacian"`` and ``"cauchy"`` (their laws are products of 1-D laws,
     not rotation invariant, so rotated blocks would estimate another kernel): a ``ValueError``.
