@@ -10,30 +10,10 @@ calling process. Any scheduler works: the threaded default, or a ``distributed.C
 ``transform`` of a Dask array (:func:`transform_dask`) is lazy: one ``map_blocks`` task per
 row block, a Dask array back.
 
-Decisions:
-
-* Same model as the in-memory fit with the same ``random_state``: the same bandwidth (the
-  median rule reads the same seeded 1,000 rows, ``X[idx]``, which touches the blocks that hold
-  them: give a float ``bandwidth`` or persist ``X`` to avoid that extra read), the same
-  frequencies, statistics equal up to the order of the float64 sums (tested to 1e-8).
-* Same validation and messages as numpy input: ``X`` is checked block by block inside the
-  statistics tasks (scikit-learn's ``check_array``, naming the estimator), ``sample_domain``
-  block by block with :func:`~shiftlearn._validation.check_sample_domain`; the global rules
-  (the ``-1`` convention of :func:`~shiftlearn._validation.check_unlabeled_convention`, the
-  float-label normalisation, ``inf`` in ``y``, the target rows a setting demands) are decided
-  on small reductions of ``y`` and ``sample_domain`` computed *before* ``X`` is read (one or
-  two passes over ``y``/``sample_domain`` only; if they are computed from ``X``'s graph,
-  persist them first). Unlabeled rows reach the block tasks as NaN (float64 labels), so no
-  block re-applies the global ``-1`` rule to its own rows.
-* Labels on Dask input must be numbers or booleans (string labels: encode them, e.g.
-  ``sklearn.preprocessing.LabelEncoder``); float labels that are not all integral *and*
-  contain ``-1.0`` are refused (whether ``-1.0`` is a marker there depends on the whole
-  array). Both are ``TypeError``/``ValueError`` with the fix.
-* Small data (``n <= n_features`` without ``keep_stats``): the in-memory fit uses a row-space
-  solve on the ``n x 2N`` features; ``X`` then holds fewer rows than one ``2N x 2N`` statistic
-  and is computed and fitted in memory (the same model as numpy input, bit for bit).
-* Not on Dask input: ``RFTCA(exact=True)`` (it keeps the ``n x n`` kernel) and ``memory``
-  (hashing the rows would read them all; a ``memory`` is ignored for Dask ``X``).
+Contract: the same model as the in-memory fit with the same ``random_state`` (statistics
+equal up to the order of the float64 sums); the same validation and messages; labels must be
+numbers or booleans; ``RFTCA(exact=True)`` is refused and ``memory`` ignored on Dask input.
+Design notes: ``docs/dev/adaptation.md``.
 """
 
 from __future__ import annotations

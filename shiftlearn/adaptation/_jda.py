@@ -81,17 +81,12 @@ class JDA(TCA):
     mu : float, default=1.0
         Weight of the MMD terms, as TCA's ``mu``. The paper's regularisation weight
         ``lambda`` is ``1 / mu`` up to the scale of its MMD matrix (its code divides ``M`` by
-        its Frobenius norm, this class does not). On the paper's digits (MNIST<->USPS, all rows,
-        ``k = 100``) ``mu = 1`` reproduces its JDA column (66.89% and 59.65% against 67.28%
-        and 59.65%) and ``mu = 10`` is 2.6-2.9 points below the paper's (2.2-2.9 below
-        ``mu = 1``)
-        (``benchmarks/adaptation/jda_paper.py``).
+        its Frobenius norm, this class does not); ``mu = 1`` reproduces the paper's digits
+        results (``docs/adaptation.md``).
     kernel : {"linear", "rbf", "laplacian", "cauchy"} or callable, default="linear"
         As TCA's, but linear by default: the paper's experiments use the linear kernel (its
         "primal" JDA), and with the Gaussian kernel JDA's relabelling can lock onto a
-        consistent wrong class map that circular validation cannot see (the SCA toy, seed 0:
-        circular 0.95 with ``mu=10``, ahead of every adapter but CORAL, for a target
-        accuracy of 9%; ``tests/test_jda.py``).
+        consistent wrong class map that circular validation cannot see.
     bandwidth, scaling, eigen_solver : as :class:`~shiftlearn.adaptation.TCA`.
     n_iter : int, default=10
         Relabelling rounds after the first (marginal-only, i.e. TCA) solve, so ``n_iter + 1``
@@ -116,8 +111,6 @@ class JDA(TCA):
 
     Notes
     -----
-    Decisions:
-
     * The MMD terms are Pan et al.'s unnormalised ones (``l^T K l`` is the biased MMD²), as in
       :class:`TCA`, so ``n_iter=0`` is TCA exactly (tested). Long et al.'s released code
       divides ``M`` by its Frobenius norm; that only rescales ``mu``.

@@ -16,38 +16,11 @@ grid's order; a grid run largest first (as
 :class:`~shiftlearn.model_selection.AdaptationSelector` does) costs one solve per setting
 from the start.
 
-Decisions
----------
-* **Explicit, never global.** Nothing is kept unless a ``FitMemory`` is passed; dropping the
-  object frees everything. :class:`~shiftlearn.model_selection.AdaptationSelector` creates
-  one per ``fit`` and hands it to every candidate.
-* **It survives scikit-learn's cloning.** ``GridSearchCV`` clones the estimator for every
-  candidate and fold, and ``clone`` deep-copies parameters that are not estimators; so
-  ``copy.copy``/``copy.deepcopy`` of a ``FitMemory`` return the object itself (as a
-  ``joblib.Memory`` handle would be shared), and every clone writes to the same store.
-  Pickling gives an *empty* memory with the same budget, so the stored matrices never travel:
-  with process-based ``n_jobs`` each dispatched batch of fits starts empty (little reuse);
-  thread-based parallelism (``joblib.parallel_config(backend="threading")``) shares one store
-  (a lock guards it).
-* **Keys are the data and every parameter the piece depends on.** The training rows enter as
-  a hash (SHA-256, hardware-accelerated on current CPUs: about 4 ms for a 400 x 800 float64
-  ``X``, once per fit) of ``X``, ``y`` and ``sample_domain`` (shape, dtype and bytes), so folds,
-  tasks and data sets never mix; callable kernels and unseeded random features are not
-  stored (their result cannot be recognised).
-* **Bounded bytes, least recently used first.** The store counts the bytes of the numpy arrays
-  it holds (:func:`nbytes`) and evicts the least recently used entries beyond ``max_bytes``
-  (default 1 GiB); an entry larger than the budget alone is not stored, so a fit too large to
-  share leaves no memory behind.
-* **Same results.** A fit with memory returns what a fit without returns: the same arrays
-  (kernel, problem, factorisation, statistics; a kept test kernel equals the blocked one to
-  round-off), and eigenpairs from the same solver, except
-  that they may come from a solve for more components (truncated): equal up to the sign of
-  each component and to the solver's tolerance (round-off for the dense solver; ``1e-10``
-  relative for ARPACK, see :mod:`shiftlearn._linalg`; with ``eigen_solver="auto"`` the larger
-  solve may use the other solver). This holds for eigenvalues apart from their neighbours: a
-  repeated or numerically zero eigenvalue has no unique eigenvector, with or without memory.
-  ``tests/test_memory.py`` checks every adapter both ways; the default selection gives the
-  same ``cv_results_`` and choice (``benchmarks/model_selection/splits_selector_speed.py``).
+Contract: nothing is kept unless a ``FitMemory`` is passed; copies and clones share one store,
+a pickled memory arrives empty; entries are keyed by a hash of ``X``, ``y``, ``sample_domain``
+and every parameter they depend on; at most ``max_bytes`` are held, least recently used
+evicted first; a fit with memory returns what a fit without returns, up to the sign of each
+component and the solver's tolerance. Design notes: ``docs/dev/adaptation.md``.
 """
 
 from __future__ import annotations

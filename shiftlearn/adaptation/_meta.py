@@ -72,7 +72,7 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    Decisions: it is a classifier that also has ``transform`` (the adapted features), so it
+    It is a classifier that also has ``transform`` (the adapted features), so it
     carries scikit-learn's classifier *and* transformer tags. Labeled source rows of a single
     class are refused: the classifier could only predict that class for every target row
     (usually the sign that ``-1``, the unlabeled marker, was meant as a class).

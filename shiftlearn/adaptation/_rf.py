@@ -5,7 +5,7 @@ the solvers work on ``2N x 2N`` matrices, and ``transform`` maps new points with
 frequencies and projection: no training data are kept and no matrix larger than
 ``2N x 2N`` is ever formed.
 
-Decision (small data, ``n <= N``, half the ``2N`` columns): every scatter of the problem lies
+Small data (``n <= N``, half the ``2N`` columns): every scatter of the problem lies
 in the span of the ``n`` feature rows, and the constraint's identity term restricted to an
 orthonormal basis ``Q`` of that span is the identity, so the problem restricted to ``V = Q A``
 has the same non-zero eigenvalues and eigenvectors (the rest of the space only holds zero
@@ -14,9 +14,7 @@ eigenvalues). ``fit`` then forms the features ``Z`` (``n x 2N``, smaller than on
 coordinates ``R^T`` and maps back with ``Q``: the same answer (tested against the full solve)
 at ``O(n^2 N)`` instead of ``O(n N^2 + N^3)``.
 The QR costs ``4 N n^2`` flops against ``4 n N^2`` for the full statistics plus the ``2N x 2N``
-solve, so the reduction is used up to ``n = N`` (``benchmarks/adaptation/rf_small_n.py``: a
-default ``n_features=1000`` fit on 452 Office+Caltech rows 3-4x faster, identical eigenvalues
-and accuracy; on 30 rows 0.7 s -> 0.01 s). ``keep_stats=True`` keeps the full ``2N x 2N``
+solve, so the reduction is used up to ``n = N``. ``keep_stats=True`` keeps the full ``2N x 2N``
 statistics and so skips the reduction.
 
 ``n_features`` is the number of random *frequencies* ``N``; the random-feature map has ``2N``
@@ -457,7 +455,7 @@ class RFTCA(_RFBase):
 
     Notes
     -----
-    Decisions: domains are pooled by sign (all ``sample_domain > 0`` rows form the source, all
+    Domains are pooled by sign (all ``sample_domain > 0`` rows form the source, all
     ``< 0`` rows the target); the output is not centred (``V^T z(x)``, as ``W^T K`` in TCA);
     the bandwidth comes from all training rows.
 
