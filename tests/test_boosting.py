@@ -325,7 +325,7 @@ def test_cli_demo_runs(capsys):
 
 # ------------------------------------------------------ guards and conformance (issue #14)
 def test_max_depth_40_is_refused_up_front_with_the_bytes(monkeypatch):
-    import shiftlearn.adaptation._base as base_mod
+    import shiftlearn._resources as resources
     import shiftlearn.boosting._estimator as est_mod
     X, y, sd = make_monotone_shift(100, 100, random_state=0)
     stored, _ = est_mod.fit_memory_bytes(200, X.shape[1], 2, 1, 500, 40, 255, 2)
@@ -335,7 +335,7 @@ def test_max_depth_40_is_refused_up_front_with_the_bytes(monkeypatch):
         MultiTaskBoostingClassifier(max_depth=40).fit(X, y, sd)
     # the budget is what decides: a small one refuses a fit that is fine otherwise
     MultiTaskBoostingClassifier(5, max_depth=6).fit(X, y, sd)
-    monkeypatch.setattr(base_mod, "MEMORY_BUDGET", 10_000)
+    monkeypatch.setattr(resources, "MEMORY_BUDGET", 10_000)
     with pytest.raises(ValueError, match=r"max_depth=6.*but 0\.00 GiB is available"):
         MultiTaskBoostingClassifier(5, max_depth=6).fit(X, y, sd)
 

@@ -191,9 +191,9 @@ def test_da_pipeline_passes_the_rows_domains():
 
 
 def test_features_beyond_memory_are_refused_up_front(monkeypatch):
-    from shiftlearn.adaptation import _base
+    from shiftlearn import _resources
 
-    monkeypatch.setattr(_base, "MEMORY_BUDGET", 10_000)
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", 10_000)
     X, y, sd = _shifted(d=20)
     with pytest.raises(ValueError, match="CORAL.fit on 20 features.*PCA"):
         CORAL().fit(X, y, sd)

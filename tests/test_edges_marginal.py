@@ -760,9 +760,9 @@ def test_regression_targets_of_minus_one_are_values_not_unlabeled():
 @pytest.mark.parametrize("solver", ["exact", "nystroem", "rf"])
 @pytest.mark.parametrize("Est", [MarginalTransferClassifier, PoolingRegressor])
 def test_memory_refusals_name_the_estimator_and_its_sizes(Est, solver, monkeypatch):
-    import shiftlearn.adaptation._base as base
+    import shiftlearn._resources as resources
 
-    monkeypatch.setattr(base, "MEMORY_BUDGET", 1000)         # bytes: every fit is too large
+    monkeypatch.setattr(resources, "MEMORY_BUDGET", 1000)        # bytes: every fit is too large
     X, y, sd = _tasks((6, 5, 7), regression="Regressor" in Est.__name__)
     kw = {"n_features": 20, "n_features_emb": 7} if "Marginal" in Est.__name__ else {
         "n_features": 20}

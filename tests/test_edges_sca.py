@@ -363,10 +363,10 @@ def test_memory_keeps_nothing_for_a_callable_kernel():
 
 
 def test_memory_guard_names_the_fit_and_rfsca(monkeypatch):
-    from shiftlearn.adaptation import _base
+    from shiftlearn import _resources
 
     X, y, sd = _unequal((40, 20), d=3, seed=16)      # n = 60
-    monkeypatch.setattr(_base, "MEMORY_BUDGET", 1000)
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", 1000)
     with pytest.raises(ValueError, match=(
             r"^SCA\.fit on 60 rows \(eigen_solver='arpack'\) needs about 0\.0 GiB of memory "
             r"\(4\.6 float64 60 x 60 matrices\) .* Use RFSCA \(random-feature SCA, the same "

@@ -297,11 +297,12 @@ def test_memory_keeps_nothing_for_a_callable_kernel():
 def test_memory_guard_counts_the_kept_kernel_and_names_fit_and_alternative(monkeypatch):
     """With memory the kept kernel is one more n x n matrix: a budget between 1.2 and 2.2
     matrices accepts the fit without memory and refuses it with memory, saying so."""
-    from shiftlearn.adaptation import FitMemory, _base
+    from shiftlearn import _resources
+    from shiftlearn.adaptation import FitMemory
 
     X, sd = _unequal((40, 20), seed=10)              # n = 60
     n = 60
-    monkeypatch.setattr(_base, "MEMORY_BUDGET", int(1.7 * n * n * 8))
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", int(1.7 * n * n * 8))
     TCA(n_components=2, eigen_solver="arpack").fit(X, sample_domain=sd)
     with pytest.raises(ValueError, match=(
             r"^TCA\.fit on 60 rows \(eigen_solver='arpack'\) needs about 0\.0 GiB of memory "

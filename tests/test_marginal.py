@@ -640,9 +640,9 @@ def test_search_checks_feature_names_at_predict():
 
 # ------------------------------------------------------------------- guards (issue #14)
 def test_exact_fit_memory_is_checked_before_allocating(monkeypatch):
-    import shiftlearn.adaptation._base as base_mod
+    import shiftlearn._resources as resources
     X, y, sd = make_rotated_ellipses(8, 16, random_state=0)
-    monkeypatch.setattr(base_mod, "MEMORY_BUDGET", 100_000)          # 128 rows: 275 kB needed
+    monkeypatch.setattr(resources, "MEMORY_BUDGET", 100_000)          # 128 rows: 275 kB needed
     with pytest.raises(ValueError, match=r"exact solver on 128 training rows needs about .* "
                                          r"Use solver='nystroem' .* or solver='rf'"):
         MarginalTransferClassifier(solver="exact").fit(X, y, sd)
@@ -652,11 +652,11 @@ def test_exact_fit_memory_is_checked_before_allocating(monkeypatch):
     with pytest.raises(ValueError, match=r"solver='nystroem' on 128 training rows and 100 "
                                          r"landmarks needs about .*Lower n_landmarks"):
         MarginalTransferClassifier(solver="nystroem", n_landmarks=100).fit(X, y, sd)
-    monkeypatch.setattr(base_mod, "MEMORY_BUDGET", 400_000)     # 128 x 100 x 4 x 8 = 410 kB
+    monkeypatch.setattr(resources, "MEMORY_BUDGET", 400_000)     # 128 x 100 x 4 x 8 = 410 kB
     with pytest.raises(ValueError, match="100 landmarks needs about"):
         MarginalTransferClassifier(solver="nystroem", n_landmarks=100).fit(X, y, sd)
     MarginalTransferClassifier(solver="nystroem", n_landmarks=97, random_state=0).fit(X, y, sd)
-    monkeypatch.setattr(base_mod, "MEMORY_BUDGET", None)        # the machine's memory
+    monkeypatch.setattr(resources, "MEMORY_BUDGET", None)        # the machine's memory
     MarginalTransferClassifier(solver="exact", random_state=0).fit(X, y, sd)
     with pytest.raises(ValueError, match=r"solver='rf' on 128 training rows with "
                                          r"n_features=10000000000 .*Lower n_features"):

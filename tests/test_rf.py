@@ -590,9 +590,9 @@ def test_memory_estimate_bounds_the_measured_peak(Est, kw, n):
 
 
 def test_huge_n_features_is_refused_before_allocating(monkeypatch):
-    from shiftlearn.adaptation import _base
+    from shiftlearn import _resources
 
-    monkeypatch.setattr(_base, "MEMORY_BUDGET", 1 << 30)
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", 1 << 30)
     X, y, sd, _, _ = _da_data(n=3000)
     with pytest.raises(ValueError, match=r"RFTCA.fit \(n_features=3000\) needs about 2\.7 GiB "
                        r".* but 1\.0 GiB are available .* Lower n_features"):

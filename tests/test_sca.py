@@ -9,6 +9,7 @@ import scipy.linalg
 from _tolerances import EPS, dot_atol, kernel_map_atol, rbf_err, sum_atol
 from sklearn.decomposition import KernelPCA
 
+from shiftlearn import _resources
 from shiftlearn.adaptation import SCA, _base, _sca, sca_problem, sca_solve, uSCA
 from shiftlearn.adaptation._base import ComponentsClippedWarning
 from shiftlearn.kernels import center_kernel, gamma_from_sigma, mmd_matrix, rbf_kernel
@@ -263,7 +264,7 @@ def test_default_n_components_is_clipped_on_small_data(Est):
 
 
 def test_exact_sca_beyond_the_memory_budget_is_refused_up_front(monkeypatch):
-    monkeypatch.setattr(_base, "MEMORY_BUDGET", 32 << 30)
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", 32 << 30)
     X = np.random.default_rng(0).normal(size=(70_000, 2))
     y = np.r_[np.arange(35_000) % 2, -np.ones(35_000, int)]
     sd = np.r_[np.ones(35_000, int), -np.ones(35_000, int)]

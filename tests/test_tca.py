@@ -9,6 +9,7 @@ import scipy.linalg
 from _tolerances import kernel_map_atol, rbf_err
 from sklearn.neighbors import KNeighborsClassifier
 
+from shiftlearn import _resources
 from shiftlearn._linalg import leading_eigh
 from shiftlearn.adaptation import TCA, _base, tca_components
 from shiftlearn.adaptation._base import ComponentsClippedWarning
@@ -158,7 +159,7 @@ def test_exact_tca_on_70000_rows_is_refused_before_allocating(monkeypatch):
     """36 GiB per 70,000 x 70,000 kernel: a ValueError that names the memory and RFTCA, raised
     before any n x n allocation (numpy used to die with MemoryError). The budget is pinned to
     32 GiB so that the test means the same on a machine with more memory."""
-    monkeypatch.setattr(_base, "MEMORY_BUDGET", 32 << 30)
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", 32 << 30)
     X = np.random.default_rng(0).normal(size=(70_000, 2))
     sd = np.r_[np.ones(35_000, int), -np.ones(35_000, int)]
     tracemalloc.start()
@@ -171,12 +172,12 @@ def test_exact_tca_on_70000_rows_is_refused_before_allocating(monkeypatch):
 
 def test_memory_budget_is_stated_and_overridable(monkeypatch):
     X, sd = _two_domains(n=100)
-    monkeypatch.setattr(_base, "MEMORY_BUDGET", 100_000)
-    with pytest.raises(ValueError, match=r"0\.0 GiB are available \(shiftlearn.adaptation._base"
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", 100_000)
+    with pytest.raises(ValueError, match=r"0\.0 GiB are available \(shiftlearn\._resources"
                        r"\.MEMORY_BUDGET\)"):
         TCA(n_components=2).fit(X, sample_domain=sd)
-    monkeypatch.setattr(_base, "MEMORY_BUDGET", None)
-    assert _base.memory_budget() > 2**28       # the physical memory
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", None)
+    assert _resources.memory_budget() > 2**28       # the physical memory
 
 
 @pytest.mark.parametrize("solver", ["arpack", "dense"])

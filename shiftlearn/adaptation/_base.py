@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
@@ -31,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import array_api_namespace, check_X_array_api, is_foreign_array, to_numpy
 from .._constraints import check_params
+from .._resources import memory_budget, memory_budget_source
 from .._stacklevel import user_stacklevel
 from .._validation import check_X, check_X_y_domain, check_y_domain
 from ..kernels import DEFAULT_CHUNK_BYTES, kernel_matrix, resolve_bandwidth
@@ -109,26 +109,10 @@ def clip_n_components(n_components: int, max_components: int, reason: str, owner
     return int(n_components)
 
 
-#: Memory (bytes) an exact fit may plan to use; ``None`` = the machine's physical memory
-#: (``os.sysconf``). Set it to state a smaller budget (a shared machine, a container limit).
-MEMORY_BUDGET: int | None = None
-
-
-def memory_budget() -> int:
-    """:data:`MEMORY_BUDGET`, or the physical memory when it is ``None`` (``os.sysconf``; 16 GiB
-    assumed where the platform does not report it)."""
-    if MEMORY_BUDGET is not None:
-        return int(MEMORY_BUDGET)
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
-        return 16 << 30
-
-
 def check_dense_memory(n_rows: int, n_cols: int, n_matrices: float, owner: str,
                        alternative: str, *, advice: str | None = None) -> None:
     """Refuse up front a computation that needs ``n_matrices`` float64 ``n_rows x n_cols``
-    matrices at once when they exceed :func:`memory_budget`.
+    matrices at once when they exceed :func:`~shiftlearn._resources.memory_budget`.
 
     Numpy would otherwise ask for the memory and die with ``MemoryError`` (or the machine would
     swap); the ``ValueError`` names the GiB needed and available and the way out
@@ -145,8 +129,7 @@ def check_dense_memory(n_rows: int, n_cols: int, n_matrices: float, owner: str,
     need = float(n_matrices) * n_rows * n_cols * 8
     budget = memory_budget()
     if need > budget:
-        src = ("shiftlearn.adaptation._base.MEMORY_BUDGET" if MEMORY_BUDGET is not None
-               else "the physical memory")
+        src = memory_budget_source()
         advice = advice or (f"Use {alternative}, whose memory does not depend on the number of "
                             "rows, or fit on a subsample of the rows.")
         raise ValueError(

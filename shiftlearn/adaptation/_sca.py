@@ -373,7 +373,7 @@ class SCA(BaseSubspaceTransformer):
     -----
     Memory: the fit needs about ``4.6`` (ARPACK) or ``6.1`` (dense solver) float64
     ``n_train x n_train`` matrices (:data:`FIT_MATRICES`); a fit beyond the physical memory (or
-    :data:`~shiftlearn.adaptation._base.MEMORY_BUDGET`) is refused up front with a
+    :data:`~shiftlearn._resources.MEMORY_BUDGET`) is refused up front with a
     ``ValueError`` that names the GiB and points to :class:`~shiftlearn.adaptation.RFSCA`.
     ``transform`` forms the out-of-sample kernel in row blocks of about 64 MB.
 

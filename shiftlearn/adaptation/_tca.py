@@ -290,7 +290,7 @@ class TCA(BaseSubspaceTransformer):
     Memory: the fit needs ``n_train x n_train`` float64 matrices (about ``1.2`` of them with
     ARPACK, ``6.1`` with the dense solver, :data:`FIT_MATRICES`; one more with ``memory``,
     which keeps the kernel). A fit that would exceed the
-    physical memory (or :data:`~shiftlearn.adaptation._base.MEMORY_BUDGET`) is refused before
+    physical memory (or :data:`~shiftlearn._resources.MEMORY_BUDGET`) is refused before
     anything is allocated, with a ``ValueError`` that names the GiB and points to
     :class:`~shiftlearn.adaptation.RFTCA` (memory independent of ``n``). ``transform`` forms the
     out-of-sample kernel in row blocks of about 64 MB.

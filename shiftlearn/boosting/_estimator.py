@@ -7,7 +7,7 @@ predict); ``y`` follows the library's unlabeled convention (``-1``/NaN/``""`` ro
 labels ``-1/+1`` are refused with the convention's error). Before any allocation, ``fit``
 estimates the memory of the stored ensembles (complete binary trees: ``2**max_depth - 1``
 nodes per tree and task) and of the split search and refuses, naming the bytes, what does not
-fit in the library's memory budget (:func:`shiftlearn.adaptation._base.memory_budget`, the
+fit in the library's memory budget (:func:`shiftlearn._resources.memory_budget`, the
 physical memory unless ``MEMORY_BUDGET`` is set; ``max_depth=40`` would need thousands of TiB).
 
 Progress: ``fit`` advances one bar per boosting iteration (all classes' ensembles together)
@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import Interval, StrOptions, check_params
 from .._progress import task as progress_task
+from .._resources import memory_budget
 from .._validation import (
     check_sample_domain,
     check_X,
@@ -35,7 +36,6 @@ from .._validation import (
     scored_rows,
     unlabeled_mask,
 )
-from ..adaptation._base import memory_budget
 from . import _kernels
 from ._binning import bin_tasks
 from ._core import boost, decision_function_stages

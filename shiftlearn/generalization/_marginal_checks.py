@@ -20,7 +20,7 @@ Input decisions (the library's unlabeled convention, ``docs/conventions.md``):
   ``predict``).
 * **Memory.** The exact solver's ``M x M`` kernel and the random-feature design are
   estimated before any allocation and refused, naming the GiB, beyond
-  :func:`shiftlearn.adaptation._base.memory_budget` (numpy would die with ``MemoryError``).
+  :func:`shiftlearn._resources.memory_budget` (numpy would die with ``MemoryError``).
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._constraints import Interval, Options, RealNotInt, StrOptions
+from .._resources import memory_budget
 from .._stacklevel import user_stacklevel
 from .._validation import unlabeled_mask
-from ..adaptation._base import memory_budget
 from ..kernels import KERNELS, RFF_KERNELS
 
 __all__ = [
