@@ -162,6 +162,7 @@ def test_federated_keys_and_app(tmp_path, capsys):
     assert "protocol = 'oneshot'" in capsys.readouterr().out
     assert cli.main(["federated", "app", str(tmp_path / "app")]) == 0
     assert (tmp_path / "app" / "pyproject.toml").is_file()
+    assert "README.md" in capsys.readouterr().err          # where the deployment steps are
     (tmp_path / "file").write_text("x")
     line = _error(["federated", "app", str(tmp_path / "file")], capsys)
     assert line.startswith("shiftlearn federated app: error: ")

@@ -344,6 +344,7 @@ def test_hardening_impersonation_on_real_flower_processes(tmp_path):
         res = dep.run(job, timeout=150)
     assert res["status"] == "ok", res.get("traceback")
     assert res["rejections"] == {"impersonation": 1}
+    assert res["transport"] == "TLS + node authentication"
     assert len(res["rounds"]) == 3      # statistics, client 2 asked again, the broadcast
     assert subspace_angle(np.asarray(res["W"]), simulate_job(job)["W"]) < 1e-6
     assert live_processes(pids) == []
@@ -387,3 +388,49 @@ def test_hardening_result_table_says_who_was_left_out():
     assert rows["clients excluded at hello"] == "2 (bad_sigma)"
     assert rows["clients dropped (model exact for the others)"] == "3"
     assert cli.summary_rows({"excluded": {}, "secure_aggregation": {"dropped": []}}) == []
+
+
+@pytest.mark.parametrize("insecure, auth, transport", [
+    (True, False, "plain text"), (False, False, "TLS"),
+    (False, True, "TLS + node authentication")])
+def test_hardening_result_table_says_when_the_run_is_plain_text(tmp_path, insecure, auth,
+                                                               transport):
+    """A loopback result names its transport (``LoopbackDeployment.run`` copies it into the
+    result) and the table shows it; a plain-text run says so in the table, beside the warning
+    ``--insecure`` prints on stderr before the run (``tests/test_federated_signals.py``)."""
+    from shiftlearn.cli import federated as cli
+    from shiftlearn.federated._deploy import LoopbackDeployment
+
+    dep = LoopbackDeployment(2, tmp_path, insecure=insecure, auth=auth)   # starts nothing
+    assert dep.transport == transport
+    rows = dict(cli.summary_rows({"status": "ok", "transport": dep.transport}))
+    assert ("plain text" in rows["transport"]) == insecure
+    assert ("no TLS" in rows["transport"]) == insecure
+    assert "transport" not in dict(cli.summary_rows({"status": "ok"}))   # the simulator
+
+
+def test_hardening_app_folder_keeps_the_control_api_on_loopback(tmp_path, capsys):
+    """The app folder's README deploys the SuperLink on 127.0.0.1 of the server, reached
+    through SSH tunnels to the one port that also serves the Control API; the reverse-proxy
+    alternative splits Flower's routes by path, so those paths are checked against Flower."""
+    from flwr.supercore.constant import SUPERLINK_UVICORN_DEFAULT_PORT
+    from flwr.superlink.routers.control.router import router as control
+    from flwr.superlink.routers.fleet.router import router as fleet
+
+    from shiftlearn.cli import main
+    from shiftlearn.federated._deploy import SUPERLINK_PORT
+
+    assert main(["federated", "app", str(tmp_path / "app")]) == 0
+    readme = (tmp_path / "app" / "README.md").read_text()
+    port = SUPERLINK_PORT
+    assert port == SUPERLINK_UVICORN_DEFAULT_PORT                 # Flower's one HTTP port
+    assert f"flower-superlink --host 127.0.0.1 --port {port} " in readme
+    assert f"ssh -N -L {port}:127.0.0.1:{port} " in readme
+    assert f'address = "127.0.0.1:{port}"' in readme
+    assert f"--superlink 127.0.0.1:{port} " in readme
+    assert "0.0.0.0" not in readme
+    assert "--enable-supernode-auth" in readme
+    assert (control.prefix, fleet.prefix) == ("/v1/control", "/v1/fleet")
+    assert "`/v1/fleet/`" in readme and "`/v1/control/`" in readme
+    err = capsys.readouterr().err
+    assert "README.md" in err and f"ssh -N -L {port}:127.0.0.1:{port}" in err

@@ -361,6 +361,11 @@ def summary_rows(res: dict) -> list[list[str]]:
     rows: list[list[str]] = []
     if res.get("status") not in (None, "ok"):
         rows.append(["status", str(res["status"])])
+    transport = res.get("transport")
+    if transport == "plain text":
+        rows.append(["transport", "plain text (--insecure): no TLS, no node authentication"])
+    elif isinstance(transport, str):
+        rows.append(["transport", transport])
     acc = res.get("target_accuracy")
     if isinstance(acc, int | float):
         rows.append(["target accuracy", _pct(acc)])
@@ -454,9 +459,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"{k} = {v!r}")
         return 0
     if args.action == "app":
-        from ..federated._deploy import write_app
+        from ..federated._deploy import SUPERLINK_PORT, write_app
 
-        print(write_app(Path(args.directory), parse_sets(args.set)) / "pyproject.toml")
+        folder = write_app(Path(args.directory), parse_sets(args.set))
+        print(folder / "pyproject.toml")
+        info(args, f"deploy it as {folder / 'README.md'} says: the SuperLink on "
+             f"127.0.0.1:{SUPERLINK_PORT} of the server, every machine through "
+             f"ssh -N -L {SUPERLINK_PORT}:127.0.0.1:{SUPERLINK_PORT} (its Control API "
+             "lets whoever reaches the port run an app on every node).")
         return 0
     if args.action == "certs":
         from ..federated._tls import make_certificates

@@ -2,6 +2,7 @@
 RF-TCA, transport-neutral protocol messages, a fault-injecting simulator and Flower apps
 (``shiftlearn.federated.flower``, needs the ``federated`` extra)."""
 
+from ._data import ClientData, load_client_data, make_federated_blobs
 from ._guard import Rejection, ReplyGuard
 from ._iterative import (
     FedRFTCAConfig,
@@ -46,6 +47,7 @@ from ._simulator import NetworkConditions, Simulator, Traffic
 __all__ = [
     "PROTOCOL",
     "PROTOCOL_VERSION",
+    "ClientData",
     "FedRFTCAConfig",
     "IterativeClient",
     "IterativeResult",
@@ -69,6 +71,8 @@ __all__ = [
     "decode",
     "encode",
     "expected_sizes",
+    "load_client_data",
+    "make_federated_blobs",
     "message_nbytes",
     "predict",
     "arrays_to_stats",

@@ -39,6 +39,13 @@ DATASETS = ("synthetic", "office_caltech", "digits")
 
 @dataclass
 class ClientData:
+    """One client's rows, as :func:`make_federated_blobs` and :func:`load_client_data` give them.
+
+    ``X`` (n, d) its features; ``y`` its class indices ``0..n_classes-1`` (``None`` for the
+    target, whose labels ``y_true`` serve evaluation only); ``domain_id`` ``+client_id`` for a
+    source, ``-client_id`` for the target; ``name`` the domain's name where it has one.
+    """
+
     client_id: int
     X: np.ndarray
     y: np.ndarray | None          # class indices 0..k-1 (None for the target)

@@ -54,11 +54,17 @@ from pathlib import Path
 
 from ._jobs import baseline, baseline_warning, job_config
 
-__all__ = ["FLOWER_EXECUTABLES", "ROUND_LINE", "LoopbackDeployment", "check_flower",
-           "free_port", "live_processes", "stream_process", "wait_for_port", "write_app"]
+__all__ = ["FLOWER_EXECUTABLES", "ROUND_LINE", "SUPERLINK_PORT", "LoopbackDeployment",
+           "app_readme", "check_flower", "free_port", "live_processes", "stream_process",
+           "wait_for_port", "write_app"]
 
 #: The executables of the ``federated`` extra that a loopback deployment starts.
 FLOWER_EXECUTABLES = ("flower-superlink", "flower-supernode", "flwr")
+
+#: The SuperLink's one HTTP port in a deployment across machines (Flower's default): it serves
+#: the Fleet API (``/v1/fleet``), the Control API (``/v1/control``) and the ServerApp runtime
+#: (``/v1/runtime``). The app folder's README binds it to 127.0.0.1 on the server.
+SUPERLINK_PORT = 8000
 
 #: The ServerApp's line after each protocol round (``flower.round_line``), anywhere in a line
 #: of the streamed log (Flower prefixes its level): rounds done, total (``?``: not known).
@@ -202,7 +208,67 @@ clientapp = "shiftlearn.federated.flower:client_app"
 [tool.flwr.app.config]
 {conf}
 """)
+    (directory / "README.md").write_text(app_readme())
     return directory
+
+
+def app_readme(port: int = SUPERLINK_PORT) -> str:
+    """The deployment steps written into the app folder (``README.md``).
+
+    The SuperLink listens on ``127.0.0.1:port`` of the server only: its one port also serves
+    the Control API, which in Flower's open-source build has no account authentication, so
+    every SuperNode and the operator reach it through an SSH tunnel (or an authenticated
+    reverse proxy that forwards only ``/v1/fleet`` to the nodes).
+    """
+    return f"""# shiftlearn FedRF-TCA Flower app
+
+`flwr run` this folder against a SuperLink. The SuperLink's one port ({port}) serves the
+SuperNodes (Fleet API) **and** the Control API (`flwr run`, `flwr supernode register`), which
+has no account login in Flower's open-source build: whoever reaches the port can register a
+node key and submit an app that runs on every SuperNode with the clients' data. So the
+SuperLink listens on 127.0.0.1 only, and every machine reaches it through SSH.
+
+1. Operator: `shiftlearn federated certs ./tls` (a private CA and a certificate for
+   127.0.0.1 and localhost) and `shiftlearn federated node-keys ./keys --nodes K`. Copy
+   `tls/ca.pem` to every machine, `tls/server.pem` and `tls/server.key` to the server,
+   `keys/node<i>.key` to client machine i; keep `tls/ca.key` offline.
+2. Server: give the operator and each client machine an SSH login that may only forward to
+   this port (in `~/.ssh/authorized_keys`:
+   `restrict,port-forwarding,permitopen="127.0.0.1:{port}" ssh-ed25519 AAAA...`), then
+
+       flower-superlink --host 127.0.0.1 --port {port} --disable-runtime-dependency-installation \\
+           --ssl-ca-certfile ca.pem --ssl-certfile server.pem --ssl-keyfile server.key \\
+           --enable-supernode-auth
+
+3. Operator and every client machine, left running:
+
+       ssh -N -L {port}:127.0.0.1:{port} tunnel@server.example.org
+
+4. Operator: in `~/.flwr/config.toml`
+
+       [superlink.prod]
+       address = "127.0.0.1:{port}"
+       root-certificates = "/path/to/tls/ca.pem"
+
+   then `flwr supernode register keys/node<i>.pub prod` for every i, before the nodes start.
+5. Client machine i = 0..K-1 (the last, K-1, is the target), data under `SHIFTLEARN_DATA`:
+
+       flower-supernode --superlink 127.0.0.1:{port} --root-certificates ca.pem \\
+           --auth-supernode-private-key node<i>.key \\
+           --node-config "partition-id=<i> num-partitions=<K>"
+
+6. Operator, in this folder:
+
+       flwr run . prod --stream --run-config 'result-path="/tmp/fedrftca.json"'
+
+   The result file is written on the server; its `"status"` must be `"ok"`.
+
+What stays open: every SSH login reaches the Control API too, so a client machine's owner can
+still submit an app. To keep the nodes off it, put a reverse proxy in front instead of the
+tunnels: forward `/v1/fleet/` to `https://127.0.0.1:{port}` for the nodes, and `/v1/control/`
+only to the operator's authenticated connection (or not at all: the operator uses the tunnel).
+See "Running the same job across real machines" in shiftlearn's federated guide.
+"""
 
 
 class LoopbackDeployment:
@@ -251,6 +317,13 @@ class LoopbackDeployment:
         # (oversubscribed OpenMP pools spin-wait; a deep-model round took ~70x longer)
         self.env.setdefault("OMP_NUM_THREADS", "1")
         self.app = write_app(self.workdir / "app")
+
+    @property
+    def transport(self) -> str:
+        """``"plain text"``, ``"TLS"`` or ``"TLS + node authentication"``."""
+        if self.insecure:
+            return "plain text"
+        return "TLS + node authentication" if self.auth else "TLS"
 
     def _spawn(self, args: list[str], name: str) -> subprocess.Popen:
         log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 (closed in stop)
@@ -387,6 +460,7 @@ class LoopbackDeployment:
                                f"{proc.returncode}); command: {shlex.join(cmd)}; log tail:\n"
                                + (proc.stdout + proc.stderr).decode(errors="replace")[-3000:])
         result = json.loads(result_path.read_text())
+        result["transport"] = self.transport
         result["flwr_run_s"] = wall
         result["flwr_exit_code"] = proc.returncode
         npz = Path(str(result_path) + ".npz")
