@@ -9,21 +9,10 @@ task per row block of ``X`` that builds that block's ``Phi`` where the block liv
 twice per Lloyd iteration and never gathered. Any scheduler works (the threaded default, or a
 ``distributed.Client``).
 
-Decisions:
-
-* **What is in memory.** The labels, the domain ids and the per-row quantities of the
-  assignment step (one float and one label per row: the constrained assignment sorts every
-  row of a group, and ``split`` returns index arrays): ``O(n)`` numbers, never ``O(n d)``.
-  ``y``, ``groups`` and ``sample_domain`` may be Dask or numpy; Dask ones are computed.
-* **Same split as numpy input** with the same ``random_state``: the same landmark rows (the
-  permutation scikit-learn's ``Nystroem`` draws, read with ``X[idx]``), the same bandwidth
-  rows (:func:`~shiftlearn.kernels.bandwidth_rows`), the same initial split; the block sums
-  are added in float64 (numpy input: one BLAS product in the data's precision), so the MMD
-  values agree to round-off and the labels are the same unless two rows tie (tested to 1e-8).
-* **Refused**, with the fix: the full ``n x n`` kernel (``n_landmarks=None`` with
-  ``kernel="rbf"``; set ``n_landmarks``), a callable kernel, and row blocks of unknown size.
-* **Rows are checked block by block** (finite numbers, as for numpy input) inside the tasks, so
-  a NaN stops the first pass with numpy's message.
+Contract: ``O(n)`` numbers in memory, never ``O(n d)``; the same split as numpy input with the
+same ``random_state`` (MMD values to round-off); the full ``n x n`` kernel, a callable kernel
+and row blocks of unknown size are refused with the fix. Design notes:
+``docs/dev/model_selection.md``.
 """
 
 from __future__ import annotations

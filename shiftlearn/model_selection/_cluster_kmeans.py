@@ -9,43 +9,13 @@ kernel k-means (the paper's Theorem 1 / Eq. 11)::
 solved by a Lloyd-style loop (the paper's Algorithm 1): distances of every row to the two
 centroids by the kernel trick (or Nyström), then a constrained assignment.
 
-Decisions on the paper's open points (see ``docs/model_selection.md``)
-------------------------------------------------------------------------
-* **Assignment step.** The paper solves a linear program (two of them: either cluster may be
-  the validation one). The LP separates by group and has a closed-form optimum: in group ``g``
-  put the ``m_g`` rows with the smallest ``delta_i = D_iV - D_iT`` into V (soft constraints:
-  the first ``lo_g``, then further rows while ``delta < 0`` and the count is below ``hi_g``).
-  ``solver="closed_form"`` (default, ``O(n log n)``) does this; ``solver="lp"`` solves the
-  paper's LP (12)-(16)/(17) with ``scipy.optimize.linprog(method="highs")`` and checks that the
-  vertex it returns is integral. Both solve the two LPs (validation = cluster 1 or cluster 2)
-  and keep the cheaper.
-* **Rounding.** ``m_g = floor(h n_g + 1/2)`` (round half up), so ``round(0.2 * 5/2)`` style
-  ties go up; a group with ``m_g = 0`` goes wholly to the training side (a warning is issued).
-* **Soft tolerance** ``tau``: ``lo_g = round(h (1 - tau) n_g)``, ``hi_g = round(h (1 + tau) n_g)``
-  (same rounding, clipped to ``[0, n_g]``). With ``tau > 0`` the sizes vary, so minimising
-  ``Psi`` is no longer exactly maximising the MMD (the factor ``n/(|T||V|)`` moves).
-* **Initialisation.** A random feasible stratified split (``round(h n_g)`` rows of each group
-  drawn uniformly); ``n_init`` restarts keep the lowest ``Psi`` (not in the paper).
-  ``init="pca"`` (not in the paper) starts from the leading kernel principal component: the
-  Lloyd step counts each row in its own centroid, and with a few hundred validation rows in high
-  dimension that bonus can make the random start a fixed point (seen on Office+Caltech).
-* **Stopping.** When the partition stops changing, when ``Psi`` stops strictly decreasing
-  (relative ``1e-12``; ``1e-7`` for float32 data; guards against tie cycling), after
-  ``max_iter`` assignment steps, or (``tol > 0``, not in the paper) when an iteration adds
-  less than ``tol`` times the current separation ``SSq(S) - Psi`` (proportional to the MMD).
-* **Cost.** Each iteration makes one pass over the data (``Phi @ (M U)``); the cluster sums
-  ``U = Phi^T W`` are updated from the rows that moved. float32 features stay float32.
-* **Nyström** (Chitta et al.): landmarks from :func:`shiftlearn.kernels.nystroem` (uniform,
-  seeded); the kernel is ``K~ = K_B K^+_qq K_B^T`` applied as three thin products, never formed
-  (``O(n q)`` per iteration). This is exactly linear k-means on the Nyström features. The
-  diagonal used in ``Psi`` is the true kernel diagonal (Chitta's objective); it cancels in
-  Eq. 11 and only shifts ``Psi`` by a constant.
-* **K folds** (``n_clusters = K > 2``, the paper's future work, derived in the notes): every
-  cluster gets ``floor(n_g/K)`` or ``ceil(n_g/K)`` rows of each group and ``floor(n/K)`` or
-  ``ceil(n/K)`` rows in all. No closed form: the (totally unimodular) assignment LP is solved
-  with HiGHS. It maximises ``sum_j n_j (n - n_j)^2 / n^2 * MMD²_b(C_j, S minus C_j)``.
-* **MMD** is the biased (V-statistic) ``MMD²_b`` in the clustering kernel (with Nyström: in the
-  Nyström kernel), the quantity of Eq. 11.
+The assignment step is the LP's closed-form optimum per group (``solver="closed_form"``,
+``O(n log n)``) or the paper's LP (``solver="lp"``, HiGHS); sizes ``m_g = floor(h n_g + 1/2)``
+with soft tolerance ``tau``; random feasible or ``init="pca"`` starts, ``n_init`` restarts keep
+the lowest ``Psi``. Each Lloyd iteration is one pass over the data, ``O(n q)`` with ``q``
+Nyström landmarks (the kernel is never formed), ``O(n^2)`` with the exact kernel. The MMD is
+the biased ``MMD²_b`` of Eq. 11. How the paper's open points are resolved:
+``docs/dev/model_selection.md``.
 """
 
 from __future__ import annotations

@@ -5,25 +5,11 @@ hyper-parameters by 5-fold cross-validation on the source labels only (the paper
 over :data:`DEFAULT_GRIDS`. They live here, not in the command line, so that scripts and
 benchmarks can reproduce a command's numbers.
 
-Design decisions
-----------------
-* The grids are small on purpose: the 12 Office+Caltech tasks with TCA and SCA take a few
-  minutes on 2 cores. ``whiten=False`` is fixed for SCA-type methods: 5-fold source CV
-  rejected whitening on every one of the 12 Office+Caltech tasks (docs/adaptation.md).
-* CORAL's grid is ``shrinkage`` in {``"auto"`` (Ledoit-Wolf), ``1.0`` (means and total
-  variance only)}: the two values the selection study gave skada's CORAL.
-* JDA's grid is its paper's settings: the linear kernel (the paper's "primal" JDA), its two
-  regularisation weights (``lambda = 1`` and ``0.1``, as ``mu = 1 / lambda``; ``mu = 1``
-  reproduces the paper's digits numbers, ``benchmarks/adaptation/jda_paper.py``) and
-  ``n_components`` up to its ``k = 100``. Not the Gaussian kernel: on the SCA toy, JDA with
-  it maps each target class onto another source class, consistently, which circular
-  validation scores 0.95 (``mu = 10``; seed 0) although the target accuracy is 9%.
-* Keys a given adapter lacks are dropped, so one grid can serve an estimator subclass with
-  fewer parameters; when no key applies the plain (unsearched) classifier is returned.
-* The search is scikit-learn's ``GridSearchCV`` with :class:`SourceKFold` and a shared
-  :class:`~shiftlearn.adaptation.FitMemory` (:func:`fit_source_cv`); it replaced the
-  hand-made ``SourceCVSearch`` (same folds, same order, same ties, so the same choices; as
-  fast, ``docs/adaptation.md``).
+Keys a given adapter lacks are dropped, so one grid can serve an estimator subclass with fewer
+parameters; when no key applies the plain (unsearched) classifier is returned. The search is
+scikit-learn's ``GridSearchCV`` with :class:`SourceKFold` and a shared
+:class:`~shiftlearn.adaptation.FitMemory` (:func:`fit_source_cv`). Why these grids:
+``docs/dev/model_selection.md``.
 """
 
 from __future__ import annotations

@@ -16,28 +16,13 @@ Which rows are which (one rule for every scorer)
 * A fold without target rows, or without labeled source rows for a scorer that needs them, is a
   ``ValueError`` that names the splitter to use.
 
-Decisions
----------
-* **No skada at run time.** skada 0.6 has IW, PE, SND, DEV, circular validation and MixVal, but
-  they cannot be called on every estimator of this library: they pass ``sample_domain=`` to
-  ``predict``/``predict_proba``/``score`` (``DomainAdaptationClassifier`` takes it, the final
-  step of ``make_da_pipeline`` does not), skada's DEV accepts only a ``Pipeline`` or
-  a skorch model, indexes probabilities by the label *value* (wrong unless the classes are
-  ``0..K-1``) and has a broadcasting bug (see :class:`DeepEmbeddedValidation`), its IW needs
-  ``sample_weight`` routed to ``score``, and importing skada switches scikit-learn's metadata
-  routing on for the whole process. So each scorer here is a short
-  re-implementation of skada's algorithm, with skada's default hyper-parameters, and
-  ``tests/test_scorers.py`` checks it against skada's on the same inputs (equal values, or the
-  stated difference). All of them work without skada.
-* ``sample_domain`` is passed to an estimator's ``predict``/``predict_proba``/``transform``/
-  ``fit`` only when that method takes it (by name, or by metadata routing, e.g. skada's
-  pipelines), so skada's estimators are scored with the right domain per row too.
-* The **embedding** of a candidate (DEV, MMD) is what its final classifier sees: ``transform``
-  of a ``DomainAdaptationClassifier``; for a ``Pipeline``, the pipeline up to its last step
-  with ``transform`` (skada's rule); the raw ``X`` otherwise (no adaptation).
-* Random steps (DEV's split, MixVal's pairs, the MMD's random features) default to
-  ``random_state=0`` (skada: ``None``), so that all candidates of a search are scored on the
-  same split / pairs / features: the comparison between candidates is paired.
+Each scorer re-implements skada's algorithm with skada's default hyper-parameters, works
+without skada and is checked against skada's on the same inputs (``tests/test_scorers.py``).
+``sample_domain`` is passed to an estimator's methods only when they take it. The embedding of
+a candidate (DEV, MMD) is what its final classifier sees (``transform`` of a
+``DomainAdaptationClassifier``, a ``Pipeline`` up to its last step with ``transform``, the raw
+``X`` otherwise). Random steps default to ``random_state=0``, so the candidates of a search are
+compared on the same split, pairs and features. Design notes: ``docs/dev/model_selection.md``.
 """
 
 from __future__ import annotations
@@ -151,7 +136,7 @@ def _call(est, method: str, fold: _Fold, idx):
 
 
 def _embed(est, X, sd):
-    """The features the candidate's final classifier sees (see the module's Decisions)."""
+    """The features the candidate's final classifier sees (see the module docstring)."""
     if isinstance(est, Pipeline):
         for i in range(len(est.steps) - 1, -1, -1):
             step = est.steps[i][1]
@@ -443,7 +428,7 @@ class DeepEmbeddedValidation(_DomainScorer):
     with certainty (1NN always does) has losses at the clip, ``~1e-15``, and a risk of a few
     ``1e-15`` whose differences between candidates are round-off; rounded, such candidates tie
     exactly (a search then keeps the first, e.g. no adaptation), instead of the last bit
-    deciding (it flipped a choice of the selection study between two reruns). One wrong
+    deciding. One wrong
     prediction among ``m`` rows adds ``~34.5 w / m``, far above ``1e-12``.
 
     Parameters
@@ -463,8 +448,8 @@ class DeepEmbeddedValidation(_DomainScorer):
     the same weights and losses (same split, domain classifier and embedding). skada also looks
     the true class up by its *value* in the probability columns, which is wrong for labels other
     than ``0..K-1``; here the column is found in ``classes_``. skada only accepts a
-    ``Pipeline`` (or a skorch model); here any estimator works (embedding: see the module's
-    Decisions). skada's default domain classifier is ``LogisticRegression()``
+    ``Pipeline`` (or a skorch model); here any estimator works (embedding: see the module
+    docstring). skada's default domain classifier is ``LogisticRegression()``
     (100 iterations). Works without skada.
     """
 
@@ -643,10 +628,10 @@ class MMDScorer(_DomainScorer):
     when aligned marginals put target classes next to the wrong source classes. Comparing the
     *joint* distributions with predicted target labels measures that part too: target rows
     predicted ``c`` must lie where the source rows of class ``c`` lie, in the same proportion.
-    Source accuracy alone prefers unaligned embeddings (on the SCA toy: 95-100% on the source
-    folds, <= 57% on the target); the MMD alone prefers collapsing every row to one point, which
-    the accuracy term forbids. The median bandwidth makes the MMD invariant to the scale of the
-    embedding (embeddings of different sizes and scales are comparable) and keeps it in
+    Source accuracy alone prefers unaligned embeddings; the MMD alone prefers collapsing every
+    row to one point, which the accuracy term forbids. The median bandwidth makes the MMD
+    invariant to the scale of the embedding (embeddings of different sizes and scales are
+    comparable) and keeps it in
     ``[0, sqrt(2)]``, on the scale of an accuracy, so ``lam = 1`` weighs the two terms as the
     bound does. On the SCA toy (``docs/model_selection.md``) the joint form selects near the
     oracle with 1NN and with logistic regression at ``lam = 1``; the marginal form needed

@@ -8,40 +8,13 @@ domain-aware splitter (:class:`~shiftlearn.model_selection.SourceKFold` by defau
 labeled source rows, and every target row in training and validation), and each candidate is
 scored by a target-label-free criterion (``scoring``). The winner is refitted on all rows.
 
-Decisions
----------
-* The search runs with scikit-learn's metadata routing switched off inside the call (domains
-  reach the splitter as ``groups`` and the estimator as a fit parameter), so it behaves the same
-  whatever the caller's global configuration (skada switches routing on when imported). Scorers
-  identify the target rows of a validation fold as its unlabeled rows.
-* Ties go to the earlier candidate in ``methods`` order; "none" comes first, so an adapter is
-  chosen only when its validation estimate is strictly better than no adaptation's.
-* ``summary_`` gives every candidate's best validation estimate; ``report()`` says plainly when
-  the choice is "do not adapt".
-* **Shared work** (``memory="auto"``): one :class:`~shiftlearn.adaptation.FitMemory` per
-  ``fit`` is handed to every candidate (through ``DomainAdaptationClassifier(memory=...)``),
-  so fits on the same fold share the kernel, SCA's factorisation and the random-feature
-  statistics, and each ``n_components`` grid is *run* largest first, so that the smaller
-  values are truncations of one eigen-solve. The results are those of the search without
-  memory (to the solvers' tolerance, up to the sign of components; measured identical on the
-  toy and Office+Caltech webcam->dslr, ``benchmarks/model_selection/
-  splits_selector_speed.py``): ``cv_results_`` is put back in the order of the grid as given,
-  so the ranks, the ties and the choice do not change. The memory is emptied when ``fit``
-  ends.
-* **Time per candidate.** ``GridSearchCV`` times every fit and every scoring where it runs
-  them (``mean_fit_time`` and ``mean_score_time`` of ``cv_results_``, seconds per fold);
-  ``candidate_times_`` sums them over each method's settings and folds, so a person sees what
-  each candidate cost (the command's report lists it). Scoring includes whatever the criterion
-  fits itself (circular validation's reverse classifiers).
-* **Parallel candidates** (``n_jobs``): the fits of ``GridSearchCV`` run through joblib. With
-  more than one job and no backend chosen by the caller, they run in threads
-  (``prefer="threads"``): the shared ``FitMemory`` is one store guarded by a lock, so every
-  worker finds what the others computed, and numpy's solvers release the GIL. The BLAS
-  libraries are then limited to ``cpu_count // n_jobs`` threads each (never more than they
-  had), so that ``n_jobs`` workers do not oversubscribe the cores. A process backend chosen
-  with ``joblib.parallel_config`` (loky, dask) works too: each worker gets an *empty* copy of
-  the memory, so nothing is corrupted, only less is shared. The choice and the estimates are
-  those of ``n_jobs=1`` (``tests/test_select.py`` checks it).
+Contract: ties go to the earlier candidate in ``methods`` order and "none" comes first, so an
+adapter is chosen only when its validation estimate is strictly better than no adaptation's;
+the search behaves the same whatever the caller's metadata-routing setting; with
+``memory="auto"`` one :class:`~shiftlearn.adaptation.FitMemory` per ``fit`` is shared by the
+candidates and the results are those of the search without memory (to the solvers' tolerance);
+``n_jobs`` gives the choice and the estimates of ``n_jobs=1``. Design notes:
+``docs/dev/model_selection.md``.
 """
 
 from __future__ import annotations
