@@ -5,9 +5,9 @@
   :class:`ComponentsClippedWarning` (as scikit-learn's ``KernelPCA``: defaults must work on
   small data); :func:`check_n_components`: a clear error instead, where clipping would be wrong
   (``truncate(k)`` beyond the fitted components).
-* :func:`check_dense_memory`: refuse, before allocating, an exact (``n x n``) fit or transform
-  that cannot fit in memory, naming the GiB and the random-feature alternative;
-  :func:`kernel_row_chunks`: row blocks for the out-of-sample kernel.
+* :func:`kernel_row_chunks`: row blocks for the out-of-sample kernel (an exact fit or
+  transform that cannot fit in memory is refused before allocating by
+  :func:`~shiftlearn._resources.check_dense_memory`).
 * :class:`BaseSubspaceTransformer`: ``fit(X, y=None, sample_domain=None)`` / ``transform(X)``
   with the validation every adapter needs (declarative ``_parameter_constraints`` checked by
   :func:`~shiftlearn._constraints.check_params`, scikit-learn's ``validate_data`` for the
@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import array_api_namespace, check_X_array_api, is_foreign_array, to_numpy
 from .._constraints import check_params
-from .._resources import memory_budget, memory_budget_source
+from .._resources import check_dense_memory  # noqa: F401 - shiftlearn/mapping imports it here
 from .._stacklevel import user_stacklevel
 from .._validation import check_X, check_X_y_domain, check_y_domain
 from ..kernels import DEFAULT_CHUNK_BYTES, kernel_matrix, resolve_bandwidth
@@ -40,7 +40,6 @@ from ._pipeline import warn_if_plain_pipeline
 __all__ = [
     "BaseSubspaceTransformer",
     "ComponentsClippedWarning",
-    "check_dense_memory",
     "check_n_components",
     "clip_n_components",
     "check_kernel_varies",
@@ -107,35 +106,6 @@ def clip_n_components(n_components: int, max_components: int, reason: str, owner
                       ComponentsClippedWarning, stacklevel=user_stacklevel())
         return int(max_components)
     return int(n_components)
-
-
-def check_dense_memory(n_rows: int, n_cols: int, n_matrices: float, owner: str,
-                       alternative: str, *, advice: str | None = None) -> None:
-    """Refuse up front a computation that needs ``n_matrices`` float64 ``n_rows x n_cols``
-    matrices at once when they exceed :func:`~shiftlearn._resources.memory_budget`.
-
-    Numpy would otherwise ask for the memory and die with ``MemoryError`` (or the machine would
-    swap); the ``ValueError`` names the GiB needed and available and the way out
-    (``advice`` replaces the default sentence, which points to ``alternative``).
-
-    Examples
-    --------
-    >>> try:
-    ...     check_dense_memory(10**6, 10**6, 1.2, "TCA.fit on 1000000 rows", "RFTCA")
-    ... except ValueError as exc:
-    ...     print(str(exc)[:60])
-    TCA.fit on 1000000 rows needs about 8940.7 GiB of memory (1.
-    """
-    need = float(n_matrices) * n_rows * n_cols * 8
-    budget = memory_budget()
-    if need > budget:
-        src = memory_budget_source()
-        advice = advice or (f"Use {alternative}, whose memory does not depend on the number of "
-                            "rows, or fit on a subsample of the rows.")
-        raise ValueError(
-            f"{owner} needs about {need / 2**30:.1f} GiB of memory "
-            f"({n_matrices:g} float64 {n_rows} x {n_cols} matrices) but {budget / 2**30:.1f} "
-            f"GiB are available ({src}). {advice}")
 
 
 #: target size (bytes) of one row block of an out-of-sample kernel in ``transform`` (the

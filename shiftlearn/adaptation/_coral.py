@@ -31,8 +31,8 @@ from .._array_api import (
     to_numpy,
 )
 from .._constraints import Interval, StrOptions, check_params
+from .._resources import check_dense_memory
 from .._validation import check_sample_domain, check_X, check_X_y_domain, check_y_domain
-from ._base import check_dense_memory
 from ._pipeline import warn_if_plain_pipeline
 
 __all__ = ["CORAL", "coral_covariance"]

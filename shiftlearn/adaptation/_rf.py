@@ -32,6 +32,7 @@ import scipy.linalg
 from .._array_api import from_numpy, is_foreign_array
 from .._constraints import Interval, Options, StrOptions, check_params
 from .._dask import is_dask
+from .._resources import check_dense_memory
 from ..kernels import (
     BANDWIDTH_RULES,
     KERNELS,
@@ -44,7 +45,6 @@ from ..kernels import (
 )
 from ._base import (
     BaseSubspaceTransformer,
-    check_dense_memory,
     clip_n_components,
     resolve_tca_mu,
     whitening_scale,

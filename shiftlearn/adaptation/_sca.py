@@ -58,6 +58,7 @@ from scipy.sparse.linalg import LinearOperator
 from .._array_api import from_numpy, is_foreign_array, to_numpy
 from .._constraints import Interval, StrOptions
 from .._linalg import NOT_POSITIVE_DEFINITE, leading_eigh, lowrank_inv_sqrt_weights
+from .._resources import check_dense_memory
 from .._validation import unlabeled_mask
 from ..kernels import (
     BANDWIDTH_RULES,
@@ -69,7 +70,6 @@ from ..kernels import (
 )
 from ._base import (
     BaseSubspaceTransformer,
-    check_dense_memory,
     check_kernel_varies,
     clip_n_components,
     whitening_scale,

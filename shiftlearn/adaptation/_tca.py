@@ -35,10 +35,10 @@ from .._linalg import (
     leading_eigh_array_api,
     lowrank_inv_sqrt_weights,
 )
+from .._resources import check_dense_memory
 from ..kernels import BANDWIDTH_RULES, KERNELS, mmd_vector
 from ._base import (
     BaseSubspaceTransformer,
-    check_dense_memory,
     check_kernel_varies,
     clip_n_components,
     resolve_tca_mu,
