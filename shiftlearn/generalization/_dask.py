@@ -11,25 +11,11 @@ block's active rows, ``2Q`` and ``(2Q)^2`` numbers) and one pass for ``Z d`` (on
 row), the features of a block built where the block lives. ``decision_function`` /
 ``predict`` of a Dask ``X`` embed each test task in one pass and return a lazy Dask array.
 
-Decisions:
-
-* **Squared hinge only.** The hinge (the default) and the epsilon-insensitive loss are solved by
-  liblinear's dual coordinate descent, which visits the rows one at a time in a random order
-  with all of them in memory; no per-block statistic gives its solution. They are refused with
-  the fix (``loss="squared_hinge"``, the authors' code's loss, or ``X.compute()``), as are the
-  regressors, the exact and Nyström solvers (an ``M x M`` / ``M x m`` kernel) and a model
-  fitted in memory with them asked to predict a Dask ``X``.
-* **What is in memory:** ``O(M)`` numbers (labels, task ids, costs, the margins and the line
-  search's step values, one float each per row); the features never (``M x 2Q``).
-* **Same model as numpy input** with the same ``random_state``: the same bandwidth rows (those
-  numpy input reads: the task-sorted order it fits in), the same frequencies, embeddings as
-  float64 sums per block. The rows stay in their order here (numpy input sorts them by task)
-  and the float32 products are summed per block in float64, so the Newton iterates agree to
-  float32 round-off (decision values to ~1e-6; with float64 features, to 1e-10: tested).
-* **Cost:** 1 + 2 x (Newton steps) passes over ``X`` per one-vs-rest class (each computes the
-  blocks' features again: persist ``X`` when the workers can hold it).
-* Rows are checked block by block (NaN/inf named with the estimator); labels and domain ids
-  (Dask or numpy) are computed and checked as numpy input's, with the same messages.
+Contract: squared hinge only (the hinge, the epsilon-insensitive loss, the regressors, the
+exact and Nyström solvers are refused with the fix); ``O(M)`` numbers in memory, never the
+``M x 2Q`` features; the same model as numpy input with the same ``random_state`` (decision
+values to ~1e-6 with float32 features, 1e-10 with float64); 1 + 2 x (Newton steps) passes over
+``X`` per one-vs-rest class. Design notes: ``docs/dev/generalization.md``.
 """
 
 from __future__ import annotations

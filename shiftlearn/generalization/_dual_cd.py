@@ -12,17 +12,12 @@ of rows at a bound, the stopping rules (projected-gradient spread ``<= tol`` for
 classifier, violation sum ``<= tol`` times the first epoch's for the regressor) and
 ``max_iter`` epochs, so ``tol`` keeps liblinear's meaning.
 
-Decision, measured (``benchmarks/generalization/marginal_solvers.py``, one BLAS thread): on
-the rotated-ellipse product kernel this solver reaches a comparable objective gap 2.7-10x
-faster than pivoted Cholesky + liblinear (``LinearSVC`` on the factor, the previous exact
-solver) and 2.2-37x faster than our former pure-Python coordinate descent, at M = 256-4,096
-rows and three losses; it needs no ``O(M^3)`` factorisation. Each epoch is one function:
-numba compiles it where it is installed (``pip install shiftlearn[speed]``), with the gradient
-updates (:func:`_add_scaled_column`, :func:`_add_column`) overloaded as loops (an array
-expression there allocated a temporary per move: 2x slower); without numba the same function
-runs in Python with the numpy updates, 5-16x more slowly, and gives the same ``beta`` bit for
-bit (no fast-math; the products are evaluated in the same order on both paths; the epoch order
-is drawn by numpy in both). ``SHIFTLEARN_NUMBA=0`` switches numba off.
+It needs no ``O(M^3)`` factorisation. Each epoch is one function: numba compiles it where it
+is installed (``pip install shiftlearn[speed]``); without numba the same function runs in
+Python with numpy updates, more slowly, and gives the same ``beta`` bit for bit (no fast-math;
+the products are evaluated in the same order on both paths; the epoch order is drawn by numpy
+in both). ``SHIFTLEARN_NUMBA=0`` switches numba off. Measurements:
+``docs/dev/generalization.md``.
 
 Rows whose kernel diagonal is zero (``k(x_a, x_a) = 0``, e.g. a zero row under a linear
 ``kernel_x``) are left out: their feature vector is zero, so no coefficient on them changes

@@ -7,8 +7,8 @@ embeddings ``Psi`` (embedding kernel ``k'``, eq. 9), ``K`` Gaussian by default
 its own rows; at prediction time each test task (rows sharing a ``sample_domain`` id) is
 embedded from its own unlabeled rows. No retraining at test time.
 
-Decisions on the paper's ambiguities (see ``docs/marginal_transfer.md``)
------------------------------------------------------------------------
+The model where the paper leaves it open (see ``docs/marginal_transfer.md``)
+---------------------------------------------------------------------------
 * **Regularisation.** We minimise ``sum_a c_a loss(f(x~_a), y_a) + 1/2 ||f||^2`` with
   ``c_a = C * M / (N n_{t(a)})`` (``M`` training rows, ``N`` tasks, ``n_t`` rows of task t), i.e.
   eq. (7) with ``lambda = 1 / (2 C M)``. ``C`` is "per point on average", so with equal task
@@ -16,7 +16,7 @@ Decisions on the paper's ambiguities (see ``docs/marginal_transfer.md``)
   ``weighting="point"`` drops the ``1/n_t`` weights (the paper's unweighted pooling (b)).
 * **No intercept**, as in the paper. The exact solver runs liblinear's dual coordinate
   descent on the ``M x M`` product kernel itself, keeping the dual gradient
-  (:mod:`._dual_cd`; 3-12x faster than liblinear on a Cholesky factor of the kernel). The
+  (:mod:`._dual_cd`). The
   Nyström and RF solvers build explicit features, a pivoted-Cholesky factor of the kernel
   through random landmark rows (App. A.6.2, :mod:`._solvers`; the task embeddings too are
   means of the same landmarks' features of ``k'``, our extension: no ``M x M`` kernel anywhere)
@@ -38,9 +38,7 @@ Decisions on the paper's ambiguities (see ``docs/marginal_transfer.md``)
 * **Losses:** by default the true hinge / epsilon-insensitive losses (the paper's text).
   The classifier's ``loss="squared_hinge"`` is the authors' code (liblinear ``-s 1``), with the
   same weights ``c_a``: the squared-hinge dual on the exact kernel, a primal Newton
-  method on random or Nyström features (rows >> features), which is much faster than
-  liblinear's dual coordinate descent for the hinge
-  (``benchmarks/generalization/marginal_speed.py``). The regressor keeps the
+  method on random or Nyström features (rows >> features). The regressor keeps the
   epsilon-insensitive loss.
   Multiclass: one-vs-rest (the paper is binary).
 * **Regression target:** with ``normalize_y=True`` (default) ``y`` is standardised with the
@@ -61,7 +59,7 @@ Decisions on the paper's ambiguities (see ``docs/marginal_transfer.md``)
 * **Test tasks** may have any size >= 1, but each is embedded from the rows given in the
   ``predict`` call: a task with fewer than ``min_predict_task_size`` rows (default 10) is
   predicted with a warning. Predicting a stream one row at a time would embed every row as its
-  own task (rotated ellipses: 5% -> 45% error); pass a task's rows together, or embed the new
+  own task, with a much larger error; pass a task's rows together, or embed the new
   rows with a stored sample of their task::
 
       pred = clf.predict(np.vstack([X_sample, X_new]),
@@ -171,9 +169,7 @@ _COMMON_DOC = """
         solver's dual coordinate descent (liblinear's rules; ``1e-3`` for the regressors,
         whose SVR dual needs it for the same objective gap), ``0.1`` for liblinear on random
         or Nyström features (liblinear's own default for its dual solvers and the authors'
-        setting; at N n = 10^4 it needs ~5x fewer epochs than ``1e-2`` for the same test
-        error, see
-        ``benchmarks/generalization/marginal_speed.py``); for the classifier's
+        setting); for the classifier's
         ``loss="squared_hinge"`` on random or Nyström features ``1e-4`` (relative gradient
         norm of the primal Newton method).
     max_iter : int, default=1000
@@ -184,9 +180,7 @@ _COMMON_DOC = """
 
 _PREDICT_SIZE_DOC = """    min_predict_task_size : int, default=10
         ``predict`` warns when a test task has fewer rows (its embedding is then poor; see
-        the module docstring for how to predict a stream). 10 is where the test error on the
-        rotated ellipses passes three times the whole-task error
-        (``MIN_PREDICT_TASK_SIZE``).
+        the module docstring for how to predict a stream; ``MIN_PREDICT_TASK_SIZE``).
 """
 
 _LOSS_DOC = """    loss : {"hinge", "squared_hinge"}, default="hinge"

@@ -21,23 +21,9 @@ columns) and the map back to the kernel expansion ``f(x) = sum_p beta_p k(x_p, x
 Cholesky factor itself: no triangular solve; ``K - F F^T`` has entries below ``FACTOR_RTOL``
 times ``max K_aa``); with ``m`` random landmarks it is the Nyström approximation.
 
-Decisions:
-
-* **Pivoted Cholesky, not an eigendecomposition.** Both give ``F F^T = K``; at ``M = 4,096``
-  rows ``dpstrf`` takes 1.0 s against 11.7 s for ``scipy.linalg.eigh`` (one thread), and its
-  factor is triangular in pivot order, so half its entries are exact zeros, which liblinear
-  skips (its rows are stored sparsely). The pivoting makes it rank-revealing: a singular
-  kernel (duplicated rows, a linear ``kernel_x``) stops at its numerical rank instead of
-  failing as a plain Cholesky would.
-* **``FACTOR_RTOL = 1e-10``**: the dropped pivots are rounding noise relative to the kernel's
-  scale; ``R``'s condition number stays near ``1 / sqrt(FACTOR_RTOL) = 1e5``, so ``beta`` has
-  ~1e-11 relative rounding error.
-* **The exact solver does not use the factor.** Pivoted Cholesky + liblinear on all ``M``
-  rows (the first exact solver) costs ``O(M^3 / 3)`` for the factor and
-  ``O(rank)`` per visited coordinate; dual coordinate descent on ``K`` itself
-  (:mod:`._dual_cd`) reaches a comparable objective 2.7-10x faster
-  (``benchmarks/generalization/marginal_solvers.py``). The factor serves the Nyström solver
-  (``m << M`` landmarks), where liblinear on ``M x m`` features is the cheaper problem.
+The exact solver does not use the factor (it runs on ``K`` itself, :mod:`._dual_cd`); the
+factor serves the Nyström solver (``m << M`` landmarks). ``FACTOR_RTOL = 1e-10`` keeps ``R``'s
+condition number near ``1e5``. Design notes: ``docs/dev/generalization.md``.
 """
 
 from __future__ import annotations
