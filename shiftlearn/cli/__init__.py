@@ -6,25 +6,10 @@ two domains of a data set differ?) and ``federated`` (federated RF-TCA jobs). Th
 demos live under ``shiftlearn demo <name>``: ``subspace`` (raw 1NN against TCA/SCA on a real
 data set), ``boosting``, ``marginal`` and ``splits``.
 
-Design decisions
-----------------
-* One module per subcommand with ``add_parser(subparsers, parents)`` and ``run(args) -> int``;
-  heavy imports (numpy estimators, data loaders, flwr) happen inside ``run``, so
-  ``shiftlearn --help`` stays fast and a missing optional extra only affects its command.
-* The common options (``--data-home``, ``--quiet``, ``--seed``, ``--debug``) come from one
-  parent parser and are accepted before or after the command name. Their argparse default is
-  ``SUPPRESS`` (so a subcommand's parser cannot overwrite a value given before the command
-  name) and :data:`COMMON_DEFAULTS` fills in what was not given.
-* One error path, in :func:`main`: a person's mistake (``ValueError``, ``TypeError``,
-  ``OSError``, an ``ImportError`` of an optional extra: a module of :data:`OPTIONAL_EXTRAS`,
-  or a message that names its ``pip install`` command) prints one line
-  ``shiftlearn <command>: error: <problem and fix>`` on stderr and exits 2; argparse's own
-  errors also exit 2; Ctrl-C exits 130 with one line. Any other exception is a bug and keeps
-  its traceback. ``--debug`` (or ``SHIFTLEARN_DEBUG=1``) re-raises everything for developers
-  and shows the library's ``logging`` messages down to DEBUG.
-* Progress bars (:mod:`shiftlearn._progress`, rich) are switched on for the whole command
-  unless ``--quiet``; they are drawn only when stderr is a terminal, so pipes, files and tests
-  see none.
+Exit status: 0 on success; 2 on a person's mistake (one line
+``shiftlearn <command>: error: <problem and fix>`` on stderr) and on argparse's errors; 130 on
+Ctrl-C; any other exception is a bug and keeps its traceback. ``--debug`` (or
+``SHIFTLEARN_DEBUG=1``) re-raises everything. Design notes: ``docs/dev/cli.md``.
 
 Examples
 --------

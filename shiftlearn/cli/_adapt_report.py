@@ -1,14 +1,9 @@
 """The report of ``shiftlearn adapt``: a dict (written as JSON) rendered as Markdown or as one
 self-contained HTML page with figures.
 
-Design decisions
-----------------
-* The dict built by :func:`shiftlearn.cli.adapt.run` is the single source: the JSON is the dict,
-  the Markdown and the HTML only render it (plus, for the HTML, the figures drawn from the
-  arrays by :func:`figures`), so the three formats cannot disagree.
-* The HTML page (:class:`shiftlearn.report.HtmlReport`) embeds its figures as PNG data and has
-  no script or link: it opens offline. Its first lines say what was decided and, when the
-  target file has labels, how accurate it was; the details follow.
+The dict built by :func:`shiftlearn.cli.adapt.run` is the single source: the JSON is the dict,
+the Markdown and the HTML only render it. The HTML page opens offline. Design notes:
+``docs/dev/cli.md``.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """Helpers shared by the subcommands: messages, argument types, output checks.
 
-Design decisions
-----------------
-* Results go to stdout; progress and notes go to stderr and are silenced by ``--quiet``.
-  Progress bars are only drawn when stderr is a terminal (:mod:`shiftlearn._progress`).
-* Numbers a person types are checked by argparse (``count``, ``fraction``, ...), so a bad
-  value is refused before anything runs, with argparse's usual exit status 2.
-* Output files are checked before any long computation (:func:`check_output`): the folder must
-  exist and the file must be writable (probed by opening it for appending, which works for
-  every user including root, and removing it again if it did not exist).
-* Tables for people are drawn by rich (:func:`print_table`): aligned columns, a rule under the
-  header, no colours or markup (cells are printed as given), never wrapped, so the output reads
-  the same on a terminal, in a pipe and in a log file. Progress bars are in
-  :mod:`shiftlearn._progress` (switched on by :func:`shiftlearn.cli.main`).
+Results go to stdout; progress and notes to stderr (silenced by ``--quiet``). Design notes:
+``docs/dev/cli.md``.
 """
 
 from __future__ import annotations

@@ -10,65 +10,11 @@ of the adapted and of the raw model (for evaluation only: nothing is chosen with
 ``--report x.html`` is one self-contained page with figures (heat-maps and 2-D pictures of the
 domains before and after, the candidates' validation estimates, the class mix).
 
-Design decisions
-----------------
-* Every output path is checked before any file is read or any model fitted; ``--out`` and
-  ``--report`` may not name an input file or each other.
-* ``--report x.json`` writes the JSON only, ``--report x.html`` / ``x.md`` the HTML page or the
-  Markdown and the JSON beside it as ``x.json`` unless that is a file named on the command
-  line; other extensions are refused. Without ``--report`` the Markdown goes to stdout.
-* ``--method auto`` is :class:`~shiftlearn.model_selection.AdaptationSelector`: no adaptation
-  is always a candidate and wins ties. The adapters it compares are sized to the data
-  (``--candidates sized``): the exact TCA, SCA and uSCA up to :data:`EXACT_MAX_ROWS` rows
-  (and JDA up to :data:`JDA_MAX_ROWS`),
-  their random-feature versions above (the same models without the n x n kernel; below that
-  size they are slower than the exact ones, 1,000 random features each), and CORAL at any size
-  (its cost is two ``d x d`` eigendecompositions, independent of the rows).
-* ``--select`` maps to a splitter and a scorer. Its default (:data:`DEFAULT_SELECT`, one entry
-  per ``--classifier``) is the criterion under which ``auto`` reached the best mean target
-  accuracy in the selection study (``benchmarks/model_selection/selection_study.py``, 19 tasks,
-  JDA and CORAL among the candidates; ``tests/test_cli_adapt_auto.py`` checks the default
-  against the published run): ``circular`` with 1NN (56.4% against 54.3% under mmd, 43.2%
-  under source-cv and 33.7% without adaptation) and ``mmd`` with logistic regression (53.7%
-  against 52.7% under circular, 39.6% under source-cv and 40.8% without adaptation).
-  ``source-cv`` is ``SourceKFold(5)`` with source accuracy (the papers' protocol); ``cluster`` is
-  ``DomainAwareSplit(ClusterSplit())`` (the most shifted validation rows, Napoli & White);
-  ``lodo`` is ``LeaveOneDomainOut`` (needs two source files); the names of :data:`SCORERS`
-  are the target-label-free scorers of :mod:`shiftlearn.model_selection._scorers` over
-  ``SourceKFold(5)``. With a named ``--method``, ``--tune`` uses 5-fold source CV and
-  ``--select`` is refused.
-* ``--margin`` (default 0: the best estimate wins): ``--margin se`` adapts only when the
-  best adapter's validation estimate beats no adaptation's by more than that adapter's
-  standard error over the folds (the one-standard-error rule). Measured on the selection
-  study's 19 tasks (``benchmarks/model_selection/selection_auto_check.py --margin se``, 1NN,
-  ``circular``): ``se`` changes no choice, and every choice is at least a point above raw
-  1NN. Before JDA was a candidate it changed none either, not even on MNIST->USPS, where
-  ``auto`` then lost 6.5 points (circular validation preferred TCA by 4.2 standard errors;
-  JDA wins that task now). So 0 stays the default and ``se`` is the cautious choice.
-* ``--out`` holds ``row,prediction`` and, when the classifier gives graded probabilities
-  (``logreg``; 1-NN's are always 0 or 1), ``confidence``: the predicted class's probability.
-* Files are read by :func:`shiftlearn.datasets._tables.read_table` (pandas/pyarrow); its notes
-  (a dropped index column, an encoding fallback, a header guess) are printed and kept in the
-  report. Labels are compared as values (``1`` equals ``1.0``) across all files
-  (:func:`~shiftlearn.datasets._tables.encode_labels`), for training and for the target
-  accuracy, which counts only the target rows whose label is given.
-* Files with headers are matched by column name (:func:`~shiftlearn.cli._common.match_columns`):
-  another order is reordered with a note, different columns are named (missing and extra). A
-  target that carries the sources' label column without ``--target-has-labels`` is recognised
-  rather than read as a feature (:func:`_read_target`).
-* Warnings raised during a run go to the report, not stderr. Candidates that cannot be fitted
-  or scored are listed with their reason; a criterion that gives every candidate the same
-  estimate cannot rank them, and the decision says it is a default (``_selection_lines``).
-* ``--n-jobs`` (default -1: every core joblib counts, so ``LOKY_MAX_CPU_COUNT`` caps it) runs
-  the candidates' fits and scorings in that many threads
-  (:class:`~shiftlearn.model_selection.AdaptationSelector`'s ``n_jobs``; the choice and the
-  estimates do not depend on it). While the search runs, a bar on a terminal's stderr shows
-  the fits done, the candidate last scored, the elapsed time and rich's estimate of the time
-  left; the report lists the seconds each candidate took (fit + validation, summed over its
-  settings and folds: ``candidate_times_``).
-* Sizes are checked before fitting: an empty target is refused; a one-row domain is refused
-  when something needs two rows (an adapter, which learns the target's distribution, or the
-  MMD tests of the report), with the options that avoid it.
+Contract: every output path is checked before any file is read; ``--method auto`` compares no
+adaptation (which wins ties) with the adapters sized to the data by the ``--select`` criterion
+(default :data:`DEFAULT_SELECT`); target labels, when the file carries them, are only used to
+print an accuracy. Exit status 0 on success, 2 on a usage or input error, with a message that
+names the problem. Options: ``docs/cli.md``; design notes: ``docs/dev/cli.md``.
 """
 
 from __future__ import annotations

@@ -7,15 +7,9 @@ and, with ``--label-column``, the class-conditional shift and the class shares p
 ``--report x.html`` writes a self-contained page with the heat-map and 2-D maps of the domains
 (``.md``: Markdown; ``.json``: the numbers; ``.html``/``.md`` also write the JSON beside).
 
-Design decisions
-----------------
-* The statistics are :func:`shiftlearn.report.analyse_shift` (its docstring gives the choices:
-  one bandwidth for every pair, pooled z-scoring, a seeded cap on the rows, Holm's correction).
-  The command only reads files, prints and writes.
-* Without ``--label-column`` every column but the domain column is a feature: a label column
-  left in would be measured as a feature, so the help says so.
-* Output paths are checked before any file is read; each test advances a progress bar (on a
-  terminal, without ``--quiet``).
+The statistics are :func:`shiftlearn.report.analyse_shift`; the command only reads files,
+prints and writes. Output paths are checked before any file is read. Design notes:
+``docs/dev/cli.md``.
 """
 
 from __future__ import annotations

@@ -4,14 +4,10 @@ For each task (source domain -> target domain) of a real data set, the 1-nearest
 accuracy on the unlabeled target: on the raw features, then in the space each adapter (TCA,
 SCA, RF-TCA, RF-SCA) learns from the labeled source and the unlabeled target rows.
 
-Design decisions
-----------------
-* Without ``--tuned`` every adapter keeps its default hyper-parameters (nothing is tuned on
-  target labels). ``--tuned`` picks them by 5-fold CV on the source labels over
-  :data:`shiftlearn.model_selection.DEFAULT_GRIDS` (the papers' protocol).
-* A method whose class cannot be imported is listed as "not available" and skipped; a method
-  that fails on one task is reported (``error`` in its cell, exit status 1) without hiding the
-  others.
+Without ``--tuned`` every adapter keeps its default hyper-parameters; ``--tuned`` picks them
+by 5-fold CV on the source labels over :data:`shiftlearn.model_selection.DEFAULT_GRIDS`. A
+method that fails on one task is reported (``error`` in its cell, exit status 1) without hiding
+the others.
 """
 
 from __future__ import annotations
