@@ -1,14 +1,8 @@
 """The figures of the HTML reports, drawn with matplotlib and returned as PNG bytes.
 
-Design decisions
-----------------
-* matplotlib's object interface (``matplotlib.figure.Figure``, no ``pyplot``): no global state,
-  no GUI backend, safe in threads and tests; the Agg canvas renders the PNG.
-* Every function returns the PNG bytes (100 dpi, white background) that
-  :class:`~shiftlearn.report.HtmlReport` embeds as base64: the report needs no network and no
-  second file.
-* Colours: one colour per domain from matplotlib's ``tab10`` cycle, in the order given (the
-  target last in ``adapt``), so a domain has the same colour in every figure of a report.
+Every function returns PNG bytes (100 dpi, white background), drawn without ``pyplot`` (no
+global state); a domain has the same colour in every figure of a report. Design notes:
+``docs/dev/report.md``.
 
 Examples
 --------

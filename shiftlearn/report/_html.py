@@ -1,17 +1,8 @@
 """A self-contained HTML report: one file, figures embedded, nothing fetched when opened.
 
-Design decisions
-----------------
-* One file: the figures are PNG images embedded as ``data:`` URIs (base64), the style sheet is
-  inline, and there is no script, font, image or link to anything outside the file, so the
-  report opens offline, from an e-mail attachment, or in a sandboxed viewer.
-* Every piece of text is HTML-escaped (:func:`html.escape`): file names and labels come from
-  users' files.
-* Figures carry ``class="figure"``, their pixel size and an ``alt`` text, so a browser test can
-  check that each one loads and is not blank; a figure is as wide as its image (the caption
-  wraps), so two figures sit side by side on a laptop screen, and never wider than the page
-  (``max-width: 100%``, the image scaled with ``height: auto``): a class-mix chart of ten
-  classes is 1,650 px wide, more than a 1,280 px screen.
+The page is one file: figures are embedded PNG ``data:`` URIs, the style sheet is inline,
+and nothing outside the file is referenced; every piece of text is HTML-escaped. Design
+notes: ``docs/dev/report.md``.
 
 Examples
 --------

@@ -6,25 +6,12 @@ permutation-test p-value and its Holm-corrected value, the per-class (class-cond
 where labels are given, the class proportions per domain, and one plain-language sentence
 (:func:`describe`). ``shiftlearn shift`` prints it and draws it (heat-map, 2-D maps).
 
-Design decisions
-----------------
-* **Never an n x n kernel for large n.** Each domain is subsampled to at most ``max_rows`` rows
-  (seeded, in file order), per class too; the cap is stated in the result. A pair's test forms
-  the kernel of its two subsamples only (at most ``2 * max_rows`` rows).
-* **One bandwidth for every pair**: the median heuristic on the pooled subsamples of all
-  domains, so the entries of the matrix are on one scale and can be compared (a per-pair
-  bandwidth would make each entry its own unit). The per-class tests use the same one.
-* **Standardised features** (``standardize=True``): every feature is z-scored with the mean and
-  standard deviation of all domains pooled, so a feature in large units does not dominate the
-  kernel; a pooled (not per-domain) scaling keeps mean and scale differences between domains.
-  Constant features are left at 0.
-* **Multiple tests**: with ``k`` domains there are ``k (k - 1) / 2`` tests; their p-values are
-  corrected by Holm's step-down method (:func:`holm`, family-wise error rate ``alpha``), the
-  per-class tests as one family of their own.
-* **Words**: two domains whose Holm-corrected p-value is above ``alpha`` are "close" (no
-  detectable difference with these sample sizes, which is not proof that they are equal); a
-  domain that differs from every other one "differs from all". When every pair differs, the
-  sentence names the closest pair and the farthest domain by MMD².
+Each domain is subsampled to at most ``max_rows`` rows (seeded), so no kernel is larger than
+``2 * max_rows`` rows; one median bandwidth for every pair, on features z-scored over all
+domains pooled (``standardize=True``); p-values Holm-corrected per family; "close" means no
+detectable difference at level ``alpha``, not equality. Cost per pair, with ``m <= max_rows``
+rows per domain: ``O(m^2 d)`` for the kernel and ``O(m^2)`` per permutation. Design notes:
+``docs/dev/report.md``.
 
 Examples
 --------
