@@ -1,17 +1,8 @@
 """Class labels as values, pooled over files (used by :mod:`shiftlearn.datasets._tables`).
 
-Design decisions
-----------------
-* Labels that are all numbers are parsed: ``1``, ``1.0``, ``01`` and ``+1`` are one class, and
-  integral numbers become int64. Other labels stay strings, blanks stripped. A column that mixes
-  text with numbers keeps them as text, but refuses one number written two ways (``1`` and
-  ``1.0``), which would otherwise silently be two classes.
-* Missing: ``None``, NaN and the cells in :data:`MISSING_TOKENS`; :func:`encode_labels` codes
-  them ``-1``, the library's unlabeled marker. Booleans become ``"False"``/``"True"``.
-* Classification only: non-integral numbers, or more than :data:`MAX_DISTINCT_CLASSES`
-  distinct labels that are also more than half of the rows, are refused as a regression target
-  or an identifier column. 60 classes of 5 rows each pass; 100 distinct integers in 100 rows
-  do not.
+Labels that are all numbers are parsed (``1``, ``1.0``, ``01`` and ``+1`` are one class);
+missing cells are coded ``-1``, the unlabeled marker; regression targets and identifier
+columns are refused. Design notes: ``docs/dev/datasets.md``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ into one set of classes. Both either return a right answer or raise :class:`Tabl
 ``ValueError``) with a one-line message naming the file, the line (1-based, counting the header
 and blank lines as in an editor) or row, the column, and the fix.
 
-Design decisions
-----------------
+What is read, and how
+---------------------
 * **Formats** are recognised by their content: gzip/bz2/xz/zip compression by magic bytes
   (whatever the extension), Parquet (``PAR1``, read with pyarrow), ``.npy`` (``\\x93NUMPY``),
   ``.npz`` (a zip of ``.npy`` arrays ``X``, ``y`` and optionally the domain column), else text.
