@@ -19,23 +19,10 @@ reduce the problem themselves and pass the reduced operator. Both solvers symmet
 ``B`` first (``(A + A^T)/2``), so round-off asymmetry of products such as ``K H K`` does no
 harm, and both return the pairs leading first with ``V^T B V = I``.
 
-Decisions
----------
-* scipy's ``eigsh`` replaced a hand-written block Krylov: on the package's own
-  problem (RF-TCA, MNIST->USPS, 2N = 2,000, k = 30) it is as fast or faster and far more
-  accurate (``benchmarks/adaptation/rf_eigensolver.py``).
-* ARPACK runs on ONE BLAS thread up to ``n = ARPACK_SINGLE_THREAD_MAX_N`` (4,096): its
-  products are matrix-vector products, too small for threads to pay off (RF-TCA on
-  MNIST->USPS, 2N = 2,000: 141 ms on one thread against 410 ms on two, on the shared 2-core
-  machine); factorisations outside the iteration keep every thread.
-* A failure of ARPACK (no convergence, a zero operator) raises :class:`ArpackFailure`, a
-  ``ValueError`` whose message says what happened and the two ways out; when ``A`` is a matrix
-  the dense solver is used instead, which cannot fail that way (the answer is then exact, so
-  nothing is hidden).
-* A ``B`` that is not numerically positive definite gets, once, the ridge
-  ``1e-10 * trace(B) / n`` (stated, deterministic) before a ``ValueError`` is raised.
-* The small in-place helpers for ``D x D`` matrices used by the random-feature solvers live
-  here too: :func:`sym_` (symmetrise), :func:`add_gram_` (``A += F^T diag(alpha) F``).
+ARPACK runs on one BLAS thread up to ``n = ARPACK_SINGLE_THREAD_MAX_N``; a failure of ARPACK
+raises :class:`ArpackFailure` (a ``ValueError``) unless ``A`` is a matrix, where the dense
+solver is used instead; a ``B`` that is not numerically positive definite gets, once, the ridge
+``1e-10 * trace(B) / n`` before a ``ValueError`` is raised. Design notes: ``docs/dev/core.md``.
 """
 
 from __future__ import annotations

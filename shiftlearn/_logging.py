@@ -4,7 +4,7 @@ Every module logs to ``logging.getLogger(__name__)`` (the ``shiftlearn.*`` hiera
 application controls them as usual (``logging.basicConfig(level=logging.INFO)``, or a handler
 on the ``"shiftlearn"`` logger).
 
-Design decision: an estimator's ``verbose=`` is a person asking to see its progress messages.
+An estimator's ``verbose=`` is a person asking to see its progress messages.
 :func:`verbose_message` logs them at ``INFO``; when logging has not been configured to show
 ``INFO`` for that logger (the default: the root logger is at ``WARNING``), the message is handed
 to a stderr handler instead, so ``verbose=1`` shows its lines as it always did, without the

@@ -5,17 +5,8 @@ nothing is drawn unless the caller switched progress on with :func:`progress_ena
 ``shiftlearn`` command line does when stderr is a terminal and ``--quiet`` is not given. So the
 library never writes to the terminal by itself, and tests, pipes and log files see nothing.
 
-Design decisions
-----------------
-* rich (a core dependency of the command line, already required by Flower) draws the bars: one
-  live display on stderr, *transient* (the bars disappear when done, so the results printed on
-  stdout are what stays on screen).
-* Result lines printed on stdout while bars are drawn appear above the bars when stdout is
-  the terminal too (rich's stdout redirection); a redirected stdout is not touched.
-* rich allows one live display at a time, so nested loops share it: an inner :func:`track`
-  adds a second bar to the running display (a search inside a loop over tasks shows both).
-* The switch is a :mod:`contextvars` variable, so threads and async tasks started elsewhere do
-  not inherit a display they cannot see.
+Bars are transient and drawn on stderr; nested loops share one display. Design notes:
+``docs/dev/core.md``.
 
 Examples
 --------
