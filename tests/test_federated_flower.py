@@ -109,11 +109,12 @@ def test_flower_secagg_oneshot_equals_emulation_and_centralized(tmp_path):
     assert res["wire_bytes_up"] > 0 and res["wire_bytes_down"] > 0
 
 
-@pytest.mark.slow
 @pytest.mark.network
-def test_flower_secagg_survives_a_client_dropping_mid_protocol(tmp_path):
+def test_hardening_secagg_dropout_is_reported_and_exact_for_the_survivors(tmp_path):
     """Client 2 (a source) drops after the SecAgg+ key exchange; its masks are rebuilt from
-    the others' shares, and the model is RF-TCA on the three contributors' pooled data."""
+    the others' shares, the model is RF-TCA on the three contributors' pooled data, and the
+    result table names the dropped client."""
+    from shiftlearn.cli.federated import summary_rows
     from shiftlearn.federated._data import agree_bandwidth, load_all, local_bandwidth
     from shiftlearn.federated._jobs import job_config, oneshot_config
     from shiftlearn.federated._secagg import secure_oneshot
@@ -126,6 +127,7 @@ def test_flower_secagg_survives_a_client_dropping_mid_protocol(tmp_path):
     sec = res["secure_aggregation"]
     assert sec["contributors"] == [1, 3, 4] and sec["dropped"] == [2]
     assert any("fault injection" in f for f in sec["failures"])
+    assert dict(summary_rows(res))["clients dropped (model exact for the others)"] == "2"
     cfg = job_config(job)
     parts = load_all(cfg)
     assert res["sigma"] == agree_bandwidth([local_bandwidth(p.X) for p in parts])
