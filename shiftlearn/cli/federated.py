@@ -7,49 +7,17 @@ Run a job in the fault-injecting simulator, on a Flower loopback (a SuperLink an
     shiftlearn federated simulate --set dataset=digits target=usps extractor=cnn  # deep model
     shiftlearn federated loopback --nodes 4 --set protocol=oneshot
     shiftlearn federated loopback --set secure-aggregation=true   # one-shot under SecAgg+
-    shiftlearn federated app ./fedrftca-app      # then: flwr run ./fedrftca-app <superlink>
+    shiftlearn federated app ./fedrftca-app      # its README.md: the deployment steps
     shiftlearn federated app ./digits-app --set dataset=digits   # resolved digits settings
     shiftlearn federated certs ./tls --host server.example.org    # private CA + server cert
     shiftlearn federated node-keys ./keys --nodes 4               # SuperNode key pairs
     shiftlearn federated keys                    # every job key and its default
 
-Design decisions
-----------------
-* ``--set key=value`` values are converted to the type of the key's default and checked here
-  (whole numbers, finite numbers, true/false; counts at least 1), so a typo fails before
-  any data are loaded; the library checks the rest (protocol names, ranges of its configs).
-* ``--data-home`` reaches the job's data loaders through ``$SHIFTLEARN_DATA``, set for this
-  process and the processes it starts (the loopback's SuperNodes load their rows themselves;
-  a run config has no data-home key, each machine of a real deployment has its own folder).
-* ``--seed`` sets the job's ``seed`` key (the random features); giving both ``--seed`` and
-  ``--set seed=...`` with different values is an error.
-* ``simulate`` and ``loopback`` print a table for people on stdout: the target accuracy
-  beside its baselines (``source only``: the same model without adaptation; ``chance``), the
-  rounds, the bytes sent each way (and on the wire, for Flower), the bandwidth, and the
-  result's ``warning`` under it. ``--json`` prints the whole result as JSON instead (arrays
-  summarised by shape and norm), with the one-line headline and the warning on stderr.
-  ``certs`` and ``node-keys`` print the files they wrote as a table, or JSON with ``--json``.
-* A one-shot result is a projection ``W``, not a classifier: the command scores it
-  (:func:`shiftlearn.federated._evaluate.oneshot_accuracy`: a softmax on the sources'
-  projected rows, against the same softmax without ``W``), so every job reports an accuracy
-  with its baselines; the job's data are all at hand in both the simulator and a loopback.
-* Progress (only on a terminal, never with ``--quiet``): a bar over the job's rounds in the
-  simulator (:func:`~shiftlearn.federated.run_iterative`), and a running-time line for the
-  phases the command waits on (starting SuperNodes, the Flower run, scoring). The Flower
-  ServerApp runs in its own process and logs a line per round; a loopback run advances a
-  round bar from that streamed log (``LoopbackDeployment.run(on_round=)``).
-* ``loopback`` runs with TLS (a private CA made for the run) and SuperNode authentication
-  (every node's key registered before it starts) unless ``--insecure`` (plain text, any node
-  may join) or ``--no-auth`` (TLS only) is given (issue #22).
-* ``certs`` and ``node-keys`` write the files of the multi-machine recipe in
-  ``docs/federated.md`` (``shiftlearn.federated._tls``; the ``cryptography`` package comes
-  with ``flwr``) and print the flags that use them.
-* ``loopback`` needs the ``federated`` extra (``flwr`` and its executables, beside Python or on
-  the PATH); its absence is reported with the install command before anything starts.
-* A job whose model has an extractor (``extractor=mlp|cnn``) or the FCNN classifier needs the
-  ``deep`` extra (PyTorch); without it the job stops with the install command.
-* ``app --set`` writes the resolved job (every key, the data set's defaults included) into the
-  app's run config: a ServerApp cannot tell a default from a chosen value.
+``simulate`` and ``loopback`` print a table (target accuracy beside its baselines, rounds,
+bytes, bandwidth, rejected replies, excluded or dropped clients, the transport) or, with
+``--json``, the whole result. ``loopback`` runs with TLS and SuperNode authentication unless
+``--insecure`` or ``--no-auth``; it needs the ``federated`` extra, and jobs with a trained
+extractor the ``deep`` extra. Design notes: ``docs/dev/federated.md``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ client's domain; ``"l2"`` only normalises rows, which leaves the domains' mean s
 :func:`make_federated_blobs`). Client ids are ``1..K`` for the sources and ``K + 1`` for the
 target; a SuperNode's ``partition-id`` ``p`` is client ``p + 1``.
 
-``dataset="digits"`` (issue #21) holds three domains of 16 x 16 grey digit images, pixels in
+``dataset="digits"`` holds three domains of 16 x 16 grey digit images, pixels in
 [0, 1]: ``mnist`` (2,000) and ``usps`` (1,800), the MNIST+USPS subset of the data home, and
 ``uci`` (1,797), scikit-learn's bundled ``load_digits`` 8 x 8 images (values 0..16, no
 download) divided by 16 and enlarged to 16 x 16 by bilinear interpolation
@@ -114,18 +114,10 @@ def make_federated_blobs(n_clients: int = 4, n_per_client: int = 120, n_input: i
 
     Notes
     -----
-    Design decision (issue #14). The former generator drew the class centres and the target's
-    shift independently (centres ``N(0, 4 I)``, target shift ``N(0, 1.44 I)``), so the problem
-    it posed changed with the seed. For the default ``seed=0`` the target's shift had length
-    4.8 while the two closest class centres were 4.5 apart: the target's classes sat on other
-    classes' places, a model trained on the sources scored chance (33 %) and FedRF-TCA 2-19 %
-    (the README's and the quick start's numbers); in 20 of the seeds 0-99 some target class
-    mean was nearer another class's source mean than its own. Here the geometry is fixed and
-    only its orientation is random: with ``target_shift < 0.5`` no target class centre moves
-    past the midpoint towards another class's pooled-source centre, so every seed poses a
-    well-defined adaptation problem (tested on the sample means of 200 seeds at the default
-    0.4). Larger values can pose an ill-defined one on purpose; the job result's ``warning``
-    entry then reports it (``shiftlearn.federated._jobs.simulate_job``).
+    With ``target_shift < 0.5`` no target class centre moves past the midpoint towards
+    another class's pooled-source centre, so every seed poses a well-defined adaptation
+    problem; larger values can pose an ill-defined one on purpose (the job result's
+    ``warning`` reports it). Design notes: ``docs/dev/federated.md``.
 
     Examples
     --------

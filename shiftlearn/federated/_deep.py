@@ -1,4 +1,4 @@
-"""Deep FedRF-TCA (issue #21): the paper's client model with a trained feature extractor.
+"""Deep FedRF-TCA: the paper's client model with a trained feature extractor.
 
 Every client holds the same architecture (:func:`build_model`)::
 
@@ -16,7 +16,7 @@ Every client holds the same architecture (:func:`build_model`)::
   protocol, last row = bias) or ``"fcnn"`` (the paper's ``m -> 100 -> 100 -> k`` with ReLU; sent
   as one flat vector).
 
-Design decisions (the paper's open points for a trained extractor):
+The paper's open points for a trained extractor, as implemented:
 
 * **Which parameters travel.** ``W`` every round (as in the paper); the classifier ``C`` *and
   the extractor ``G``* every ``T_C`` rounds, on the classifier's schedule (the request's

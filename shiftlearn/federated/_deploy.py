@@ -6,34 +6,12 @@ exactly those process groups (TERM, then KILL), also when the job failed. ``flwr
 even if the ServerApp crashed, so :meth:`run` trusts only the result file it asks the
 ServerApp to write.
 
-Design decisions (issue #22): the deployment uses **TLS and SuperNode authentication by
-default**. :meth:`LoopbackDeployment.start` creates a private CA and a certificate for
-``127.0.0.1`` (:func:`~shiftlearn.federated._tls.make_certificates`) and one key pair per
-SuperNode (:func:`~shiftlearn.federated._tls.make_node_keys`) under ``workdir``, starts the
-SuperLink with ``--ssl-*`` and ``--enable-supernode-auth``, registers every node's public key
-with ``flwr supernode register`` *before* the node starts (Flower 1.41 refuses a node whose key
-is not registered: exit code 305, "Failed to activate SuperNode"), and gives the SuperNodes
-``--root-certificates`` and ``--auth-supernode-private-key``. ``insecure=True`` is the former
-plain-text deployment (no TLS, no authentication); ``auth=False`` keeps TLS only.
-:meth:`LoopbackDeployment.spawn_supernode` starts an extra node (plain text, or with a key
-that is not registered) for the refusal tests.
-
-Design decisions (issue #14): :meth:`LoopbackDeployment.start` checks that the ``federated``
-extra is installed (the ``flwr`` package and its ``flower-superlink``, ``flower-supernode``
-and ``flwr`` executables in ``bin_dir``) before it starts anything, and raises an
-``ImportError`` that names ``pip install "shiftlearn[federated]"``. A loopback run holds every
-client's data on this machine, so :meth:`LoopbackDeployment.run` adds to an iterative job's
-result the same ``baseline`` (and ``warning``) as the simulator
-(:func:`~shiftlearn.federated._jobs.baseline`).
-
-Design decisions (issue #17 item 4, progress): :meth:`LoopbackDeployment.run` reads the
-``flwr run --stream`` output as it arrives (on the caller's thread, with the same timeout)
-instead of waiting for the process to end, and calls ``on_round(done, total)`` for each line
-the ServerApp logs after a protocol round (:data:`ROUND_LINE`, written by
-:func:`shiftlearn.federated.flower.round_line`); the caller decides what to draw (the command
-line advances a round bar), the deployment draws nothing. ``flwr`` prints the streamed logs
-with ``print``, block-buffered into a pipe, so ``flwr run`` runs with ``PYTHONUNBUFFERED=1``
-(else every line would arrive at the end).
+By default the deployment uses TLS (a private CA made under ``workdir``) and SuperNode
+authentication (every node's key registered before it starts); ``insecure=True`` is plain text,
+``auth=False`` TLS only. :meth:`LoopbackDeployment.start` raises ``ImportError`` naming
+``pip install "shiftlearn[federated]"`` when the ``federated`` extra is missing, before it
+starts anything. :func:`write_app` writes the app folder for a deployment across machines,
+with the steps (:func:`app_readme`). Design notes: ``docs/dev/federated.md``.
 """
 
 from __future__ import annotations

@@ -2,23 +2,15 @@
 
 The one-shot protocol ends with a projection ``W`` (2N x m), not a classifier, so its result
 alone tells a person nothing about the target. :func:`oneshot_accuracy` reports what an
-iterative job reports (issue #17: "one-shot results report an accuracy too"): the accuracy on
+iterative job reports: the accuracy on
 the target's labels (evaluation only) of a classifier trained on the sources' projected rows,
 beside the same classifier trained on the sources' random features without ``W``
 (``source_only``) and ``chance``.
 
-Design decisions
-----------------
-* The classifier is the softmax the centralized baselines of the federated benchmarks use
-  (:func:`~shiftlearn.federated.train_softmax`: ``steps`` full-batch Adam steps, the job's
-  ``lr`` and ``seed``), trained on the pooled sources: one party with every source row, as the
-  iterative job's ``source_only`` baseline. The features are divided by the sources' RMS row
-  norm (the one-shot server has it from the summed second moments; no target row is used).
-* ``source_only`` is the same softmax on the same random features ``z(x)`` (``Omega`` from
-  the job's seed) without the projection: what the one-shot run adds is ``W`` only.
-* It needs every source's rows and the target's labels in one place, so it runs where the
-  job's data are all at hand (the simulator, a loopback deployment), as the iterative
-  baseline does (:func:`~shiftlearn.federated._jobs.baseline`).
+The classifier is :func:`~shiftlearn.federated.train_softmax` on the pooled sources'
+projected random features (divided by their RMS row norm); ``source_only`` is the same softmax
+without ``W``. It needs every source's rows and the target's labels in one place (the
+simulator, a loopback deployment). Design notes: ``docs/dev/federated.md``.
 
 Examples
 --------

@@ -6,7 +6,7 @@ sent), then a bias-free adaptive layer ``W`` (2N x m) and a softmax classifier `
 last row = bias). Sources minimise ``CE + lam * MMD``, the target ``lam * MMD`` only, by local
 Adam steps; the server averages ``W`` every round and ``C`` every ``T_C`` rounds.
 
-Decisions on the paper's open points (see docs/federated.md):
+The paper's open points, as implemented (design notes: ``docs/dev/federated.md``):
 
 * **MMD term.** Source i: ``||W^T (mu_i - mu_T)||^2``; target: the *mean* over the sampled
   sources of the same pairwise terms (the public code sums the source means, which is not a
@@ -35,7 +35,7 @@ Decisions on the paper's open points (see docs/federated.md):
   stay bounded, and an honest run is unchanged (a mean of bounded values is bounded).
 * **Initialisation.** ``W`` from ``default_rng([seed, 1])`` (entries ``N(0, 1/m)``) on every
   client, so no download is needed in round 1; ``C = 0``.
-* **Variants (issue #21).** ``algorithm="fedavg"``: the same model without the MMD term, every
+* **Variants.** ``algorithm="fedavg"``: the same model without the MMD term, every
   part (``W``, ``C`` and the deep model's extractor ``G``) averaged over the sampled sources on
   the classifier's schedule (every ``T_C`` rounds), the target idle (it only sends its mean).
   ``subsets="II"`` / ``"III"``: the paper's nested message subsets (its Table III): ``A = S_t``
@@ -114,7 +114,7 @@ class FedRFTCAConfig:
     sampling : {"gaussian", "orthogonal"}
         How ``Omega`` is drawn from the seed (:func:`~shiftlearn.kernels.rff_weights`).
     extractor : {"none", "mlp", "cnn"}
-        Feature extractor trained by every client (issue #21); ``"none"`` with a linear
+        Feature extractor trained by every client; ``"none"`` with a linear
         classifier is the numpy model above, anything else the PyTorch model of
         :mod:`~shiftlearn.federated._deep` (needs the ``deep`` extra).
     classifier : {"linear", "fcnn"}

@@ -4,24 +4,12 @@
 the same names). :func:`simulate_job` runs a job in-process and returns the same result
 dictionary the Flower ServerApp writes, so the two can be compared number for number.
 
-Design decision (issue #14): an iterative job's ``target_accuracy`` is never reported alone.
-:func:`baseline` adds, computed in the same run from the same job, the accuracy of the same
-model trained by one party on the pooled sources without the MMD term (``source_only``,
-:func:`~shiftlearn.federated.train_source_only`) and ``chance`` (``1 / n_classes``);
-:func:`baseline_warning` states in words when the federated model is below either of them.
-The baseline needs every source's rows in one place, so it is computed where the job's data
-are all at hand (the simulator, a loopback deployment), not by a ServerApp across machines.
-
-Design decision (issue #21): a data set may bring its own defaults (:data:`DATASET_DEFAULTS`):
-``job_config({"dataset": "digits", ...})`` starts from :data:`DEFAULTS`, applies the digits
-defaults (the deep model's settings that ``benchmarks/federated/federated_digits.py`` found
-best without target labels), then the target's (:data:`TARGET_DEFAULTS`: ``lam`` chosen per
-target by leave-one-source-domain-out), then the caller's keys. So ``shiftlearn federated
-simulate --set dataset=digits target=usps extractor=cnn`` runs the benchmark's headline
-setting (one seed of it). A Flower app
-folder holds resolved values: write it with the data set's keys (``shiftlearn federated app
-DIR --set dataset=digits``). With a trained extractor the random features see unit-norm
-vectors, so ``sigma = 0`` means :data:`DEEP_SIGMA` there, not the inputs' median heuristic.
+An iterative job's ``target_accuracy`` comes with :func:`baseline` (the same model trained
+on the pooled sources without the MMD term, and chance) where the job's data are all at hand;
+:func:`baseline_warning` says when the model is below either. A data set may bring its own
+defaults (:data:`DATASET_DEFAULTS`, then :data:`TARGET_DEFAULTS`, then the caller's keys): a
+Flower app folder holds resolved values. With a trained extractor ``sigma = 0`` means
+:data:`DEEP_SIGMA`. Design notes: ``docs/dev/federated.md``.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ __all__ = [
 
 PROTOCOL = "shiftlearn.fedrftca"
 # 2: TrainRequest carries ``send_C``; 3: TrainRequest/TrainReply carry the extractor ``G``
-# (issue #21, deep model) and ``C`` may be a flat parameter vector (``classifier_size``)
+# (deep model) and ``C`` may be a flat parameter vector (``classifier_size``)
 PROTOCOL_VERSION = 3
 
 
@@ -53,7 +53,7 @@ class ProtocolSpec:
     """Shapes every party agrees on before the run (they come from the shared run config).
 
     ``dim = 2 * n_features`` is the length of a random-feature vector. The deep model
-    (issue #21) sends its classifier as one flat vector of ``classifier_size`` parameters
+    sends its classifier as one flat vector of ``classifier_size`` parameters
     (0: the linear softmax matrix of shape ``(m + 1, k)``) and its feature extractor as one flat
     vector ``G`` of ``extractor_size`` parameters (0: no extractor; a ``G`` is then refused).
     """

@@ -144,7 +144,7 @@ def train_source_only(sources, config: FedRFTCAConfig, *, n_classes: int | None 
     same Adam steps (``n_rounds * local_steps``, ``lr``, ``batch_size``) and the same code
     (one :class:`~shiftlearn.federated.IterativeClient` holding every source row), with
     ``lam = 0`` and no network: what the federated run would be without adaptation and
-    without federation. Issue #14: a federated result is reported beside this baseline.
+    without federation: a federated result is reported beside this baseline.
 
     Parameters
     ----------

@@ -9,30 +9,11 @@ so ``K * T < M``. That leaves about 29 bits per value for 4 clients: far too coa
 statistics of RF-TCA, whose counts reach thousands while the moment sums need about 1e-9 of
 their size for the eigenvectors to agree (measured: ``benchmarks/federated_secure.py``).
 
-Design decisions
-----------------
-* **Exact fixed point, split into limbs.** Each statistic ``x`` becomes the integer
-  ``X = round(x * 2**frac_bits) + 2**(frac_bits + int_bits)`` (non-negative for
-  ``|x| < 2**int_bits``), written in base ``2**b`` as ``n_limbs`` limbs, each sent as one
-  SecAgg+ value. With clipping range ``c = T / 2`` Flower's scale is exactly 1 and its
-  stochastic rounding of an integer is the identity, so SecAgg+ adds the limbs *exactly*; the
-  server recombines the limb sums into ``sum X`` with Python integers. The only quantisation is
-  the rounding to ``2**-frac_bits`` on each client: the aggregate differs from the float sum by
-  at most ``K * 2**-(frac_bits + 1)`` per entry, and it is deterministic (the same run gives
-  bit-identical results on Flower and in :func:`emulate_secure_sum`).
-* ``b = 32 - ceil(log2(K + 1))`` (29 bits for K = 3 or 4 clients), so that both the sum of
-  ``K`` limbs and Flower's weight factor ``K * T`` stay below ``M = 2**32``.
-* **The secure layout sends only what RF-TCA needs**: the counts and feature sums of the two
-  *sides* (all sources pooled, the target) and the upper triangle of the total second moment
-  (:func:`secure_layout`). The plain one-shot layout has one slot per domain and per class and
-  separate labeled/unlabeled moments; in a sum those slots would reveal each client's own
-  values, since each client fills only its own domain's slot. With the secure layout the
-  server learns the sources' pooled count and sum, the total moment, and the target side's
-  count and sum: the target is one client, and RF-TCA's MMD term needs its mean embedding
-  (``d = mean(source) - mean(target)`` and the total sum give it), so that one is inherent.
-* Leak of the limb split: besides ``sum X`` the server sees the sum of each limb, i.e. per
-  entry how many of the ``K`` values carried out of each limb (an integer in ``0..K-1``),
-  which depends only on low-order fixed-point bits.
+Each statistic is encoded in exact fixed point (``frac_bits`` fractional bits), split into
+limbs that SecAgg+ adds exactly; the aggregate is within ``K * 2**-(frac_bits + 1)`` of the
+float sum per entry, deterministically. Only the secure layout (:func:`secure_layout`: the two
+sides' counts and sums, the total second moment) is summed. Design notes and measurements:
+``docs/dev/federated.md``.
 """
 
 from __future__ import annotations
@@ -242,7 +223,7 @@ def secure_oneshot(parts, config, frac_bits: int = 32, int_bits: int = 20) -> di
     ``K * 2**-(frac_bits + 1)`` on each aggregated statistic's rounding error.
     """
     from ..adaptation import rf_stats, rftca_from_stats
-    from ..adaptation._rf_stats import omega_fingerprint
+    from ..kernels import omega_fingerprint
 
     omega = config.omega(np.asarray(parts[0][0]).shape[1])
     arrays = []

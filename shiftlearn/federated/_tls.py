@@ -6,22 +6,14 @@ server certificate signed by it whose subject alternative names are the hosts th
 and the operator dial (``127.0.0.1`` and ``localhost`` for a loopback run; the server's DNS
 name or address across machines). SuperNodes pass ``--root-certificates ca.pem`` and the
 operator's ``$FLWR_HOME/config.toml`` names it as ``root-certificates``. :func:`make_node_keys`
-writes one EC key pair per SuperNode in OpenSSH format, the format Flower 1.41 reads:
+writes one EC key pair per SuperNode in OpenSSH format, the format Flower 1.41-1.42 reads:
 ``flower-supernode --auth-supernode-private-key node<i>.key`` and
 ``flwr supernode register node<i>.pub <connection>`` (the SuperLink runs with
 ``--enable-supernode-auth``, and refuses every node whose public key was not registered).
 
-Design decisions
-----------------
-* Keys are ECDSA on NIST P-384 (the curve Flower's documentation uses; SuperNode keys must be
-  on a NIST curve, ``flwr supernode register`` refuses others); certificates are SHA-384
-  signed, valid from one hour ago (clock skew) for ``days`` days.
-* Private keys are written unencrypted with mode ``0600`` (Flower reads them without a
-  passphrase); the CA's private key is written too, so that more server certificates can be
-  issued later, and must be kept off the server for a real deployment.
-* This is for a test or small deployment. Hospitals with a PKI should use certificates from
-  it: Flower only needs the three PEM files.
-* Uses the ``cryptography`` package (installed with ``flwr``); no ``openssl`` executable.
+Keys are ECDSA on NIST P-384, private keys written unencrypted with mode ``0600``; an
+existing file is replaced only with ``force=True`` and never through a symbolic link. Design
+notes: ``docs/dev/federated.md``.
 """
 
 from __future__ import annotations

@@ -19,11 +19,11 @@ A job (keys and defaults: :data:`shiftlearn.federated._jobs.DEFAULTS`) runs as
 The ServerApp writes ``result-path`` (JSON: ``status``, timings, bytes, accuracy, rejections)
 and ``result-path + ".npz"`` (``W``, ``C``/``eigenvalues``). It has no source-only
 ``baseline``: that needs the pooled sources, which a deployment across machines does not
-have; :class:`~shiftlearn.federated._deploy.LoopbackDeployment` adds it (issue #14).
+have; :class:`~shiftlearn.federated._deploy.LoopbackDeployment` adds it.
 ``flwr run`` exits 0 even when the ServerApp fails, so callers must read that file
 (``status == "ok"``).
 
-Secure aggregation (issue #22): a one-shot job with ``secure-aggregation = true`` replaces
+Secure aggregation: a one-shot job with ``secure-aggregation = true`` replaces
 step 2 by Flower's SecAgg+ (``SecAggPlusWorkflow`` on the server, driven from this
 Message-API ``main`` through a ``LegacyContext`` and a one-round strategy, :class:`_SecureSum`;
 ``secaggplus_mod`` on the ClientApp's ``train`` handler, :func:`_secure_stats`). Each client
@@ -31,8 +31,8 @@ sends its statistics in the secure layout, encoded in exact fixed point
 (:mod:`shiftlearn.federated._secagg`); the server only ever holds the masked vectors and their
 sum, solves RF-TCA from the sum and sends ``W`` to the clients that contributed. Up to
 ``n - threshold`` clients may drop after the key exchange (their masks are rebuilt from the
-others' shares); the model is then exact RF-TCA on the contributors' pooled data. Design
-decisions and their limits: ``docs/federated.md`` (threat table).
+others' shares); the model is then exact RF-TCA on the contributors' pooled data. Its limits:
+``docs/federated.md`` (threat table).
 
 Fault injection for tests and benchmarks: a SuperNode started with
 ``--node-config 'fail-stage="secagg-collect"'`` raises in the secure ``train`` handler, i.e.
@@ -45,7 +45,7 @@ Byte counts: ``bytes_up``/``bytes_down`` count the protocol messages as the simu
 the ServerApp pushed or pulled (``Message.deflate`` of the message and its records, i.e. the
 serialized objects Flower transfers; TLS framing not included), for every protocol.
 
-Progress (issue #17 item 4): after each protocol round the ServerApp logs one line through
+Progress: after each protocol round the ServerApp logs one line through
 Flower's logger, :func:`round_line` (``shiftlearn round 2/5 done in 1.23 s (3 replies)``; the
 total is ``?`` for the one-shot protocol, whose statistics round may be repeated). Flower
 mirrors the ServerApp's output to the SuperLink, so the line reaches ``flwr run --stream`` and
@@ -699,7 +699,7 @@ def _run_secure(grid, cfg: dict, result: dict, path: Path | None, context: Conte
     from flwr.server.workflow.constant import MAIN_CONFIGS_RECORD, MAIN_PARAMS_RECORD
     from flwr.server.workflow.constant import Key as WorkflowKey
 
-    from ..adaptation._rf_stats import omega_fingerprint
+    from ..kernels import omega_fingerprint
 
     n = len(node_of)
     threshold = _secure_threshold(cfg, n)
