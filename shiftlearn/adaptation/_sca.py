@@ -11,8 +11,8 @@ Generalized eigenproblem (the paper's (20) with footnote 1's ridge)::
 * ``P`` / ``Q`` the between / within class scatters of the *labeled* rows (Eqs. 13-14) with
   rows over all ``n`` training points, divided by ``n_s`` (see below).
 
-Decisions on the paper's ambiguities (``docs/adaptation.md`` has the reasoning)
--------------------------------------------------------------------------------
+Where the paper is ambiguous (``docs/adaptation.md`` has the reasoning)
+----------------------------------------------------------------------
 * **P/Q normalisation** (Eq. 18 lost): ``P = P_s / n_s``, ``Q = Q_s / n_s`` (exact scatter
   semantics; total = between + within holds), ``class_scatter_normalization="none"`` keeps
   ``P_s``, ``Q_s`` (the third-party MATLAB port).

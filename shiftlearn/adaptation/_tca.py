@@ -251,7 +251,7 @@ class TCA(BaseSubspaceTransformer):
         (as in the reference MATLAB TCA code). ``"constraint"`` rescales by
         ``lambda^{-1/2}`` to Pan et al.'s ``W^T K H K W = I`` (every centred component of unit
         norm, i.e. whitened), which gives weak trailing components the same weight as the
-        leading ones (MNIST→USPS 1NN: 48.7% vs 61.7%, see ``docs/adaptation.md``).
+        leading ones (usually worse for 1NN, see ``docs/adaptation.md``).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
         See :func:`tca_components`; both solve the same symmetric-definite problem.
     memory : FitMemory or None, default=None
@@ -282,7 +282,7 @@ class TCA(BaseSubspaceTransformer):
 
     Notes
     -----
-    Decisions: multiple source (or target) domains are pooled into one source (one target)
+    Multiple source (or target) domains are pooled into one source (one target)
     sample (Pan et al.'s two-sample ``L``); with only one side present the MMD term vanishes and
     TCA reduces to kernel PCA with ``W^T W`` regularisation. The embedding is not re-centred
     (``K W`` for training rows, as Pan et al.); centring would only translate every row.
