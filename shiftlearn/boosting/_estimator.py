@@ -132,7 +132,7 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    Decisions on the paper's open points (see ``docs/boosting.md``):
+    Where the paper leaves a point open (see ``docs/boosting.md``):
 
     * Multi-class: one-vs-rest, one binary ensemble per class; ``predict`` = argmax of the
       decision functions, ``predict_proba`` normalises ``1 / (1 + exp(-2 f_c))``. Binary

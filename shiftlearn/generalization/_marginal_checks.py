@@ -56,17 +56,13 @@ __all__ = [
 _LOSSES = ("hinge", "squared_hinge")
 
 #: Default ``min_predict_task_size``: test tasks with fewer rows are predicted with a warning.
-#: ``benchmarks/generalization/marginal_stream.py`` (rotated ellipses, 64 training tasks of
-#: 32 rows, C=10, sigma_x=0.4, 10 test tasks of 200 rows cut into test tasks of m rows): test
-#: error, random features / exact, 45.2 / 40.8% at m = 1, 22.8 / 16.9% at 5, 15.2 / 12.3% at
-#: 10, 9.6 / 9.2% at 20, 5.4 / 4.9% at 200. Below 10 rows the error is more than three times
-#: the whole-task error.
+#: Below 10 rows the error on the rotated ellipses is more than three times the whole-task
+#: error (``benchmarks/generalization/marginal_stream.py``; ``docs/dev/generalization.md``).
 MIN_PREDICT_TASK_SIZE = 10
 
 #: peak memory of an exact fit in ``M x M`` float64 matrices: the kernel, which the dual
 #: coordinate descent reads in place, and the temporaries of building it (1.70 by tracemalloc
-#: at M = 3,000, classifier and regressor; the two former solvers: 1.75 peak RSS with the
-#: pivoted Cholesky + liblinear one, 2.02-2.03 by tracemalloc with the Python one)
+#: at M = 3,000, classifier and regressor)
 EXACT_FIT_MATRICES = 2.1
 
 #: peak memory of a Nyström fit in float64 ``M x m`` matrices (``m`` landmarks): the kernel to
