@@ -79,6 +79,7 @@ Conventions (decided once, here, for the whole library)
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -127,6 +128,7 @@ __all__ = [
     "mmd_permutation_test",
     "mmd_vector",
     "nystroem",
+    "omega_fingerprint",
     "resolve_bandwidth",
     "rbf_kernel",
     "rff_chunks",
@@ -661,6 +663,24 @@ def rff_frequencies(X: np.ndarray, n_features: int, *, kernel: str = "rbf",
     sigma = resolve_bandwidth(bandwidth, X, kernel=kernel)
     return rff_weights(np.shape(X)[1], n_features, sigma, random_state, dtype,
                        sampling=sampling, kernel=kernel), sigma
+
+
+def omega_fingerprint(Omega: np.ndarray) -> str:
+    """Short hash (16 hex digits of SHA-1) of random-feature frequencies ``Omega``, read as
+    float64: sums of the features of two different maps (random-feature statistics, federated
+    clients' replies) carry different fingerprints, so they are never added together.
+
+    Cost: ``O(d N)`` for ``Omega`` of shape ``(d, N)``.
+
+    Examples
+    --------
+    >>> a, b = rff_weights(3, 8, 1.0, random_state=0), rff_weights(3, 8, 1.0, random_state=1)
+    >>> len(omega_fingerprint(a)), omega_fingerprint(a) == omega_fingerprint(a.copy())
+    (16, True)
+    >>> omega_fingerprint(a) == omega_fingerprint(b)
+    False
+    """
+    return hashlib.sha1(np.ascontiguousarray(Omega, dtype=np.float64).tobytes()).hexdigest()[:16]
 
 
 def cos_sin_into(P: np.ndarray, out: np.ndarray, *, fast: bool = False) -> np.ndarray:

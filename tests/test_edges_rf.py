@@ -12,8 +12,8 @@ from shiftlearn.adaptation._rf_solvers import (
     rfsca_max_components,
     rftca_from_stats,
 )
-from shiftlearn.adaptation._rf_stats import RFStats, omega_fingerprint, rf_stats
-from shiftlearn.kernels import rff_map, rff_weights
+from shiftlearn.adaptation._rf_stats import RFStats, rf_stats
+from shiftlearn.kernels import omega_fingerprint, rff_map, rff_weights
 
 
 def _data(n_per=(40, 17, 9, 25, 12, 30), d=3, seed=0, shuffle=True, n_classes=3,

@@ -1,5 +1,7 @@
 """The kernel toolkit: kernels, bandwidths, centering, random features, Nyström and MMD."""
 
+import hashlib
+
 import numpy as np
 import pytest
 from _tolerances import EPS, dot_atol, mean_atol, mmd_atol, rbf_err, rff_err, sum_atol
@@ -20,6 +22,7 @@ from shiftlearn.kernels import (
     mmd_permutation_test,
     mmd_vector,
     nystroem,
+    omega_fingerprint,
     rbf_kernel,
     resolve_bandwidth,
     rff_chunks,
@@ -160,6 +163,21 @@ def test_rff_weights_reproducible_from_seed():
         rff_weights(5, 0, 1.0)
     with pytest.raises(ValueError, match="sigma"):
         rff_weights(5, 3, 0.0)
+
+
+def test_omega_fingerprint_identifies_the_frequencies():
+    W = rff_weights(5, 30, sigma=2.0, random_state=7)
+    fp = omega_fingerprint(W)
+    # the definition: 16 hex digits of SHA-1 over the C-ordered float64 bytes
+    assert fp == hashlib.sha1(np.ascontiguousarray(W).tobytes()).hexdigest()[:16]
+    # the values decide, not the memory layout or the dtype they arrive in
+    assert omega_fingerprint(np.asfortranarray(W)) == fp == omega_fingerprint(W.copy())
+    W32 = W.astype(np.float32)
+    assert omega_fingerprint(W32) == omega_fingerprint(W32.astype(np.float64))
+    # another draw or one changed entry: another fingerprint
+    assert omega_fingerprint(rff_weights(5, 30, sigma=2.0, random_state=8)) != fp
+    W[4, 29] = np.nextafter(W[4, 29], np.inf)
+    assert omega_fingerprint(W) != fp
 
 
 def test_rff_map_definition():

@@ -39,6 +39,7 @@ from ..kernels import (
     RFF_KERNELS,
     RFF_SAMPLINGS,
     kernel_feature_factor,
+    omega_fingerprint,
     rff_chunks,
     rff_map,
     rff_weights,
@@ -60,7 +61,6 @@ from ._rf_solvers import (
 from ._rf_stats import (
     RFStats,
     device_chunk_rows,
-    omega_fingerprint,
     rf_stats,
     rf_stats_array_api,
 )

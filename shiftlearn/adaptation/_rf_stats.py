@@ -24,7 +24,6 @@ Scatters in the feature space (``m_bar`` the overall mean, ``C`` the centred tot
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from numbers import Integral
 
@@ -39,14 +38,9 @@ from .._validation import (
     infer_sample_domain,
     unlabeled_mask,
 )
-from ..kernels import DEFAULT_CHUNK_BYTES, rff_map
+from ..kernels import DEFAULT_CHUNK_BYTES, omega_fingerprint, rff_map
 
-__all__ = ["RFStats", "omega_fingerprint", "rf_stats"]
-
-
-def omega_fingerprint(omega: np.ndarray) -> str:
-    """Short hash of the frequencies, so that statistics of different feature maps never mix."""
-    return hashlib.sha1(np.ascontiguousarray(omega, dtype=np.float64).tobytes()).hexdigest()[:16]
+__all__ = ["RFStats", "rf_stats"]
 
 
 @dataclass

@@ -30,8 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..adaptation import RFStats, rf_stats, rftca_from_stats
-from ..adaptation._rf_stats import omega_fingerprint
-from ..kernels import check_rff_sampling, rff_weights
+from ..kernels import check_rff_sampling, omega_fingerprint, rff_weights
 from ._guard import ReplyGuard, logger
 from ._messages import ModelBroadcast, ProtocolSpec, StatsReply, StatsRequest
 
