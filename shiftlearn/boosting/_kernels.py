@@ -1,24 +1,11 @@
 """The inner loops of multi-task boosting: numba kernels when numba is installed, numpy otherwise.
 
-Decision: numpy alone cannot build the histograms of a depth-3 tree fast enough. One pass over
-``n x D`` bin codes costs about 6 ms per level with ``np.bincount`` (100,000 x 50: 1.2 ns per
-code, about HistGradientBoosting's whole cost per tree level, and every level needs a pass
-because the per-node bincount reads every row), so 500 depth-3 trees stay above 2x
-``HistGradientBoostingClassifier``'s time however the split search is written. A compiled loop
-over ``uint8`` codes, four features per sweep of the rows, takes 2.4 ms for the same pass.
-numba is therefore an optional dependency (``pip install shiftlearn[speed]``): without it the
-same functions run in numpy, and both paths return the same arrays bit for bit (the kernels add
-each bin's weights in row order, as ``np.bincount`` does; no fast-math), so a model does not
-depend on whether numba is installed. ``SHIFTLEARN_NUMBA=0`` switches the kernels off.
-
-The exact tree split search (:func:`pair_gains`, the body of ``_splits.exact_pairs``) is
-compiled too: in numpy it is some twenty array operations on a few thousand numbers per tree
-level plus one ``scipy.optimize.isotonic_regression`` call, 3.1 ms of a depth-3 round's
-12.7 ms on 100,000 x 50 rows (500 rounds, 2 threads; a development profile); compiled,
-1.4 ms. It repeats the numpy path's arithmetic operation by operation (scipy's PAVA is
-Busing's (2022) algorithm, run on the reversed bins with the batch's offsets; sums in the
-same order; a stable sort), so the two agree bit for bit (tested on random histograms with
-ties).
+numba is an optional dependency (``pip install shiftlearn[speed]``): without it the same
+functions run in numpy, and both paths return the same arrays bit for bit (the kernels add each
+bin's weights in row order, as ``np.bincount`` does; no fast-math), so a model does not depend
+on whether numba is installed. ``SHIFTLEARN_NUMBA=0`` switches the kernels off. The exact tree
+split search (:func:`pair_gains`, the body of ``_splits.exact_pairs``) is compiled too and
+agrees with the numpy path bit for bit. Why compiled kernels: ``docs/dev/boosting.md``.
 
 Layout: a row's histogram slot is ``key[i] + code[f, i]`` with
 ``key = node * 2 T B + B * (ypos + 2 * task)`` (``-1``: the row is in no searched node), the
