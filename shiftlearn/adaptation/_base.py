@@ -82,7 +82,7 @@ class ComponentsClippedWarning(UserWarning):
 def clip_n_components(n_components: int, max_components: int, reason: str, owner: str) -> int:
     """``min(n_components, max_components)``, warning when it clips.
 
-    Decision (as scikit-learn's ``KernelPCA``): default hyper-parameters must work on small data,
+    As scikit-learn's ``KernelPCA``, default hyper-parameters work on small data,
     so a request beyond the rank bound is lowered to the bound with a
     :class:`ComponentsClippedWarning` that names the requested value, the value used and the
     reason, instead of an error. ``n_components`` itself is validated by the estimator's

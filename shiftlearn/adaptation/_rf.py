@@ -100,7 +100,7 @@ class _RFBase(BaseSubspaceTransformer):
     """Shared parts: bandwidth, frequencies, statistics, chunked transform.
 
     ``fit_from_stats(stats, omega=None)`` solves from statistics computed elsewhere (merged over
-    machines or clients). Decision: the statistics alone cannot embed new points (they hold a
+    machines or clients). The statistics alone cannot embed new points (they hold a
     fingerprint of the frequencies, not the frequencies), so the estimator must know the
     frequencies they were computed with: ``omega=`` (checked against the fingerprint), or the
     ``omega_`` of an earlier ``fit`` (checked too). Without either it is a ``ValueError`` that
@@ -369,10 +369,10 @@ class RFTCA(_RFBase):
     and with ``penalty="coefficients"`` it is exact TCA (:class:`~shiftlearn.adaptation.TCA`,
     tested equal). It forms the ``n x n`` kernel and its eigendecomposition (``O(n^3)``), keeps
     the training rows and maps new points with their kernel rows, ``k_x^T P V``; it takes any
-    kernel of :func:`~shiftlearn.kernels.kernel_matrix` or a callable. (The issue that asked
-    for it calls R-TCA "the gamma -> 0 limit"; it is the ``N -> infinity`` limit of RF-TCA.
-    As ``gamma -> 0`` every variant removes the source-target mean direction completely;
-    see docs/random_features.md, Remark 3.)
+    kernel of :func:`~shiftlearn.kernels.kernel_matrix` or a callable. (R-TCA is the
+    ``N -> infinity`` limit of RF-TCA, not its ``gamma -> 0`` limit: as ``gamma -> 0`` every
+    variant removes the source-target mean direction completely; see
+    docs/random_features.md, Remark 3.)
 
     Parameters
     ----------
