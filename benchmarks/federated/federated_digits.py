@@ -1,4 +1,4 @@
-"""Deep FedRF-TCA on digits (issue #21): the paper's kind of experiment, 5 seeds, mean ± std.
+"""Deep FedRF-TCA on digits: the paper's kind of experiment, 5 seeds, mean ± std.
 
 Domains (``shiftlearn.federated._data``): MNIST (2,000) and USPS (1,800), the 16 x 16 subset
 of the data home, and scikit-learn's 1,797 UCI digits enlarged to 16 x 16. Clients = domains:

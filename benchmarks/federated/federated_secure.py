@@ -1,4 +1,4 @@
-"""Issue #22: what TLS, SuperNode authentication and SecAgg+ cost, and how exact SecAgg+ is.
+"""What TLS, SuperNode authentication and SecAgg+ cost, and how exact SecAgg+ is.
 
     python benchmarks/federated/federated_secure.py [--dataset office_caltech|synthetic]
                                                     [--skip-loopback]

@@ -1,5 +1,6 @@
-"""Issue #14: why the README's federated command reported 19 % (the quick start 2 %), and the
-synthetic blobs before and after the fix, each FedRF-TCA number beside its baselines.
+"""Why the earlier synthetic blobs gave 19 % on the README's federated command (the quick
+start 2 %), and the synthetic blobs before and after the fix, each FedRF-TCA number beside
+its baselines.
 
 1. The diagnosis on the former generator (kept below as ``legacy_blobs``, verbatim but for
    the name), data seed 0, the README job's settings (N = 50, m = 5, 50 rounds x 5 Adam steps,
@@ -60,7 +61,7 @@ SHIFTS = (0.4, 0.6, 0.8, 1.0, 1.2)
 
 
 def legacy_blobs(n_clients=4, n_per_client=120, n_input=5, n_classes=3, seed=0):
-    """make_federated_blobs before issue #14 (commit 8cd2467), for the diagnosis only."""
+    """The earlier make_federated_blobs (commit 8cd2467), for the diagnosis only."""
     rng = np.random.default_rng([seed, 11])
     centers = rng.normal(scale=2.0, size=(n_classes, n_input))
     out = []
@@ -175,7 +176,7 @@ def quick_start(gen) -> tuple[float, float]:
 
 @progress()
 def main():
-    machine = header("Federated synthetic blobs: issue #14 diagnosis and baselines")
+    machine = header("Federated synthetic blobs: diagnosis and baselines")
     t0 = time.perf_counter()
     diag = diagnosis()
     counts = {name: sum(ill_posed(gen(seed=s)) for s in range(100))
@@ -251,7 +252,7 @@ def main():
         markdown_table(sweep),
         f"Wall time {wall:.0f} s."])
     print(body)
-    write_results("federated_synthetic", "Federated synthetic blobs (issue #14)", body,
+    write_results("federated_synthetic", "Federated synthetic blobs", body,
                   {"diagnosis": diag, "before_after": before_after, "per_seed": per_seed,
                    "shift_sweep": sweep},
                   machine)

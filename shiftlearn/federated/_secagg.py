@@ -7,7 +7,7 @@ It works on integers: each client's floats are clipped to ``[-c, c]``, scaled by
 modulo ``M`` (the *modulus range*, ``2**32``); the sum of ``K`` clients must stay below ``M``,
 so ``K * T < M``. That leaves about 29 bits per value for 4 clients: far too coarse for the
 statistics of RF-TCA, whose counts reach thousands while the moment sums need about 1e-9 of
-their size for the eigenvectors to agree (measured: ``benchmarks/federated_secure.py``).
+their size for the eigenvectors to agree (measurements: ``docs/dev/federated.md``).
 
 Each statistic is encoded in exact fixed point (``frac_bits`` fractional bits), split into
 limbs that SecAgg+ adds exactly; the aggregate is within ``K * 2**-(frac_bits + 1)`` of the
