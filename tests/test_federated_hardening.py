@@ -434,3 +434,20 @@ def test_hardening_app_folder_keeps_the_control_api_on_loopback(tmp_path, capsys
     assert "`/v1/fleet/`" in readme and "`/v1/control/`" in readme
     err = capsys.readouterr().err
     assert "README.md" in err and f"ssh -N -L {port}:127.0.0.1:{port}" in err
+
+
+@pytest.mark.parametrize("protocol", ["oneshot", "iterative"])
+def test_hardening_simulated_run_counts_rejected_replies_by_reason(protocol):
+    """The simulator's result holds the guard's counts too, so ``simulate``'s table says how
+    many duplicated and late replies were rejected, by reason; a perfect network shows none."""
+    from shiftlearn.cli.federated import summary_rows
+    from shiftlearn.federated import NetworkConditions
+
+    job = {"protocol": protocol, "rounds": 3, "n-per-client": 30}
+    res = simulate_job(job, NetworkConditions(duplicate=0.5, straggler=0.3, seed=0))
+    assert res["rejections"].get("duplicate", 0) > 0
+    assert res["rejections"].get("stale_round", 0) > 0
+    row = dict(summary_rows(res))["replies rejected"]
+    assert row == ", ".join(f"{k} {v}" for k, v in res["rejections"].items())
+    clean = simulate_job(job)
+    assert clean["rejections"] == {} and "replies rejected" not in dict(summary_rows(clean))

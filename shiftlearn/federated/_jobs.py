@@ -263,6 +263,7 @@ def simulate_job(overrides: dict | None = None,
         traffic = res.traffic
     else:
         raise ValueError(f"protocol must be 'oneshot' or 'iterative', got {cfg['protocol']!r}.")
+    out["rejections"] = dict(res.rejections)
     out["bytes_up"] = int(sum(r["nbytes"] for r in traffic.records if r["direction"] == "up"))
     out["bytes_down"] = int(sum(r["nbytes"] for r in traffic.records
                                 if r["direction"] == "down"))
