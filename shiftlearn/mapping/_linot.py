@@ -17,7 +17,7 @@ from .._resources import check_dense_memory
 from .._validation import check_sample_domain, check_X
 from ._common import check_rows, fit_rows, no_target_warning, sides
 
-__all__ = ["LinOT", "monge_matrix"]
+__all__ = ["LinOT", "factored_monge", "monge_matrix"]
 
 #: without ``reg``, covariance eigenvalues below this times the largest make it singular
 _SINGULAR_RTOL = 1e-10
@@ -61,6 +61,25 @@ def monge_matrix(Cs: np.ndarray, Ct: np.ndarray, reg: float = 0.0) -> np.ndarray
     Ar = root / r[:, None] / r[None, :]
     A = V @ Ar @ V.T
     return (A + A.T) / 2.0
+
+
+def factored_monge(Xsc: np.ndarray, Xtc: np.ndarray, reg: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The map of :func:`monge_matrix` between the covariances ``X^T X / n + reg I`` of the
+    centred rows ``Xsc`` and ``Xtc`` in factored form, ``A = I + Q D Q^T``, ``reg > 0``.
+
+    ``Q`` (``d x r``, ``r <= n_s + n_t``) is an orthonormal basis of a space holding every
+    centred row (a thin QR); both covariances map it to itself and are ``reg I`` on its
+    complement, where ``A`` is therefore the identity: ``D = A_r - I`` with ``A_r`` the
+    ``r x r`` map between ``Q^T C Q``. Exact (no truncation); ``O(d n^2 + n^3)``, no ``d x d``
+    matrix. Returns ``(Q, D)``.
+    """
+    Q, _ = np.linalg.qr(np.vstack([Xsc, Xtc]).T)
+    Bs, Bt = Xsc @ Q, Xtc @ Q
+    eye = np.eye(Q.shape[1])
+    core = monge_matrix(Bs.T @ Bs / Xsc.shape[0] + reg * eye,
+                        Bt.T @ Bt / Xtc.shape[0] + reg * eye, reg) - eye
+    return Q, core
 
 
 class LinOT(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -190,12 +209,8 @@ class LinOT(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if factored:
             # both covariances are reg I plus a term in the span of the centred rows: the map
             # is the identity off that span, and the r x r formula on it
-            Q, _ = np.linalg.qr(np.vstack([Xsc, Xtc]).T)
-            Bs, Bt = Xsc @ Q, Xtc @ Q
-            r = Q.shape[1]
-            core = monge_matrix(Bs.T @ Bs / ns + reg * np.eye(r),
-                                Bt.T @ Bt / nt + reg * np.eye(r), reg) - np.eye(r)
-            self.basis_, self._core, self._matrix = Q, core, None
+            self.basis_, self._core = factored_monge(Xsc, Xtc, reg)
+            self._matrix = None
             self.offset_ = self.mean_target_ - self._apply(self.mean_source_[None, :])[0]
             return X, sd
         eye = reg * np.eye(d)
