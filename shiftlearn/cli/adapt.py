@@ -33,7 +33,7 @@ from ._common import check_output, count, info, match_columns, report_paths, war
 
 METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL")
 CLASSIFIERS = ("1nn", "logreg")
-#: ``--select`` name -> scorer class of :mod:`shiftlearn.model_selection._scorers` (target-label
+#: ``--select`` name -> scorer class of :mod:`shiftlearn.model_selection` (target-label
 #: free criteria, validated on ``SourceKFold(5)``); ``source-cv``, ``cluster`` and ``lodo`` are
 #: splitters scored by source accuracy
 SCORERS = {"iw": "ImportanceWeightedScorer", "entropy": "PredictionEntropyScorer",
@@ -133,7 +133,7 @@ def _load(args):
     """Read and check every file; return the sources, the target, the classes, the source
     codes, the target codes (None without labels; -1 where a target label is missing) and the
     packed ``X``, ``y``, ``sample_domain``."""
-    from ..datasets._tables import encode_labels, read_table
+    from ..datasets import encode_labels, read_table
 
     header = _HEADER[args.header]
     srcs = [read_table(p, label_column=args.label_column, header=header) for p in args.sources]
@@ -173,7 +173,7 @@ def _read_target(args, srcs, header):
     """The target file. Without ``--target-has-labels`` a label column the sources have
     (by name, or one extra last column in headerless files) is recognised rather than read as
     a feature: an empty one is ignored with a note, a filled one is an error naming the flag."""
-    from ..datasets._tables import TableError, read_table
+    from ..datasets import TableError, read_table
 
     if args.target_has_labels:
         return read_table(args.target, label_column=args.label_column, with_labels=True,
@@ -321,9 +321,9 @@ def _criterion(args, n_sources: int):
     if args.select == "lodo":
         return (LeaveOneDomainOut(), None,
                 "leave one source file out (accuracy on the held-out source)")
-    from ..model_selection import _scorers
+    from .. import model_selection
 
-    scorer = getattr(_scorers, SCORERS[args.select])()
+    scorer = getattr(model_selection, SCORERS[args.select])()
     return (SourceKFold(5, random_state=args.seed), scorer,
             f"{SCORERS[args.select]} (target-label free; greater is better) on 5 source folds "
             "with every target row")
@@ -396,7 +396,7 @@ def _diagnose(method, args, X, y, sd, clf, cv, scoring) -> str:
     from sklearn.model_selection import ParameterGrid
 
     from ..adaptation import DomainAdaptationClassifier
-    from ..model_selection._select import candidate_grid
+    from ..model_selection import candidate_grid
 
     params = next(iter(ParameterGrid(candidate_grid([method], grids=None if args.tune else {},
                                                     random_state=args.seed))))
@@ -426,7 +426,7 @@ def _auto(args, X, y, sd, clf, n_sources):
 
     from .._progress import task
     from ..adaptation import DomainAdaptationClassifier
-    from ..model_selection._select import AdaptationSelector, candidate_grid
+    from ..model_selection import AdaptationSelector, candidate_grid
 
     cv, scoring, words = _criterion(args, n_sources)
     _check_split(cv, X, y, sd, f"--method auto by --select {args.select}")
@@ -532,9 +532,9 @@ def _source_cv_search(args, adapter, grid, clf, X, y, sd):
     from sklearn.model_selection import GridSearchCV, ParameterGrid
 
     from .._progress import task
+    from .._resources import parallel_workers
     from ..adaptation import DomainAdaptationClassifier, FitMemory
     from ..model_selection import SourceKFold
-    from ..model_selection._select import _parallel
 
     cv = SourceKFold(5, random_state=args.seed)
     _check_split(cv, X, y, sd, "--tune (5-fold source CV)")
@@ -547,7 +547,7 @@ def _source_cv_search(args, adapter, grid, clf, X, y, sd):
                               param_grid, scoring=_counting(None, advance, failures), cv=cv,
                               error_score=np.nan, n_jobs=args.n_jobs)
         try:
-            with config_context(enable_metadata_routing=False), _parallel(args.n_jobs):
+            with config_context(enable_metadata_routing=False), parallel_workers(args.n_jobs):
                 search.fit(X, y, groups=sd, sample_domain=sd)
         finally:
             memory.clear()

@@ -20,7 +20,6 @@ candidates and the results are those of the search without memory (to the solver
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -30,6 +29,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import HasMethods, Interval, StrOptions, check_params
+from .._resources import parallel_workers
 from .._validation import check_X, check_X_y_domain, require_y
 from ._grids import DEFAULT_GRIDS
 from ._scorers import SourceAccuracyScorer
@@ -138,65 +138,6 @@ def _reorder_results(search, grid: list[dict]) -> None:
             res[key] = value[order]
         elif isinstance(value, list):
             res[key] = [value[i] for i in order]
-
-
-def _limit_threads(limits: dict) -> None:
-    """Worker thread initialiser: OpenMP's thread count is per thread (a new thread starts at
-    the library's default, every core), so each worker sets its own."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=limits["openmp"], user_api="openmp")
-
-
-def _threads_backend(each: int):
-    """joblib's threading backend whose workers use at most ``each`` OpenMP threads (its
-    thread pool, built lazily by ``_get_pool``, gets an initialiser; a joblib without that
-    hook gives the plain threading backend: the same results, OpenMP unlimited)."""
-    from multiprocessing.pool import ThreadPool
-
-    try:
-        from joblib._parallel_backends import ThreadingBackend
-    except ImportError:                               # pragma: no cover - another joblib
-        return "threading"
-    if not hasattr(ThreadingBackend, "_get_pool"):    # pragma: no cover - another joblib
-        return "threading"
-
-    class LimitedThreadingBackend(ThreadingBackend):
-        def _get_pool(self):
-            if self._pool is None:
-                self._pool = ThreadPool(self._n_jobs, initializer=_limit_threads,
-                                        initargs=({"openmp": each},))
-            return self._pool
-
-    return LimitedThreadingBackend()
-
-
-@contextmanager
-def _parallel(n_jobs):
-    """Where ``n_jobs`` workers will run the search: nothing changes for one job; for more,
-    threads unless the caller chose a process backend (``joblib.parallel_config``), with the
-    BLAS and OpenMP libraries limited to ``cpu_count // n_jobs`` threads (BLAS never raised)
-    so that the workers do not oversubscribe the cores. A process backend limits its workers'
-    threads itself (loky: ``inner_max_num_threads``)."""
-    from joblib import cpu_count, effective_n_jobs, parallel_config
-    from joblib.parallel import get_active_backend
-
-    n = effective_n_jobs(n_jobs)
-    if n <= 1:
-        yield
-        return
-    with parallel_config(prefer="threads"):
-        backend, _ = get_active_backend()
-    if not getattr(backend, "uses_threads", False):
-        yield
-        return
-    from threadpoolctl import threadpool_info, threadpool_limits
-
-    each = max(1, cpu_count() // n)
-    blas = {lib["prefix"]: min(lib["num_threads"], each) for lib in threadpool_info()
-            if lib["user_api"] == "blas"}
-    with parallel_config(backend=_threads_backend(each)), threadpool_limits(limits=blas):
-        yield
 
 
 def _method_of(adapter) -> str:
@@ -356,7 +297,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
             cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
             error_score=np.nan, refit=False)
         try:
-            with config_context(enable_metadata_routing=False), _parallel(self.n_jobs):
+            with config_context(enable_metadata_routing=False), parallel_workers(self.n_jobs):
                 search.fit(X, y, groups=sd, sample_domain=sd)
         finally:
             if self.memory == "auto":
