@@ -188,8 +188,7 @@ def figures(rep: dict, names: list[str], spaces: dict, analyses: dict, *, seed: 
             ) -> dict[str, bytes]:
     """The PNG figures of the HTML report: heat-maps and 2-D pictures of the domains in the raw
     and adapted spaces, the candidates' validation estimates, the class mix."""
-    from ..report import row_map
-    from ..report._figures import bar_chart, grouped_bars, heatmap, scatter_figure
+    from ..report import bar_chart, grouped_bars, heatmap, row_map, scatter_figure
 
     out = {}
     for key, res in analyses.items():

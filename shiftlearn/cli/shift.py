@@ -77,7 +77,7 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
 # ------------------------------------------------------------------------------ reading ------
 def _read(args):
     """``(names, {name: X}, {name: labels or None}, files per name, notes)``."""
-    from ..datasets._tables import TableError, encode_labels, read_table
+    from ..datasets import TableError, encode_labels, read_table
 
     header = _HEADER[args.header]
     with_labels = args.label_column is not None
@@ -267,8 +267,15 @@ def _markdown(rep: dict) -> str:
 
 
 def _html(rep: dict, res, X: dict) -> str:
-    from ..report import HtmlReport, domain_map, row_map
-    from ..report._figures import domain_map_figure, grouped_bars, heatmap, scatter_figure
+    from ..report import (
+        HtmlReport,
+        domain_map,
+        domain_map_figure,
+        grouped_bars,
+        heatmap,
+        row_map,
+        scatter_figure,
+    )
 
     names = res.names
     doc = HtmlReport(f"shiftlearn shift: {len(names)} domains")
