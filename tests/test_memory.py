@@ -352,3 +352,34 @@ def test_selector_with_and_without_memory_agree_and_empties_it():
     assert auto.search_.estimator.memory is not None and len(auto.search_.estimator.memory) == 0
     assert len(mine) > 0                                    # a memory the user gave is kept
     assert auto.best_estimator_.memory is None              # the refit keeps nothing alive
+
+
+@pytest.mark.parametrize("Est", [RFTCA, RFSCA], ids=["RF-TCA", "RF-SCA"])
+def test_random_features_of_the_same_rows_are_computed_once(Est, monkeypatch):
+    # the features of the training rows do not depend on the labels, the domains or the
+    # setting: one map serves every setting, circular validation's reverse fit (other labels,
+    # domains swapped) and the transforms of those rows; results as the memory's contract
+    # (a smaller n_components may come from a larger solve: up to sign, the CASES tolerance)
+    import shiftlearn.adaptation._rf as rf_module
+
+    X, y, sd = _toy()
+    Xq = X[:9] + 0.1
+    real_map = rf_module.rff_map
+    calls = []
+
+    def map_spy(A, *args, **kwargs):
+        calls.append(A.shape[0])
+        return real_map(A, *args, **kwargs)
+    monkeypatch.setattr(rf_module, "rff_map", map_spy)
+    mem = FitMemory()
+    labels = [(y, sd), (np.where(sd < 0, y[::-1] % 2, -1), -sd)]     # the reverse fit's roles
+    outs = []
+    for yy, dd in labels:
+        for k in (4, 2):
+            est = Est(n_components=k, n_features=80, random_state=0, memory=mem).fit(X, yy, dd)
+            outs.append((est, est.transform(X), est.transform(Xq)))
+    assert calls.count(X.shape[0]) == 1 and calls.count(9) == 1
+    for i, (est, Z_fit, Z_q) in enumerate(outs):
+        plain = clone(est).set_params(memory=None).fit(X, *labels[i // 2])
+        _same_up_to_sign(Z_fit, plain.transform(X), 1e-7)
+        _same_up_to_sign(Z_q, plain.transform(Xq), 1e-7)

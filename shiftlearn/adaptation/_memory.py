@@ -7,7 +7,10 @@ denominator (across ``beta`` and ``delta``), the random-feature statistics (RF-T
 across every setting), and the eigen-solve of each setting, of which every smaller
 ``n_components`` is a truncation (nested leading eigenvectors); and, for the exact adapters,
 the kernel between the rows a ``transform`` is asked for and the training rows (the same
-training and validation rows are embedded once per candidate). An adapter given
+training and validation rows are embedded once per candidate); for the random-feature
+adapters, the features of the rows (up to one chunk of rows) and, when there are fewer rows than
+frequencies, the QR factors of the training rows' features, which depend on neither the labels
+nor the domains (so circular validation's reverse fits share them). An adapter given
 ``memory=FitMemory()`` stores those pieces there and finds them again on the next fit. A new
 setting is solved for the most components asked so far of the same adapter class (at most what
 its problem allows, :meth:`FitMemory.nested_solve`), so that, once the largest

@@ -35,6 +35,7 @@ from .._dask import is_dask
 from .._resources import check_dense_memory
 from ..kernels import (
     BANDWIDTH_RULES,
+    DEFAULT_CHUNK_BYTES,
     KERNELS,
     RFF_KERNELS,
     RFF_SAMPLINGS,
@@ -248,10 +249,7 @@ class _RFBase(BaseSubspaceTransformer):
             if hit is not None:
                 return (*hit, key)
         if row_space:
-            Z = rff_map(np.asarray(X, dtype=dt), self.omega_.astype(dt, copy=False),
-                        fast_trig=True)                      # the features transform uses
-            Q, R = scipy.linalg.qr(Z.T.astype(np.float64, copy=False), mode="economic",
-                                   check_finite=False)
+            Q, R = self._row_space_qr(mem, rows, X, dt)
             out = RFStats.from_features(R.T, y, sd), Q
         else:
             stats = rf_stats_dask if dask_x else rf_stats      # Dask: per block, summed
@@ -259,6 +257,47 @@ class _RFBase(BaseSubspaceTransformer):
         if key is not None:
             mem.put(key, out)
         return (*out, key)
+
+    def _features_key(self, mem, rows: str, dt) -> tuple:
+        return ("rf-features", rows, self.fingerprint_, np.dtype(dt).str)
+
+    def _row_space_qr(self, mem, rows, X, dt) -> tuple[np.ndarray, np.ndarray]:
+        """``Q, R`` of the thin QR of ``Z^T`` (``Z``: the training rows' features).
+
+        Neither depends on the labels nor the domains, so with ``memory`` they are kept under
+        the rows and the frequencies: the fits of one fold with other labels (circular
+        validation's reverse fits) and with other settings share them, and the features stay
+        there for :meth:`transform` of the same rows."""
+        qr_key = None if mem is None else ("rf-row-space", rows, self.fingerprint_,
+                                           np.dtype(dt).str)
+        hit = None if qr_key is None else mem.get(qr_key)
+        if hit is not None:
+            return hit
+        Z = rff_map(np.asarray(X, dtype=dt), self.omega_.astype(dt, copy=False),
+                    fast_trig=True)                      # the features transform uses
+        Q, R = scipy.linalg.qr(Z.T.astype(np.float64, copy=False), mode="economic",
+                               check_finite=False)
+        if qr_key is not None:
+            mem.put(self._features_key(mem, rows, dt), Z)
+            mem.put(qr_key, (Q, R))
+        return Q, R
+
+    def _kept_features(self, X, dt):
+        """The features of ``X`` kept in ``memory`` (``None`` when not kept); with ``memory``,
+        features of at most one chunk of rows are computed once and kept (the same arithmetic
+        as the chunked loop, which takes such rows in one chunk)."""
+        mem = self.memory
+        if mem is None or seed_key(self.random_state) is None or is_dask(X) or \
+                X.shape[0] > (self.chunk_size or       # one chunk of rff_chunks: same bits
+                              max(1, DEFAULT_CHUNK_BYTES // (8 * 2 * self.n_features))):
+            return None
+        key = self._features_key(mem, mem.fingerprint(X), dt)
+        Z = mem.get(key)
+        if Z is None:
+            Z = rff_map(np.asarray(X, dtype=dt), self.omega_.astype(dt, copy=False),
+                        fast_trig=True)
+            mem.put(key, Z)
+        return Z
 
     @staticmethod
     def _frequencies(mem, *args, **kwargs) -> tuple[np.ndarray, str]:
@@ -338,7 +377,10 @@ class _RFBase(BaseSubspaceTransformer):
         om = self.omega_.astype(dt, copy=False)
         P = (self.components_ * scale[None, :]).astype(dt, copy=False)
         out = np.empty((X.shape[0], P.shape[1]), dtype=X.dtype)
-        for sl, Z in rff_chunks(X, om, self.chunk_size, fast_trig=True):   # as rf_stats
+        kept = self._kept_features(X, dt)
+        chunks = [(slice(None), kept)] if kept is not None else \
+            rff_chunks(X, om, self.chunk_size, fast_trig=True)             # as rf_stats
+        for sl, Z in chunks:
             out[sl] = Z @ P
         if center is not None:
             out -= (center @ self.components_ * scale).astype(out.dtype)
