@@ -43,6 +43,7 @@ from shiftlearn.generalization import (
     TaskGroupSearchCV,
 )
 from shiftlearn.kernels import RandomFourierFeatures
+from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
 from shiftlearn.model_selection import AdaptationSelector
 
 ESTIMATORS = [
@@ -55,9 +56,15 @@ ESTIMATORS = [
     RandomFourierFeatures(random_state=0),
     CORAL(),
     CORAL(shrinkage="ledoit_wolf"),
+    SA(),
+    LinOT(),
+    EMD(),
+    Sinkhorn(),
+    ClassRegOT(),
     DomainAdaptationClassifier(TCA()),
     DomainAdaptationClassifier(SCA(), memory=FitMemory()),
     DomainAdaptationClassifier(CORAL()),     # a memory shared by the clones
+    DomainAdaptationClassifier(LinOT()),
     DomainAdaptationClassifier(JDA(), memory=FitMemory()),
     MarginalTransferClassifier(random_state=0),
     MarginalTransferRegressor(random_state=0),
@@ -78,8 +85,14 @@ _TEST_TASK = ("predict embeds the rows of one call (one sample_domain id) as one
               "(Blanchard et al.), so a row's prediction depends on the other rows of its task "
               "by design (predicting one row at a time warns)")
 
+_NO_TARGET = ("fits y without sample_domain, so every row is a source row: with no target row "
+              "there is no transport plan to solve and n_iter_ is 0 (the map is the identity, "
+              "with a warning); tests/test_mapping.py checks n_iter_ with target rows")
+
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
+    "Sinkhorn": {"check_transformer_n_iter": _NO_TARGET},
+    "ClassRegOT": {"check_transformer_n_iter": _NO_TARGET},
     "DomainAdaptationClassifier": {"check_classifiers_classes": _MINUS_ONE},
     "MarginalTransferClassifier": {"check_classifiers_classes": _MINUS_ONE,
                                    "check_methods_subset_invariance": _TEST_TASK},
@@ -129,6 +142,9 @@ FRAME_ESTIMATORS = [
     RandomFourierFeatures(n_features=5, random_state=0),
     CORAL(),
     JDA(n_components=2),
+    SA(n_components=2),
+    LinOT(),
+    EMD(),
     DomainAdaptationClassifier(TCA(n_components=2)),
 ]
 
@@ -152,7 +168,7 @@ def test_dataframe_feature_names(estimator):
         np.testing.assert_allclose(est.transform(df.to_numpy()), Z)
     names = est.get_feature_names_out()
     assert len(names) == Z.shape[1] and len(set(names)) == len(names)
-    if isinstance(est, CORAL):             # one-to-one: the input features, re-coloured
+    if isinstance(est, (CORAL, LinOT, EMD)):    # one-to-one: the input features, moved
         assert names.tolist() == ["a", "b", "c"]
     else:
         assert names[0].startswith(type(est.adapter_ if hasattr(est, "adapter_") else est)

@@ -38,6 +38,7 @@ from shiftlearn.generalization import (
     PoolingRegressor,
 )
 from shiftlearn.kernels import RandomFourierFeatures
+from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
 from shiftlearn.model_selection import AdaptationSelector
 
 FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
@@ -63,6 +64,14 @@ ESTIMATORS = {
     "CORAL(0.3)": (lambda: CORAL(shrinkage=0.3), "transformer"),
     "DomainAdaptationClassifier(CORAL)": (lambda: DomainAdaptationClassifier(CORAL()),
                                           "classifier"),
+    "SA": (lambda: SA(), "transformer"),
+    "SA(2)": (lambda: SA(n_components=2), "transformer"),
+    "LinOT": (lambda: LinOT(), "transformer"),
+    "EMD": (lambda: EMD(), "transformer"),
+    "Sinkhorn": (lambda: Sinkhorn(), "transformer"),
+    "ClassRegOT": (lambda: ClassRegOT(), "transformer"),
+    "DomainAdaptationClassifier(LinOT)": (lambda: DomainAdaptationClassifier(LinOT()),
+                                          "classifier"),
     "MultiTaskBoostingClassifier": (lambda: MultiTaskBoostingClassifier(n_estimators=10),
                                     "classifier"),
     "MarginalTransferClassifier": (lambda: MarginalTransferClassifier(random_state=0), "dg"),
@@ -72,6 +81,9 @@ ESTIMATORS = {
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
 }
+
+#: transformers that map source rows differently from target rows (``transform(X, sd)``)
+_SOURCE_MAPS = ("CORAL", "SA", "LinOT", "EMD", "Sinkhorn", "ClassRegOT")
 
 ENCODINGS = ("int", "pm1", "str", "float", "shifted", "object")
 
@@ -157,7 +169,9 @@ def _run(name: str, data) -> None:
             else:
                 est.fit(X, y, sd)
                 out = est.transform(X_test) if kind == "transformer" else est.predict(X_test)
-                if name.startswith(("CORAL", "DomainAdaptationClassifier(CORAL")):
+                if name.startswith(_SOURCE_MAPS) or name in (
+                        "DomainAdaptationClassifier(CORAL)",
+                        "DomainAdaptationClassifier(LinOT)"):
                     # the source map too: the test rows as source rows
                     src = np.ones(len(X_test), dtype=np.int64)
                     out = (est.transform(X_test, sample_domain=src) if kind == "transformer"

@@ -41,4 +41,5 @@ def check_rows(owner: str, n_source: int, n_target: int, need: int, what: str) -
     """Refuse a side with fewer than ``need`` rows, saying what they are needed for."""
     for name, n in (("source", n_source), ("target", n_target)):
         if n < need:
-            raise ValueError(f"{owner} needs at least {need} {name} rows to {what}, got {n}.")
+            raise ValueError(f"{owner} needs at least {need} {name} rows to {what}, got "
+                             f"n_samples = {n}.")

@@ -97,7 +97,7 @@ class _BaseOTMap(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.source_rows_ = Xs
         if nt == 0:
             no_target_warning(type(self).__name__)
-            self.mapped_source_ = Xs.copy()
+            self.mapped_source_, self.n_iter_ = Xs.copy(), 0
             return X, sd
         name = type(self).__name__
         check_dense_memory(ns, nt, self._plan_arrays(),
@@ -106,7 +106,7 @@ class _BaseOTMap(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Xt = X[tgt].astype(np.float64)
         a, b = np.full(ns, 1.0 / ns), np.full(nt, 1.0 / nt)
         M = ot.dist(Xs, Xt, metric="sqeuclidean")
-        plan = self._plan(ot, a, b, M, None if y is None else y[src])
+        plan, self.n_iter_ = self._plan(ot, a, b, M, None if y is None else y[src])
         self.mapped_source_ = barycentric_map(plan, Xs, Xt)
         return X, sd
 
@@ -185,11 +185,8 @@ class EMD(_BaseOTMap):
     (``shiftlearn._resources.MEMORY_BUDGET``). POT is an optional dependency (``pip install
     shiftlearn[ot]``), imported by ``fit``.
 
-    Parameters
-    ----------
-    max_iter : int, default=100000
-        Iteration cap of the network simplex (POT's ``numItermax``; POT warns when it is
-        reached).
+    The network simplex is capped at ``max(100000, 10 n_s n_t)`` iterations (POT warns when
+    it is reached; skada's cap is 100000), so an exact plan has no hyper-parameter.
 
     Attributes
     ----------
@@ -197,6 +194,8 @@ class EMD(_BaseOTMap):
         The training source rows.
     mapped_source_ : ndarray of shape (n_source, n_features)
         Their barycentric images.
+    n_iter_ : int
+        ``1``: one exact solve (``0`` without target rows).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
@@ -235,13 +234,14 @@ class EMD(_BaseOTMap):
     True
     """
 
-    _parameter_constraints: dict = {"max_iter": [Interval(Integral, 1, None, closed="left")]}
+    _parameter_constraints: dict = {}
 
-    def __init__(self, max_iter=100000):
-        self.max_iter = max_iter
+    def __init__(self):
+        pass
 
     def _plan(self, ot, a, b, M, ys):
-        return ot.emd(a, b, M, numItermax=int(self.max_iter))
+        cap = max(100000, 10 * M.shape[0] * M.shape[1])
+        return ot.emd(a, b, M, numItermax=cap), 1
 
 
 class Sinkhorn(_BaseOTMap):
@@ -274,6 +274,8 @@ class Sinkhorn(_BaseOTMap):
     ----------
     source_rows_ : ndarray of shape (n_source, n_features)
     mapped_source_ : ndarray of shape (n_source, n_features)
+    n_iter_ : int
+        Iterations run (Sinkhorn's; ClassRegOT's outer ones).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
@@ -319,8 +321,10 @@ class Sinkhorn(_BaseOTMap):
         self.tol = tol
 
     def _plan(self, ot, a, b, M, ys):
-        return ot.sinkhorn(a, b, M, float(self.reg_e), method="sinkhorn_log",
-                           numItermax=int(self.max_iter), stopThr=float(self.tol))
+        plan, log = ot.sinkhorn(a, b, M, float(self.reg_e), method="sinkhorn_log",
+                                numItermax=int(self.max_iter), stopThr=float(self.tol),
+                                log=True)
+        return plan, int(log["niter"])
 
 
 class ClassRegOT(_BaseOTMap):
@@ -362,6 +366,8 @@ class ClassRegOT(_BaseOTMap):
     ----------
     source_rows_ : ndarray of shape (n_source, n_features)
     mapped_source_ : ndarray of shape (n_source, n_features)
+    n_iter_ : int
+        Iterations run (Sinkhorn's; ClassRegOT's outer ones).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
@@ -434,12 +440,13 @@ class ClassRegOT(_BaseOTMap):
         _, codes = np.unique(ys, return_inverse=True)
         reg, eta = float(self.reg_e), float(self.reg_cl)
         if self.norm == "l1l2":
-            return ot.da.sinkhorn_l1l2_gl(a, codes, b, M, reg, eta,
-                                          numItermax=int(self.max_iter),
-                                          numInnerItermax=int(self.max_inner_iter),
-                                          stopInnerThr=float(self.tol))
+            plan, log = ot.da.sinkhorn_l1l2_gl(a, codes, b, M, reg, eta,
+                                               numItermax=int(self.max_iter),
+                                               numInnerItermax=int(self.max_inner_iter),
+                                               stopInnerThr=float(self.tol), log=True)
+            return plan, max(1, len(log["loss"]) - 1)
         return _lpl1_plan(ot, a, codes, b, M, reg, eta, int(self.max_iter),
-                          int(self.max_inner_iter), float(self.tol))
+                          int(self.max_inner_iter), float(self.tol)), int(self.max_iter)
 
 
 def _lpl1_plan(ot, a, codes, b, M, reg, eta, n_iter, n_inner, tol):
