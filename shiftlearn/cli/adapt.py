@@ -31,7 +31,8 @@ import numpy as np
 
 from ._common import check_output, count, info, match_columns, report_paths, warning_lines
 
-METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL")
+METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL", "SA", "LinOT",
+           "EMD", "Sinkhorn", "ClassRegOT")
 CLASSIFIERS = ("1nn", "logreg")
 #: ``--select`` name -> scorer class of :mod:`shiftlearn.model_selection` (target-label
 #: free criteria, validated on ``SourceKFold(5)``); ``source-cv``, ``cluster`` and ``lodo`` are

@@ -27,6 +27,11 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "RF-TCA": {"n_components": [10, 20, 30, 50]},
     "RF-SCA": {"beta": [0.1, 0.5, 0.9], "whiten": [False], "n_components": [10, 20, 30, 50]},
     "CORAL": {"shrinkage": ["auto", 1.0]},
+    "SA": {"n_components": [10, 20, 50, 100]},
+    "LinOT": {"reg": [1e-8, 1e-2, 1.0]},
+    "EMD": {},
+    "Sinkhorn": {"reg_e": [0.1, 1.0, 10.0]},
+    "ClassRegOT": {"reg_e": [0.1, 1.0], "reg_cl": [0.1, 1.0]},
 }
 
 

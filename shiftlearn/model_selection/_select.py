@@ -46,7 +46,16 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
     "RF-TCA": ("shiftlearn.adaptation:RFTCA", {"random_state": 0}),
     "RF-SCA": ("shiftlearn.adaptation:RFSCA", {"whiten": False, "random_state": 0}),
     "CORAL": ("shiftlearn.adaptation:CORAL", {}),
+    "SA": ("shiftlearn.mapping:SA", {}),
+    "LinOT": ("shiftlearn.mapping:LinOT", {}),
+    "EMD": ("shiftlearn.mapping:EMD", {}),
+    "Sinkhorn": ("shiftlearn.mapping:Sinkhorn", {}),
+    "ClassRegOT": ("shiftlearn.mapping:ClassRegOT", {}),
 }
+
+#: labels of :data:`ADAPTERS` that ``methods="all"`` (the selector's default) leaves out until
+#: the selection study has measured them as candidates; name them in ``methods`` to compare them
+OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegOT"})
 
 
 def make_adapter(method: str, random_state=0, **params):
@@ -265,7 +274,8 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         self.margin = margin
 
     def _methods(self) -> list[str]:
-        ms = list(ADAPTERS) if self.methods == "all" else list(self.methods)
+        ms = ([m for m in ADAPTERS if m not in OPT_IN] if self.methods == "all"
+              else list(self.methods))
         for m in ms:
             if m != "none" and m not in ADAPTERS:
                 raise ValueError(f"Unknown method {m!r}; choose from 'none', "
