@@ -1,7 +1,7 @@
 """numba, an optional dependency (``pip install shiftlearn[speed]``), in one place.
 
 Two inner loops are compiled when numba is installed: multi-task boosting's histograms
-(:mod:`shiftlearn.boosting._kernels`) and the epochs of marginal transfer's exact solver
+(:mod:`shiftlearn.boosting._loops`) and the epochs of marginal transfer's exact solver
 (:mod:`shiftlearn.generalization._dual_cd`). Each has a numpy path that returns the same arrays
 bit for bit (no fast-math), so a model never depends on whether numba is installed.
 ``SHIFTLEARN_NUMBA=0`` switches the compiled loops off (tests compare both paths).
@@ -23,5 +23,5 @@ HAVE_NUMBA = numba is not None
 
 
 def use_numba() -> bool:
-    """Whether the numba kernels run (numba installed and ``SHIFTLEARN_NUMBA`` is not ``0``)."""
+    """Whether the compiled loops run (numba installed and ``SHIFTLEARN_NUMBA`` is not ``0``)."""
     return HAVE_NUMBA and os.environ.get("SHIFTLEARN_NUMBA", "1") != "0"

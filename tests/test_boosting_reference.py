@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from shiftlearn import MultiTaskBoostingClassifier
-from shiftlearn.boosting import _core, _kernels
+from shiftlearn.boosting import _core, _loops
 from shiftlearn.boosting._binning import bin_tasks
 from shiftlearn.boosting._splits import exact_pairs, stump_split, tree_split_exact
 from shiftlearn.datasets import make_monotone_shift
@@ -18,11 +18,11 @@ KEYS = ("feature", "threshold", "leaf", "beta", "train_loss")
 
 @pytest.fixture(params=["numba", "numpy"])
 def kernels(request, monkeypatch):
-    """Both paths of ``_kernels``: the numba kernels (where installed) and plain numpy."""
-    if request.param == "numba" and not _kernels.HAVE_NUMBA:
+    """Both paths of ``_loops``: the compiled loops (numba, where installed) and plain numpy."""
+    if request.param == "numba" and not _loops.HAVE_NUMBA:
         pytest.skip("numba is not installed (optional: pip install shiftlearn[speed])")
     monkeypatch.setenv("SHIFTLEARN_NUMBA", "1" if request.param == "numba" else "0")
-    assert _kernels.use_numba() == (request.param == "numba")
+    assert _loops.use_numba() == (request.param == "numba")
     return request.param
 
 
@@ -137,7 +137,7 @@ def test_split_searches_are_the_reference_and_subsets_are_searched_as_in_the_bat
         assert np.array_equal(sub[3], full[3].reshape(J, D)[node, feat])
 
 
-@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.skipif(not _loops.HAVE_NUMBA, reason="numba is not installed")
 def test_pair_gains_compiled_is_the_numpy_path_bit_for_bit():
     """The compiled search of ``exact_pairs`` (PAVA, stable sort, prefix sums, gains) gives
     the numpy path's gains and order bit for bit, on one thread and on two: ties (rounded
@@ -158,8 +158,8 @@ def test_pair_gains_compiled_is_the_numpy_path_bit_for_bit():
         base = np.sort(rng.choice(n_rows // T, 2 * P, replace=False)).reshape(2, P) * T
         want = _pair_gains(w, s, Wp, Sp, base, n_rows)
         for n_threads in (1, 2):
-            with _kernels.threads(n_threads):
-                got = _kernels.pair_gains(w, s, Wp, Sp, base, n_rows)
+            with _loops.threads(n_threads):
+                got = _loops.pair_gains(w, s, Wp, Sp, base, n_rows)
             for u, v in zip(got, want, strict=True):
                 assert u.dtype == v.dtype and np.array_equal(u, v)
 
@@ -196,8 +196,8 @@ def test_the_lazy_stump_scan_skips_features_and_keeps_the_model(monkeypatch, ker
     assert not np.array_equal(c["feature"], b["feature"])
 
 
-@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba is not installed")
-def test_numba_kernels_are_the_numpy_paths_bit_for_bit(monkeypatch):
+@pytest.mark.skipif(not _loops.HAVE_NUMBA, reason="numba is not installed")
+def test_compiled_loops_are_the_numpy_paths_bit_for_bit(monkeypatch):
     rng = np.random.default_rng(8)
     for n, D, T, B, A in [(1, 1, 1, 2, 1), (500, 7, 3, 9, 3), (2000, 5, 2, 256, 4)]:
         codes = rng.integers(0, B, (D, n))
@@ -214,17 +214,17 @@ def test_numba_kernels_are_the_numpy_paths_bit_for_bit(monkeypatch):
         for flag in ("1", "0"):
             monkeypatch.setenv("SHIFTLEARN_NUMBA", flag)
             c8 = codes.astype(np.uint8) if flag == "1" else None
-            out[flag] = (_kernels.level_histograms(c8, codes2, ct, node, w, A, 2 * T * B),
-                         _kernels.feature_histograms(c8, codes2, ct, w, feats, 2 * T * B),
-                         *_kernels.route(c8, codes, level, first, feat, pos, task))
+            out[flag] = (_loops.level_histograms(c8, codes2, ct, node, w, A, 2 * T * B),
+                         _loops.feature_histograms(c8, codes2, ct, w, feats, 2 * T * B),
+                         *_loops.route(c8, codes, level, first, feat, pos, task))
         # the rows of some nodes only (numba): as the level histogram of those nodes
         at = rng.integers(0, A, n)                                       # local node ids
         slot = np.full(A, -1)
         keep = np.unique(np.r_[rng.integers(A), np.flatnonzero(rng.random(A) < 0.4)])
         slot[keep] = np.arange(keep.size)
         monkeypatch.setenv("SHIFTLEARN_NUMBA", "0")
-        want = _kernels.level_histograms(None, codes2, ct, slot[at], w, keep.size, 2 * T * B)
-        got = _kernels.node_histograms(codes.astype(np.uint8), at + 5, 5, slot, ct, w, feats,
+        want = _loops.level_histograms(None, codes2, ct, slot[at], w, keep.size, 2 * T * B)
+        got = _loops.node_histograms(codes.astype(np.uint8), at + 5, 5, slot, ct, w, feats,
                                        2 * T * B)
         assert np.array_equal(got, want[feats])
         for u, v in zip(out["1"], out["0"], strict=True):
@@ -253,14 +253,14 @@ def test_deep_trees_and_separable_data_are_the_reference(depth, min_split, lr, K
             assert np.array_equal(a[key], b[key]), key
 
 
-@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.skipif(not _loops.HAVE_NUMBA, reason="numba is not installed")
 def test_parallel_histograms_are_the_serial_ones_bit_for_bit(monkeypatch):
     """``n_jobs > 1``: feature groups, row chunks and (node, feature) pairs run on numba's
     threads; every histogram and bound, and so the model, is the serial one bit for bit (a
     feature's sums stay in row order on one thread), including feature counts that are not a
     multiple of the group size of four."""
     monkeypatch.setenv("SHIFTLEARN_NUMBA", "1")
-    cores = _kernels.numba.config.NUMBA_NUM_THREADS
+    cores = _loops.numba.config.NUMBA_NUM_THREADS
     rng = np.random.default_rng(11)
     for n, D, T, B, A in [(1, 1, 1, 2, 1), (700, 7, 3, 9, 3), (3000, 13, 2, 256, 4)]:
         codes8 = rng.integers(0, B, (D, n)).astype(np.uint8)
@@ -276,20 +276,20 @@ def test_parallel_histograms_are_the_serial_ones_bit_for_bit(monkeypatch):
         S = (H[:, :, :, 1] - H[:, :, :, 0]).sum(axis=(0, 2, 3)) / D
         out = []
         for n_threads in (1, 2):
-            with _kernels.threads(n_threads):
-                assert _kernels._parallel() == (min(n_threads, cores) > 1)   # capped
-                out.append((_kernels.level_histograms(codes8, None, ct, node, w, A, 2 * T * B),
-                            _kernels.feature_histograms(codes8, None, ct, w, feats, 2 * T * B),
-                            _kernels.node_histograms(codes8, node + 3, 3, slot, ct, w, feats,
+            with _loops.threads(n_threads):
+                assert _loops._parallel() == (min(n_threads, cores) > 1)   # capped
+                out.append((_loops.level_histograms(codes8, None, ct, node, w, A, 2 * T * B),
+                            _loops.feature_histograms(codes8, None, ct, w, feats, 2 * T * B),
+                            _loops.node_histograms(codes8, node + 3, 3, slot, ct, w, feats,
                                                      2 * T * B),
-                            *_kernels.class_bounds(H, W, S)))
-        assert not _kernels._parallel()
+                            *_loops.class_bounds(H, W, S)))
+        assert not _loops._parallel()
         # numba's on-disk cache is keyed by name and line, not by parallel=True: under the
         # serial build's name, the parallel one would load the serial code (one thread)
-        for par, ser in ((_kernels._hist_par_nb, _kernels._hist_nb),
-                         (_kernels._hist_nodes_par_nb, _kernels._hist_nodes_nb),
-                         (_kernels._bounds_par_nb, _kernels._bounds_nb),
-                         (_kernels._gains_par_nb, _kernels._gains_nb)):
+        for par, ser in ((_loops._hist_par_nb, _loops._hist_nb),
+                         (_loops._hist_nodes_par_nb, _loops._hist_nodes_nb),
+                         (_loops._bounds_par_nb, _loops._bounds_nb),
+                         (_loops._gains_par_nb, _loops._gains_nb)):
             assert par.py_func.__qualname__ != ser.py_func.__qualname__
             assert par.py_func.__code__.co_firstlineno == ser.py_func.__code__.co_firstlineno
         for u, v in zip(*out, strict=True):

@@ -13,7 +13,7 @@ binning and input validation (whole ``fit`` calls); wall-clock and process CPU t
 
 Rows: ``numba`` = the library as installed with numba (``pip install shiftlearn[speed]``),
 ``numba, t threads`` = the same with ``n_jobs=t``,
-``numpy`` = the same code with ``SHIFTLEARN_NUMBA=0`` (no compiled kernels), ``before`` = the
+``numpy`` = the same code with ``SHIFTLEARN_NUMBA=0`` (no compiled loops), ``before`` = the
 solver before the speed work (``tests/_boosting_reference.py``, a frozen copy; ``--before``),
 timed in the same run, so "before / this" is a same-run ratio. All three fit the same model:
 the script checks that their decision functions on the test rows are equal bit for bit (on the
@@ -67,7 +67,7 @@ from _common import (  # noqa: E402
 
 import shiftlearn.boosting._estimator as est_mod  # noqa: E402
 from shiftlearn import MultiTaskBoostingClassifier  # noqa: E402
-from shiftlearn.boosting import _kernels  # noqa: E402
+from shiftlearn.boosting import _loops  # noqa: E402
 from shiftlearn.datasets import make_monotone_shift  # noqa: E402
 
 
@@ -224,7 +224,7 @@ def main(argv=None):
     K = args.n_estimators
     # solver kind -> n_jobs of its multi-task rows
     numba_kinds = ({"numba": 1} | {f"numba, {t} threads": t for t in args.mt_threads if t > 1}
-                   if _kernels.HAVE_NUMBA else {})
+                   if _loops.HAVE_NUMBA else {})
     kinds = numba_kinds | {"numpy": 1} | ({"before": 1} if args.before else {})
     loads = [os.getloadavg()[0]]
     t_run = time.perf_counter()
@@ -278,7 +278,7 @@ def main(argv=None):
             f"{' and '.join(map(str, list(numba_kinds.values()) or [1]))} "
             f"thread(s) (n_jobs); HGB on {' and '.join(map(str, args.hgb_threads))} thread(s) "
             f"(threadpoolctl: OpenMP and BLAS). repeats={args.repeats}, interleaved (minimum "
-            f"shown). numba installed: {_kernels.HAVE_NUMBA}; its first-use load/compile (small "
+            f"shown). numba installed: {_loops.HAVE_NUMBA}; its first-use load/compile (small "
             f"fits on each thread count before the timed ones): {warm:.2f} s. 1-minute load "
             f"average before the fits: {min(loads):.1f} to {max(loads):.1f} "
             f"(median {np.median(loads):.1f}) on {os.cpu_count()} cores. "

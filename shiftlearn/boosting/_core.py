@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels
+from . import _loops
 from ._binning import positions_to_thresholds
 from ._splits import class_bounds, exact_pairs, select_stump, stump_errors, stump_split
 
@@ -139,14 +139,14 @@ def _prepare(codes, codes2):
     """The arrays the kernels read: uint8 codes (numba), ``codes2`` (numpy), the rows'
     class/task offsets ``ct = codes2 - codes``."""
     ct = codes2[0] - codes[0]
-    return {"codes": codes, "codes8": codes.astype(np.uint8) if _kernels.use_numba() else None,
+    return {"codes": codes, "codes8": codes.astype(np.uint8) if _loops.use_numba() else None,
             "codes2": codes2, "ct": ct}
 
 
 def _feature_histograms(prep, w, feats, n_tasks, n_bins):
     """(T, F, B) positive- and negative-class histograms of the root for features ``feats``:
     ``np.bincount(codes2[f], weights=w, minlength=2 T B)``, bit for bit."""
-    H = _kernels.feature_histograms(prep["codes8"], prep["codes2"], prep["ct"], w, feats,
+    H = _loops.feature_histograms(prep["codes8"], prep["codes2"], prep["ct"], w, feats,
                                     2 * n_tasks * n_bins)
     H = H.reshape(len(feats), n_tasks, 2, n_bins).transpose(2, 1, 0, 3)
     return H[1], H[0]
@@ -234,7 +234,7 @@ def _direct_level(prep, w, local_node, active, J, T, B):
     D = prep["codes"].shape[0]
     local = np.full(J, -1, dtype=np.intp)
     local[active] = np.arange(active.size)
-    H = _kernels.level_histograms(prep["codes8"], prep["codes2"], prep["ct"],
+    H = _loops.level_histograms(prep["codes8"], prep["codes2"], prep["ct"],
                                   local[local_node], w, active.size, 2 * T * B)
     H = H.reshape(D, active.size, T, 2, B)
     W, S = _totals(H)
@@ -265,7 +265,7 @@ class _Subtraction:
         level of ``J`` nodes)."""
         slot = np.full(J, -1, dtype=np.intp)
         slot[nodes] = np.arange(len(nodes))
-        H = _kernels.node_histograms(self.prep["codes8"], node, J - 1, slot, self.prep["ct"],
+        H = _loops.node_histograms(self.prep["codes8"], node, J - 1, slot, self.prep["ct"],
                                      w, feats, self.size)
         return H.reshape(len(feats), len(nodes), self.T, 2, self.B)
 
@@ -278,7 +278,7 @@ class _Subtraction:
         H = np.empty((D, A, T, 2, B))
         exact = np.zeros((A, D), dtype=bool)
         if level == 0:
-            H[:] = _kernels.feature_histograms(self.prep["codes8"], None, self.prep["ct"], w,
+            H[:] = _loops.feature_histograms(self.prep["codes8"], None, self.prep["ct"], w,
                                                np.arange(D), self.size).reshape(H.shape)
             exact[:] = True
         else:
@@ -368,7 +368,7 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
         feature[0] = f
         threshold[:, 0] = positions_to_thresholds(edges[:, f], pos)
         return feature, threshold, np.array([-s, s], float), (codes[f] > pos[task]).astype(np.intp)
-    sub = _Subtraction(prep, T, B, min_samples_split) if _SUBTRACT and _kernels.use_numba() \
+    sub = _Subtraction(prep, T, B, min_samples_split) if _SUBTRACT and _loops.use_numba() \
         else None
     cnt = np.array([n])                      # rows per node of the level
     for level in range(L):
@@ -400,7 +400,7 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
                 feat_l[j] = f
                 threshold[:, first + j] = positions_to_thresholds(edges[:, f], pos_l[j])
         feature[first:first + J] = feat_l
-        node, cnt = _kernels.route(prep["codes8"], codes, node, first, feat_l, pos_l, task)
+        node, cnt = _loops.route(prep["codes8"], codes, node, first, feat_l, pos_l, task)
     lf = node - I
     Wl = np.bincount(lf, weights=w, minlength=2 ** L)
     Sl = np.bincount(lf, weights=w * yf, minlength=2 ** L)
@@ -455,8 +455,8 @@ def boost(codes: np.ndarray, y: np.ndarray, task: np.ndarray, edges: np.ndarray,
     train_loss = np.zeros(K)
     margin = np.zeros(n)                     # y * f_t(x) on the training rows
     ct = B * (ypos + 2 * task)
-    prep = {"codes": codes, "codes2": None if _kernels.use_numba() else codes + ct[None, :],
-            "codes8": codes.astype(np.uint8) if _kernels.use_numba() else None, "ct": ct}
+    prep = {"codes": codes, "codes2": None if _loops.use_numba() else codes + ct[None, :],
+            "codes8": codes.astype(np.uint8) if _loops.use_numba() else None, "ct": ct}
     cache = RootCache(D) if weak_learner == "stump" else None
     for k in range(K):
         mu = margin.min()

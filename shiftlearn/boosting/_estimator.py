@@ -36,7 +36,7 @@ from .._validation import (
     scored_rows,
     unlabeled_mask,
 )
-from . import _kernels
+from . import _loops
 from ._binning import bin_tasks
 from ._core import boost, decision_function_stages
 from ._core import decision_function as _final_decision
@@ -148,7 +148,7 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
       target (negative id) task; otherwise a ``ValueError``.
     * Speed: stumps scan only the features a lower bound does not rule out, trees search exactly
       only the (node, feature) pairs an upper bound lets through, and with numba installed
-      (``pip install shiftlearn[speed]``) compiled kernels build the histograms, on
+      (``pip install shiftlearn[speed]``) compiled loops build the histograms, on
       ``n_jobs`` threads; the model is the full search's, bit for bit, with or without numba
       and on any number of threads (``docs/boosting.md``).
 
@@ -272,7 +272,7 @@ class MultiTaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         # a bar only where the caller switched progress on (the command line), see _progress
         with progress_task(f"boosting ({self.mode})",
                            len(targets) * int(self.n_estimators)) as advance, \
-                _kernels.threads(n_threads):
+                _loops.threads(n_threads):
             for c in targets:
                 yy = np.where(y == c, 1, -1)
                 self.estimators_.append(boost(

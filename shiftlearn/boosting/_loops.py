@@ -1,11 +1,11 @@
-"""The inner loops of multi-task boosting: numba kernels when numba is installed, numpy otherwise.
+"""The inner loops of multi-task boosting: compiled by numba when installed, numpy otherwise.
 
 numba is an optional dependency (``pip install shiftlearn[speed]``): without it the same
-functions run in numpy, and both paths return the same arrays bit for bit (the kernels add each
+functions run in numpy, and both paths return the same arrays bit for bit (the loops add each
 bin's weights in row order, as ``np.bincount`` does; no fast-math), so a model does not depend
-on whether numba is installed. ``SHIFTLEARN_NUMBA=0`` switches the kernels off. The exact tree
-split search (:func:`pair_gains`, the body of ``_splits.exact_pairs``) is compiled too and
-agrees with the numpy path bit for bit. Why compiled kernels: ``docs/dev/boosting.md``.
+on whether numba is installed. ``SHIFTLEARN_NUMBA=0`` switches the compiled loops off. The
+exact tree split search (:func:`pair_gains`, the body of ``_splits.exact_pairs``) is compiled
+too and agrees with the numpy path bit for bit. Why compiled loops: ``docs/dev/boosting.md``.
 
 Layout: a row's histogram slot is ``key[i] + code[f, i]`` with
 ``key = node * 2 T B + B * (ypos + 2 * task)`` (``-1``: the row is in no searched node), the
@@ -31,12 +31,12 @@ _prange = numba.prange if HAVE_NUMBA else range
 __all__ = ["HAVE_NUMBA", "class_bounds", "feature_histograms", "level_histograms", "route",
            "node_histograms", "pair_gains", "threads", "use_numba"]
 
-_LOCAL = threading.local()      # the calling thread's thread count for the histogram kernels
+_LOCAL = threading.local()      # the calling thread's thread count for the histogram loops
 
 
 @contextmanager
 def threads(n: int):
-    """Run the histogram kernels of this thread on ``n`` numba threads inside the block.
+    """Run the histogram loops of this thread on ``n`` numba threads inside the block.
 
     ``n = 1`` (the default outside any block) calls the serial builds: no thread pool is
     started, which keeps numba's threading layer out of single-threaded fits (its

@@ -29,7 +29,7 @@ import itertools
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from . import _kernels
+from . import _loops
 
 __all__ = ["brute_force_split", "class_bounds", "exact_pairs", "pair_bounds", "select_stump",
            "split_gain", "stump_errors", "stump_split", "tree_split_exact"]
@@ -179,7 +179,7 @@ def tree_split_exact(Hw: np.ndarray, Hs: np.ndarray):
 def _pair_gains(hw, hs, Wp, Sp, base, n_rows):
     """``G`` (2, P, T B): the gain at each end of a group of equal fitted slopes (``-inf``
     elsewhere) in the merged order ``order`` (2, P, T B) of every (side, pair); the numpy path
-    of :func:`~shiftlearn.boosting._kernels.pair_gains`."""
+    of :func:`~shiftlearn.boosting._loops.pair_gains`."""
     P, T, B = hw.shape
     hw = np.ascontiguousarray(hw)
     hs = np.ascontiguousarray(hs)
@@ -219,14 +219,14 @@ def exact_pairs(hw, hs, W, S, node, feat, D):
     ``G``; ``-inf`` entries of a node without pairs).
 
     The per-pair search runs compiled where numba does
-    (:func:`~shiftlearn.boosting._kernels.pair_gains`, the same arrays bit for bit).
+    (:func:`~shiftlearn.boosting._loops.pair_gains`, the same arrays bit for bit).
     """
     P, T, B = hw.shape
     J = W.size
     M = T * B
     # each (side, pair)'s first row in the whole batch's (side, node, feature, task) order
     base = ((np.arange(2)[:, None] * J + node[None, :]) * D + feat[None, :]) * T
-    gains = _kernels.pair_gains if _kernels.use_numba() else _pair_gains
+    gains = _loops.pair_gains if _loops.use_numba() else _pair_gains
     G, order = gains(hw, hs, W[node], S[node], base, 2 * J * D * T)
     # first optimum up to a relative 1e-12 (G <= W): exact ties (e.g. two features that
     # separate the node's rows the same way) go to (side, feature, prefix) order instead of
@@ -282,11 +282,11 @@ def pair_bounds(Hw: np.ndarray, Hs: np.ndarray, W: np.ndarray, S: np.ndarray):
 
 def class_bounds(H: np.ndarray, W: np.ndarray, S: np.ndarray):
     """:func:`pair_bounds` of the class histograms ``H`` (D, J, T, 2, B): compiled where numba
-    runs (:func:`~shiftlearn.boosting._kernels.class_bounds`), else from the weight and signed
+    runs (:func:`~shiftlearn.boosting._loops.class_bounds`), else from the weight and signed
     histograms in numpy (the bounds only prune, with margins, so the two paths need not agree
     to the last bit)."""
-    if _kernels.use_numba():
-        return _kernels.class_bounds(H, W, S)
+    if _loops.use_numba():
+        return _loops.class_bounds(H, W, S)
     Hc = H.transpose(3, 1, 2, 0, 4)
     return pair_bounds(Hc[1] + Hc[0], Hc[1] - Hc[0], W, S)
 
