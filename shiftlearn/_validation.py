@@ -24,6 +24,7 @@ import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 from ._array_api import array_api_namespace
+from ._dask import is_dask
 
 DEFAULT_SOURCE_DOMAIN = 1
 DEFAULT_TARGET_DOMAIN = -2
@@ -36,6 +37,8 @@ __all__ = [
     "check_X",
     "check_X_y_domain",
     "check_y_domain",
+    "check_y_shape",
+    "check_labels_beside_dask",
     "check_sample_domain",
     "require_y",
     "check_unlabeled_convention",
@@ -339,6 +342,45 @@ def check_sample_domain(sample_domain, n_samples: int) -> np.ndarray:
     return sd
 
 
+def check_y_shape(y, n: int) -> np.ndarray:
+    """``y`` as a 1-D array of ``n`` entries: a ``(n, 1)`` column is flattened with
+    scikit-learn's ``DataConversionWarning``; any other shape, or another length, is a
+    ``ValueError``. Cost: ``O(1)`` (a view), ``O(n)`` for a column.
+
+    Examples
+    --------
+    >>> check_y_shape([0, 1, -1], 3).tolist()
+    [0, 1, -1]
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)      # scikit-learn's DataConversionWarning
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got an array of shape {y.shape}.")
+    if y.shape[0] != n:
+        raise ValueError(f"X has {n} rows but y has {y.shape[0]} entries.")
+    return y
+
+
+def check_labels_beside_dask(y, sample_domain, n: int) -> tuple:
+    """Where a fit on a Dask ``X`` of ``n`` rows starts: the labels held in memory checked
+    as for numpy input (:func:`check_y_shape`, :func:`check_sample_domain`, the same
+    messages), before any block task; Dask labels are returned as they are (their values are
+    checked block by block by the fit). Returns ``(y, sample_domain)``.
+
+    Examples
+    --------
+    >>> y, sd = check_labels_beside_dask([0, 1], [1.0, -1.0], 2)
+    >>> y.tolist(), sd.tolist()
+    ([0, 1], [1, -1])
+    """
+    if y is not None and not is_dask(y):
+        y = check_y_shape(y, n)
+    if sample_domain is not None and not is_dask(sample_domain):
+        sample_domain = check_sample_domain(sample_domain, n)
+    return y, sample_domain
+
+
 def _normalize_class_labels(y: np.ndarray) -> np.ndarray:
     """Class labels compared as values, every missing-value spelling unlabeled.
 
@@ -500,13 +542,7 @@ def check_y_domain(
     [1, 1, -2]
     """
     if y is not None:
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = column_or_1d(y, warn=True)      # scikit-learn's DataConversionWarning
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got an array of shape {y.shape}.")
-        if y.shape[0] != n:
-            raise ValueError(f"X has {n} rows but y has {y.shape[0]} entries.")
+        y = check_y_shape(y, n)
         if y.dtype.kind == "f" and np.any(np.isinf(y)):
             raise ValueError("y contains inf.")
     if sample_domain is None:

@@ -135,7 +135,10 @@ def _check_sd_block(sb):
 def _labels(X, y, sample_domain, est):
     """Validated lazy ``(y, sample_domain, any_unlabeled, has_target)`` for the block tasks:
     ``y`` float64 with NaN on unlabeled rows (or boolean), ``sample_domain`` int64 (inferred as
-    for numpy input when omitted). Raises numpy input's errors for bad labels or domains."""
+    for numpy input when omitted). Labels held in memory arrive checked
+    (:func:`~shiftlearn._validation.check_labels_beside_dask`) and are only cut into ``X``'s
+    row blocks; Dask labels are checked here. Raises numpy input's errors for bad labels or
+    domains."""
     import dask
     import dask.array as da
 
@@ -145,23 +148,14 @@ def _labels(X, y, sample_domain, est):
         if is_dask(sample_domain):
             sd = _as_1d(sample_domain, n, rows, "sample_domain").map_blocks(
                 _check_sd_block, dtype=np.int64)
-        else:                     # in memory already: the numpy checks, then blocks like X
-            sd = da.from_array(check_sample_domain(sample_domain, n), chunks=(rows,))
+        else:                     # checked where the fit starts: in blocks like X
+            sd = da.from_array(sample_domain, chunks=(rows,))
     if y is None:
         if sd is None:            # a plain fit(X): one unlabeled domain, as numpy input
             return None, da.ones(n, chunks=(rows,), dtype=np.int64), False, False
         has_target = bool((sd < 0).any().compute())
         return None, sd, False, has_target
-    if not is_dask(y):
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            from sklearn.utils import column_or_1d
-            y = column_or_1d(y, warn=True)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got an array of shape {y.shape}.")
-        if y.shape[0] != n:
-            raise ValueError(f"X has {n} rows but y has {y.shape[0]} entries.")
-    y = _as_1d(y, n, rows, "y")
+    y = _as_1d(y, n, rows, "y")     # in memory: checked where the fit starts; in blocks
     kind = y.dtype.kind
     if kind not in "biuf":
         raise TypeError(f"{type(est).__name__}.fit on Dask input needs numeric labels (integer "
@@ -232,22 +226,23 @@ def _bandwidth_rows(X, name: str, bandwidth) -> np.ndarray:
 
 
 def fit_dask(est, X, y=None, sample_domain=None):
-    """``est.fit(X, y, sample_domain)`` for an ``RFTCA``/``RFSCA`` and a Dask array ``X``.
+    """``est.fit(X, y, sample_domain)`` for an ``RFTCA``/``RFSCA`` and a Dask array ``X``,
+    after the fit's start checked the parameters, ``X`` (:func:`~shiftlearn._dask.dask_rows`)
+    and the labels held in memory
+    (:func:`~shiftlearn._validation.check_labels_beside_dask`); Dask labels are checked here,
+    block by block.
 
     See the module docstring for what is computed where and the decisions; returns ``est``.
     """
     import dask
 
-    from .._constraints import check_params
     from ._pipeline import warn_if_plain_pipeline
 
-    check_params(est)
     name = type(est).__name__
     if getattr(est, "exact", False):
         raise ValueError(f"{name}(exact=True) solves on the n x n kernel of the training rows, "
                          "which a Dask array is meant to avoid; use exact=False (random "
                          "features, statistics per block), or fit on X.compute().")
-    X = dask_rows(X)
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"n_samples={n}: {name} needs at least 2 training rows.")

@@ -31,8 +31,9 @@ import scipy.linalg
 
 from .._array_api import from_numpy, is_foreign_array
 from .._constraints import Interval, Options, StrOptions, check_params
-from .._dask import is_dask
+from .._dask import dask_rows, is_dask
 from .._resources import check_dense_memory
+from .._validation import check_labels_beside_dask
 from ..kernels import (
     BANDWIDTH_RULES,
     DEFAULT_CHUNK_BYTES,
@@ -173,7 +174,10 @@ class _RFBase(BaseSubspaceTransformer):
         -------
         self
         """
-        if is_dask(X):              # adaptation/_dask.fit_dask
+        if is_dask(X):      # checked here; the statistics per row block: adaptation/_dask
+            check_params(self)
+            X = dask_rows(X)
+            y, sample_domain = check_labels_beside_dask(y, sample_domain, X.shape[0])
             return fit_dask(self, X, y, sample_domain)
         return super().fit(X, y, sample_domain)
 
