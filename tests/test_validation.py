@@ -4,9 +4,11 @@ import numpy as np
 import pytest
 
 from shiftlearn._validation import (
+    check_labels_beside_dask,
     check_sample_domain,
     check_X,
     check_X_y_domain,
+    check_y_shape,
     infer_sample_domain,
     unlabeled_mask,
 )
@@ -326,3 +328,29 @@ def test_unlabeled_source_message_explains_the_marker(Xy):
     y[0] = -1
     with pytest.raises(ValueError, match=r"-1 means 'unlabeled'.*LabelEncoder"):
         check_X_y_domain(X, y, sd)
+
+
+def test_y_shape_flattens_a_column_and_refuses_other_shapes():
+    from sklearn.exceptions import DataConversionWarning
+
+    assert check_y_shape((0, 1, -1), 3).tolist() == [0, 1, -1]
+    with pytest.warns(DataConversionWarning):
+        assert check_y_shape(np.array([[0], [1]]), 2).tolist() == [0, 1]
+    with pytest.raises(ValueError, match=r"y must be 1-D, got an array of shape \(2, 2\)"):
+        check_y_shape(np.zeros((2, 2)), 2)
+    with pytest.raises(ValueError, match="X has 3 rows but y has 2 entries"):
+        check_y_shape([0, 1], 3)
+
+
+def test_labels_beside_dask_checks_what_is_in_memory_only():
+    da = pytest.importorskip("dask.array")
+    y, sd = check_labels_beside_dask([0, 1, -1], [1.0, 1.0, -2.0], 3)
+    assert y.tolist() == [0, 1, -1] and sd.dtype == np.int64 and sd.tolist() == [1, 1, -2]
+    assert check_labels_beside_dask(None, None, 3) == (None, None)
+    with pytest.raises(ValueError, match="sample_domain contains 0"):
+        check_labels_beside_dask(None, [1, 0, -1], 3)
+    with pytest.raises(ValueError, match="X has 3 rows but y has 2 entries"):
+        check_labels_beside_dask([0, 1], None, 3)
+    # Dask labels pass through unread: their fit checks them block by block
+    yd, sdd = da.from_array(np.array([0, 1]), chunks=1), da.from_array(np.array([0, 0]), chunks=1)
+    assert check_labels_beside_dask(yd, sdd, 3) == (yd, sdd)
