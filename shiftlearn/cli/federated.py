@@ -470,8 +470,8 @@ def run(args: argparse.Namespace) -> int:
     job = _job(args)
     cfg = job_config(job)
     if args.action == "simulate":
+        from ..federated import NetworkConditions
         from ..federated._jobs import simulate_job
-        from ..federated._simulator import NetworkConditions
 
         cond = NetworkConditions(loss=args.loss, dropout=args.dropout,
                                  straggler=args.straggler, duplicate=args.duplicate,
