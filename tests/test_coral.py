@@ -224,5 +224,5 @@ def test_command_line_method_coral(tmp_path):
             "--report", str(rep), "--quiet"]
     assert cli.main(argv + ["--param", "shrinkage=None"]) == 0
     data = json.loads(rep.read_text())
-    assert data["params"] == {"shrinkage": None}
+    assert data["params"] == {"shrinkage": None, "memory": None}
     assert data["shift_adapted"][0]["mmd2_unbiased"] < 0.1 * data["shift_raw"][0]["mmd2_unbiased"]

@@ -383,3 +383,25 @@ def test_random_features_of_the_same_rows_are_computed_once(Est, monkeypatch):
         plain = clone(est).set_params(memory=None).fit(X, *labels[i // 2])
         _same_up_to_sign(Z_fit, plain.transform(X), 1e-7)
         _same_up_to_sign(Z_q, plain.transform(Xq), 1e-7)
+
+
+@pytest.mark.parametrize("d", [8, 60], ids=["n>d dense", "n<d factored"])
+def test_coral_factorises_each_domain_once_with_the_same_results(d):
+    # the factorisation of a domain depends on its rows only (the SVD) or on its rows and the
+    # shrinkage (the covariance's eigendecomposition): another shrinkage (factored route) and
+    # the domains' roles swapped (circular validation's reverse fit) reuse it, bit for bit
+    from shiftlearn.adaptation import CORAL
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, d)) * rng.uniform(0.5, 2.0, size=d)
+    X[30:] = X[30:] * 1.5 + 0.3
+    sd = np.where(np.arange(50) < 30, 1, -1)
+    mem = FitMemory()
+    for shrinkage in ("ledoit_wolf", 1.0, 0.5):
+        for roles in (sd, -sd):
+            plain = CORAL(shrinkage=shrinkage).fit(X, sample_domain=roles)
+            shared = CORAL(shrinkage=shrinkage, memory=mem).fit(X, sample_domain=roles)
+            np.testing.assert_array_equal(shared.transform(X, roles), plain.transform(X, roles))
+    # factored: one SVD per domain for all 6 fits; dense: one eigh per domain and shrinkage
+    assert len(mem) == (2 if d > 50 - 30 else 6)
+    assert mem.hits == (10 if d > 50 - 30 else 6)

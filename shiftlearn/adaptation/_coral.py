@@ -33,6 +33,7 @@ from .._array_api import (
 from .._constraints import Interval, StrOptions, check_params
 from .._resources import check_dense_memory
 from .._validation import check_sample_domain, check_X, check_X_y_domain, check_y_domain
+from ._memory import FitMemory
 from ._pipeline import warn_if_plain_pipeline
 
 __all__ = ["CORAL", "coral_covariance"]
@@ -74,15 +75,16 @@ def coral_covariance(X: np.ndarray, shrinkage="auto") -> np.ndarray:
     return shrunk_covariance(empirical_covariance(X), shrinkage=float(shrinkage))
 
 
-def _sqrt_power(C: np.ndarray, sign: int, who: str, shrinkage) -> np.ndarray:
+def _sqrt_power(C, sign: int, who: str, shrinkage) -> np.ndarray:
     """``C^{sign/2}`` of a symmetric PSD matrix (one ``eigh``, one ``d x d`` product): the
     source covariance's ``-1/2``, the target's ``+1/2``.
 
     An unshrunk covariance (``shrinkage`` None or 0) is refused when its smallest eigenvalue is
     below ``1e-10`` times its largest. A shrunk one is positive definite by construction; its
     eigenvalues are floored at ``d * eps`` times the largest, so that round-off (columns of very
-    different scales) cannot make one zero or negative. Every feature constant is refused."""
-    w, V = np.linalg.eigh(C)
+    different scales) cannot make one zero or negative. Every feature constant is refused.
+    ``C`` may be given as its eigendecomposition ``(w, V)``."""
+    w, V = C if isinstance(C, tuple) else np.linalg.eigh(C)
     r = np.sqrt(_floored_spectrum(w, who, shrinkage))
     return (V / r if sign < 0 else V * r) @ V.T
 
@@ -103,7 +105,7 @@ def _floored_spectrum(w: np.ndarray, who: str, shrinkage) -> np.ndarray:
     return np.maximum(w, w.shape[0] * np.finfo(np.float64).eps * top)
 
 
-def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str
+def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str, memory=None
                         ) -> tuple[float, np.ndarray, np.ndarray]:
     """``C^{sign/2}`` of the shrunk covariance of ``X`` in factored form, for ``n <= d``.
 
@@ -113,7 +115,9 @@ def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str
     so every power is ``alpha^p I + V diag(e^p - alpha^p) V^T``: exact, no ``d x d`` matrix.
     The eigenvalues are floored as in the dense route (``d eps`` times the largest).
 
-    Returns ``(c, g, V)`` with ``C^{sign/2} = c I + V diag(g) V^T``.
+    Returns ``(c, g, V)`` with ``C^{sign/2} = c I + V diag(g) V^T``. With a ``memory``
+    (:class:`~shiftlearn.adaptation.FitMemory`) the SVD of the rows is kept there: it depends
+    on neither the shrinkage nor the power.
 
     Raises
     ------
@@ -122,10 +126,16 @@ def lowrank_coral_power(X: np.ndarray, shrinkage: float, sign: int, who: str
         is singular), with the fix.
     """
     n, d = X.shape
-    Xc = X - X.mean(axis=0)
-    _, sv, Vt = np.linalg.svd(Xc, full_matrices=False)
-    c, g = _factored_power(sv, lambda: np.einsum("ij,ij->i", Xc, Xc), n, d, shrinkage, sign,
-                           who)
+    key = None if memory is None else ("coral-svd", memory.fingerprint(X))
+    hit = None if key is None else memory.get(key)
+    if hit is None:
+        Xc = X - X.mean(axis=0)
+        _, sv, Vt = np.linalg.svd(Xc, full_matrices=False)
+        hit = (sv, Vt, np.einsum("ij,ij->i", Xc, Xc))
+        if key is not None:
+            memory.put(key, hit)
+    sv, Vt, row_sq = hit
+    c, g = _factored_power(sv, lambda: row_sq, n, d, shrinkage, sign, who)
     return c, g, Vt.T
 
 
@@ -283,6 +293,12 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         they are, a float shrinks toward the scaled identity (``1.0`` keeps only the overall
         scale: CORAL then matches the means and the total variance), ``None`` is the
         empirical covariance (needs more rows than features in each domain).
+    memory : FitMemory or None, default=None
+        Keeps each domain's factorisation (the thin SVD of its centred rows, or the
+        eigendecomposition of its covariance for a given shrinkage), so that fits on the same
+        rows with another shrinkage, or with the domains' roles swapped (circular
+        validation's reverse fit), do not factorise again; the results are the same
+        (:class:`~shiftlearn.adaptation.FitMemory`).
 
     Attributes
     ----------
@@ -323,10 +339,12 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "shrinkage": [StrOptions({"auto", "ledoit_wolf"}), Interval(Real, 0, 1, closed="both"),
                       None],
+        "memory": [FitMemory, None],
     }
 
-    def __init__(self, shrinkage="auto"):
+    def __init__(self, shrinkage="auto", memory=None):
         self.shrinkage = shrinkage
+        self.memory = memory
 
     def fit(self, X, y=None, sample_domain=None):
         """Estimate both domains' means and covariances and the map ``A``.
@@ -388,15 +406,26 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Xt = X[tgt].astype(np.float64)
         self.mean_target_ = Xt.mean(axis=0)
         if lowrank:
-            self.powers_ = (lowrank_coral_power(Xs, self.shrinkage, -1, "source"),
-                            lowrank_coral_power(Xt, self.shrinkage, 1, "target"))
+            self.powers_ = (lowrank_coral_power(Xs, self.shrinkage, -1, "source", self.memory),
+                            lowrank_coral_power(Xt, self.shrinkage, 1, "target", self.memory))
             self._matrix = None
             return X, sd
-        self._matrix = (_sqrt_power(coral_covariance(Xs, self.shrinkage), -1, "source",
-                                    self.shrinkage)
-                        @ _sqrt_power(coral_covariance(Xt, self.shrinkage), 1, "target",
-                                      self.shrinkage))
+        self._matrix = (_sqrt_power(self._covariance(Xs), -1, "source", self.shrinkage)
+                        @ _sqrt_power(self._covariance(Xt), 1, "target", self.shrinkage))
         return X, sd
+
+    def _covariance(self, X: np.ndarray):
+        """The shrunk covariance of ``X``, or its eigendecomposition kept in ``memory``."""
+        mem = self.memory
+        if mem is None:
+            return coral_covariance(X, self.shrinkage)
+        key = ("coral-eigh", mem.fingerprint(X), repr(self.shrinkage))
+        hit = mem.get(key)
+        if hit is None:
+            hit = np.linalg.eigh(coral_covariance(X, self.shrinkage))
+            hit = (hit[0], hit[1])
+            mem.put(key, hit)
+        return hit
 
     def fit_transform(self, X, y=None, sample_domain=None):
         """``fit``, then the training rows: source rows mapped, target rows as they are."""
