@@ -196,3 +196,29 @@ def test_a_process_backend_gets_empty_memories_and_the_same_choice(toy):
     np.testing.assert_array_equal(one.search_.cv_results_["mean_test_score"],
                                   two.search_.cv_results_["mean_test_score"])
     assert one.summary_ == two.summary_ and one.choice_ == two.choice_
+
+
+def test_a_dask_cluster_spreads_the_search_with_the_same_choice(toy):
+    """joblib's Dask backend (a ``distributed.Client`` on a ``LocalCluster``) runs the
+    candidates and folds on the cluster's workers: the estimates and the choice are those of
+    one job."""
+    import warnings
+
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_config
+
+    X, y, sd, _ = toy
+    one = AdaptationSelector(methods=["TCA", "SCA"], grids=SMALL, cv=3).fit(X, y, sd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")              # distributed's port/resource notices
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client, parallel_config(backend="dask"):
+            two = AdaptationSelector(methods=["TCA", "SCA"], grids=SMALL, cv=3,
+                                     n_jobs=-1).fit(X, y, sd)
+            ran = client.run_on_scheduler(
+                lambda dask_scheduler: len(dask_scheduler.task_prefixes))
+    assert ran > 0                                   # the cluster ran the search's tasks
+    np.testing.assert_array_equal(one.search_.cv_results_["mean_test_score"],
+                                  two.search_.cv_results_["mean_test_score"])
+    assert one.summary_ == two.summary_ and one.choice_ == two.choice_
