@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from shiftlearn import cli
-from shiftlearn.datasets import TableError, read_table
-from shiftlearn.datasets._tables import MAX_MAGNITUDE
+from shiftlearn.io import TableError, read_table
+from shiftlearn.io._tables import MAX_MAGNITUDE
 
 
 def _domains(tmp_path, scale, column="dose (mg)"):

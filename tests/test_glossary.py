@@ -29,7 +29,7 @@ CONVENTIONS = ROOT / "docs" / "conventions.md"
 PUBLIC_MODULES = ("shiftlearn", "shiftlearn.adaptation", "shiftlearn.boosting",
                   "shiftlearn.generalization", "shiftlearn.mapping", "shiftlearn.model_selection",
                   "shiftlearn.kernels", "shiftlearn.federated", "shiftlearn.datasets",
-                  "shiftlearn.domains", "shiftlearn.report")
+                  "shiftlearn.domains", "shiftlearn.report", "shiftlearn.io")
 #: modules whose classes are estimators: those with hyper-parameters in ``__init__``
 ESTIMATOR_MODULES = PUBLIC_MODULES[:8]
 _BACKTICKED = re.compile(r"`([^`]+)`")

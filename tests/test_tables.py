@@ -1,4 +1,4 @@
-"""Reading users' tables (issue #14, item 4): ``shiftlearn.datasets._tables``.
+"""Reading users' tables (issue #14, item 4): ``shiftlearn.io``.
 
 One test per case a new user meets (encodings, compression, Parquet, pandas exports, delimiters,
 labels as values, regression targets, missing labels, bad cells, unreadable files) and two
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shiftlearn.datasets._tables import (
+from shiftlearn.io._tables import (
     MAX_MAGNITUDE,
     MISSING_TOKENS,
     Table,
@@ -547,6 +547,20 @@ def test_docstring_examples_run(name):
     import doctest
     import importlib
 
-    module = importlib.import_module(f"shiftlearn.datasets.{name}")
+    module = importlib.import_module(f"shiftlearn.io.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("name", ["Table", "TableError", "encode_labels", "read_table"])
+def test_the_former_datasets_names_warn_and_are_the_io_objects(name):
+    import shiftlearn.datasets
+    import shiftlearn.io
+
+    with pytest.warns(FutureWarning, match=rf"shiftlearn.datasets.{name} moved to "
+                                           rf"shiftlearn.io.{name}"):
+        old = getattr(shiftlearn.datasets, name)
+    assert old is getattr(shiftlearn.io, name)
+    assert name not in shiftlearn.datasets.__all__ and name in shiftlearn.io.__all__
+    with pytest.raises(AttributeError, match="has no attribute 'read_tables'"):
+        shiftlearn.datasets.read_tables  # noqa: B018

@@ -1,4 +1,4 @@
-"""Speed of ``shiftlearn.datasets.read_table`` on a 100,000 x 100 table.
+"""Speed of ``shiftlearn.io.read_table`` on a 100,000 x 100 table.
 
 Run: ``python benchmarks/datasets/datasets_read_table_speed.py [--rows N]``. Writes
 ``results/datasets_read_table_speed.{md,json}``.
@@ -25,7 +25,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
-from shiftlearn.datasets import read_table  # noqa: E402
+from shiftlearn.io import read_table  # noqa: E402
 
 
 def best_of(fn, repeats=3):

@@ -206,7 +206,7 @@ def match_columns(ref, others, *, hint: str = "") -> list[str]:
     Examples
     --------
     >>> import numpy as np
-    >>> from shiftlearn.datasets import Table
+    >>> from shiftlearn.io import Table
     >>> a = Table("a.csv", np.array([[1., 2.]]), None, ["x", "y"], None)
     >>> b = Table("b.csv", np.array([[20., 10.]]), None, ["y", "x"], None)
     >>> match_columns(a, [b])

@@ -134,7 +134,7 @@ def _load(args):
     """Read and check every file; return the sources, the target, the classes, the source
     codes, the target codes (None without labels; -1 where a target label is missing) and the
     packed ``X``, ``y``, ``sample_domain``."""
-    from ..datasets import encode_labels, read_table
+    from ..io import encode_labels, read_table
 
     header = _HEADER[args.header]
     srcs = [read_table(p, label_column=args.label_column, header=header) for p in args.sources]
@@ -174,7 +174,7 @@ def _read_target(args, srcs, header):
     """The target file. Without ``--target-has-labels`` a label column the sources have
     (by name, or one extra last column in headerless files) is recognised rather than read as
     a feature: an empty one is ignored with a note, a filled one is an error naming the flag."""
-    from ..datasets import TableError, read_table
+    from ..io import TableError, read_table
 
     if args.target_has_labels:
         return read_table(args.target, label_column=args.label_column, with_labels=True,

@@ -77,7 +77,7 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
 # ------------------------------------------------------------------------------ reading ------
 def _read(args):
     """``(names, {name: X}, {name: labels or None}, files per name, notes)``."""
-    from ..datasets import TableError, encode_labels, read_table
+    from ..io import TableError, encode_labels, read_table
 
     header = _HEADER[args.header]
     with_labels = args.label_column is not None

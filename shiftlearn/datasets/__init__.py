@@ -40,7 +40,18 @@ from .synthetic import make_monotone_shift, make_rotated_ellipses, make_sca_toy 
 
 __all__ += ["make_monotone_shift", "make_rotated_ellipses", "make_sca_toy"]
 
-# users' own tables (CSV/TSV/Parquet/npz), read with pandas/pyarrow
-from ._tables import Table, TableError, encode_labels, read_table  # noqa: E402
+#: names that moved to :mod:`shiftlearn.io` (reading users' tables); the old spelling works,
+#: with a FutureWarning, until the next release
+_MOVED_TO_IO = ("Table", "TableError", "encode_labels", "read_table")
 
-__all__ += ["Table", "TableError", "encode_labels", "read_table"]
+
+def __getattr__(name: str):
+    if name in _MOVED_TO_IO:
+        import warnings
+
+        from .. import io
+
+        warnings.warn(f"shiftlearn.datasets.{name} moved to shiftlearn.io.{name}; the old "
+                      "name will be removed in the next release.", FutureWarning, stacklevel=2)
+        return getattr(io, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Class labels as values, pooled over files (used by :mod:`shiftlearn.datasets._tables`).
+"""Class labels as values, pooled over files (used by :mod:`shiftlearn.io._tables`).
 
 Labels that are all numbers are parsed (``1``, ``1.0``, ``01`` and ``+1`` are one class);
 missing cells are coded ``-1``, the unlabeled marker; regression targets and identifier

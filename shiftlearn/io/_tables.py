@@ -31,7 +31,7 @@ What is read, and how
 * **Index column**: a first column whose header cell is empty or ``Unnamed: <k>`` (what pandas
   writes and re-reads as the row index) is dropped, with a note. A headerless first feature
   column that counts ``0..n-1`` or ``1..n`` only gets a note (it may be a row index).
-* **Labels are values** (:mod:`shiftlearn.datasets._labels`): ``1``, ``1.0`` and ``01`` are
+* **Labels are values** (:mod:`shiftlearn.io._labels`): ``1``, ``1.0`` and ``01`` are
   one class (int64), text labels are stripped strings; ``""``, ``NA``, ``nan``, ... are missing;
   non-integral numbers or very many distinct values (a regression target, an identifier) are
   refused for classification with the fix.
