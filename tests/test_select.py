@@ -222,3 +222,42 @@ def test_a_dask_cluster_spreads_the_search_with_the_same_choice(toy):
     np.testing.assert_array_equal(one.search_.cv_results_["mean_test_score"],
                                   two.search_.cv_results_["mean_test_score"])
     assert one.summary_ == two.summary_ and one.choice_ == two.choice_
+
+
+def test_successive_halving_scores_the_winner_and_no_adaptation_on_every_row(toy):
+    """``search="halving"`` does less work (rows x fits) than the grid; the last round's
+    best and no adaptation get exactly the full grid's estimates (same folds, every row), and
+    the choice between them follows the margin rule."""
+    X, y, sd, _ = toy
+    grids = {"TCA": {"n_components": [1, 2, 3]}, "SCA": {"n_components": [1, 2, 3],
+                                                         "beta": [0.1, 0.5, 0.9]}}
+    full = AdaptationSelector(methods=["TCA", "SCA"], grids=grids, cv=3).fit(X, y, sd)
+    half = AdaptationSelector(methods=["TCA", "SCA"], grids=grids, cv=3,
+                              search="halving").fit(X, y, sd)
+    # work in rows x fits: the rounds on subsamples, then two candidates on every row
+    work_full = len(full.search_.cv_results_["params"]) * 3 * X.shape[0]
+    work_half = (int(np.sum(half.search_.cv_results_["n_resources"])) + 2 * X.shape[0]) * 3
+    assert work_half < work_full
+    assert len(set(half.search_.cv_results_["n_resources"])) >= 2      # more than one round
+    by = {r["method"]: r for r in full.summary_}
+    chosen = next(r for r in half.summary_ if r["chosen"])
+    for r in half.summary_:
+        if r["method"] == "none" or r["chosen"] or r["rows"] == X.shape[0]:
+            assert r["rows"] == X.shape[0]
+    assert half.summary_[0]["score"] == by["none"]["score"]
+    # the winner's estimate is the full grid's estimate of the same setting
+    res = full.search_.cv_results_
+    key = {f"adapter__{k}": v for k, v in chosen["params"].items()}
+    for p, m in zip(res["params"], res["mean_test_score"], strict=True):
+        if _method_name(p) == chosen["method"] and all(p.get(k) == v for k, v in key.items()):
+            assert m == chosen["score"]
+            break
+    else:
+        assert chosen["method"] == "none"
+    assert half.predict(X[sd < 0]).shape == (int(np.sum(sd < 0)),)
+
+
+def _method_name(params) -> str:
+    from shiftlearn.model_selection._select import _method_of
+
+    return _method_of(params["adapter"])

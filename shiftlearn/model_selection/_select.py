@@ -32,6 +32,7 @@ from .._constraints import HasMethods, Interval, StrOptions, check_params
 from .._resources import parallel_workers
 from .._validation import check_X, check_X_y_domain, require_y
 from ._grids import DEFAULT_GRIDS
+from ._halving import halving_results
 from ._scorers import SourceAccuracyScorer
 
 __all__ = ["ADAPTERS", "AdaptationSelector", "candidate_grid", "make_adapter"]
@@ -206,15 +207,24 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         by every candidate and fold and emptied at the end (see the module docstring); a
         ``FitMemory``: that one (kept, e.g. across several selections on the same data);
         ``None``: every fit from scratch. The choice and the estimates are the same.
+    search : {"grid", "halving"}, default="grid"
+        ``"grid"``: every candidate on every row of every fold. ``"halving"``: successive
+        halving (scikit-learn's ``HalvingGridSearchCV`` on the rows, factor 3): every
+        candidate on a subsample of each fold, the best third on three times the rows, and so
+        on; then the last round's best and no adaptation are scored on every row of the same
+        folds (the full grid's estimates of those two) and the margin decides between them.
+        Fewer fits, at the price of ranking most candidates on fewer rows.
 
     Attributes
     ----------
-    search_ : the fitted ``GridSearchCV``.
+    search_ : the fitted ``GridSearchCV`` (``HalvingGridSearchCV`` with ``search="halving"``).
     best_estimator_ : the chosen ``DomainAdaptationClassifier``, refitted on all rows.
     choice_ : str, the chosen method (``"none"`` means: do not adapt).
     margin_ : float, the margin applied (``"se"`` resolved to a number).
     summary_ : list of dict, one per method: ``method``, ``score`` (best mean validation
-        estimate), ``std``, ``params`` and ``chosen``; in ``methods`` order.
+        estimate), ``std``, ``params``, ``rows`` (rows the estimate was made on: all of them,
+        except for the methods successive halving stopped early) and ``chosen``; in ``methods``
+        order.
     candidate_times_ : list of dict, one per method, in ``summary_`` order: ``method``,
         ``fit_time`` and ``score_time`` (seconds spent fitting and scoring it, summed over its
         settings and the folds: ``mean_fit_time`` and ``mean_score_time`` of
@@ -258,10 +268,12 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         "verbose": [Interval(Integral, 0, None, closed="left")],
         "memory": [StrOptions({"auto"}), HasMethods(["nested_solve"]), None],
         "margin": [StrOptions({"se"}), Interval(Real, 0, None, closed="left")],
+        "search": [StrOptions({"grid", "halving"})],
     }
 
     def __init__(self, methods="all", classifier=None, scoring=None, cv=5, grids=None,
-                 random_state=0, n_jobs=None, verbose=0, memory="auto", margin=0.0):
+                 random_state=0, n_jobs=None, verbose=0, memory="auto", margin=0.0,
+                 search="grid"):
         self.methods = methods
         self.classifier = classifier
         self.scoring = scoring
@@ -272,6 +284,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.memory = memory
         self.margin = margin
+        self.search = search
 
     def _methods(self) -> list[str]:
         ms = ([m for m in ADAPTERS if m not in OPT_IN] if self.methods == "all"
@@ -300,29 +313,42 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
               if isinstance(self.cv, Integral) else self.cv)
         grid = candidate_grid(methods, grids=self.grids, random_state=self.random_state)
         mem = FitMemory() if self.memory == "auto" else self.memory
-        search = GridSearchCV(
-            DomainAdaptationClassifier(None, clf, memory=mem),
-            grid if mem is None else _largest_first(grid),
-            scoring=SourceAccuracyScorer() if self.scoring is None else self.scoring,
-            cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
-            error_score=np.nan, refit=False)
+        scoring = SourceAccuracyScorer() if self.scoring is None else self.scoring
+        n_splits = cv.get_n_splits(X, y, groups=sd)
+        halving = None
         try:
             with config_context(enable_metadata_routing=False), parallel_workers(self.n_jobs):
-                search.fit(X, y, groups=sd, sample_domain=sd)
+                if self.search == "halving":
+                    res, winner, none, search = halving_results(
+                        DomainAdaptationClassifier(None, clf, memory=mem), grid,
+                        scoring=scoring, cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
+                        random_state=self.random_state, factor=3, X=X, y=y, sd=sd)
+                    halving = (winner, none)
+                else:
+                    search = GridSearchCV(
+                        DomainAdaptationClassifier(None, clf, memory=mem),
+                        grid if mem is None else _largest_first(grid), scoring=scoring,
+                        cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
+                        error_score=np.nan, refit=False)
+                    search.fit(X, y, groups=sd, sample_domain=sd)
         finally:
             if self.memory == "auto":
                 mem.clear()
-        if mem is not None:
-            _reorder_results(search, grid)
-        res = search.cv_results_
+        if halving is None:
+            if mem is not None:
+                _reorder_results(search, grid)
+            res = dict(search.cv_results_)
+            k = len(res["params"])
+            res["fit_time"] = np.asarray(res["mean_fit_time"], dtype=float) * n_splits
+            res["score_time"] = np.asarray(res["mean_score_time"], dtype=float) * n_splits
+            res["n_fits"] = np.full(k, n_splits)
+            res["n_resources"] = np.full(k, X.shape[0])
         mean = np.asarray(res["mean_test_score"], dtype=float)
         if not np.isfinite(mean).any():
             raise ValueError("Every candidate failed to fit on the validation folds; run with "
                              "verbose=1 to see why (e.g. too few labeled source rows).")
         labels = [_method_of(p["adapter"]) for p in res["params"]]
-        n_splits = cv.get_n_splits(X, y, groups=sd)
-        fit_time = np.asarray(res["mean_fit_time"], dtype=float) * n_splits
-        score_time = np.asarray(res["mean_score_time"], dtype=float) * n_splits
+        fit_time, score_time = res["fit_time"], res["score_time"]
         times = []
         summary = []
         for m in methods:
@@ -333,12 +359,23 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
                             "std": float(res["std_test_score"][j]),
                             "params": {k.removeprefix("adapter__"): v for k, v in
                                        res["params"][j].items() if k != "adapter"},
-                            "index": j, "chosen": False})
+                            "rows": int(res["n_resources"][j]), "index": j, "chosen": False})
             times.append({"method": m, "fit_time": float(fit_time[idx].sum()),
                           "score_time": float(score_time[idx].sum()),
-                          "n_fits": len(idx) * n_splits})
-        best = max(range(len(summary)), key=lambda i: (np.nan_to_num(summary[i]["score"],
-                                                                     nan=-np.inf), -i))
+                          "n_fits": int(np.sum(res["n_fits"][idx]))})
+        if halving is None:
+            best = max(range(len(summary)), key=lambda i: (np.nan_to_num(summary[i]["score"],
+                                                                         nan=-np.inf), -i))
+        else:       # the last round's best; its own summary row shows its full-row estimate
+            winner = halving[0]
+            best = methods.index(labels[winner])
+            summary[best].update(score=float(mean[winner]),
+                                 std=float(res["std_test_score"][winner]),
+                                 params={k.removeprefix("adapter__"): v for k, v in
+                                         res["params"][winner].items() if k != "adapter"},
+                                 rows=int(res["n_resources"][winner]), index=winner)
+            if not np.isfinite(mean[winner]):
+                best = 0
         margin = 0.0
         if best != 0:
             if self.margin == "se":
