@@ -303,6 +303,28 @@ def test_sinkhorn_with_a_large_entropy_sends_every_row_to_the_target_mean():
                                atol=2 * spread * np.abs(Xt).max())
 
 
+@pytest.mark.parametrize("reg", [1.0, 0.002])
+def test_entropic_plan_is_the_log_domain_plan(reg):
+    """Domains 60 apart (costs ~1e4): exp(-C / reg) of the raw cost is 0 everywhere, the
+    reduced cost keeps a 1 per row and column. reg = 1: the scaling-domain Sinkhorn converges
+    to the log-domain plan (to its stopping tolerance on the marginals); reg = 0.002: it hits
+    round-off, and the plan is the log-domain one."""
+    ot = pytest.importorskip("ot")
+    from shiftlearn.mapping._ot import entropic_plan
+
+    rng = np.random.default_rng(0)
+    Xs, Xt = rng.normal(size=(40, 3)), rng.normal(size=(30, 3)) * 2 + 60
+    a, b = np.full(40, 1 / 40), np.full(30, 1 / 30)
+    M = ot.dist(Xs, Xt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan, n_iter = entropic_plan(ot, a, b, M, reg, 1000, 1e-9)
+        ref = ot.sinkhorn(a, b, M, reg, method="sinkhorn_log", numItermax=1000, stopThr=1e-9)
+    assert np.all(np.isfinite(plan)) and n_iter >= 1
+    np.testing.assert_allclose(plan, ref, atol=1e-9)
+    np.testing.assert_allclose(plan.sum(1), a, atol=1e-8)
+
+
 def test_classregot_lpl1_plan_is_pots():
     ot = pytest.importorskip("ot")
     from shiftlearn.mapping._ot import _lpl1_plan
