@@ -238,6 +238,7 @@ class _RFBase(BaseSubspaceTransformer):
                                f"{name}.fit (n_features={self.n_features})", "", advice=advice)
         dask_x = is_dask(X)             # Dask: no memory (hashing X would read it all)
         mem = self.memory if seed_key(self.random_state) is not None and not dask_x else None
+        self._keep_features = mem is not None      # transform's blocks of Dask X: not kept
         rows = None if mem is None else mem.fingerprint(X)
         self.sigma_ = self._resolve_sigma(_bandwidth_rows(X, name, self.bandwidth) if dask_x else X,
                                           self.kernel, rows_key=rows)
@@ -291,7 +292,7 @@ class _RFBase(BaseSubspaceTransformer):
         features of at most one chunk of rows are computed once and kept (the same arithmetic
         as the chunked loop, which takes such rows in one chunk)."""
         mem = self.memory
-        if mem is None or seed_key(self.random_state) is None or is_dask(X) or \
+        if mem is None or not getattr(self, "_keep_features", False) or is_dask(X) or \
                 X.shape[0] > (self.chunk_size or       # one chunk of rff_chunks: same bits
                               max(1, DEFAULT_CHUNK_BYTES // (8 * 2 * self.n_features))):
             return None
