@@ -44,13 +44,8 @@ SELECT = ("source-cv", "cluster", "lodo", *SCORERS)
 #: ``--classifier`` -> the default ``--select`` of ``--method auto``: the best target-free
 #: criterion for ``auto`` with that classifier in the selection study (docs/model_selection.md)
 DEFAULT_SELECT = {"1nn": "circular", "logreg": "mmd"}
-#: above this many rows, ``--method auto`` considers the random-feature adapters instead of the
-#: exact ones (same models; the exact ones form an n x n kernel: 200 MB at 5,000 rows)
-EXACT_MAX_ROWS = 5000
-#: above this many rows, ``--candidates sized`` leaves JDA out: its eleven solves cost about ten
-#: TCA fits (``n_components=100``, linear kernel, one BLAS thread, 3,800 rows: 30 s against TCA's
-#: 2.9 s, ``benchmarks/adaptation/jda_paper.py``), and the search makes up to 60 of them
-JDA_MAX_ROWS = 2000
+# the size rule of --candidates sized lives with the selector:
+# shiftlearn.model_selection.default_methods
 
 
 def add_parser(subparsers, parents) -> argparse.ArgumentParser:
@@ -97,8 +92,8 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     p.add_argument("--candidates", default="sized", metavar="LIST",
                    help="adapters --method auto compares with no adaptation: a comma-separated "
                         "list (e.g. TCA,SCA), all, or sized (default: TCA, SCA, uSCA up to "
-                        f"{EXACT_MAX_ROWS} rows, RF-TCA, RF-SCA above; JDA up to "
-                        f"{JDA_MAX_ROWS} rows; CORAL always)")
+                        "5000 rows, RF-TCA, RF-SCA above; JDA up to 2000 rows; CORAL always: "
+                        "shiftlearn.model_selection.default_methods)")
     p.add_argument("--tune", action="store_true",
                    help="search the hyper-parameters (grids: shiftlearn.model_selection."
                         "DEFAULT_GRIDS) by --select with auto, by 5-fold source CV with a named "
@@ -331,14 +326,13 @@ def _criterion(args, n_sources: int):
 
 
 def _candidates(text: str, n_rows: int) -> list[str]:
-    """The adapters of ``--candidates`` (``sized``: exact up to :data:`EXACT_MAX_ROWS` rows,
+    """The adapters of ``--candidates`` (``sized``: ``default_methods``, exact up to 5000 rows,
     random-feature above; ``all``; or a comma-separated list)."""
     adapters = [m for m in METHODS if m not in ("auto", "raw")]
     if text == "sized":
-        if n_rows > EXACT_MAX_ROWS:
-            return ["RF-TCA", "RF-SCA", "CORAL"]
-        return [m for m in ("TCA", "JDA", "SCA", "uSCA", "CORAL")
-                if m != "JDA" or n_rows <= JDA_MAX_ROWS]
+        from ..model_selection import default_methods
+
+        return default_methods(n_rows)
     if text == "all":
         return adapters
     names = [t.strip() for t in text.split(",") if t.strip()]

@@ -28,7 +28,7 @@ from ._scorers import (
     SoftNeighborhoodDensity,
     SourceAccuracyScorer,
 )
-from ._select import ADAPTERS, AdaptationSelector, candidate_grid, make_adapter
+from ._select import ADAPTERS, AdaptationSelector, candidate_grid, default_methods, make_adapter
 from ._splitters import (
     DomainAwareSplit,
     LeaveOneDomainOut,
@@ -58,6 +58,7 @@ __all__ = [
     "SourceKFold",
     "WorstDomainScorer",
     "candidate_grid",
+    "default_methods",
     "constrained_kernel_kmeans",
     "fit_source_cv",
     "gap_closed",

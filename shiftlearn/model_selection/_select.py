@@ -35,7 +35,8 @@ from ._grids import DEFAULT_GRIDS
 from ._halving import halving_results
 from ._scorers import SourceAccuracyScorer
 
-__all__ = ["ADAPTERS", "AdaptationSelector", "candidate_grid", "make_adapter"]
+__all__ = ["ADAPTERS", "AdaptationSelector", "candidate_grid", "default_methods",
+           "make_adapter"]
 
 #: method label -> ``(import path, constructor keyword arguments)`` of every adapter the selector
 #: knows; ``"none"`` (no adaptation) is implicit and always a candidate.
@@ -57,6 +58,31 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
 #: labels of :data:`ADAPTERS` that ``methods="all"`` (the selector's default) leaves out until
 #: the selection study has measured them as candidates; name them in ``methods`` to compare them
 OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegOT"})
+
+#: above this many rows the sized pool takes the random-feature adapters instead of the exact
+#: ones (same models; the exact ones form an n x n kernel: 200 MB at 5,000 rows)
+EXACT_MAX_ROWS = 5000
+#: above this many rows the sized pool leaves JDA out: its eleven solves cost about ten TCA fits
+JDA_MAX_ROWS = 2000
+
+
+def default_methods(n_rows: int) -> list[str]:
+    """The adapters a search over ``n_rows`` rows compares with no adaptation by default (the
+    size rule of ``methods="sized"`` and of ``shiftlearn adapt --method auto``): the exact TCA,
+    JDA (up to :data:`JDA_MAX_ROWS` rows), SCA and uSCA up to :data:`EXACT_MAX_ROWS` rows,
+    RF-TCA and RF-SCA above; CORAL always.
+
+    Examples
+    --------
+    >>> default_methods(300)
+    ['TCA', 'JDA', 'SCA', 'uSCA', 'CORAL']
+    >>> default_methods(20_000)
+    ['RF-TCA', 'RF-SCA', 'CORAL']
+    """
+    if n_rows > EXACT_MAX_ROWS:
+        return ["RF-TCA", "RF-SCA", "CORAL"]
+    return [m for m in ("TCA", "JDA", "SCA", "uSCA", "CORAL")
+            if m != "JDA" or n_rows <= JDA_MAX_ROWS]
 
 
 def make_adapter(method: str, random_state=0, **params):
@@ -164,12 +190,12 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    methods : "all" or list of str, default="all"
+    methods : "all", "sized" or list of str, default="all"
         Candidate methods: ``"none"`` (the raw features) and labels of :data:`ADAPTERS`
         (``"TCA"``, ``"JDA"``, ``"SCA"``, ``"uSCA"``, ``"RF-TCA"``, ``"RF-SCA"``,
-        ``"CORAL"``). ``"none"`` is
-        added if
-        missing: not adapting is always a candidate.
+        ``"CORAL"``, ...). ``"all"``: every adapter but the opt-in ones; ``"sized"``: the
+        size rule of :func:`default_methods` (the command line's default). ``"none"`` is
+        added if missing: not adapting is always a candidate.
     classifier : classifier or None, default=None
         The same classifier for every candidate; ``None`` is 1-nearest-neighbour.
     scoring : str, callable or None, default=None
@@ -258,7 +284,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     __metadata_request__predict_proba = {"sample_domain": True}
 
     _parameter_constraints: dict = {
-        "methods": [StrOptions({"all"}), list, tuple],
+        "methods": [StrOptions({"all", "sized"}), list, tuple],
         "classifier": [HasMethods(["fit", "predict"]), None],
         "scoring": [str, callable, None],
         "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"])],
@@ -286,7 +312,9 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         self.margin = margin
         self.search = search
 
-    def _methods(self) -> list[str]:
+    def _methods(self, n_rows: int = 0) -> list[str]:
+        if self.methods == "sized":
+            return ["none", *default_methods(n_rows)]
         ms = ([m for m in ADAPTERS if m not in OPT_IN] if self.methods == "all"
               else list(self.methods))
         for m in ms:
@@ -307,7 +335,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
                            "unlabeled target rows.")
         X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
                                     estimator=self)
-        methods = self._methods()
+        methods = self._methods(X.shape[0])
         clf = KNeighborsClassifier(1) if self.classifier is None else clone(self.classifier)
         cv = (SourceKFold(int(self.cv), random_state=self.random_state)
               if isinstance(self.cv, Integral) else self.cv)
