@@ -21,7 +21,12 @@ from .._validation import (
     unlabeled_mask,
 )
 from ._memory import FitMemory
-from ._pipeline import _takes_sample_domain
+from ._pipeline import (
+    _fitted_weights,
+    _gives_weights,
+    _takes_sample_domain,
+    check_weights_reach,
+)
 
 __all__ = ["DomainAdaptationClassifier"]
 
@@ -46,6 +51,12 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     unlabeled targets), then ``estimator`` on the embedding of the labeled source rows
     (``sample_domain > 0`` and ``y`` not ``-1``/NaN). ``predict(X)`` embeds ``X`` with the fitted
     adapter and calls the classifier: pass the target rows to label them.
+
+    A reweighting adapter (one with ``compute_weights``, e.g. :class:`shiftlearn.reweighting.KMM`)
+    leaves the rows as they are: its fitted ``weights_`` (the source rows' importance weights)
+    are the classifier's ``sample_weight``. A classifier whose ``fit`` takes no
+    ``sample_weight`` (the default 1NN) is then refused with a ``ValueError`` before anything
+    is fitted, rather than dropping the weights.
 
     Parameters
     ----------
@@ -134,9 +145,12 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
                 "re-encode the labels, e.g. with sklearn.preprocessing.LabelEncoder).")
         return X, y, sd, lab
 
-    def _fit_classifier(self, Z, y, lab):
+    def _fit_classifier(self, Z, y, lab, sample_weight=None):
         est = KNeighborsClassifier(n_neighbors=1) if self.estimator is None else self.estimator
-        self.estimator_ = clone(est).fit(Z[lab], y[lab])
+        if sample_weight is None:
+            self.estimator_ = clone(est).fit(Z[lab], y[lab])
+        else:
+            self.estimator_ = clone(est).fit(Z[lab], y[lab], sample_weight=sample_weight[lab])
         self.classes_ = self.estimator_.classes_
         return self
 
@@ -160,7 +174,15 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_transform(self, X, y, sample_domain):
         X, y, sd, lab = self._validate(X, y, sample_domain)
+        if _gives_weights(self.adapter):        # refused before any fit
+            check_weights_reach(self.adapter, KNeighborsClassifier(n_neighbors=1)
+                                if self.estimator is None else self.estimator)
         self.adapter_ = self._clone_adapter()
+        if _gives_weights(self.adapter_):
+            # the rows stay where they are; their importance weights go to the classifier
+            self.adapter_.fit(X, y, sample_domain=sd)
+            self._fit_classifier(X, y, lab, _fitted_weights(self.adapter_, X, sd))
+            return X
         Z = X if self.adapter_ is None else self.adapter_.fit_transform(X, y, sample_domain=sd)
         self._fit_classifier(Z, y, lab)
         return Z

@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from .._validation import (
     _normalize_class_labels,
@@ -41,7 +41,8 @@ from .._validation import (
     unlabeled_mask,
 )
 
-__all__ = ["DomainAwarePipeline", "LabeledOnly", "make_da_pipeline", "warn_if_plain_pipeline"]
+__all__ = ["DomainAwarePipeline", "LabeledOnly", "check_weights_reach", "make_da_pipeline",
+           "warn_if_plain_pipeline"]
 
 
 def _takes_sample_domain(est, method: str = "fit") -> bool:
@@ -52,6 +53,48 @@ def _takes_sample_domain(est, method: str = "fit") -> bool:
         return "sample_domain" in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _gives_weights(est) -> bool:
+    """A reweighting adapter (the protocol of :mod:`shiftlearn.reweighting`, and skada's): it
+    has a ``compute_weights`` method; once fitted, ``weights_`` holds the training rows'."""
+    return est is not None and not isinstance(est, str) and \
+        callable(getattr(est, "compute_weights", None))
+
+
+def _fitted_weights(est, X, sample_domain) -> np.ndarray:
+    """The training rows' weights of a fitted reweighting adapter: its ``weights_``, else its
+    ``compute_weights`` of the rows; refused unless finite and non-negative."""
+    w = getattr(est, "weights_", None)
+    if w is None:
+        w = est.compute_weights(X, sample_domain=sample_domain)
+    w = np.asarray(w, dtype=np.float64).ravel()
+    if w.shape[0] != np.shape(X)[0] or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(f"{type(est).__name__} gave sample weights that are not one finite, "
+                         "non-negative number per training row.")
+    return w
+
+
+def _takes_sample_weight(est) -> bool:
+    """``est.fit`` accepts ``sample_weight`` (a :class:`LabeledOnly` is its estimator)."""
+    if isinstance(est, LabeledOnly):
+        est = est.estimator
+    return est is not None and not isinstance(est, str) and \
+        has_fit_parameter(est, "sample_weight")
+
+
+def check_weights_reach(adapter, estimator) -> None:
+    """Refuse a reweighting ``adapter`` before a final ``estimator`` whose ``fit`` takes no
+    ``sample_weight``: the weights would be dropped and the adaptation would do nothing."""
+    if _gives_weights(adapter) and not _takes_sample_weight(estimator):
+        name = type(estimator.estimator if isinstance(estimator, LabeledOnly)
+                    else estimator).__name__
+        raise ValueError(
+            f"{type(adapter).__name__} is a reweighting adapter: its importance weights go to "
+            f"the final estimator's sample_weight, but {name}.fit takes no sample_weight, so "
+            "the reweighting would change nothing. Use an estimator that takes sample_weight, "
+            "e.g. sklearn.linear_model.LogisticRegression (on the command line: --classifier "
+            "logreg).")
 
 
 def _learns_labels(est) -> bool:
@@ -220,19 +263,67 @@ class DomainAwarePipeline(Pipeline):
     # scikit-learn's metadata routing switched on (skada switches it on globally when imported)
     # that form is refused, so routing is switched off for the duration of the call.
     def fit(self, X, y=None, sample_domain=None, **params):
-        """Fit every step (``sample_domain`` to those that take it); returns ``self``."""
+        """Fit every step (``sample_domain`` to those that take it); returns ``self``.
+
+        A reweighting step (a ``compute_weights`` method, :mod:`shiftlearn.reweighting`) gives
+        its fitted ``weights_`` to the final step's ``sample_weight`` (multiplied into a
+        ``<final>__sample_weight`` given here); a final step whose ``fit`` takes no
+        ``sample_weight`` is refused before anything is fitted."""
         with config_context(enable_metadata_routing=False):
-            return super().fit(X, y, **self._domain_params(y, sample_domain, params))
+            params = self._domain_params(y, sample_domain, params)
+            if self._weighting_steps():
+                return self._fit_weighted(X, y, params)[0]
+            return super().fit(X, y, **params)
 
     def fit_transform(self, X, y=None, sample_domain=None, **params):
         """``fit`` then the last step's transform of the training rows."""
         with config_context(enable_metadata_routing=False):
-            return super().fit_transform(X, y, **self._domain_params(y, sample_domain, params))
+            params = self._domain_params(y, sample_domain, params)
+            if self._weighting_steps():
+                Xt = self._fit_weighted(X, y, params)[1]
+                final = self.steps[-1][1]
+                return Xt if final in (None, "passthrough") else final.transform(Xt)
+            return super().fit_transform(X, y, **params)
 
     def fit_predict(self, X, y=None, sample_domain=None, **params):
         """``fit`` then the last step's ``fit_predict``."""
         with config_context(enable_metadata_routing=False):
-            return super().fit_predict(X, y, **self._domain_params(y, sample_domain, params))
+            params = self._domain_params(y, sample_domain, params)
+            if self._weighting_steps():
+                return self.steps[-1][1].predict(self._fit_weighted(X, y, params)[1])
+            return super().fit_predict(X, y, **params)
+
+    def _weighting_steps(self) -> list[str]:
+        return [name for name, step in self.steps[:-1] if _gives_weights(step)]
+
+    def _fit_weighted(self, X, y, params: dict):
+        """The transforming steps (a plain ``Pipeline`` of them, fitted in place as
+        scikit-learn's), then the final step with the product of the reweighting steps'
+        weights as ``sample_weight``. Returns ``(self, transformed training rows)``."""
+        name, final = self.steps[-1]
+        for step_name in self._weighting_steps():
+            check_weights_reach(dict(self.steps)[step_name], final)
+        head_names = {n for n, _ in self.steps[:-1]}
+        head_params = {k: v for k, v in params.items() if k.split("__", 1)[0] in head_names}
+        final_params = {k.split("__", 1)[1]: v for k, v in params.items()
+                        if k.split("__", 1)[0] == name}
+        unknown = sorted(k for k in params if k.split("__", 1)[0] not in head_names | {name})
+        if unknown:
+            raise ValueError(f"Pipeline.fit does not accept the parameter(s) {unknown}: give "
+                             "each as <step name>__<parameter>, with the names of "
+                             f"{[n for n, _ in self.steps]}.")
+        head = Pipeline(self.steps[:-1], memory=self.memory, verbose=self.verbose)
+        Xt = head.fit_transform(X, y, **head_params)
+        self.steps = [*head.steps, self.steps[-1]]
+        w = np.ones(np.shape(X)[0], dtype=np.float64)
+        for step_name, step in self.steps[:-1]:
+            if _gives_weights(step):
+                w = w * _fitted_weights(step, X, head_params.get(f"{step_name}__sample_domain"))
+        if final_params.get("sample_weight") is not None:
+            w = w * np.asarray(final_params["sample_weight"], dtype=np.float64)
+        final_params["sample_weight"] = w
+        final.fit(Xt, y, **final_params)
+        return self, Xt
 
     def _transform_steps(self, X, sample_domain, with_final: bool):
         """``X`` through the transforming steps (the final one too with ``with_final``),
