@@ -124,6 +124,10 @@ class JDA(TCA):
     * ``truncate`` is refused: the components of a smaller ``n_components`` come from other
       pseudo-labels, so they are not a truncation.
 
+    Cost: TCA's (:class:`TCA`) kernel once, then up to ``n_iter + 1`` of TCA's solves, each
+    followed by a 1NN relabelling of the target rows in the ``k``-dimensional embedding
+    (``O(n_s n_t k)``).
+
     Memory: as TCA, with two more ``n_train x n_train`` matrices (the kernel is kept across
     the rounds, and the update of the reduced problem for ``1 + C`` MMD columns makes a
     temporary).

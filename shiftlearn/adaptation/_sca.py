@@ -371,6 +371,12 @@ class SCA(BaseSubspaceTransformer):
 
     Notes
     -----
+    Cost: ``n`` training rows of ``d`` columns, ``C`` classes, ``k`` components: the kernel
+    ``O(n^2 d)``; the class scatters ``O(n^2 C)``; a Cholesky factor of the denominator
+    ``O(n^3)``; the leading eigenpairs ``O(n^2 k)`` per Lanczos iteration (ARPACK) or
+    ``O(n^3)`` (dense); ``transform`` of ``m`` rows ``O(m n (d + k))``. For ``n`` in the tens of
+    thousands use :class:`~shiftlearn.adaptation.RFSCA` (``O(n N d + n N^2 + N^3)``).
+
     Memory: the fit needs about ``4.6`` (ARPACK) or ``6.1`` (dense solver) float64
     ``n_train x n_train`` matrices (:data:`FIT_MATRICES`); a fit beyond the physical memory (or
     :data:`~shiftlearn._resources.MEMORY_BUDGET`) is refused up front with a

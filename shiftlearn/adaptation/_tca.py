@@ -287,6 +287,12 @@ class TCA(BaseSubspaceTransformer):
     TCA reduces to kernel PCA with ``W^T W`` regularisation. The embedding is not re-centred
     (``K W`` for training rows, as Pan et al.); centring would only translate every row.
 
+    Cost: ``n`` training rows of ``d`` columns, ``k`` components: the kernel ``O(n^2 d)``;
+    the solve ``O(n^2 k)`` per Lanczos iteration (ARPACK) or ``O(n^3)`` (dense); ``transform``
+    of ``m`` rows ``O(m n (d + k))``. The kernel has ``n x n`` entries whatever ``d`` is, so
+    ``d >> n`` costs only the kernel's ``O(n^2 d)``; for ``n`` in the tens of thousands use
+    :class:`~shiftlearn.adaptation.RFTCA` (``O(n N d + n N^2 + N^3)``).
+
     Memory: the fit needs ``n_train x n_train`` float64 matrices (about ``1.2`` of them with
     ARPACK, ``6.1`` with the dense solver, :data:`FIT_MATRICES`; one more with ``memory``,
     which keeps the kernel). A fit that would exceed the
