@@ -30,6 +30,7 @@ _LAZY = {
     "EMD": "shiftlearn.mapping",
     "Sinkhorn": "shiftlearn.mapping",
     "ClassRegOT": "shiftlearn.mapping",
+    "FeatureAugmentation": "shiftlearn.fewlabels",
     "MarginalTransferClassifier": "shiftlearn.generalization",
     "MarginalTransferRegressor": "shiftlearn.generalization",
     "PoolingClassifier": "shiftlearn.generalization",

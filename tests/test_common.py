@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.validation import _num_samples
 
 from shiftlearn.adaptation import (
     CORAL,
@@ -35,6 +36,7 @@ from shiftlearn.adaptation import (
     uSCA,
 )
 from shiftlearn.boosting import MultiTaskBoostingClassifier
+from shiftlearn.fewlabels import FeatureAugmentation
 from shiftlearn.generalization import (
     MarginalTransferClassifier,
     MarginalTransferRegressor,
@@ -45,6 +47,23 @@ from shiftlearn.generalization import (
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
 from shiftlearn.model_selection import AdaptationSelector
+
+
+class _WithTargetRows:
+    """The few-labels estimators learn from labeled target rows, which scikit-learn's checks
+    (``fit(X, y)``, no ``sample_domain``) never mark, so their fit without ``sample_domain``
+    refuses: under the checks, every other row (the second, the fourth, ...) is a target row,
+    the others source rows. Nothing else changes (parameters, predict, tags)."""
+
+    def fit(self, X, y=None, sample_domain=None):
+        if sample_domain is None and y is not None:
+            sample_domain = np.where(np.arange(_num_samples(X)) % 2 == 1, -2, 1)
+        return super().fit(X, y, sample_domain)
+
+
+class FewLabelsFeatureAugmentation(_WithTargetRows, FeatureAugmentation):
+    pass
+
 
 ESTIMATORS = [
     TCA(),
@@ -71,6 +90,7 @@ ESTIMATORS = [
     PoolingClassifier(random_state=0),
     PoolingRegressor(random_state=0),
     MultiTaskBoostingClassifier(),
+    FewLabelsFeatureAugmentation(),
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
@@ -89,8 +109,13 @@ _NO_TARGET = ("fits y without sample_domain, so every row is a source row: with 
               "there is no transport plan to solve and n_iter_ is 0 (the map is the identity, "
               "with a warning); tests/test_mapping.py checks n_iter_ with target rows")
 
+_ONE_ROW = ("fits one row: a row is a source row or a target row, never both, so a fit on one "
+            "row has no labeled target row and is refused with the message that names the fix")
+
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
+    "FewLabelsFeatureAugmentation": {"check_classifiers_classes": _MINUS_ONE,
+                                     "check_fit2d_1sample": _ONE_ROW},
     "Sinkhorn": {"check_transformer_n_iter": _NO_TARGET},
     "ClassRegOT": {"check_transformer_n_iter": _NO_TARGET},
     "DomainAdaptationClassifier": {"check_classifiers_classes": _MINUS_ONE},

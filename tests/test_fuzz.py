@@ -31,6 +31,7 @@ from shiftlearn.adaptation import (
     uSCA,
 )
 from shiftlearn.boosting import MultiTaskBoostingClassifier
+from shiftlearn.fewlabels import FeatureAugmentation
 from shiftlearn.generalization import (
     MarginalTransferClassifier,
     MarginalTransferRegressor,
@@ -44,6 +45,7 @@ from shiftlearn.model_selection import AdaptationSelector
 FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
 
 #: name -> (factory, kind): "transformer" (fit + transform), "classifier", "regressor",
+#: "fewlabels"/"fewreg" (few labeled target rows: classification/regression),
 #: "dg" (domain generalization: predict takes the test task's sample_domain)
 ESTIMATORS = {
     "TCA": (lambda: TCA(), "transformer"),
@@ -78,6 +80,8 @@ ESTIMATORS = {
     "PoolingClassifier": (lambda: PoolingClassifier(random_state=0), "dg"),
     "MarginalTransferRegressor": (lambda: MarginalTransferRegressor(random_state=0), "dgreg"),
     "PoolingRegressor": (lambda: PoolingRegressor(random_state=0), "dgreg"),
+    # the few-labels family: half of the first source domain's rows become labeled target rows
+    "FeatureAugmentation": (lambda: FeatureAugmentation(), "fewlabels"),
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
 }
@@ -154,9 +158,20 @@ def _check_error(exc: BaseException) -> None:
     assert len(msg) > 15, f"uninformative message: {msg!r}"
 
 
+def _label_some_target_rows(sd: np.ndarray) -> np.ndarray:
+    """Every other row of the first source domain (from its second) moved to a target domain
+    of its own, keeping its label: the labeled target rows of the few-labels family."""
+    sd = sd.copy()
+    rows = np.flatnonzero(sd == sd[sd > 0].min())[1::2]
+    sd[rows] = sd.min() - 1 if sd.min() < 0 else -1
+    return sd
+
+
 def _run(name: str, data) -> None:
     factory, kind = ESTIMATORS[name]
     X, y, sd, X_test = data
+    if kind in ("fewlabels", "fewreg") and sd is not None:
+        sd = _label_some_target_rows(sd)
     est = factory()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -186,7 +201,7 @@ def _run(name: str, data) -> None:
     assert out.shape[0] == len(X_test)
     if out.dtype.kind in "fc":
         assert np.all(np.isfinite(out)), f"{name} returned non-finite output"
-    if kind == "classifier" or kind == "dg":
+    if kind in ("classifier", "dg", "fewlabels"):
         assert not np.any(np.asarray([str(v) for v in out.ravel()]) == "-1"), \
             f"{name} predicted the unlabeled marker"
 
@@ -195,14 +210,16 @@ FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-@pytest.mark.parametrize("name", [n for n, (_, k) in ESTIMATORS.items() if k != "dgreg"])
+@pytest.mark.parametrize("name", [n for n, (_, k) in ESTIMATORS.items()
+                                  if k not in ("dgreg", "fewreg")])
 @FUZZ
 @given(data=problems())
 def test_fuzz_classification_and_transformers(name, data):
     _run(name, data)
 
 
-@pytest.mark.parametrize("name", [n for n, (_, k) in ESTIMATORS.items() if k == "dgreg"])
+@pytest.mark.parametrize("name", [n for n, (_, k) in ESTIMATORS.items()
+                                  if k in ("dgreg", "fewreg")])
 @FUZZ
 @given(data=problems(regression=True))
 def test_fuzz_regressors(name, data):

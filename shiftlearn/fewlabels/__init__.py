@@ -1,0 +1,8 @@
+"""shiftlearn.fewlabels: domain adaptation with a few labeled target rows (target rows with a
+label beside the labeled source rows): feature augmentation, TrAdaBoost and TrAdaBoost.R2,
+regularised transfer of linear and logistic models, and the interpolation of a source and a
+target model."""
+
+from ._augmentation import FeatureAugmentation, augment
+
+__all__ = ["FeatureAugmentation", "augment"]
