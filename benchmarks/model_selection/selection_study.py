@@ -96,7 +96,7 @@ OUR_GRIDS = {
              "whiten": [False]},
     "RF-TCA": {"n_components": [30, 10]},
     "RF-SCA": {"beta": [0.1, 0.9], "n_components": [30, 10], "whiten": [False]},
-    "CORAL": {"shrinkage": ["auto", 1.0]},
+    "CORAL": {"shrinkage": ["ledoit_wolf", 1.0]},
 }
 PEERS = ("skada CORAL", "SA", "JDOT", "KMM", "LinOT", "OTLabelProp", "skada TCA")
 CRITERIA = ("source-cv", "cluster", "IW", "PE", "DEV", "circular", "MMD")
@@ -416,6 +416,9 @@ def main(argv=None):
     ap.add_argument("--max-rows", type=int, default=400,
                     help="rows per domain, every method (default 400)")
     ap.add_argument("--report", action="store_true", help="only rebuild the tables")
+    ap.add_argument("--reverse", action="store_true",
+                    help="run the tasks last to first: a second process started with it "
+                         "shares the work of a running one (both save to the same parts)")
     args = ap.parse_args(argv)
     if args.quick:
         args.classifiers = ["1nn"]
@@ -431,7 +434,8 @@ def main(argv=None):
 
 def _run(args, store) -> None:
     if not args.report:
-        for name, s, t in track(tasks(args.quick), "tasks"):
+        order = tasks(args.quick)
+        for name, s, t in track(order[::-1] if args.reverse else order, "tasks"):
             # one explicit memory per task: every fold, criterion and classifier of the task
             # reuses the kernels, factorisations and eigen-solves of the same rows
             memory = FitMemory(max_bytes=3 << 30)
