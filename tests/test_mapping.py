@@ -91,6 +91,24 @@ def test_sa_is_the_papers_formula(shape):
     assert Z.shape == (ns + nt, k)
 
 
+def test_sa_gram_route_and_its_fallback():
+    """Fewer rows than features: the Gram route gives the thin SVD's axes (to its round-off,
+    eps s_1^2 / gap); rows of rank 3 asked for 9 axes fall back to the SVD (orthonormal axes,
+    finite output) instead of dividing by a zero singular value."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(12, 200)) * np.linspace(3.0, 0.1, 200)
+    m, P = pca_basis(X, 5)
+    _, s, Vt = np.linalg.svd(X - m, full_matrices=False)
+    gap = np.min(np.diff(-s[:6] ** 2))
+    np.testing.assert_allclose(P.T @ P, Vt[:5].T @ Vt[:5], atol=100 * EPS * s[0] ** 2 / gap)
+    low = np.repeat(rng.normal(size=(4, 200)), 3, axis=0)          # 12 rows, rank 3 centred
+    _, P = pca_basis(low, 9)
+    np.testing.assert_allclose(P @ P.T, np.eye(9), atol=1e-12)
+    Xd = np.r_[low, rng.normal(size=(10, 200))]
+    sd = np.r_[np.ones(12, int), -np.ones(10, int)]
+    assert np.all(np.isfinite(SA().fit_transform(Xd, None, sd)))
+
+
 def test_sa_pca_basis_sign_is_scikit_learns():
     from sklearn.decomposition import PCA
 

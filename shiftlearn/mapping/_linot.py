@@ -194,7 +194,7 @@ class LinOT(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                                advice="Reduce the features first (e.g. "
                                       "sklearn.decomposition.PCA), or give reg > 0 with fewer "
                                       "rows than features, whose route needs no d x d matrix.")
-        Xs = X[src].astype(np.float64)
+        Xs = X[src].astype(np.float64, copy=False)
         self.mean_source_ = Xs.mean(axis=0)
         self.basis_ = None
         if nt == 0:
@@ -203,7 +203,7 @@ class LinOT(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             self._matrix, self.offset_ = np.eye(d), np.zeros(d)
             return X, sd
         check_rows("LinOT", ns, nt, 2, "estimate a covariance")
-        Xt = X[tgt].astype(np.float64)
+        Xt = X[tgt].astype(np.float64, copy=False)
         self.mean_target_ = Xt.mean(axis=0)
         Xsc, Xtc = Xs - self.mean_source_, Xt - self.mean_target_
         if factored:

@@ -128,7 +128,7 @@ class _BaseOTMap(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X, y, sd = self._validate(X, y, sample_domain)
         src, tgt = sides(sd)
         ns, nt = int(src.sum()), int(tgt.sum())
-        Xs = X[src].astype(np.float64)
+        Xs = X[src].astype(np.float64, copy=False)
         self.source_rows_ = Xs
         if nt == 0:
             no_target_warning(type(self).__name__)
@@ -138,7 +138,7 @@ class _BaseOTMap(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_dense_memory(ns, nt, self._plan_arrays(),
                            f"{name}.fit on {ns} source and {nt} target rows", "LinOT")
         ot = import_ot()
-        Xt = X[tgt].astype(np.float64)
+        Xt = X[tgt].astype(np.float64, copy=False)
         a, b = np.full(ns, 1.0 / ns), np.full(nt, 1.0 / nt)
         M = ot.dist(Xs, Xt, metric="sqeuclidean")
         plan, self.n_iter_ = self._plan(ot, a, b, M, None if y is None else y[src])

@@ -20,13 +20,22 @@ from ._common import check_rows, fit_rows, no_target_warning, sides
 
 __all__ = ["SA", "pca_basis"]
 
+#: the Gram route of :func:`pca_basis` needs every requested variance above this times the
+#: largest (else the thin SVD)
+_GRAM_FLOOR = 1e-6
+
 
 def pca_basis(X: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndarray]:
     """The mean and the leading ``n_components`` principal axes of the rows of ``X``.
 
-    One thin SVD of the centred rows, ``X - m = U diag(s) V^T`` (``O(n d min(n, d))``, never a
-    ``d x d`` covariance), with scikit-learn's sign convention (the entry of largest magnitude
-    of each axis is positive, as ``PCA`` after ``svd_flip(u_based_decision=False)``).
+    With more rows than features, or when a requested axis has a variance below ``1e-6`` times
+    the largest, one thin SVD of the centred rows, ``X - m = U diag(s) V^T``
+    (``O(n d min(n, d))``); with fewer rows than features otherwise, the eigenvectors ``U`` of
+    the ``n x n`` Gram matrix of the centred rows (one ``O(n^2 d)`` product, an ``O(n^3)``
+    ``eigh``) and ``V = (X - m)^T U diag(s)^{-1}``: never a ``d x d`` covariance. The Gram
+    route's axes carry a relative round-off of ``eps s_1^2 / (s_k^2 - s_{k+1}^2)``, hence the
+    variance floor. Axes get scikit-learn's sign convention (the entry of largest magnitude of
+    each axis is positive, as ``PCA`` after ``svd_flip(u_based_decision=False)``).
 
     Returns
     -------
@@ -43,8 +52,17 @@ def pca_basis(X: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndarray]
     """
     X = np.asarray(X, dtype=np.float64)
     mean = X.mean(axis=0)
-    _, _, Vt = np.linalg.svd(X - mean, full_matrices=False)
-    P = Vt[:n_components]
+    Xc = X - mean
+    P = None
+    n, d = Xc.shape
+    if n < d:
+        w, U = np.linalg.eigh(Xc @ Xc.T)
+        w, U = w[::-1][:n_components], U[:, ::-1][:, :n_components]
+        if w[-1] > _GRAM_FLOOR * w[0]:
+            P = (Xc.T @ U / np.sqrt(w)).T
+    if P is None:
+        _, _, Vt = np.linalg.svd(Xc, full_matrices=False)
+        P = Vt[:n_components]
     top = np.argmax(np.abs(P), axis=1)
     signs = np.sign(P[np.arange(P.shape[0]), top])
     signs[signs == 0] = 1.0
@@ -78,10 +96,10 @@ class SA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     n_components_ : int
         ``k`` used.
     mean_source_, mean_target_ : ndarray of shape (n_features,)
-    components_source_, components_target_ : ndarray of shape (n_components_, n_features)
+    components_source_, components_target_ : ndarray of shape (k, n_features)
         ``P_s^T`` and ``P_t^T``: orthonormal rows, by decreasing variance, with
         scikit-learn's ``PCA`` sign convention.
-    matrix_ : ndarray of shape (n_components_, n_components_)
+    matrix_ : ndarray of shape (k, k)
         ``M = P_s^T P_t``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -198,7 +216,8 @@ class SA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_)
+        ndarray of shape (n_samples, k)
+            ``k`` is ``n_components_``.
         """
         check_is_fitted(self, "matrix_")
         X = check_X(X, estimator=self, reset=False)
