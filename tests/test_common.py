@@ -46,7 +46,7 @@ from shiftlearn.generalization import (
 )
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
-from shiftlearn.model_selection import AdaptationSelector
+from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
 
 
 class _WithTargetRows:
@@ -95,6 +95,9 @@ ESTIMATORS = [
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2, margin="se"),
+    # the checks fit without sample_domain (one domain): the clustering split still holds out
+    GeneralizationSelector(select="cluster", task="classification"),
+    GeneralizationSelector(select="cluster", task="regression"),
 ]
 
 _MINUS_ONE = ("fits labels {-1, +1}: y = -1 marks unlabeled rows (skada's convention), so these "
@@ -125,6 +128,7 @@ EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "PoolingClassifier": {"check_classifiers_classes": _MINUS_ONE},
     "MultiTaskBoostingClassifier": {"check_classifiers_classes": _MINUS_ONE},
     "AdaptationSelector": {"check_classifiers_classes": _MINUS_ONE},
+    "GeneralizationSelector": {"check_classifiers_classes": _MINUS_ONE},
     # one entry for both searches (over the marginal classifier and regressor)
     "TaskGroupSearchCV": {
         "check_classifiers_classes": _MINUS_ONE,

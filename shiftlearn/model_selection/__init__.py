@@ -2,7 +2,8 @@
 
 Domain-aware splitters (held-out labeled source rows, target rows in every fold), target-label-free
 scorers for ``GridSearchCV``/``cross_validate``, the selector that decides whether and how to adapt
-(:class:`AdaptationSelector`), evaluation utilities, the cluster-based validation split and the
+(:class:`AdaptationSelector`), the one that chooses a method for unseen domains
+(:class:`GeneralizationSelector`), evaluation utilities, the cluster-based validation split and the
 default grids.
 """
 
@@ -17,6 +18,7 @@ from ._evaluation import (
     selected_index,
     selection_summary,
 )
+from ._generalize import GENERALIZATION_CANDIDATES, GeneralizationSelector, infer_task
 from ._grids import DEFAULT_GRIDS, fit_source_cv
 from ._scorers import (
     CircularValidation,
@@ -40,11 +42,13 @@ from ._splitters import (
 __all__ = [
     "ADAPTERS",
     "DEFAULT_GRIDS",
+    "GENERALIZATION_CANDIDATES",
     "AdaptationSelector",
     "CircularValidation",
     "ClusterSplit",
     "DeepEmbeddedValidation",
     "DomainAwareSplit",
+    "GeneralizationSelector",
     "ImportanceWeightedScorer",
     "LeaveOneDomainOut",
     "MMDScorer",
@@ -62,6 +66,7 @@ __all__ = [
     "constrained_kernel_kmeans",
     "fit_source_cv",
     "gap_closed",
+    "infer_task",
     "make_adapter",
     "rank_correlation",
     "selected_index",
