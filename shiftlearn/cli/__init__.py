@@ -1,7 +1,8 @@
 """The ``shiftlearn`` command line.
 
 Tools: ``datasets`` (list, verify and download the data sets), ``shift`` (how far apart are
-your domains?), ``adapt`` (your own files in, target predictions and a report out), ``mmd`` (do
+your domains?), ``adapt`` (your own files in, target predictions and a report out),
+``generalize`` (several labeled domain files in, a model for unseen domains out), ``mmd`` (do
 two domains of a data set differ?) and ``federated`` (federated RF-TCA jobs). The papers'
 demos live under ``shiftlearn demo <name>``: ``subspace`` (raw 1NN against TCA/SCA on a real
 data set), ``boosting``, ``marginal`` and ``splits``.
@@ -34,7 +35,7 @@ from .._progress import progress_enabled
 __all__ = ["COMMON_DEFAULTS", "TOOLS", "build_parser", "common_parser", "error_message", "main"]
 
 #: The tools, in the order ``shiftlearn --help`` lists them (modules of this package).
-TOOLS = ("datasets", "shift", "adapt", "mmd", "federated")
+TOOLS = ("datasets", "shift", "adapt", "generalize", "predict", "mmd", "federated")
 
 #: Values of the common options that were not given.
 COMMON_DEFAULTS = {"data_home": None, "quiet": False, "seed": 0, "debug": False}

@@ -1,0 +1,451 @@
+"""``shiftlearn generalize``: a model for domains not seen in training, chosen on your files.
+
+Several labeled files, one domain each (hospitals, sites, subjects), and no target at training
+time. The command compares the plain estimator, pooling, SCA in its domain-generalization form
+and marginal transfer (:class:`~shiftlearn.model_selection.GeneralizationSelector`) on held-out
+domains (``--select lodo``: each file held out in turn; ``cluster``: the clustering-based
+validation split), prints every held-out domain's score per candidate and the worst domain,
+refits the choice on every file and predicts new domain files (``--predict``: each file is one
+new domain, its rows embedded together). A label column with non-integral numbers is a
+regression task (errors in the label's units), unless ``--task`` says otherwise.
+
+Contract: every output path is checked before any file is read; files are matched by their
+header names (another order is reordered with a note, other names are an error naming the
+file); results go to stdout (a table, or ``--json``), progress and notes to stderr; exit status
+0 on success, 2 on a usage or input error with a one-line message naming the fix. Options:
+``docs/cli.md``; design notes: ``docs/dev/cli.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shlex
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ._common import check_output, info, match_columns, print_table, report_paths, warning_lines
+from ._generalize_report import _fmt, _metric_words, _table_rows, decision, figures, write_report
+
+#: ``--estimator`` name -> (classifier, regressor) factory names; None where the name has no
+#: model for that task
+ESTIMATORS = {"svm": ("SVC", "SVR"), "logreg": ("LogisticRegression", None),
+              "ridge": (None, "Ridge"), "1nn": ("KNeighborsClassifier", "KNeighborsRegressor"),
+              "rf": ("RandomForestClassifier", "RandomForestRegressor"),
+              "hgb": ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor")}
+#: ``--candidates`` words -> labels of the selector
+CANDIDATE_WORDS = {"plain": "the estimator on every training row as it is",
+                   "pooling": "the marginal-transfer paper's pooled kernel SVM (every domain "
+                              "weighted equally, no domain information)",
+                   "SCA": "SCA's domain-generalization components, then the estimator",
+                   "marginal": "marginal transfer (a kernel SVM on the row and its domain's "
+                               "distribution)"}
+_HEADER = {"auto": None, "yes": True, "no": False}
+
+
+def add_parser(subparsers, parents) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "generalize", parents=parents,
+        help="several labeled domain files in; a model for new, unseen domains (chosen by "
+             "leaving domains out), per-domain scores and predictions",
+        description="Choose among the plain estimator, pooling, SCA (domain generalization) and "
+                    "marginal transfer for domains not seen in training, by holding out each "
+                    "domain file in turn; print every held-out domain's score and the worst "
+                    "domain; predict new domain files. Files: CSV/TSV/semicolon/whitespace "
+                    "text with an optional header (also compressed), Parquet, or .npy/.npz; "
+                    "one domain per file, every file with the same feature columns and the "
+                    "label column.",
+        epilog="Example: shiftlearn generalize site_a.csv site_b.csv site_c.csv "
+               "--label-column outcome --predict site_d.csv --out predictions.csv "
+               "--report report.html")
+    p.add_argument("domains", nargs="+", metavar="DOMAIN",
+                   help="labeled files, one domain each (at least 2; 3 or more give a "
+                        "meaningful comparison)")
+    p.add_argument("--label-column", default="-1", metavar="COLUMN",
+                   help="label column: a header name or an index (default -1, the last)")
+    p.add_argument("--header", choices=tuple(_HEADER), default="auto",
+                   help="is the first line of each text file a header? auto (default) decides "
+                        "from its cells")
+    p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
+                   help="auto (default): regression when the label column holds numbers that "
+                        "are not all whole, else classification")
+    p.add_argument("--select", choices=("lodo", "cluster"), default="lodo",
+                   help="lodo (default): hold out each domain file in turn as an unseen "
+                        "domain; cluster: one clustering-based validation split (the 20%% of "
+                        "each domain's rows most shifted from the rest)")
+    p.add_argument("--by", choices=("mean", "worst"), default="mean",
+                   help="rank the candidates by their mean over the held-out domains "
+                        "(default) or by their worst domain")
+    p.add_argument("--candidates", default="all", metavar="LIST",
+                   help="comma-separated subset of plain, pooling, SCA, marginal (default all)")
+    p.add_argument("--estimator", choices=tuple(ESTIMATORS), default="svm",
+                   help="the model of the plain and SCA candidates: svm (default, an RBF SVM, "
+                        "the marginal-transfer paper's family; SVR for regression), logreg, "
+                        "ridge (regression), 1nn, rf, hgb; pooling and marginal transfer are "
+                        "kernel SVMs")
+    p.add_argument("--predict", nargs="+", default=[], metavar="FILE",
+                   help="new domain files to predict with the chosen model, each one new "
+                        "domain (the label column, if present, is only used to print a score)")
+    p.add_argument("--out", metavar="FILE",
+                   help="write the predictions of --predict here (CSV: file,row,prediction)")
+    p.add_argument("--report", metavar="FILE",
+                   help="write the report here: .html (one page with figures) or .md, each with "
+                        "the JSON beside it, or .json")
+    p.add_argument("--json", action="store_true",
+                   help="print the report as JSON on stdout instead of the table")
+    return p
+
+
+# ------------------------------------------------------------------------------ options ------
+def _candidates(text: str) -> list[str]:
+    from ..model_selection import GENERALIZATION_CANDIDATES
+
+    if text == "all":
+        return list(GENERALIZATION_CANDIDATES)
+    lower = {c.lower(): c for c in GENERALIZATION_CANDIDATES}
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n.lower() not in lower]
+    if bad or not names:
+        raise ValueError(f"--candidates {text!r}: unknown {bad or '(none given)'}; give a "
+                         f"comma-separated list of {', '.join(GENERALIZATION_CANDIDATES)}, or "
+                         "all.")
+    return list(dict.fromkeys(lower[n.lower()] for n in names))
+
+
+def _estimator(name: str, task: str, seed: int):
+    """The scikit-learn model of ``--estimator`` for ``task`` (None: the selector's default,
+    the RBF SVM)."""
+    import sklearn.ensemble
+    import sklearn.linear_model
+    import sklearn.neighbors
+    import sklearn.svm
+
+    cls_name = ESTIMATORS[name][task == "regression"]
+    if cls_name is None:
+        fits = [n for n, pair in ESTIMATORS.items() if pair[task == "regression"]]
+        raise ValueError(f"--estimator {name} has no {task} model; for {task} choose one of "
+                         f"{', '.join(fits)}.")
+    for module in (sklearn.svm, sklearn.linear_model, sklearn.neighbors, sklearn.ensemble):
+        cls = getattr(module, cls_name, None)
+        if cls is not None:
+            break
+    kw = {}
+    if "random_state" in cls().get_params():
+        kw["random_state"] = seed
+    if cls_name == "LogisticRegression":
+        kw["max_iter"] = 2000
+    if cls_name.startswith("KNeighbors"):
+        kw["n_neighbors"] = 1
+    return cls(**kw)
+
+
+def _outputs(args):
+    inputs = (*args.domains, *args.predict)
+    if args.out and not args.predict:
+        raise ValueError("--out writes the predictions of --predict; name the new domain "
+                         "file(s) to predict, e.g. --predict new_site.csv --out "
+                         f"{args.out}.")
+    if args.predict and not args.out:
+        raise ValueError("--predict needs --out FILE, where the predictions go (CSV: "
+                         "file,row,prediction).")
+    out = check_output(args.out, "--out", inputs=inputs) if args.out else None
+    paths, note = {}, None
+    if args.report:
+        paths, note = report_paths(args.report, named=(*inputs, *([args.out] if args.out
+                                                                   else [])))
+        for path in paths.values():
+            if out is not None and path.resolve() == out.resolve():
+                raise ValueError(f"--out {args.out} and the report {path} are the same file; "
+                                 "give them different names.")
+            check_output(path, "--report", inputs=inputs)
+    return out, paths, note
+
+
+def _check_files(args) -> None:
+    if len(args.domains) < 2:
+        raise ValueError(f"generalize learns from several domains and got 1 file "
+                         f"({args.domains[0]}); give at least 2 labeled files, one domain each "
+                         "(to adapt to one unlabeled target file instead, use shiftlearn "
+                         "adapt).")
+    seen: dict[Path, str] = {}
+    for f in [*args.domains, *args.predict]:
+        key = Path(f).resolve()
+        if key in seen:
+            raise ValueError(f"{f} is named twice (also as {seen[key]}); give each domain "
+                             "once.")
+        seen[key] = f
+
+
+# ------------------------------------------------------------------------------ reading ------
+def _label_index(t, spec: str) -> int | None:
+    """The column of ``spec`` among the columns of a table read without labels."""
+    names = t.feature_names or []
+    if spec in names:
+        return names.index(spec)
+    try:
+        i = int(spec)
+    except ValueError:
+        return None
+    n = t.X.shape[1]
+    return i % n if -n <= i < n else None
+
+
+def _numeric(path, args, header):
+    """``path`` with the label column read as numbers (a regression target)."""
+    from ..io import Table, TableError, read_table
+
+    try:
+        t = read_table(path, with_labels=False, header=header)
+    except TableError:
+        try:        # text labels: say so rather than call the label column a bad feature
+            lab = read_table(path, label_column=args.label_column, header=header)
+        except TableError:
+            lab = None
+        if lab is not None and lab.y.dtype.kind in "USO":
+            raise ValueError(f"{path}: the label column {lab.label_name or args.label_column!r}"
+                             f" holds text ({_value(lab.y[0])!r}, ...), but --task regression "
+                             "needs numbers; drop --task regression or give a numeric "
+                             "column.") from None
+        raise
+    j = _label_index(t, args.label_column)
+    if j is None:
+        raise ValueError(f"{path}: no label column {args.label_column!r} among its "
+                         f"{t.X.shape[1]} columns; name it with --label-column.")
+    keep = [k for k in range(t.X.shape[1]) if k != j]
+    names = t.feature_names
+    return Table(t.path, t.X[:, keep], t.X[:, j].astype(np.float64),
+                 [names[k] for k in keep] if names else None, names[j] if names else None,
+                 None, t.notes)
+
+
+def _is_regression(path, args, header) -> bool:
+    """Does the label column of ``path`` hold numbers that are not all whole?"""
+    from ..io import TableError
+    from ..model_selection import infer_task
+
+    try:
+        t = _numeric(path, args, header)
+    except (TableError, ValueError):     # text labels (or a bad file: read again below)
+        return False
+    return infer_task(t.y) == "regression"
+
+
+def _load(args):
+    """The domain tables, the predict tables (labels kept where the file has the label column,
+    for a score), the task, the classes (None for regression) and ``X``, ``y``, domain ids."""
+    from ..io import encode_labels, read_table
+
+    header = _HEADER[args.header]
+    task = args.task
+    if task == "auto":
+        task = "regression" if any(_is_regression(p, args, header) for p in args.domains) \
+            else "classification"
+    if task == "regression":
+        tabs = [_numeric(p, args, header) for p in args.domains]
+    else:
+        tabs = [read_table(p, label_column=args.label_column, header=header)
+                for p in args.domains]
+    news = [_read_new(p, args, header, tabs[0], task) for p in args.predict]
+    for t in [*tabs, *news]:
+        for note in t.notes:
+            info(args, f"note: {note}")
+    notes = match_columns(tabs[0], tabs[1:]) + match_columns(tabs[0], news)
+    for note in notes:
+        info(args, f"note: {note}")
+    classes = None
+    if task == "classification":
+        classes, codes = encode_labels(tabs)
+        classes = np.asarray(classes)
+        ys = [c.astype(np.int64) for c in codes]
+        if np.unique(np.concatenate(ys)).size < 2:
+            raise ValueError(f"The domain files have a single class ({_value(classes[0])!r}); "
+                             "classification needs at least two (for a numeric target, add "
+                             "--task regression).")
+        for t in news:
+            if t.y is not None:
+                t.y = _codes(t.y, classes)
+    else:
+        ys = [t.y for t in tabs]
+    X = np.vstack([t.X for t in tabs])
+    y = np.concatenate(ys)
+    sd = np.concatenate([np.full(len(t.X), i + 1) for i, t in enumerate(tabs)])
+    small = [t.path for t in tabs if len(t.X) < 2]
+    if small:
+        raise ValueError(f"{', '.join(small)}: 1 row; every domain file needs at least 2 rows "
+                         "(marginal transfer describes a domain by its rows).")
+    return tabs, news, task, classes, X, y, sd, notes
+
+
+def _read_new(path, args, header, ref, task):
+    """A new domain file: features only, or features and the label column when the file has
+    the training files' label column by name (its labels then only give a score)."""
+    from ..io import TableError, read_table
+
+    name = ref.label_name
+    if name:
+        try:
+            return (_numeric(path, argparse.Namespace(label_column=name), header)
+                    if task == "regression" else
+                    read_table(path, label_column=name, header=header,
+                               allow_missing_labels=True))
+        except (TableError, ValueError):     # no such column: features only
+            pass
+    t = read_table(path, with_labels=False, header=header)
+    t.y = None
+    return t
+
+
+def _codes(y, classes) -> np.ndarray:
+    """Labels of a new file as codes of ``classes`` (-1: missing or a class not trained)."""
+    from ..io import encode_labels
+
+    all_classes, (codes,) = encode_labels([y], what="labels of a --predict file")
+    lookup = {_value(c): i for i, c in enumerate(classes)}
+    out = np.array([-1 if c < 0 else lookup.get(_value(all_classes[c]), -1) for c in codes])
+    return out
+
+
+def _value(c):
+    return c.item() if isinstance(c, np.generic) else c
+
+
+def _names(paths) -> list[str]:
+    stems = [Path(p).name.split(".")[0] for p in paths]
+    if len(set(stems)) < len(stems):
+        stems = [f"{i + 1}: {s}" for i, s in enumerate(stems)]
+    return stems
+
+
+# ---------------------------------------------------------------------------------- run ------
+def run(args: argparse.Namespace) -> int:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        return _run(args, caught)
+
+
+def _run(args: argparse.Namespace, caught: list) -> int:
+    from .. import __version__
+    from ..model_selection import GeneralizationSelector
+
+    command = "shiftlearn " + shlex.join(sys.argv[1:] if args._argv is None else args._argv)
+    out, paths, note = _outputs(args)
+    _check_files(args)
+    methods = _candidates(args.candidates)
+    t_start = time.perf_counter()
+    tabs, news, task, classes, X, y, sd, match_notes = _load(args)
+    names = _names(args.domains)
+    K, d = len(tabs), X.shape[1]
+    what = (f"{np.unique(y).size} classes" if task == "classification" else
+            f"regression on {tabs[0].label_name or 'the label column'}")
+    info(args, f"shiftlearn generalize: {K} domain files, {len(y)} labeled rows, {d} features, "
+               f"{what}; comparing {', '.join(methods)} by {args.select}")
+    if K == 2 and args.select == "lodo":
+        info(args, "note: with 2 domains each fold trains on one domain, so the domain-aware "
+                   "candidates see no variation between domains; 3 or more files make the "
+                   "comparison meaningful.")
+    est = _estimator(args.estimator, task, args.seed)
+    sel = GeneralizationSelector(est, task=task, candidates=methods, select=args.select,
+                                 aggregate=args.by, random_state=args.seed)
+    t0 = time.perf_counter()
+    sel.fit(X, y, sd)
+    t_fit = time.perf_counter() - t0
+    held = {int(i) for ids in sel.held_out_ for i in ids}
+    domains = [{"name": names[i], "file": str(t.path), "rows": len(t.X),
+                "held_out": (i + 1) in held}
+               | ({"classes": int(np.unique(y[sd == i + 1]).size)}
+                  if task == "classification" else
+                  {"label_mean": float(np.mean(t.y)), "label_std": float(np.std(t.y))})
+               for i, t in enumerate(tabs)]
+    cands = [{"method": r["method"], "what": CANDIDATE_WORDS[r["method"]],
+              "mean": _finite(r["mean"]), "worst": _finite(r["worst"]),
+              "worst_domain": None if r["worst_domain"] is None
+              else names[int(r["worst_domain"]) - 1],
+              "per_domain": [_finite(v) for v in sel.scores_[r["method"]]],
+              "seconds": r["seconds"], "chosen": r["chosen"], "failed": r["failed"]}
+             for r in sel.summary_]
+    rep = {"command": command, "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+           "version": __version__, "task": task, "metric": sel.metric_,
+           "estimator": args.estimator, "estimator_model": type(est).__name__,
+           "select": args.select, "by": args.by, "seed": args.seed, "n_features": d,
+           "label_column": args.label_column, "label_name": tabs[0].label_name,
+           "domains": domains, "candidates": cands, "choice": sel.choice_,
+           "classes": None if classes is None else [str(_value(c)) for c in classes],
+           "notes": [n for t in [*tabs, *news] for n in t.notes] + match_notes}
+    info(args, decision(rep | {"predictions": []}))
+    t0 = time.perf_counter()
+    rep["predictions"] = _predict(args, sel, news, classes, task, out)
+    rep["seconds"] = {"fit": t_fit, "predict": time.perf_counter() - t0,
+                      "total": time.perf_counter() - t_start}
+    rep["warnings"] = warning_lines(caught)
+    for r in cands:
+        if r["failed"]:
+            info(args, f"note: {r['method']} could not be validated on every held-out domain: "
+                       f"{r['failed'][:160]}")
+    for p in rep["predictions"]:
+        if p.get("score") is not None:
+            info(args, f"{p['file']}: the file has labels (used for this line only): "
+                       f"{'accuracy' if task == 'classification' else 'RMSE'} "
+                       f"{_fmt(p['score'], rep['metric'])} over "
+                       f"{p['scored_rows']} rows")
+    if args.json:
+        print(json.dumps(rep, indent=2, allow_nan=False))
+    else:
+        headers, body = _table_rows(rep)
+        print_table(headers, body, title=f"{_metric_words(rep)} of each held-out domain; "
+                                         "* the choice")
+    if paths:
+        pictures = figures(rep) if "html" in paths else {}
+        written = write_report(rep, paths, pictures)
+        info(args, "wrote " + " and ".join(str(p) for p in written))
+    if note:
+        info(args, f"note: {note}")
+    return 0
+
+
+def _finite(v) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
+
+
+def _predict(args, sel, news, classes, task, out) -> list[dict]:
+    """Predict each new file as one new domain; write ``--out``; a score where the file has
+    labels."""
+    if not news:
+        return []
+    res, rows = [], []
+    for t, path in zip(news, args.predict, strict=True):
+        if len(t.X) < 10 and sel.choice_ == "marginal":
+            info(args, f"note: {path} has {len(t.X)} rows; marginal transfer describes a new "
+                       "domain by its rows, so fewer than 10 give a rough description.")
+        pred = np.asarray(sel.predict(t.X))
+        shown = [_value(classes[int(c)]) for c in pred] if task == "classification" else \
+            [float(v) for v in pred]
+        rows += [(path, i + 1, v) for i, v in enumerate(shown)]
+        entry = {"file": path, "rows": len(t.X), "score": None, "scored_rows": 0}
+        if t.y is not None:
+            if task == "classification":
+                known = np.asarray(t.y) >= 0
+                if known.any():
+                    entry["score"] = float(np.mean(pred[known] == np.asarray(t.y)[known]))
+                    entry["scored_rows"] = int(known.sum())
+            else:
+                entry["score"] = float(np.sqrt(np.mean((np.asarray(t.y, float) - pred) ** 2)))
+                entry["scored_rows"] = len(t.y)
+        if task == "classification":
+            counts = np.bincount(pred.astype(int), minlength=len(classes))
+            entry["class_mix"] = {str(_value(c)): float(n / len(pred))
+                                  for c, n in zip(classes, counts, strict=True)}
+        else:
+            entry["prediction_mean"] = float(np.mean(pred))
+        res.append(entry)
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["file", "row", "prediction"])
+        for path, i, v in rows:
+            w.writerow([path, i, f"{v:.6g}" if isinstance(v, float) else v])
+    info(args, f"wrote {len(rows)} predictions of {len(news)} file(s) to {out}")
+    return res
