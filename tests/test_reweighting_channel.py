@@ -154,3 +154,15 @@ def test_grid_search_over_the_classifier_keeps_the_weights(routing):
             search.fit(X, y, groups=sd, sample_domain=sd)
     assert len(SpyClassifier.log) == 2 * 3 + 1
     assert all(w is not None and w.max() / w.min() > 2.0 for _, _, w in SpyClassifier.log)
+
+
+def test_selector_refuses_reweighting_with_1nn_and_runs_with_logreg():
+    from shiftlearn.model_selection import AdaptationSelector
+
+    X, y, sd = _shifted()
+    with pytest.raises(ValueError, match="GaussianRW reweight.*LogisticRegression"):
+        AdaptationSelector(methods=["GaussianRW"], grids={}, cv=2).fit(X, y, sd)
+    sel = AdaptationSelector(methods=["GaussianRW", "KMM"], classifier=LogisticRegression(),
+                             grids={}, cv=2).fit(X, y, sd)
+    assert {row["method"] for row in sel.summary_} == {"none", "GaussianRW", "KMM"}
+    assert all(np.isfinite(row["score"]) for row in sel.summary_)

@@ -32,6 +32,14 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "EMD": {},
     "Sinkhorn": {"reg_e": [0.1, 1.0, 10.0]},
     "ClassRegOT": {"reg_e": [0.1, 1.0], "reg_cl": [0.1, 1.0]},
+    "KMM": {"bandwidth": ["median", "median_sq"]},
+    "KLIEP": {"bandwidth": ["median", "median_sq"]},
+    "uLSIF": {"reg": [0.001, 0.01, 0.1]},
+    "RuLSIF": {"alpha": [0.1, 0.5], "reg": [0.01, 0.1]},
+    "DiscriminatorRW": {"calibration": ["sigmoid", None]},
+    "NearestNeighborRW": {"laplace_smoothing": [False, True]},
+    "KDERW": {"bandwidth": ["scott", "median"]},
+    "GaussianRW": {"shrinkage": ["auto", 0.1]},
 }
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import GridSearchCV
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from .._constraints import HasMethods, Interval, StrOptions, check_params
 from .._resources import parallel_workers
@@ -53,11 +53,23 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
     "EMD": ("shiftlearn.mapping:EMD", {}),
     "Sinkhorn": ("shiftlearn.mapping:Sinkhorn", {}),
     "ClassRegOT": ("shiftlearn.mapping:ClassRegOT", {}),
+    "KMM": ("shiftlearn.reweighting:KMM", {}),
+    "KLIEP": ("shiftlearn.reweighting:KLIEP", {"random_state": 0}),
+    "uLSIF": ("shiftlearn.reweighting:uLSIF", {"random_state": 0}),
+    "RuLSIF": ("shiftlearn.reweighting:RuLSIF", {"random_state": 0}),
+    "DiscriminatorRW": ("shiftlearn.reweighting:DiscriminatorRW", {"random_state": 0}),
+    "NearestNeighborRW": ("shiftlearn.reweighting:NearestNeighborRW", {}),
+    "KDERW": ("shiftlearn.reweighting:KDERW", {}),
+    "GaussianRW": ("shiftlearn.reweighting:GaussianRW", {}),
 }
 
 #: labels of :data:`ADAPTERS` that ``methods="all"`` (the selector's default) leaves out until
 #: the selection study has measured them as candidates; name them in ``methods`` to compare them
-OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegOT"})
+OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegOT",
+                                    # reweighting: their weights need a classifier that takes
+                                    # sample_weight (the default 1NN does not)
+                                    "KMM", "KLIEP", "uLSIF", "RuLSIF", "DiscriminatorRW",
+                                    "NearestNeighborRW", "KDERW", "GaussianRW"})
 
 #: above this many rows the sized pool takes the random-feature adapters instead of the exact
 #: ones (same models; the exact ones form an n x n kernel: 200 MB at 5,000 rows)
@@ -337,6 +349,14 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
                                     estimator=self)
         methods = self._methods(X.shape[0])
         clf = KNeighborsClassifier(1) if self.classifier is None else clone(self.classifier)
+        weighted = [m for m in methods if m != "none"
+                    and callable(getattr(make_adapter(m), "compute_weights", None))]
+        if weighted and not has_fit_parameter(clf, "sample_weight"):
+            raise ValueError(
+                f"{', '.join(weighted)} reweight the source rows: their weights go to the "
+                f"classifier's sample_weight, but {type(clf).__name__}.fit takes none, so they "
+                "would change nothing. Use a classifier that takes sample_weight, e.g. "
+                "LogisticRegression, or leave them out of methods.")
         cv = (SourceKFold(int(self.cv), random_state=self.random_state)
               if isinstance(self.cv, Integral) else self.cv)
         grid = candidate_grid(methods, grids=self.grids, random_state=self.random_state)
