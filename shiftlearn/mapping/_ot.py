@@ -221,7 +221,7 @@ class EMD(_BaseOTMap):
     shiftlearn[ot]``), imported by ``fit``.
 
     The network simplex is capped at ``max(100000, 10 n_s n_t)`` iterations (POT warns when
-    it is reached; skada's cap is 100000), so an exact plan has no hyper-parameter.
+    it is reached), so an exact plan has no hyper-parameter.
 
     Attributes
     ----------

@@ -20,7 +20,7 @@ from ._common import check_rows, fit_rows, no_target_warning, sides
 
 __all__ = ["SA", "pca_basis"]
 
-#: the Gram route of :func:`pca_basis` needs every requested variance above this times the
+#: the Gram routes of :func:`pca_basis` need every requested variance above this times the
 #: largest (else the thin SVD)
 _GRAM_FLOOR = 1e-6
 
@@ -28,14 +28,15 @@ _GRAM_FLOOR = 1e-6
 def pca_basis(X: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndarray]:
     """The mean and the leading ``n_components`` principal axes of the rows of ``X``.
 
-    With more rows than features, or when a requested axis has a variance below ``1e-6`` times
-    the largest, one thin SVD of the centred rows, ``X - m = U diag(s) V^T``
-    (``O(n d min(n, d))``); with fewer rows than features otherwise, the eigenvectors ``U`` of
-    the ``n x n`` Gram matrix of the centred rows (one ``O(n^2 d)`` product, an ``O(n^3)``
-    ``eigh``) and ``V = (X - m)^T U diag(s)^{-1}``: never a ``d x d`` covariance. The Gram
-    route's axes carry a relative round-off of ``eps s_1^2 / (s_k^2 - s_{k+1}^2)``, hence the
-    variance floor. Axes get scikit-learn's sign convention (the entry of largest magnitude of
-    each axis is positive, as ``PCA`` after ``svd_flip(u_based_decision=False)``).
+    The smaller Gram matrix of the centred rows ``X_c = X - m`` when one side is much smaller:
+    with fewer rows than features, the eigenvectors ``U`` of ``X_c X_c^T`` (``O(n^2 d)``) and
+    ``V = X_c^T U diag(s)^{-1}``, never a ``d x d`` matrix; with ``n >= 10 d`` (scikit-learn's
+    ``PCA`` rule for its covariance solver), the eigenvectors of ``X_c^T X_c``
+    (``O(n d^2)``). Their axes carry a relative round-off of ``eps s_1^2 /
+    (s_k^2 - s_{k+1}^2)``, so they are used only when every requested variance is above
+    ``1e-6`` times the largest; otherwise, and for ``n ~ d``, one thin SVD of ``X_c``
+    (``O(n d min(n, d))``). Axes get scikit-learn's sign convention (the entry of largest
+    magnitude of each axis is positive, as ``PCA`` after ``svd_flip(u_based_decision=False)``).
 
     Returns
     -------
@@ -55,11 +56,12 @@ def pca_basis(X: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndarray]
     Xc = X - mean
     P = None
     n, d = Xc.shape
-    if n < d:
-        w, U = np.linalg.eigh(Xc @ Xc.T)
+    if n < d or n >= 10 * d:
+        # the smaller Gram matrix: rows' (then V = Xc^T U / s) or columns' (V itself)
+        w, U = np.linalg.eigh(Xc @ Xc.T if n < d else Xc.T @ Xc)
         w, U = w[::-1][:n_components], U[:, ::-1][:, :n_components]
         if w[-1] > _GRAM_FLOOR * w[0]:
-            P = (Xc.T @ U / np.sqrt(w)).T
+            P = (Xc.T @ U / np.sqrt(w)).T if n < d else U.T
     if P is None:
         _, _, Vt = np.linalg.svd(Xc, full_matrices=False)
         P = Vt[:n_components]
@@ -113,9 +115,11 @@ class SA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Cost: two thin SVDs, ``O(n_s d min(n_s, d) + n_t d min(n_t, d))`` time and
-    ``O((n_s + n_t) d)`` memory (no ``d x d`` matrix, so thousands of columns with hundreds of
-    rows cost what the rows cost); ``transform`` of ``n`` rows ``O(n d k)``.
+    Cost: one principal basis per domain (:func:`pca_basis`: a Gram matrix or a thin SVD),
+    ``O(n_s d min(n_s, d) + n_t d min(n_t, d))`` time; memory ``O((n_s + n_t) d +
+    min(n, d)^2)`` (no ``d x d`` matrix when the rows are fewer than the features, so
+    thousands of columns with hundreds of rows cost what the rows cost); ``transform`` of
+    ``n`` rows ``O(n d k)``.
 
     References
     ----------
