@@ -361,3 +361,72 @@ def test_report_names_the_label_column_not_the_label_value_minus_one(tmp_path, c
     assert words in rep.read_text() and "label column '-1'" not in rep.read_text()
     data = json.loads(rep.with_suffix(".json").read_text())
     assert data["label_column"] == (spec or "-1") and data["label_name"] == "y"
+
+
+@pytest.mark.parametrize("estimator, select, confidence", [("hgb", "mmd", True),
+                                                            ("svm", "circular", False)])
+def test_estimator_end_to_end(tmp_path, capsys, estimator, select, confidence):
+    """``--estimator hgb`` / ``svm`` with ``--method auto``: the default criterion follows the
+    rule for estimators outside the selection study (graded probabilities: mmd; none:
+    circular), the predictions are of the chosen pipeline, a confidence column only with
+    graded probabilities."""
+    from sklearn.base import clone
+
+    from shiftlearn.cli.adapt import default_select, make_estimator
+
+    Xs, ys, Xt, yt = _shifted_blobs(n=30)
+    src = _write_csv(tmp_path / "src.csv", Xs, ys)
+    tgt = _write_csv(tmp_path / "tgt.csv", Xt, yt)
+    out, rep = tmp_path / "p.csv", tmp_path / "r.json"
+    assert cli.main(["adapt", str(src), "--target", str(tgt), "--target-has-labels",
+                     "--label-column", "label", "--estimator", estimator, "--candidates",
+                     "TCA,CORAL", "--permutations", "0", "--out", str(out),
+                     "--report", str(rep)]) == 0
+    data = json.loads(rep.read_text())
+    assert data["classifier"] == estimator
+    assert data["selection"]["criterion"] == select == default_select(
+        estimator, make_estimator(estimator))
+    lines = out.read_text().splitlines()
+    assert lines[0] == "row,prediction" + (",confidence" if confidence else "")
+    assert len(lines) == 1 + len(Xt)
+    # well-separated blobs: the adapted model and the same estimator on the raw source rows
+    # both label most of the target correctly
+    acc = data["target_accuracy"]
+    assert acc["adapted"] > 0.8 and acc["raw"] > 0.5
+    # --classifier stays an alias of --estimator
+    assert cli.main(["adapt", str(src), "--target", str(tgt), "--target-has-labels",
+                     "--label-column", "label", "--classifier", estimator, "--method", "raw",
+                     "--permutations", "0", "--report", str(rep)]) == 0
+    assert json.loads(rep.read_text())["classifier"] == estimator
+    assert type(clone(make_estimator(estimator, seed=3))) is type(make_estimator(estimator))
+
+
+def test_unknown_estimator_lists_the_known_ones(tmp_path, capsys):
+    Xs, ys, Xt, _ = _shifted_blobs(n=10)
+    src = _write_csv(tmp_path / "src.csv", Xs, ys)
+    tgt = _write_csv(tmp_path / "tgt.csv", Xt)
+    assert cli.main(["adapt", str(src), "--target", str(tgt), "--label-column", "label",
+                     "--estimator", "xgboost"]) == 2
+    line = _one_error_line(capsys)
+    assert "unknown estimator" in line and "1nn, logreg, svm, hgb, rf, ridge" in line
+
+
+def test_estimator_from_a_skops_file(tmp_path, capsys):
+    """A saved unfitted classifier is used; a saved regressor is refused with the reason."""
+    sio = pytest.importorskip("skops.io")
+    from sklearn.linear_model import Ridge
+    from sklearn.neighbors import KNeighborsClassifier
+
+    Xs, ys, Xt, yt = _shifted_blobs(n=15)
+    src = _write_csv(tmp_path / "src.csv", Xs, ys)
+    tgt = _write_csv(tmp_path / "tgt.csv", Xt, yt)
+    sio.dump(KNeighborsClassifier(n_neighbors=3), tmp_path / "knn3.skops")
+    sio.dump(Ridge(), tmp_path / "ridge.skops")
+    rep = tmp_path / "r.json"
+    base = ["adapt", str(src), "--target", str(tgt), "--target-has-labels", "--label-column",
+            "label", "--method", "CORAL", "--permutations", "0", "--report", str(rep)]
+    assert cli.main([*base, "--estimator", str(tmp_path / "knn3.skops")]) == 0
+    assert json.loads(rep.read_text())["classifier"].startswith("KNeighborsClassifier (")
+    capsys.readouterr()
+    assert cli.main([*base, "--estimator", str(tmp_path / "ridge.skops")]) == 2
+    assert "Ridge, which is not a classifier" in _one_error_line(capsys)

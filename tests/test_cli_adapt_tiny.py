@@ -76,7 +76,7 @@ def test_entropy_with_1nn_cannot_rank_and_says_so(wine, capsys):
     assert _run(wine, 6, "--select", "entropy", "--candidates", "TCA,CORAL",
                 report="e.md") == 0
     lines = _quiet_enough(capsys.readouterr().err)
-    assert any("cannot rank them" in ln and "--classifier logreg" in ln for ln in lines)
+    assert any("cannot rank them" in ln and "--estimator logreg" in ln for ln in lines)
     assert not any(ln.startswith("chose ") for ln in lines)
     sel = json.loads((wine[0] / "e.json").read_text())["selection"]
     assert sel["ranked"] is False

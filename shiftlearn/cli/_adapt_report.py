@@ -68,7 +68,7 @@ def decision(rep: dict) -> str:
         return (f"Decision: {_label(chosen['method'])}, by default: {crit} gives every "
                 f"candidate the same estimate ({_num(chosen['score'])}), so it cannot rank "
                 "them" + (" (1-NN's probabilities are 0 or 1; --select circular or "
-                          "--classifier logreg can rank them)"
+                          "--estimator logreg can rank them)"
                           if crit in ("entropy", "snd") and rep.get("classifier") == "1nn"
                           else "") + ".")
     if chosen["method"] == "none":

@@ -33,7 +33,9 @@ from ._common import check_output, count, info, match_columns, report_paths, war
 
 METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL", "SA", "LinOT",
            "EMD", "Sinkhorn", "ClassRegOT")
-CLASSIFIERS = ("1nn", "logreg")
+#: ``--estimator`` names (anything else is the path of a classifier saved with skops)
+ESTIMATORS = ("1nn", "logreg", "svm", "hgb", "rf", "ridge")
+CLASSIFIERS = ESTIMATORS            # the former name of the option, kept as an alias
 #: ``--select`` name -> scorer class of :mod:`shiftlearn.model_selection` (target-label
 #: free criteria, validated on ``SourceKFold(5)``); ``source-cv``, ``cluster`` and ``lodo`` are
 #: splitters scored by source accuracy
@@ -41,8 +43,9 @@ SCORERS = {"iw": "ImportanceWeightedScorer", "entropy": "PredictionEntropyScorer
            "snd": "SoftNeighborhoodDensity", "dev": "DeepEmbeddedValidation",
            "circular": "CircularValidation", "mixval": "MixValScorer", "mmd": "MMDScorer"}
 SELECT = ("source-cv", "cluster", "lodo", *SCORERS)
-#: ``--classifier`` -> the default ``--select`` of ``--method auto``: the best target-free
-#: criterion for ``auto`` with that classifier in the selection study (docs/model_selection.md)
+#: ``--estimator`` -> the default ``--select`` of ``--method auto``: the best target-free
+#: criterion for ``auto`` with that classifier in the selection study (docs/model_selection.md);
+#: the other estimators follow the rule of :func:`default_select`
 DEFAULT_SELECT = {"1nn": "circular", "logreg": "mmd"}
 # the size rule of --candidates sized lives with the selector:
 # shiftlearn.model_selection.default_methods
@@ -79,16 +82,24 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                         "labels), cluster (the most shifted validation split), lodo "
                         "(leave one source file out), or a target-label-free scorer: "
                         + ", ".join(SCORERS) + "; default: "
-                        + ", ".join(f"{s} with --classifier {c}"
+                        + ", ".join(f"{s} with --estimator {c}"
                                     for c, s in DEFAULT_SELECT.items())
-                        + " (the selection study's best)")
+                        + " (the selection study's best); mmd with the other estimators that "
+                          "give graded probabilities (hgb, rf), circular with those that do "
+                          "not (svm, ridge)")
     p.add_argument("--margin", type=_margin, default=0.0, metavar="se|NUMBER",
                    help="--method auto adapts only when the best adapter's validation estimate "
                         "beats no adaptation's by more than this: a number (default 0: the "
                         "best estimate wins) or se (the adapter's standard error over the "
                         "folds: more often no adaptation)")
-    p.add_argument("--classifier", choices=CLASSIFIERS, default="1nn",
-                   help="trained on the adapted source rows (default 1nn, the papers' choice)")
+    p.add_argument("--estimator", "--classifier", dest="estimator", default="1nn",
+                   metavar="NAME|FILE",
+                   help="the classifier trained on the adapted source rows: 1nn (default, the "
+                        "papers' choice), logreg (standardised logistic regression), svm "
+                        "(standardised RBF SVM), hgb (histogram gradient boosting), rf (random "
+                        "forest, seeded by --seed), ridge (standardised ridge classifier), or "
+                        "the path of an unfitted scikit-learn classifier saved with skops; "
+                        "--classifier is an alias")
     p.add_argument("--candidates", default="sized", metavar="LIST",
                    help="adapters --method auto compares with no adaptation: a comma-separated "
                         "list (e.g. TCA,SCA), all, or sized (default: TCA, SCA, uSCA up to "
@@ -108,11 +119,15 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                         "the tests)")
     p.add_argument("--out", metavar="FILE",
                    help="write the target predictions here (CSV: row,prediction, and "
-                        "confidence with --classifier logreg)")
+                        "confidence with an --estimator that gives graded probabilities: logreg, "
+                        "hgb, rf)")
     p.add_argument("--report", metavar="FILE",
                    help="write the report here: .html (one page with figures) or .md "
                         "(Markdown), each with the JSON beside it, or .json (JSON only); "
                         "default: Markdown on stdout")
+    p.add_argument("--save", metavar="FILE",
+                   help="save the fitted model here (skops format, e.g. model.skops) for "
+                        "shiftlearn predict; needs shiftlearn[persist]")
     return p
 
 
@@ -225,15 +240,61 @@ def _check_sizes(args, srcs, tgt) -> None:
 
 
 # ------------------------------------------------------------------------------ fitting ------
-def _classifier(name: str):
-    from sklearn.linear_model import LogisticRegression
+def make_estimator(name: str, seed: int = 0):
+    """The unfitted classifier of ``--estimator NAME`` (:data:`ESTIMATORS`), or the one saved
+    with skops at the path ``name`` (loaded safely; refused unless it is a classifier).
+    Raises ``ValueError`` naming the known names for anything else."""
+    from sklearn.base import clone, is_classifier
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression, RidgeClassifier
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
 
     if name == "1nn":
         return KNeighborsClassifier(n_neighbors=1)
-    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    if name == "logreg":
+        return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    if name == "svm":
+        return make_pipeline(StandardScaler(), SVC(kernel="rbf"))
+    if name == "hgb":
+        return HistGradientBoostingClassifier(random_state=seed)
+    if name == "rf":
+        return RandomForestClassifier(random_state=seed)
+    if name == "ridge":
+        return make_pipeline(StandardScaler(), RidgeClassifier())
+    from pathlib import Path
+
+    if not Path(name).exists() and not name.endswith(".skops"):
+        raise ValueError(f"--estimator {name!r}: unknown estimator; choose one of "
+                         f"{', '.join(ESTIMATORS)}, or give the path of an unfitted "
+                         "scikit-learn classifier saved with skops (skops.io.dump).")
+    from ._model_file import load_estimator
+
+    est = load_estimator(name)
+    if not is_classifier(est):
+        raise ValueError(f"--estimator {name}: holds a {type(est).__name__}, which is not a "
+                         "classifier (scikit-learn's is_classifier); save a classifier or a "
+                         "pipeline that ends in one.")
+    return clone(est)
+
+
+def default_select(name: str, estimator) -> str:
+    """The default ``--select`` of ``--method auto`` with ``estimator`` (named ``name``):
+    :data:`DEFAULT_SELECT` for 1nn and logreg (measured); for the others, logreg's (``mmd``)
+    when the estimator gives graded probabilities, 1nn's (``circular``) when it does not."""
+    if name in DEFAULT_SELECT:
+        return DEFAULT_SELECT[name]
+    return "mmd" if _graded(estimator) else "circular"
+
+
+def _graded(estimator) -> bool:
+    """Does ``estimator`` give graded class probabilities (``predict_proba``, not 1-NN's)?"""
+    if not hasattr(estimator, "predict_proba"):
+        return False
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    return getattr(final, "n_neighbors", None) != 1
 
 
 def parse_params(items: list[str]) -> dict:
@@ -476,11 +537,13 @@ def _fit(args, X, y, sd, codes, n_sources):
     choose among them (``auto``). Returns the model, its ``transform(X, sample_domain)`` (None
     without adaptation), its parameters, where they came from, the validation estimate of the
     chosen setting and the selection summary (``auto``; else None)."""
+    from sklearn.base import clone
+
     from ..adaptation import DomainAdaptationClassifier
     from ..model_selection import DEFAULT_GRIDS, make_adapter
 
     params = parse_params(args.param)
-    clf = _classifier(args.classifier)
+    clf = clone(args._estimator)
     if args.method == "raw":
         return clf.fit(X[:len(codes)], codes), None, {}, "no adapter", None, None
     if args.method == "auto":
@@ -590,12 +653,12 @@ def _value(c):
 
 
 def _confidence(model, X) -> np.ndarray | None:
-    """The predicted class's probability, for classifiers with graded probabilities (logreg);
-    None for 1-NN, whose probabilities are always 0 or 1."""
+    """The predicted class's probability, for classifiers with graded probabilities (logreg,
+    hgb, rf); None for 1-NN, whose probabilities are always 0 or 1, and for classifiers
+    without ``predict_proba`` (svm, ridge)."""
     if not hasattr(model, "predict_proba"):
         return None
-    est = getattr(model, "estimator_", model)
-    if getattr(est, "n_neighbors", None) == 1:
+    if not _graded(getattr(model, "estimator_", model)):
         return None
     return np.asarray(model.predict_proba(X)).max(axis=1)
 
@@ -641,15 +704,41 @@ def _source_vs_target(res) -> list[dict]:
 def _outputs(args):
     inputs = (*args.sources, args.target)
     out = check_output(args.out, "--out", inputs=inputs) if args.out else None
+    save = check_output(args.save, "--save", inputs=inputs) if args.save else None
+    if out is not None and save is not None and save.resolve() == out.resolve():
+        raise ValueError(f"--out {args.out} and --save {args.save} are the same file; give "
+                         "them different names.")
     paths, note = {}, None
     if args.report:
-        paths, note = report_paths(args.report, named=(*inputs, *([args.out] if args.out else [])))
+        paths, note = report_paths(args.report, named=(*inputs, *(
+            [args.out] if args.out else []), *([args.save] if args.save else [])))
         for path in paths.values():
-            if out is not None and path.resolve() == out.resolve():
-                raise ValueError(f"--out {args.out} and the report {path} are the same file; "
-                                 "give them different names.")
+            for option, other in (("--out", out), ("--save", save)):
+                if other is not None and path.resolve() == other.resolve():
+                    raise ValueError(f"{option} {other} and the report {path} are the same "
+                                     "file; give them different names.")
             check_output(path, "--report", inputs=inputs)
-    return out, paths, note
+    return out, paths, note, save
+
+
+def _save_model(args, save, model, srcs, tgt, classes, command, method, conf) -> None:
+    """``--save``: the fitted model, its columns, classes and command, and a seeded sample of
+    at most :data:`MAX_ROWS` target rows (the reference of ``predict``'s shift check)."""
+    from .. import __version__
+    from ._common import subsample
+    from ._model_file import save_model
+
+    rng = np.random.default_rng(args.seed)
+    reference = subsample(np.asarray(tgt.X, dtype=float), MAX_ROWS, rng)
+    header = {"version": __version__, "command": command,
+              "created_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+              "feature_names": list(srcs[0].feature_names) if srcs[0].feature_names else None,
+              "n_features": int(tgt.X.shape[1]), "classes": [_value(c) for c in classes],
+              "label_name": srcs[0].label_name, "estimator": args._estimator_name,
+              "method": method, "confidence": conf is not None, "seed": args.seed,
+              "reference_rows": int(len(reference)), "target_file": str(tgt.path)}
+    save_model(save, header, {"model": model, "reference": reference})
+    info(args, f"saved the model to {save} (shiftlearn predict {save} FILE)")
 
 
 def _write_predictions(out, classes, pred_codes, conf) -> None:
@@ -684,7 +773,7 @@ def _selection_lines(sel: dict) -> list[str]:
         score = next(r["score"] for r in rows if r["score"] is not None)
         out = [f"{crit} gives every candidate the same estimate ({score:.4f}), so it cannot "
                f"rank them; kept {chosen}"
-               + (" (1-NN's probabilities are 0 or 1: try --select circular or --classifier "
+               + (" (1-NN's probabilities are 0 or 1: try --select circular or --estimator "
                   "logreg)" if crit in ("entropy", "snd") and sel.get("classifier") == "1nn"
                   else "")]
     if failed:
@@ -707,10 +796,18 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     from ._adapt_report import figures, markdown, write_report
 
     command = "shiftlearn " + shlex.join(sys.argv[1:] if args._argv is None else args._argv)
-    out, paths, note = _outputs(args)
+    out, paths, note, save = _outputs(args)
+    if save is not None:
+        from ._model_file import skops_io
+
+        skops_io()                         # a missing extra is said before any work
     _check_options(args)
+    args._estimator = make_estimator(args.estimator, args.seed)
+    args._estimator_name = (args.estimator if args.estimator in ESTIMATORS else
+                            f"{type(args._estimator).__name__} ({args.estimator})")
     if args.select is None:
-        args.select = DEFAULT_SELECT[args.classifier] if args.method == "auto" else "source-cv"
+        args.select = (default_select(args.estimator, args._estimator) if args.method == "auto"
+                       else "source-cv")
     t_start = time.perf_counter()
     srcs, tgt, classes, codes, tgt_codes, X, y, sd = _load(args)
     _check_sizes(args, srcs, tgt)
@@ -725,7 +822,7 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     model, embed, final, params_from, cv_info, selection = _fit(args, X, y, sd, codes, K)
     t_fit = time.perf_counter() - t0
     if selection is not None:
-        selection["classifier"] = args.classifier
+        selection["classifier"] = args._estimator_name
         for line in _selection_lines(selection):
             info(args, line)
     t0 = time.perf_counter()
@@ -734,6 +831,10 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     if out is not None:
         _write_predictions(out, classes, pred_codes, conf)
         info(args, f"wrote {len(pred_codes)} predictions to {out}")
+    method = args.method if selection is None else (
+        "auto: " + ("no adaptation" if selection["choice"] == "none" else selection["choice"]))
+    if save is not None:
+        _save_model(args, save, model, srcs, tgt, classes, command, method, conf)
     names = _names(srcs, tgt)
     analyses, spaces = {}, {"raw": [t.X for t in srcs] + [tgt.X]}
     if embed is not None and (args.permutations or "html" in paths):
@@ -747,11 +848,9 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     seen = np.unique(np.r_[codes, pred_codes])
     src_share = np.bincount(codes, minlength=classes.size)[seen] / n_src
     tgt_share = np.bincount(pred_codes, minlength=classes.size)[seen] / len(pred_codes)
-    method = args.method if selection is None else (
-        "auto: " + ("no adaptation" if selection["choice"] == "none" else selection["choice"]))
     rep = {"command": command,
            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "version": __version__,
-           "method": method, "classifier": args.classifier, "n_features": d,
+           "method": method, "classifier": args._estimator_name, "n_features": d,
            "label_column": args.label_column, "label_name": srcs[0].label_name,
            "permutations": args.permutations,
            "seed": args.seed,
@@ -775,7 +874,9 @@ def _run(args: argparse.Namespace, caught: list) -> int:
                "mean": float(conf.mean()), "below_0.5": int(np.sum(conf < 0.5))}}
     if tgt_codes is not None and np.any(tgt_codes >= 0):
         known = tgt_codes >= 0                    # rows whose label is given
-        raw_clf = _classifier(args.classifier).fit(X[:n_src], codes)
+        from sklearn.base import clone
+
+        raw_clf = clone(args._estimator).fit(X[:n_src], codes)
         raw_pred = np.asarray(raw_clf.predict(tgt.X), dtype=np.int64)
         rep["target_accuracy"] = {
             "adapted": float(np.mean(pred_codes[known] == tgt_codes[known])),
