@@ -14,7 +14,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
-from shiftlearn.adaptation import DomainAdaptationClassifier, make_da_pipeline
+from shiftlearn.adaptation import DomainAdaptationClassifier, LabeledOnly, make_da_pipeline
 from shiftlearn.model_selection import SourceKFold
 from shiftlearn.reweighting import GaussianRW
 
@@ -166,3 +166,57 @@ def test_selector_refuses_reweighting_with_1nn_and_runs_with_logreg():
                              grids={}, cv=2).fit(X, y, sd)
     assert {row["method"] for row in sel.summary_} == {"none", "GaussianRW", "KMM"}
     assert all(np.isfinite(row["score"]) for row in sel.summary_)
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_weights_reach_the_last_step_of_a_sklearn_pipeline(routing):
+    """The command line's logreg is make_pipeline(StandardScaler(), LogisticRegression())."""
+    from sklearn.pipeline import make_pipeline
+
+    X, y, sd = _shifted()
+    src = sd > 0
+    with sklearn.config_context(enable_metadata_routing=routing):
+        clf = DomainAdaptationClassifier(
+            GaussianRW(), make_pipeline(StandardScaler(), SpyClassifier())).fit(X, y, sd)
+        pipe = make_da_pipeline(GaussianRW(),
+                                LabeledOnly(make_pipeline(StandardScaler(), SpyClassifier())))
+        pipe.fit(X, y, sample_domain=sd)
+    (_, _, w1), (_, _, w2) = SpyClassifier.log
+    np.testing.assert_array_equal(w1, clf.adapter_.weights_[src])
+    np.testing.assert_array_equal(w2, pipe.named_steps["gaussianrw"].weights_[src])
+    with pytest.raises(ValueError, match="takes no sample_weight"):
+        DomainAdaptationClassifier(GaussianRW(), make_pipeline(
+            StandardScaler(), KNeighborsClassifier(1))).fit(X, y, sd)
+
+
+def _csvs(tmp_path):
+    X, y, sd = _shifted()
+    cols = "a,b"
+    np.savetxt(tmp_path / "src.csv", np.c_[X[sd > 0], y[sd > 0]], delimiter=",",
+               header=cols + ",label", comments="", fmt="%.8g")
+    np.savetxt(tmp_path / "tgt.csv", X[sd < 0], delimiter=",", header=cols, comments="",
+               fmt="%.8g")
+    return ["adapt", str(tmp_path / "src.csv"), "--target", str(tmp_path / "tgt.csv"),
+            "--label-column", "label", "--permutations", "0"]
+
+
+@pytest.mark.parametrize("method", ["KMM", "GaussianRW"])
+def test_cli_adapt_reweights_with_logreg(tmp_path, capsys, method):
+    from shiftlearn import cli
+
+    out = tmp_path / "pred.csv"
+    rc = cli.main([*_csvs(tmp_path), "--method", method, "--classifier", "logreg", "--out",
+                   str(out)])
+    assert rc in (0, None), capsys.readouterr().err
+    assert len(out.read_text().strip().splitlines()) == 1 + 60
+
+
+def test_cli_adapt_refuses_reweighting_with_1nn(tmp_path, capsys):
+    from shiftlearn import cli
+
+    rc = cli.main([*_csvs(tmp_path), "--method", "KMM", "--classifier", "1nn", "--out",
+                   str(tmp_path / "pred.csv")])
+    err = capsys.readouterr().err
+    assert rc not in (0, None)
+    assert "takes no sample_weight" in err and "--classifier logreg" in err
+    assert not (tmp_path / "pred.csv").exists()

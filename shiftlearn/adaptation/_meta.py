@@ -26,6 +26,7 @@ from ._pipeline import (
     _gives_weights,
     _takes_sample_domain,
     check_weights_reach,
+    fit_weighted,
 )
 
 __all__ = ["DomainAdaptationClassifier"]
@@ -150,7 +151,7 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         if sample_weight is None:
             self.estimator_ = clone(est).fit(Z[lab], y[lab])
         else:
-            self.estimator_ = clone(est).fit(Z[lab], y[lab], sample_weight=sample_weight[lab])
+            self.estimator_ = fit_weighted(clone(est), Z[lab], y[lab], sample_weight[lab])
         self.classes_ = self.estimator_.classes_
         return self
 

@@ -41,8 +41,8 @@ from .._validation import (
     unlabeled_mask,
 )
 
-__all__ = ["DomainAwarePipeline", "LabeledOnly", "check_weights_reach", "make_da_pipeline",
-           "warn_if_plain_pipeline"]
+__all__ = ["DomainAwarePipeline", "LabeledOnly", "check_weights_reach", "fit_weighted",
+           "make_da_pipeline", "warn_if_plain_pipeline"]
 
 
 def _takes_sample_domain(est, method: str = "fit") -> bool:
@@ -76,11 +76,32 @@ def _fitted_weights(est, X, sample_domain) -> np.ndarray:
 
 
 def _takes_sample_weight(est) -> bool:
-    """``est.fit`` accepts ``sample_weight`` (a :class:`LabeledOnly` is its estimator)."""
+    """``est.fit`` accepts ``sample_weight`` (a :class:`LabeledOnly` is its estimator, a
+    scikit-learn ``Pipeline`` its last step)."""
     if isinstance(est, LabeledOnly):
         est = est.estimator
+    if isinstance(est, Pipeline):
+        return _takes_sample_weight(est.steps[-1][1])
     return est is not None and not isinstance(est, str) and \
         has_fit_parameter(est, "sample_weight")
+
+
+def _weight_params(est, sample_weight) -> dict:
+    """``fit`` keyword arguments that hand ``sample_weight`` to ``est``: ``sample_weight``, or
+    ``<last step>__sample_weight`` (nested) for a scikit-learn ``Pipeline``, which the caller
+    fits with metadata routing off."""
+    if isinstance(est, Pipeline):
+        name, last = est.steps[-1]
+        return {f"{name}__{k}": v for k, v in _weight_params(last, sample_weight).items()}
+    return {"sample_weight": sample_weight}
+
+
+def fit_weighted(est, X, y, sample_weight, **params):
+    """``est.fit(X, y, sample_weight=...)`` by the library's channel: a scikit-learn
+    ``Pipeline`` gets the weights as its last step's parameter, with metadata routing off for
+    the call (the weights are the library's, not the user's metadata)."""
+    with config_context(enable_metadata_routing=False):
+        return est.fit(X, y, **params, **_weight_params(est, sample_weight))
 
 
 def check_weights_reach(adapter, estimator) -> None:
@@ -180,7 +201,12 @@ class LabeledOnly(MetaEstimatorMixin, BaseEstimator):
             yk = yk.astype(np.int64)
         elif yk.dtype.kind == "O":          # a pandas column with <NA>: booleans, numbers...
             yk = _normalize_class_labels(yk)
-        self.estimator_ = clone(self.estimator).fit(_safe_indexing(X, keep), yk, **sub)
+        if sub.get("sample_weight") is not None:
+            sw = sub.pop("sample_weight")
+            self.estimator_ = fit_weighted(clone(self.estimator), _safe_indexing(X, keep), yk,
+                                           sw, **sub)
+        else:
+            self.estimator_ = clone(self.estimator).fit(_safe_indexing(X, keep), yk, **sub)
         # the fitted estimator's input checks are this one's (it checks the names at predict)
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.estimator_, attr):
@@ -321,8 +347,8 @@ class DomainAwarePipeline(Pipeline):
                 w = w * _fitted_weights(step, X, head_params.get(f"{step_name}__sample_domain"))
         if final_params.get("sample_weight") is not None:
             w = w * np.asarray(final_params["sample_weight"], dtype=np.float64)
-        final_params["sample_weight"] = w
-        final.fit(Xt, y, **final_params)
+        final_params.pop("sample_weight", None)
+        fit_weighted(final, Xt, y, w, **final_params)
         return self, Xt
 
     def _transform_steps(self, X, sample_domain, with_final: bool):

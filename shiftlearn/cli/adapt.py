@@ -31,8 +31,12 @@ import numpy as np
 
 from ._common import check_output, count, info, match_columns, report_paths, warning_lines
 
+#: the reweighting adapters: their weights need an --estimator that takes sample_weight, so
+#: ``--candidates all`` leaves them out (name them to compare them)
+REWEIGHTING = ("KMM", "KLIEP", "uLSIF", "RuLSIF", "DiscriminatorRW", "NearestNeighborRW",
+               "KDERW", "GaussianRW")
 METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL", "SA", "LinOT",
-           "EMD", "Sinkhorn", "ClassRegOT")
+           "EMD", "Sinkhorn", "ClassRegOT", *REWEIGHTING)
 #: ``--estimator`` names (anything else is the path of a classifier saved with skops)
 ESTIMATORS = ("1nn", "logreg", "svm", "hgb", "rf", "ridge")
 CLASSIFIERS = ESTIMATORS            # the former name of the option, kept as an alias
@@ -395,7 +399,7 @@ def _candidates(text: str, n_rows: int) -> list[str]:
 
         return default_methods(n_rows)
     if text == "all":
-        return adapters
+        return [m for m in adapters if m not in REWEIGHTING]
     names = [t.strip() for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in adapters]
     if bad or not names:
