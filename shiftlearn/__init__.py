@@ -31,6 +31,8 @@ _LAZY = {
     "Sinkhorn": "shiftlearn.mapping",
     "ClassRegOT": "shiftlearn.mapping",
     "FeatureAugmentation": "shiftlearn.fewlabels",
+    "TrAdaBoost": "shiftlearn.fewlabels",
+    "TrAdaBoostR2": "shiftlearn.fewlabels",
     "MarginalTransferClassifier": "shiftlearn.generalization",
     "MarginalTransferRegressor": "shiftlearn.generalization",
     "PoolingClassifier": "shiftlearn.generalization",

@@ -36,7 +36,11 @@ from shiftlearn.adaptation import (
     uSCA,
 )
 from shiftlearn.boosting import MultiTaskBoostingClassifier
-from shiftlearn.fewlabels import FeatureAugmentation
+from shiftlearn.fewlabels import (
+    FeatureAugmentation,
+    TrAdaBoost,
+    TrAdaBoostR2,
+)
 from shiftlearn.generalization import (
     MarginalTransferClassifier,
     MarginalTransferRegressor,
@@ -62,6 +66,14 @@ class _WithTargetRows:
 
 
 class FewLabelsFeatureAugmentation(_WithTargetRows, FeatureAugmentation):
+    pass
+
+
+class FewLabelsTrAdaBoost(_WithTargetRows, TrAdaBoost):
+    pass
+
+
+class FewLabelsTrAdaBoostR2(_WithTargetRows, TrAdaBoostR2):
     pass
 
 
@@ -91,6 +103,9 @@ ESTIMATORS = [
     PoolingRegressor(random_state=0),
     MultiTaskBoostingClassifier(),
     FewLabelsFeatureAugmentation(),
+    FewLabelsTrAdaBoost(random_state=0),
+    FewLabelsTrAdaBoostR2(random_state=0),
+    FewLabelsTrAdaBoostR2(two_stage=True, n_steps=3, random_state=0),
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
@@ -117,6 +132,9 @@ _ONE_ROW = ("fits one row: a row is a source row or a target row, never both, so
 
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
+    "FewLabelsTrAdaBoostR2": {"check_fit2d_1sample": _ONE_ROW},
+    "FewLabelsTrAdaBoost": {"check_classifiers_classes": _MINUS_ONE,
+                            "check_fit2d_1sample": _ONE_ROW},
     "FewLabelsFeatureAugmentation": {"check_classifiers_classes": _MINUS_ONE,
                                      "check_fit2d_1sample": _ONE_ROW},
     "Sinkhorn": {"check_transformer_n_iter": _NO_TARGET},

@@ -6,10 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _tolerances import EPS
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeRegressor
 
 import shiftlearn
-from shiftlearn.fewlabels import FeatureAugmentation, augment
+from shiftlearn.fewlabels import (
+    FeatureAugmentation,
+    TrAdaBoost,
+    TrAdaBoostR2,
+    augment,
+    weighted_median,
+)
+from shiftlearn.fewlabels._tradaboost import _move_weight
 
 
 def _problem(n_src=60, n_tgt=40, n_lab=6, d=3, shift=1.5, seed=0, n_classes=2):
@@ -68,8 +78,135 @@ def test_feature_augmentation_ignores_unlabeled_target_rows():
     np.testing.assert_array_equal(a.estimator_.coef_, b.estimator_.coef_)
 
 
+# ---------------------------------------------------------------- TrAdaBoost, TrAdaBoostR2
+class _Threshold(ClassifierMixin, BaseEstimator):
+    """A learner whose predictions do not depend on the weights: class 1 where x > 1.5."""
+
+    def fit(self, X, y, sample_weight=None):
+        self.classes_ = np.unique(y)
+        self.seen_weight_ = sample_weight
+        return self
+
+    def predict(self, X):
+        return (np.asarray(X)[:, 0] > 1.5).astype(int)
+
+
+class _Identity(RegressorMixin, BaseEstimator):
+    """A regressor that predicts its first feature, whatever the weights."""
+
+    def fit(self, X, y, sample_weight=None):
+        return self
+
+    def predict(self, X):
+        return np.asarray(X, dtype=float)[:, 0]
+
+
+def test_tradaboost_one_round_by_hand():
+    # source x = 0..3, labels 0 1 1 1: the threshold misses source row 1;
+    # target x = .5 1 2 2.5, labels 0 1 1 1: it misses target row 1
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [0.5], [1.0], [2.0], [2.5]])
+    y = np.array([0, 1, 1, 1, 0, 1, 1, 1])
+    sd = np.r_[np.ones(4, int), -np.ones(4, int)]
+    m = TrAdaBoost(_Threshold(), n_estimators=1).fit(X, y, sd)
+    eps = 1 / 4                                   # one of four equal target weights
+    beta_t = eps / (1 - eps)                      # 1/3
+    beta = 1 / (1 + np.sqrt(2 * np.log(4) / 1))   # n = 4 source rows, N = 1
+    w = np.array([1, beta, 1, 1, 1, 1 / beta_t, 1, 1]) / 8
+    np.testing.assert_allclose(m.sample_weight_, w / w.sum(), rtol=10 * EPS)
+    np.testing.assert_allclose(m.estimator_errors_, [eps], rtol=10 * EPS)
+    np.testing.assert_allclose(m.estimator_weights_, [np.log(1 / beta_t)], rtol=10 * EPS)
+    # the learner saw the uniform weights scaled to a mean of 1
+    np.testing.assert_array_equal(m.estimators_[0].seen_weight_, np.ones(8))
+    np.testing.assert_array_equal(m.predict(X), (X[:, 0] > 1.5).astype(int))
+
+
+def test_tradaboost_votes_with_the_second_half_of_the_rounds():
+    X, y, sd, y_true = _problem(n_lab=10, seed=1)
+    m = TrAdaBoost(n_estimators=7, random_state=0).fit(X, y, sd)
+    assert np.all(m.estimator_weights_[:3] == 0)      # rounds 1..3 do not vote (ceil(7/2)=4)
+    v = m.estimator_weights_[3:]
+    votes = np.zeros((len(X), 2))
+    for t, vt in zip(range(3, 7), v, strict=True):
+        votes[np.arange(len(X)), m.estimators_[t].predict(X)] += vt
+    np.testing.assert_array_equal(m.predict(X), np.argmax(votes, axis=1))
+    assert m.score(X[sd < 0], y_true[sd < 0]) > 0.8
+
+
+def test_tradaboost_r2_one_round_by_hand():
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [0.0], [1.0], [2.0]])
+    y = np.array([0.0, 1.0, 2.0, 5.0, 0.5, 1.0, 2.0])
+    sd = np.r_[np.ones(4, int), -np.ones(3, int)]
+    m = TrAdaBoostR2(_Identity(), n_estimators=1).fit(X, y, sd)
+    # residuals: source 0 0 0 2, target .5 0 0; D = 2; linear adjusted errors
+    e = np.array([0, 0, 0, 1, 0.25, 0, 0])
+    eps = 0.25 / 3
+    beta_t = eps / (1 - eps)                      # 1/11
+    beta = 1 / (1 + np.sqrt(2 * np.log(4) / 1))
+    w = np.where(sd > 0, beta ** e, beta_t ** -e)
+    np.testing.assert_allclose(m.sample_weight_, w / w.sum(), rtol=10 * EPS)
+    np.testing.assert_allclose(m.estimator_errors_, [eps], rtol=10 * EPS)
+    np.testing.assert_allclose(m.predict(X), X[:, 0], rtol=0, atol=0)
+
+
+def test_weighted_median_against_a_sort():
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(50, 7))
+    v = rng.uniform(0.1, 1, size=7)
+    got = weighted_median(P, v)
+    for i in range(50):
+        order = np.argsort(P[i])
+        cum = np.cumsum(v[order])
+        assert got[i] == P[i, order][np.flatnonzero(cum >= cum[-1] / 2)[0]]
+
+
+def test_two_stage_moves_the_target_share_to_the_schedule():
+    rng = np.random.default_rng(0)
+    w = rng.uniform(size=30)
+    w /= w.sum()
+    is_tgt = np.arange(30) >= 25
+    e = rng.uniform(size=30)
+    for goal in (0.3, 0.6, 0.95):
+        out = _move_weight(w, e, is_tgt, goal)
+        assert abs(out[is_tgt].sum() - goal) < 1e-9
+        # the target rows keep their proportions; the source rows are multiplied by beta^e
+        np.testing.assert_allclose(out[is_tgt] / out[is_tgt].sum(),
+                                   w[is_tgt] / w[is_tgt].sum(), rtol=10 * EPS)
+    assert np.all(_move_weight(w, e, is_tgt, 1.0)[~is_tgt] == 0)
+
+
+def test_two_stage_keeps_the_step_with_the_least_cv_error():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=80)
+    y[60:] += 2.0 * X[60:, 1]                    # the target concept differs
+    sd = np.r_[np.ones(60, int), -2 * np.ones(20, int)]
+    y_fit = y.copy()
+    y_fit[70:] = np.nan
+    m = TrAdaBoostR2(DecisionTreeRegressor(max_depth=2), n_estimators=5, two_stage=True,
+                     n_steps=4, cv=3, random_state=0).fit(X, y_fit, sd)
+    assert m.cv_errors_.shape == (4,) and m.best_step_ == int(np.argmin(m.cv_errors_))
+    assert m.predict(X).shape == (80,)
+    # the same seed, the same model
+    m2 = TrAdaBoostR2(DecisionTreeRegressor(max_depth=2), n_estimators=5, two_stage=True,
+                      n_steps=4, cv=3, random_state=0).fit(X, y_fit, sd)
+    np.testing.assert_array_equal(m.predict(X), m2.predict(X))
+    one = y_fit.copy()
+    one[61:] = np.nan
+    with pytest.raises(ValueError, match="at least 2 of them"):
+        TrAdaBoostR2(two_stage=True).fit(X, one, sd)
+
+
+def test_tradaboost_refuses_a_learner_without_sample_weight():
+    from sklearn.neighbors import KNeighborsClassifier
+    X, y, sd, _ = _problem()
+    with pytest.raises(ValueError, match="sample_weight"):
+        TrAdaBoost(KNeighborsClassifier()).fit(X, y, sd)
+
+
 # ---------------------------------------------------------------- awkward input, every method
-FAMILY = [FeatureAugmentation()]
+FAMILY = [FeatureAugmentation(), TrAdaBoost(random_state=0)]
+REGRESSORS = [TrAdaBoostR2(random_state=0), TrAdaBoostR2(two_stage=True, n_steps=3, cv=2,
+                                                          random_state=0)]
 
 
 @pytest.mark.parametrize("est", FAMILY, ids=lambda e: type(e).__name__)
@@ -80,6 +217,24 @@ def test_no_labeled_target_row_is_refused_with_the_fix(est):
     # without sample_domain every labeled row is a source row: the message says so
     with pytest.raises(ValueError, match="sample_domain was not given"):
         est.fit(X[y != -1], y[y != -1])
+
+
+def test_regressors_refuse_no_labeled_target_row_and_nan():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = X[:, 0].copy()
+    sd = np.r_[np.ones(20, int), -2 * np.ones(10, int)]
+    y[20:] = np.nan
+    for est in REGRESSORS:
+        with pytest.raises(ValueError, match="no row has a negative sample_domain and a label"):
+            est.fit(X, y, sd)
+        y2 = y.copy()
+        y2[20:23] = 1.0
+        Xn = X.copy()
+        Xn[0, 0] = np.nan
+        with pytest.raises(ValueError, match="NaN"):
+            est.fit(Xn, y2, sd)
+        assert est.fit(X, y2, sd).predict(X).shape == (30,)
 
 
 @pytest.mark.parametrize("est", FAMILY, ids=lambda e: type(e).__name__)
@@ -98,7 +253,7 @@ def test_one_class_among_the_labeled_target_rows(est):
     assert set(np.unique(pred)) <= {0, 1} and pred.shape == (int((sd < 0).sum()),)
 
 
-@pytest.mark.parametrize("name", ["FeatureAugmentation"])
+@pytest.mark.parametrize("name", ["FeatureAugmentation", "TrAdaBoost", "TrAdaBoostR2"])
 def test_top_level_export(name):
     assert getattr(shiftlearn, name) is getattr(shiftlearn.fewlabels, name)
     assert name in shiftlearn.__all__

@@ -31,7 +31,11 @@ from shiftlearn.adaptation import (
     uSCA,
 )
 from shiftlearn.boosting import MultiTaskBoostingClassifier
-from shiftlearn.fewlabels import FeatureAugmentation
+from shiftlearn.fewlabels import (
+    FeatureAugmentation,
+    TrAdaBoost,
+    TrAdaBoostR2,
+)
 from shiftlearn.generalization import (
     MarginalTransferClassifier,
     MarginalTransferRegressor,
@@ -82,6 +86,11 @@ ESTIMATORS = {
     "PoolingRegressor": (lambda: PoolingRegressor(random_state=0), "dgreg"),
     # the few-labels family: half of the first source domain's rows become labeled target rows
     "FeatureAugmentation": (lambda: FeatureAugmentation(), "fewlabels"),
+    "TrAdaBoost": (lambda: TrAdaBoost(n_estimators=4, random_state=0), "fewlabels"),
+    "TrAdaBoostR2": (lambda: TrAdaBoostR2(n_estimators=4, random_state=0), "fewreg"),
+    "TrAdaBoostR2(two_stage)": (lambda: TrAdaBoostR2(n_estimators=3, two_stage=True,
+                                                     n_steps=3, cv=2, random_state=0),
+                                "fewreg"),
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
 }

@@ -4,5 +4,6 @@ regularised transfer of linear and logistic models, and the interpolation of a s
 target model."""
 
 from ._augmentation import FeatureAugmentation, augment
+from ._tradaboost import TrAdaBoost, TrAdaBoostR2, weighted_median
 
-__all__ = ["FeatureAugmentation", "augment"]
+__all__ = ["FeatureAugmentation", "TrAdaBoost", "TrAdaBoostR2", "augment", "weighted_median"]
