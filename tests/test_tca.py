@@ -239,3 +239,35 @@ def test_arpack_failure_is_a_value_error(monkeypatch):
     X, sd = _two_domains(n=300)
     with pytest.raises(ValueError, match="ARPACK.*failed .* eigen_solver='dense'"):
         TCA(n_components=5, eigen_solver="arpack").fit(X, sample_domain=sd)
+
+
+@pytest.mark.parametrize("scaling", ["eigh", "constraint"])
+@pytest.mark.parametrize("Est", ["TCA", "JDA"])
+def test_linear_kernel_with_fewer_columns_than_rows_solves_in_their_span(Est, scaling):
+    """n > d with the linear kernel: the fit works with the thin SVD of X (no n x n kernel),
+    and gives the kernel route's eigenvalues and embeddings (a callable linear kernel takes
+    that route) up to each component's sign, to round-off relative to the spectrum."""
+    from shiftlearn.adaptation import JDA
+
+    rng = np.random.default_rng(3)
+    n, d = 120, 6
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, d)) + y[:, None] * rng.normal(size=d)
+    sd = np.where(np.arange(n) < 70, 1, -1)
+    X[sd < 0] = X[sd < 0] * 1.2 + 0.4
+    yy = np.where(sd > 0, y, -1)
+    cls = {"TCA": TCA, "JDA": JDA}[Est]
+    fast = cls(n_components=4, kernel="linear", scaling=scaling).fit(X, yy, sd)
+    slow = cls(n_components=4, kernel=lambda A, B=None: A @ (A if B is None else B).T,
+               scaling=scaling, eigen_solver="dense").fit(X, yy, sd)
+    np.testing.assert_allclose(fast.eigenvalues_, slow.eigenvalues_,
+                               rtol=1e-9, atol=1e-9 * slow.eigenvalues_[0])
+    Z, Z0 = fast.transform(X), slow.transform(X)
+    sign = np.sign(np.sum(Z * Z0, axis=0))
+    np.testing.assert_allclose(Z * sign, Z0, atol=1e-8 * np.abs(Z0).max())
+    assert fast.mmd_ == pytest.approx(slow.mmd_, rel=1e-10)
+    if Est == "JDA":
+        np.testing.assert_array_equal(fast.target_labels_, slow.target_labels_)
+    # more components than columns: the kernel route, as before
+    wide = cls(n_components=d + 1, kernel="linear").fit(X, yy, sd)
+    assert wide.n_components_ == d + 1

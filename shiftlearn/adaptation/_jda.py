@@ -26,7 +26,7 @@ from .._array_api import from_numpy, is_foreign_array, to_numpy
 from .._constraints import Interval
 from .._validation import unlabeled_mask
 from ..kernels import mmd_vector
-from ._tca import TCA, tca_components, tca_components_array_api
+from ._tca import TCA, tca_components, tca_components_array_api, tca_components_factored
 
 __all__ = ["JDA", "jda_vectors"]
 
@@ -166,7 +166,14 @@ class JDA(TCA):
         mu = self._effective_mu()
         foreign = is_foreign_array(X)
         n = X.shape[0]
-        if foreign:       # kernel, solves and embedding on X's device; 1NN on the host
+        factored = None if foreign else self._factored_k(np.asarray(X, dtype=np.float64), "JDA")
+        if factored is not None:          # linear kernel, n > d: in the span of the columns
+            X = np.asarray(X, dtype=np.float64)
+            k, solver, K = factored, None, None
+            ell = mmd_vector(sample_domain)
+            g = X.T @ ell
+            self.mmd_ = float(g @ g)
+        elif foreign:       # kernel, solves and embedding on X's device; 1NN on the host
             import array_api_compat
 
             xp = array_api_compat.array_namespace(X)
@@ -194,7 +201,9 @@ class JDA(TCA):
         labels, rounds = None, 0
         while True:
             ells = jda_vectors(sd, y, labels)
-            if foreign:
+            if factored is not None:
+                w, W, KW = tca_components_factored(X, ells, k, mu)
+            elif foreign:
                 w, W, KW = tca_components_array_api(K, from_numpy(ells, X), k, mu,
                                                     eigen_solver=solver, overwrite_K=False)
             else:

@@ -42,10 +42,11 @@ from ._base import (
     check_kernel_varies,
     clip_n_components,
     resolve_tca_mu,
+    zero_kernel_error,
 )
 from ._memory import FitMemory
 
-__all__ = ["TCA", "tca_components"]
+__all__ = ["TCA", "tca_components", "tca_components_factored"]
 
 
 def tca_components(
@@ -146,6 +147,51 @@ def tca_components(
         W = V + u @ (alpha[:, None] * (u.T @ V))
     # K W = H K W + 1 (col_mean^T W) and H K W = H K M^{-1/2} V = G V
     return w, W, G @ V + (col_mean @ W)[None, :]
+
+
+def tca_components_factored(F: np.ndarray, ell: np.ndarray, n_components: int,
+                            mu: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`tca_components` for a kernel given by a factor, ``K = F F^T`` (the linear
+    kernel: ``F = X``), without forming ``K``.
+
+    For a nonzero eigenvalue, ``lambda w = K H K w - lambda mu K L K w`` puts ``w`` in the
+    range of ``K``, spanned by ``U`` of the thin SVD ``F = U diag(s) V^T``; with ``w = U c``
+    the problem becomes the ``r x r`` pencil
+    ``S H' S c = lambda (I + mu S (U^T ell)(U^T ell)^T S) c`` with ``S = diag(s^2)`` and
+    ``H' = U^T H U = I - (U^T 1)(U^T 1)^T / n``, and ``w^T (I + mu K L K) w = c^T B' c``: the
+    same eigenpairs as the ``n x n`` problem, ``n_components <= r = min(n, d)``.
+    ``O(n d^2 + d^3)`` time, ``O(n d)`` memory, instead of ``O(n^2 d + n^3)`` and ``O(n^2)``.
+
+    Returns ``(eigenvalues, W, K W)`` as :func:`tca_components`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shiftlearn.kernels import linear_kernel
+    >>> X = np.random.default_rng(0).normal(size=(40, 3))
+    >>> ell = np.r_[np.full(20, 1 / 20), np.full(20, -1 / 20)]
+    >>> w, W, KW = tca_components_factored(X, ell, 2)
+    >>> w0, W0, KW0 = tca_components(linear_kernel(X), ell, 2, eigen_solver="dense")
+    >>> bool(np.allclose(w, w0) and np.allclose(np.abs(KW), np.abs(KW0)))
+    True
+    """
+    n = F.shape[0]
+    U, sv, _ = np.linalg.svd(F, full_matrices=False)
+    r = sv.shape[0]
+    if n_components > r:
+        raise ValueError(f"tca_components_factored: n_components={n_components} exceeds the "
+                         f"factor's rank bound {r}; use tca_components on the kernel.")
+    s2 = sv ** 2
+    one = U.sum(axis=0)                                  # U^T 1
+    A = -np.outer(one, one) / n
+    A.flat[:: r + 1] += 1.0
+    A = s2[:, None] * A * s2[None, :]                    # S H' S
+    g = U.T @ ell                                        # U^T ell, (r,) or (r, m)
+    sg = s2[:, None] * (g[:, None] if g.ndim == 1 else g)
+    B = mu * (sg @ sg.T)
+    B.flat[:: r + 1] += 1.0
+    w, C = leading_eigh(A, n_components, B, overwrite=True, owner="TCA")
+    return w, U @ C, U @ (s2[:, None] * C)
 
 
 #: bytes of one row block of the rank-one update of the array-API route (no n x n temporary)
@@ -290,8 +336,12 @@ class TCA(BaseSubspaceTransformer):
     Cost: ``n`` training rows of ``d`` columns, ``k`` components: the kernel ``O(n^2 d)``;
     the solve ``O(n^2 k)`` per Lanczos iteration (ARPACK) or ``O(n^3)`` (dense); ``transform``
     of ``m`` rows ``O(m n (d + k))``. The kernel has ``n x n`` entries whatever ``d`` is, so
-    ``d >> n`` costs only the kernel's ``O(n^2 d)``; for ``n`` in the tens of thousands use
-    :class:`~shiftlearn.adaptation.RFTCA` (``O(n N d + n N^2 + N^3)``).
+    ``d >> n`` costs only the kernel's ``O(n^2 d)``. With the linear kernel, fewer columns
+    than rows and ``n_components <= d``, the fit works in the span of the columns instead
+    (:func:`tca_components_factored`: ``O(n d^2 + d^3)``, no ``n x n`` matrix, the same
+    eigenpairs; ``eigen_solver`` and ``memory`` are then not used). For ``n`` in the tens of
+    thousands with another kernel use :class:`~shiftlearn.adaptation.RFTCA`
+    (``O(n N d + n N^2 + N^3)``).
 
     Memory: the fit needs ``n_train x n_train`` float64 matrices (about ``1.2`` of them with
     ARPACK, ``6.1`` with the dense solver, :data:`FIT_MATRICES`; one more with ``memory``,
@@ -372,6 +422,21 @@ class TCA(BaseSubspaceTransformer):
         check_kernel_varies(K, owner)        # H K = 0: every row has the same kernel row
         return k, solver, K, kept, data
 
+    def _factored_k(self, X, owner: str) -> int | None:
+        """``n_components`` (clipped) when the fit takes the factored route: the linear kernel
+        of fewer columns than rows (``K = X X^T``, :func:`tca_components_factored`), for at most
+        as many components as columns; ``None`` otherwise (the kernel route)."""
+        n, d = X.shape
+        if self.kernel != "linear" or d >= n or min(self.n_components, n - 1) > d:
+            return None
+        k = clip_n_components(self.n_components, n - 1,
+                              f"the centred kernel of {n} training rows has rank <= {n - 1}",
+                              owner)
+        self.sigma_ = None
+        if np.ptp(X, axis=0).max() == 0:        # every row the same: H K = 0
+            raise zero_kernel_error(owner)
+        return k
+
     def _scaled(self, w, W, KW):
         """``W`` and ``K W`` in the column scale of ``scaling`` (``"constraint"``: times
         ``lambda^{-1/2}``, eigenvalues floored at ``1e-12`` of the largest)."""
@@ -429,6 +494,14 @@ class TCA(BaseSubspaceTransformer):
         mu = self._effective_mu()
         X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
+        k = self._factored_k(X, "TCA")
+        if k is not None:                   # linear kernel, n > d: in the span of the columns
+            ell = mmd_vector(sample_domain)
+            g = X.T @ ell
+            self.mmd_ = float(g @ g)
+            w, W, KW = tca_components_factored(X, ell, k, mu)
+            W, KW = self._scaled(w, W, KW)
+            return self._set_solution(mu, w, W, KW, X, k)
         mem = self.memory
         k, solver, K, kept, data = self._fit_kernel(
             X, sample_domain, "TCA", mem is not None,
