@@ -49,9 +49,13 @@ __all__ = ["GENERALIZATION_CANDIDATES", "GeneralizationSelector", "infer_task"]
 #: the candidates :class:`GeneralizationSelector` knows, in its tie-breaking order
 GENERALIZATION_CANDIDATES = ("plain", "pooling", "SCA", "marginal")
 
-#: above this many training rows ``"SCA"`` uses the random-feature version
-#: (:class:`~shiftlearn.adaptation.RFSCA`): the exact one forms several n x n matrices
-SCA_EXACT_MAX_ROWS = 3000
+#: up to this many rows (of the whole training set) the kernel candidates are exact: SCA
+#: (several n x n matrices) and the kernel machines of ``"pooling"`` and ``"marginal"``
+#: (``solver="exact"``); above, all of them use random features (:class:`~shiftlearn.adaptation.
+#: RFSCA`, ``solver="rf"``). Decided once from every row, so that the held-out folds validate
+#: the model the final refit builds (the estimators' own ``solver="auto"`` would switch at
+#: :data:`~shiftlearn.generalization.AUTO_RF_MIN_SAMPLES` rows between a fold and the refit)
+EXACT_MAX_ROWS = 3000
 
 
 def infer_task(y) -> str:
@@ -115,6 +119,9 @@ class GeneralizationSelector(BaseEstimator):
         Rank candidates by their mean score over the held-out domains, or by their worst one.
     sca_components : int, default=10
         Components of ``"SCA"`` (at most the training rows minus one).
+    refit_all : bool, default=False
+        Also refit every other validated candidate on every row (``estimators_``), to compare
+        them on new data; costs one more fit per candidate.
     random_state : int, default=0
         Seeds the random features, the clustering split and liblinear.
 
@@ -127,6 +134,9 @@ class GeneralizationSelector(BaseEstimator):
         The classes (classification only).
     domains_ : ndarray
         The training domain ids, sorted.
+    solver_ : {"exact", "rf"}
+        How the kernel candidates are solved, in every fold and the refit alike: exactly up
+        to :data:`EXACT_MAX_ROWS` training rows, else with random features.
     held_out_ : list of ndarray
         The domain ids held out fold by fold (``lodo``: one each).
     scores_ : dict
@@ -139,6 +149,10 @@ class GeneralizationSelector(BaseEstimator):
     best_estimator_ : estimator
         The chosen candidate (a :class:`~shiftlearn.adaptation.DomainAwarePipeline`) refitted
         on every row.
+    estimators_ : dict
+        ``{candidate: fitted pipeline}``: the chosen one, and with ``refit_all`` every
+        candidate that could be validated. Predict a new domain with
+        ``estimators_[m].predict(X, sample_domain=np.full(len(X), -1))``.
     n_features_in_ : int
 
     Raises
@@ -151,9 +165,7 @@ class GeneralizationSelector(BaseEstimator):
     -----
     Cost: every candidate is fitted once per held-out fold and once more at the end. The exact
     kernel candidates cost ``O(n^2 d)`` time and ``O(n^2)`` memory (SCA ``O(n^3)``; above
-    :data:`SCA_EXACT_MAX_ROWS` rows the random-feature SCA, ``O(n D^2)``; marginal transfer
-    switches to random features above
-    :data:`~shiftlearn.generalization.AUTO_RF_MIN_SAMPLES` rows).
+    :data:`EXACT_MAX_ROWS` rows every kernel candidate uses random features, ``O(n D^2)``).
 
     References
     ----------
@@ -178,17 +190,20 @@ class GeneralizationSelector(BaseEstimator):
         "select": [StrOptions({"lodo", "cluster"})],
         "aggregate": [StrOptions({"mean", "worst"})],
         "sca_components": [Interval(Integral, 1, None, closed="left")],
+        "refit_all": ["boolean"],
         "random_state": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(self, estimator=None, *, task="auto", candidates=GENERALIZATION_CANDIDATES,
-                 select="lodo", aggregate="mean", sca_components=10, random_state=0):
+                 select="lodo", aggregate="mean", sca_components=10, refit_all=False,
+                 random_state=0):
         self.estimator = estimator
         self.task = task
         self.candidates = candidates
         self.select = select
         self.aggregate = aggregate
         self.sca_components = sca_components
+        self.refit_all = refit_all
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -239,17 +254,18 @@ class GeneralizationSelector(BaseEstimator):
 
         reg = self.task_ == "regression"
         seed = self.random_state
+        exact = self.solver_ == "exact"
         if method == "plain":
             last = [self._estimator()]
         elif method == "pooling":
-            last = [(PoolingRegressor if reg else PoolingClassifier)(random_state=seed)]
+            last = [(PoolingRegressor if reg else PoolingClassifier)(solver=self.solver_,
+                                                                     random_state=seed)]
         elif method == "marginal":
             last = [(MarginalTransferRegressor if reg else MarginalTransferClassifier)(
-                random_state=seed)]
+                solver=self.solver_, random_state=seed)]
         else:
             k = max(1, min(self.sca_components, n_rows - 1))
-            sca = (SCA(n_components=k, setting="dg", supervised=not reg)
-                   if n_rows <= SCA_EXACT_MAX_ROWS else
+            sca = (SCA(n_components=k, setting="dg", supervised=not reg) if exact else
                    RFSCA(n_components=k, supervised=not reg, random_state=seed))
             last = [sca, self._estimator()]
         return make_da_pipeline(StandardScaler(), *last)
@@ -268,7 +284,7 @@ class GeneralizationSelector(BaseEstimator):
 
         strat = "domain" if self.task_ == "regression" else "label_domain"
         cv = ClusterSplit(random_state=self.random_state, stratify=strat,
-                          n_landmarks=300 if len(X) > SCA_EXACT_MAX_ROWS else None)
+                          n_landmarks=300 if len(X) > EXACT_MAX_ROWS else None)
         train, val = next(iter(cv.split(X, y, groups=dom)))
         groups = [(d, val[dom[val] == d]) for d in ids]
         return [(train, [(d, rows) for d, rows in groups if rows.size])]
@@ -334,6 +350,7 @@ class GeneralizationSelector(BaseEstimator):
         check_params(self)
         methods = self._methods()
         X, y, dom = self._validate_input(X, y, sample_domain)
+        self.solver_ = "exact" if X.shape[0] <= EXACT_MAX_ROWS else "rf"
         folds = self._folds(X, y, dom)
         K = self.domains_.size
         self.held_out_ = [self.domains_[np.array([d for d, _ in groups]) - 1]
@@ -391,10 +408,15 @@ class GeneralizationSelector(BaseEstimator):
         best["chosen"] = True
         self.summary_ = summary
         self.choice_ = best["method"]
+        refit = [r["method"] for r in summary if r["chosen"] or (
+            self.refit_all and np.isfinite(r[key]))]
+        self.estimators_ = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.best_estimator_ = self._candidate(self.choice_, X.shape[0]).fit(
-                X, y, sample_domain=dom)
+            for m in refit:
+                self.estimators_[m] = self._candidate(m, X.shape[0]).fit(
+                    X, y, sample_domain=dom)
+        self.best_estimator_ = self.estimators_[self.choice_]
         return self
 
     # ------------------------------------------------------------------------- predict ---
