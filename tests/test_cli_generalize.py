@@ -192,3 +192,31 @@ def test_infer_task():
     assert infer_task(np.array([1.0, 2.0, 3.0])) == "classification"
     assert infer_task(np.array([1.0, 2.5])) == "regression"
     assert infer_task(np.array(["a", "b"], dtype=object)) == "classification"
+
+
+def test_the_html_report_in_a_real_browser(ellipses, tmp_path):
+    """The page as a person sees it: both figures loaded at their PNG size, with ink on them,
+    no wider than the window, nothing fetched beyond the file."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _chromium import find_chromium, inspect_report
+
+    if find_chromium() is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium), so the HTML "
+                    "report cannot be opened in a real browser here")
+    files, _, _ = ellipses
+    page = tmp_path / "r.html"
+    assert main(["generalize", *files, "--report", str(page), "-q"]) == 0
+    seen = inspect_report(page)
+    figs = seen["figures"]
+    assert len(figs) == 2
+    for f in figs:
+        w, h = f["natural"]
+        assert f["complete"] and w > 100 and h > 100
+        # drawn at its size, or scaled down to the page's width with its aspect ratio kept
+        bw, bh = f["box"][2], f["box"][3]
+        assert 0.5 * w < bw <= w + 2 and bh / bw == pytest.approx(h / w, rel=0.02), f
+        assert f["nonwhite"] > 0.02, f
+    assert [u for u in seen["requests"] if not u.startswith(("data:", "file:"))] == []
