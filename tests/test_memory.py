@@ -405,3 +405,29 @@ def test_coral_factorises_each_domain_once_with_the_same_results(d):
     # factored: one SVD per domain for all 6 fits; dense: one eigh per domain and shrinkage
     assert len(mem) == (2 if d > 50 - 30 else 6)
     assert mem.hits == (10 if d > 50 - 30 else 6)
+
+
+def test_the_rows_kernel_serves_other_domains_and_labels(monkeypatch):
+    # circular validation refits each candidate with the domains' roles swapped and the target
+    # rows pseudo-labelled: the kernel of the same rows is computed once, for TCA and SCA alike
+    from shiftlearn.adaptation import _base
+
+    X, y, sd = _toy()
+    real = _base.kernel_matrix
+    calls = []
+
+    def spy(A, B=None, **kw):
+        calls.append((A.shape[0], None if B is None else B.shape[0]))
+        return real(A, B, **kw)
+    monkeypatch.setattr(_base, "kernel_matrix", spy)
+    mem = FitMemory()
+    flipped = np.where(sd > 0, -1, y[::-1] % 3)                 # pseudo-labels on the targets
+    outs = []
+    for Est in (TCA, SCA):
+        for yy, dd in ((y, sd), (flipped, -sd)):
+            est = Est(n_components=2, kernel="rbf", bandwidth=1.0, memory=mem).fit(X, yy, dd)
+            plain = Est(n_components=2, kernel="rbf", bandwidth=1.0).fit(X, yy, dd)
+            outs.append((est, plain))
+    assert calls.count((X.shape[0], None)) == 1 + 4           # once with memory, 4 without
+    for est, plain in outs:
+        np.testing.assert_allclose(est.eigenvalues_, plain.eigenvalues_, rtol=1e-10)

@@ -477,7 +477,13 @@ class SCA(BaseSubspaceTransformer):
             skey = ("sca-solve", *pkey[1:], beta, float(self.delta), self.eigen_solver)
         entry = None if pkey is None else mem.get(pkey)
         if entry is None:
-            K = self._kernel(X)
+            # the rows' kernel (shared with TCA's and with fits on other labels or domains,
+            # such as circular validation's reverse fits); never modified here
+            K = None if pkey is None else mem.get(("kernel", rows, *kkey))
+            if K is None:
+                K = self._kernel(X)
+                if pkey is not None:
+                    mem.put(("kernel", rows, *kkey), K)
             centering = kernel_centering_stats(K)
             prob = sca_problem(K, y, sample_domain, beta=beta, delta=float(self.delta),
                                eps=float(self.eps),

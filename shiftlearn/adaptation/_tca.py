@@ -412,7 +412,7 @@ class TCA(BaseSubspaceTransformer):
         data = kkey = None
         if mem is not None and kpart is not None:
             data = mem.fingerprint(rows, sample_domain)
-            kkey = ("tca-kernel", data, *kpart)
+            kkey = ("kernel", rows, *kpart)    # the rows' kernel: any domains, any labels
         K = None if kkey is None else mem.get(kkey)
         if K is None:
             K = self._kernel(X)
