@@ -33,6 +33,8 @@ _LAZY = {
     "FeatureAugmentation": "shiftlearn.fewlabels",
     "TrAdaBoost": "shiftlearn.fewlabels",
     "TrAdaBoostR2": "shiftlearn.fewlabels",
+    "RegularTransferLR": "shiftlearn.fewlabels",
+    "RegularTransferLC": "shiftlearn.fewlabels",
     "MarginalTransferClassifier": "shiftlearn.generalization",
     "MarginalTransferRegressor": "shiftlearn.generalization",
     "PoolingClassifier": "shiftlearn.generalization",

@@ -38,6 +38,8 @@ from shiftlearn.adaptation import (
 from shiftlearn.boosting import MultiTaskBoostingClassifier
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
+    RegularTransferLC,
+    RegularTransferLR,
     TrAdaBoost,
     TrAdaBoostR2,
 )
@@ -77,6 +79,14 @@ class FewLabelsTrAdaBoostR2(_WithTargetRows, TrAdaBoostR2):
     pass
 
 
+class FewLabelsRegularTransferLR(_WithTargetRows, RegularTransferLR):
+    pass
+
+
+class FewLabelsRegularTransferLC(_WithTargetRows, RegularTransferLC):
+    pass
+
+
 ESTIMATORS = [
     TCA(),
     JDA(),
@@ -106,6 +116,8 @@ ESTIMATORS = [
     FewLabelsTrAdaBoost(random_state=0),
     FewLabelsTrAdaBoostR2(random_state=0),
     FewLabelsTrAdaBoostR2(two_stage=True, n_steps=3, random_state=0),
+    FewLabelsRegularTransferLR(),
+    FewLabelsRegularTransferLC(),
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
@@ -132,6 +144,9 @@ _ONE_ROW = ("fits one row: a row is a source row or a target row, never both, so
 
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
+    "FewLabelsRegularTransferLC": {"check_classifiers_classes": _MINUS_ONE,
+                                   "check_fit2d_1sample": _ONE_ROW},
+    "FewLabelsRegularTransferLR": {"check_fit2d_1sample": _ONE_ROW},
     "FewLabelsTrAdaBoostR2": {"check_fit2d_1sample": _ONE_ROW},
     "FewLabelsTrAdaBoost": {"check_classifiers_classes": _MINUS_ONE,
                             "check_fit2d_1sample": _ONE_ROW},

@@ -14,9 +14,12 @@ from sklearn.tree import DecisionTreeRegressor
 import shiftlearn
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
+    RegularTransferLC,
+    RegularTransferLR,
     TrAdaBoost,
     TrAdaBoostR2,
     augment,
+    ridge_to_prior,
     weighted_median,
 )
 from shiftlearn.fewlabels._tradaboost import _move_weight
@@ -203,10 +206,112 @@ def test_tradaboost_refuses_a_learner_without_sample_weight():
         TrAdaBoost(KNeighborsClassifier()).fit(X, y, sd)
 
 
+# ---------------------------------------------------------------- RegularTransferLR, LC
+def _stacked_lstsq(A, y, theta0, lam):
+    """``min ||y - A theta||^2 + lam ||theta - theta0||^2`` as one least-squares problem:
+    ``[A; sqrt(lam) I] theta = [y; sqrt(lam) theta0]``."""
+    k = A.shape[1]
+    M = np.vstack([A, np.sqrt(lam) * np.eye(k)])
+    b = np.r_[y, np.sqrt(lam) * theta0]
+    return np.linalg.lstsq(M, b, rcond=None)[0], np.linalg.cond(M)
+
+
+@pytest.mark.parametrize("m,d", [(30, 4), (5, 12)])       # the primal and the dual route
+def test_regular_transfer_lr_is_the_stacked_least_squares(m, d):
+    rng = np.random.default_rng(m)
+    Xs, Xt = rng.normal(size=(50, d)), rng.normal(size=(m, d)) + 0.5
+    w = rng.normal(size=d)
+    ys, yt = Xs @ w + 1.0, Xt @ (w + 0.3) - 0.5 + 0.1 * rng.normal(size=m)
+    X = np.vstack([Xs, Xt, rng.normal(size=(7, d))])
+    y = np.r_[ys, yt, np.full(7, np.nan)]
+    sd = np.r_[np.ones(50, int), -2 * np.ones(m + 7, int)]
+    for lam in (0.1, 3.0):
+        model = RegularTransferLR(prior_weight=lam).fit(X, y, sd)
+        src = model.source_estimator_
+        theta0 = np.r_[src.coef_, src.intercept_]
+        ref, cond = _stacked_lstsq(np.hstack([Xt, np.ones((m, 1))]), yt, theta0, lam)
+        got = np.r_[model.coef_, model.intercept_]
+        # two backward-stable solvers of the same problem: relative error <= c n eps cond
+        tol = 10 * (m + d) * EPS * cond
+        np.testing.assert_allclose(got, ref, rtol=0, atol=tol * np.linalg.norm(ref))
+        np.testing.assert_allclose(model.predict(Xt), Xt @ ref[:-1] + ref[-1], rtol=0,
+                                   atol=tol * np.abs(Xt @ ref[:-1] + ref[-1]).max() * d)
+
+
+def test_regular_transfer_lr_limits():
+    X, _, sd, _ = _problem(n_lab=30, d=2)
+    rng = np.random.default_rng(0)
+    y = X @ np.array([1.0, -2.0]) + rng.normal(size=len(X))
+    y[sd < 0] += 3.0
+    y[np.flatnonzero(sd < 0)[30:]] = np.nan
+    big = RegularTransferLR(prior_weight=1e12).fit(X, y, sd)
+    np.testing.assert_allclose(big.coef_, big.source_estimator_.coef_, atol=1e-8)
+    tiny = RegularTransferLR(prior_weight=1e-10).fit(X, y, sd)
+    t = (sd < 0) & ~np.isnan(y)
+    A = np.hstack([X[t], np.ones((t.sum(), 1))])
+    ols = np.linalg.lstsq(A, y[t], rcond=None)[0]
+    np.testing.assert_allclose(np.r_[tiny.coef_, tiny.intercept_], ols, atol=1e-6)
+    np.testing.assert_allclose(ridge_to_prior(X[t], y[t], np.zeros(3), 1e-10), ols, atol=1e-6)
+
+
+def _logistic_reference(A, Y, theta0, lam, K):
+    """The objective written out: summed log-loss of softmax (or sigmoid) plus the prior."""
+    def f(theta):
+        if K == 2:
+            z = A @ theta
+            p = 1 / (1 + np.exp(-z))
+            nll = -np.sum(Y * np.log(p) + (1 - Y) * np.log(1 - p))
+        else:
+            Z = A @ theta.reshape(K, -1).T
+            Z = Z - Z.max(axis=1, keepdims=True)
+            logp = Z - np.log(np.exp(Z).sum(axis=1, keepdims=True))
+            nll = -np.sum(Y * logp)
+        return nll + lam * np.sum((theta - theta0) ** 2)
+    return f
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_regular_transfer_lc_minimises_the_map_objective(n_classes):
+    from scipy.optimize import minimize
+    X, y, sd, _ = _problem(n_lab=12, n_classes=n_classes, seed=3)
+    lam = 0.5
+    m = RegularTransferLC(prior_weight=lam, tol=1e-10).fit(X, y, sd)
+    t = (sd < 0) & (y != -1)
+    A = np.hstack([X[t], np.ones((t.sum(), 1))])
+    src = m.source_estimator_
+    S = np.hstack([src.coef_, src.intercept_[:, None]])
+    theta0 = S[0] if n_classes == 2 else S.ravel()
+    Y = y[t].astype(float) if n_classes == 2 else np.eye(n_classes)[y[t]]
+    f = _logistic_reference(A, Y, theta0, lam, n_classes)
+    ref = minimize(f, np.zeros_like(theta0), method="BFGS", options={"gtol": 1e-9}).x
+    got = np.hstack([m.coef_, m.intercept_[:, None]]).ravel()
+    # a strongly convex objective (curvature >= 2 lam): |got - ref| <= |grad| / (2 lam)
+    np.testing.assert_allclose(got, ref, atol=1e-5)
+    assert f(got) <= f(ref) + 1e-8
+    proba = m.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=10 * EPS)
+    np.testing.assert_array_equal(m.predict(X), m.classes_[np.argmax(proba, axis=1)])
+
+
+def test_regular_transfer_lc_with_a_heavy_prior_is_the_source_model():
+    X, y, sd, _ = _problem(n_lab=12)
+    m = RegularTransferLC(prior_weight=1e10).fit(X, y, sd)
+    np.testing.assert_allclose(m.coef_, m.source_estimator_.coef_, atol=1e-7)
+    np.testing.assert_allclose(m.intercept_, m.source_estimator_.intercept_, atol=1e-7)
+
+
+def test_regular_transfer_refuses_a_source_model_that_is_not_linear():
+    from sklearn.tree import DecisionTreeClassifier
+    X, y, sd, _ = _problem()
+    with pytest.raises(ValueError, match="linear source model"):
+        RegularTransferLC(DecisionTreeClassifier()).fit(X, y, sd)
+
+
 # ---------------------------------------------------------------- awkward input, every method
-FAMILY = [FeatureAugmentation(), TrAdaBoost(random_state=0)]
+FAMILY = [FeatureAugmentation(), TrAdaBoost(random_state=0), RegularTransferLC()]
 REGRESSORS = [TrAdaBoostR2(random_state=0), TrAdaBoostR2(two_stage=True, n_steps=3, cv=2,
-                                                          random_state=0)]
+                                                          random_state=0),
+              RegularTransferLR()]
 
 
 @pytest.mark.parametrize("est", FAMILY, ids=lambda e: type(e).__name__)
@@ -253,7 +358,8 @@ def test_one_class_among_the_labeled_target_rows(est):
     assert set(np.unique(pred)) <= {0, 1} and pred.shape == (int((sd < 0).sum()),)
 
 
-@pytest.mark.parametrize("name", ["FeatureAugmentation", "TrAdaBoost", "TrAdaBoostR2"])
+@pytest.mark.parametrize("name", ["FeatureAugmentation", "TrAdaBoost", "TrAdaBoostR2",
+                                  "RegularTransferLR", "RegularTransferLC"])
 def test_top_level_export(name):
     assert getattr(shiftlearn, name) is getattr(shiftlearn.fewlabels, name)
     assert name in shiftlearn.__all__

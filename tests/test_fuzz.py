@@ -33,6 +33,8 @@ from shiftlearn.adaptation import (
 from shiftlearn.boosting import MultiTaskBoostingClassifier
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
+    RegularTransferLC,
+    RegularTransferLR,
     TrAdaBoost,
     TrAdaBoostR2,
 )
@@ -91,6 +93,8 @@ ESTIMATORS = {
     "TrAdaBoostR2(two_stage)": (lambda: TrAdaBoostR2(n_estimators=3, two_stage=True,
                                                      n_steps=3, cv=2, random_state=0),
                                 "fewreg"),
+    "RegularTransferLR": (lambda: RegularTransferLR(), "fewreg"),
+    "RegularTransferLC": (lambda: RegularTransferLC(), "fewlabels"),
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
 }
