@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-FOLDERS = ("adaptation", "kernels", "generalization", "boosting", "model_selection",
+FOLDERS = ("adaptation", "mapping", "kernels", "generalization", "boosting", "model_selection",
            "federated", "datasets")
 # every script: the subpackage folders and the ones still at the top (mutation testing, ...)
 SCRIPTS = sorted(p for p in [*BENCH.glob("*/*.py"), *BENCH.glob("*.py")]
