@@ -44,6 +44,7 @@ _LAZY = {
     "SourceKFold": "shiftlearn.model_selection",
     "fit_source_cv": "shiftlearn.model_selection",
     "RandomFourierFeatures": "shiftlearn.kernels",
+    "adapt": "shiftlearn.workflow",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]

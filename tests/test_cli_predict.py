@@ -150,12 +150,12 @@ def test_not_a_model_file_and_untrusted_types_are_refused(saved, capsys, tmp_pat
     from sklearn.preprocessing import FunctionTransformer
 
     import shiftlearn
-    from shiftlearn.cli import _model_file
+    from shiftlearn.workflow import save_model
 
     path = tmp_path / "func.skops"
-    _model_file.save_model(path, {"version": shiftlearn.__version__, "n_features": 4,
-                                  "classes": ["a", "b"]},
-                           {"model": FunctionTransformer(func=print), "reference": np.zeros(2)})
+    save_model(path, {"version": shiftlearn.__version__, "n_features": 4,
+                      "classes": ["a", "b"]},
+               {"model": FunctionTransformer(func=print), "reference": np.zeros(2)})
     assert "builtins.print" in sio.get_untrusted_types(file=path)
     assert cli.main(["predict", str(path), str(tmp / "tgt.csv")]) == 2
     line = _error_line(capsys)

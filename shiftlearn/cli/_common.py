@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import re
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from ..workflow import warning_lines
 
 __all__ = ["check_output", "count", "fraction", "info", "match_columns", "nonnegative",
            "positive", "print_table", "report_paths", "subsample", "warning_lines"]
@@ -244,19 +245,3 @@ def match_columns(ref, others, *, hint: str = "") -> list[str]:
         notes.append(f"{t.path}: the same {len(names)} feature columns as {ref.path} in "
                      "another order; matched by name.")
     return notes
-
-
-def warning_lines(caught) -> list[str]:
-    """The warnings caught during a run (``warnings.catch_warnings(record=True)``), one line
-    each with its count, for the report: the terminal gets the command's own words only.
-    Messages that differ only in their numbers share a line."""
-    first: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    for w in caught:
-        text = " ".join(str(w.message).split())
-        text = f"{w.category.__name__}: " + (text if len(text) <= 240 else text[:237] + "...")
-        key = re.sub(r"\d+", "#", text)       # one line for '25 of 30' and '7 of 10'
-        first.setdefault(key, text)
-        counts[key] = counts.get(key, 0) + 1
-    return [first[k] + (f" ({n} times, numbers vary)" if n > 1 and first[k] != k else
-                        f" ({n} times)" if n > 1 else "") for k, n in counts.items()][:30]

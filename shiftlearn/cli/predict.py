@@ -119,7 +119,7 @@ def _shift_check(args, reference: np.ndarray, X: np.ndarray) -> dict | None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import __version__
-    from ._model_file import load_model
+    from ..workflow import load_model
 
     out = check_output(args.out, "--out", inputs=(args.model, args.file)) if args.out else None
     header, payload = load_model(args.model, __version__)

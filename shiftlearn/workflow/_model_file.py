@@ -23,7 +23,8 @@ import json
 import zipfile
 from pathlib import Path
 
-__all__ = ["FORMAT", "load_estimator", "load_model", "save_model", "skops_io", "trusted_types"]
+__all__ = ["FORMAT", "load_estimator", "load_model", "read_header", "save_model", "skops_io",
+           "trusted_types"]
 
 #: the header's ``format`` field (a new layout gets a new number)
 FORMAT = "shiftlearn-model/1"

@@ -1,7 +1,7 @@
-"""The report of ``shiftlearn adapt``: a dict (written as JSON) rendered as Markdown or as one
-self-contained HTML page with figures.
+"""The report of an adaptation run (``shiftlearn adapt``, :func:`shiftlearn.adapt`): a dict
+(written as JSON) rendered as Markdown or as one self-contained HTML page with figures.
 
-The dict built by :func:`shiftlearn.cli.adapt.run` is the single source: the JSON is the dict,
+The dict built by :func:`run_adaptation` is the single source: the JSON is the dict,
 the Markdown and the HTML only render it. The HTML page opens offline. Design notes:
 ``docs/dev/cli.md``.
 """
@@ -9,11 +9,37 @@ the Markdown and the HTML only render it. The HTML page opens offline. Design no
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["decision", "figures", "html", "markdown", "write_report"]
+__all__ = ["decision", "figures", "html", "markdown", "warning_lines", "write_report"]
+
+
+def warning_lines(caught) -> list[str]:
+    """The warnings caught during a run (``warnings.catch_warnings(record=True)``), one line
+    each with its count, for a report: the terminal gets the command's own words only.
+    Messages that differ only in their numbers share a line; at most 30 lines.
+
+    Parameters
+    ----------
+    caught : list of warnings.WarningMessage
+
+    Returns
+    -------
+    list of str
+    """
+    first: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for w in caught:
+        text = " ".join(str(w.message).split())
+        text = f"{w.category.__name__}: " + (text if len(text) <= 240 else text[:237] + "...")
+        key = re.sub(r"\d+", "#", text)       # one line for '25 of 30' and '7 of 10'
+        first.setdefault(key, text)
+        counts[key] = counts.get(key, 0) + 1
+    return [first[k] + (f" ({n} times, numbers vary)" if n > 1 and first[k] != k else
+                        f" ({n} times)" if n > 1 else "") for k, n in counts.items()][:30]
 
 
 def _pct(v) -> str:
