@@ -35,6 +35,7 @@ _LAZY = {
     "TrAdaBoostR2": "shiftlearn.fewlabels",
     "RegularTransferLR": "shiftlearn.fewlabels",
     "RegularTransferLC": "shiftlearn.fewlabels",
+    "LinInt": "shiftlearn.fewlabels",
     "MarginalTransferClassifier": "shiftlearn.generalization",
     "MarginalTransferRegressor": "shiftlearn.generalization",
     "PoolingClassifier": "shiftlearn.generalization",

@@ -38,6 +38,7 @@ from shiftlearn.adaptation import (
 from shiftlearn.boosting import MultiTaskBoostingClassifier
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
+    LinInt,
     RegularTransferLC,
     RegularTransferLR,
     TrAdaBoost,
@@ -87,6 +88,10 @@ class FewLabelsRegularTransferLC(_WithTargetRows, RegularTransferLC):
     pass
 
 
+class FewLabelsLinInt(_WithTargetRows, LinInt):
+    pass
+
+
 ESTIMATORS = [
     TCA(),
     JDA(),
@@ -118,6 +123,7 @@ ESTIMATORS = [
     FewLabelsTrAdaBoostR2(two_stage=True, n_steps=3, random_state=0),
     FewLabelsRegularTransferLR(),
     FewLabelsRegularTransferLC(),
+    FewLabelsLinInt(random_state=0),
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
@@ -144,6 +150,8 @@ _ONE_ROW = ("fits one row: a row is a source row or a target row, never both, so
 
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
+    "FewLabelsLinInt": {"check_classifiers_classes": _MINUS_ONE,
+                        "check_fit2d_1sample": _ONE_ROW},
     "FewLabelsRegularTransferLC": {"check_classifiers_classes": _MINUS_ONE,
                                    "check_fit2d_1sample": _ONE_ROW},
     "FewLabelsRegularTransferLR": {"check_fit2d_1sample": _ONE_ROW},

@@ -14,11 +14,13 @@ from sklearn.tree import DecisionTreeRegressor
 import shiftlearn
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
+    LinInt,
     RegularTransferLC,
     RegularTransferLR,
     TrAdaBoost,
     TrAdaBoostR2,
     augment,
+    interpolation_weight,
     ridge_to_prior,
     weighted_median,
 )
@@ -307,8 +309,56 @@ def test_regular_transfer_refuses_a_source_model_that_is_not_linear():
         RegularTransferLC(DecisionTreeClassifier()).fit(X, y, sd)
 
 
+# ---------------------------------------------------------------- LinInt
+def test_linint_is_the_interpolation_of_its_two_models():
+    X, y, sd, _ = _problem(n_lab=10, n_classes=3, seed=2)
+    m = LinInt(random_state=0).fit(X, y, sd)
+    ps = m.source_estimator_.predict_proba(X)
+    pt = m.target_estimator_.predict_proba(X)
+    np.testing.assert_allclose(m.predict_proba(X), m.alpha_ * ps + (1 - m.alpha_) * pt,
+                               rtol=10 * EPS, atol=10 * EPS)
+    np.testing.assert_array_equal(m.predict(X), np.argmax(m.predict_proba(X), axis=1))
+    # the models: the estimator on the source rows and on the labeled target rows
+    ref_s = LogisticRegression().fit(X[sd > 0], y[sd > 0])
+    np.testing.assert_array_equal(m.source_estimator_.coef_, ref_s.coef_)
+    t = (sd < 0) & (y != -1)
+    np.testing.assert_array_equal(m.target_estimator_.coef_,
+                                  LogisticRegression().fit(X[t], y[t]).coef_)
+
+
+def test_interpolation_weight_minimises_the_log_loss_on_a_grid():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        ps, pt = rng.uniform(0, 1, size=8), rng.uniform(0, 1, size=8)
+        a = interpolation_weight(ps, pt)
+        grid = np.linspace(0, 1, 10001)
+        loss = -np.log(grid[:, None] * ps + (1 - grid[:, None]) * pt + 1e-12).sum(axis=1)
+        best = grid[np.argmin(loss)]
+        # the loss is convex: its minimiser on [0, 1] within the grid step (and Brent's xatol)
+        assert abs(a - best) <= 1e-4 + 1e-7
+    assert interpolation_weight(np.ones(3), np.zeros(3)) == 1.0
+    assert interpolation_weight(np.zeros(3), np.ones(3)) == 0.0
+
+
+def test_linint_weights_the_model_that_is_right_on_the_target():
+    X, y, sd, y_true = _problem(n_lab=20, seed=4)
+    wrong = y.copy()
+    wrong[sd > 0] = 1 - wrong[sd > 0]                 # a source concept opposite to the target's
+    assert LinInt(random_state=0).fit(X, wrong, sd).alpha_ < 0.2
+    same = LinInt(random_state=0).fit(X, y, sd)
+    assert same.score(X[sd < 0], y_true[sd < 0]) > 0.8
+
+
+def test_linint_with_one_labeled_target_row_is_the_source_model():
+    X, y, sd, _ = _problem(n_lab=1)
+    m = LinInt().fit(X, y, sd)
+    assert m.alpha_ == 1.0
+    np.testing.assert_allclose(m.predict_proba(X), m.source_estimator_.predict_proba(X))
+
+
 # ---------------------------------------------------------------- awkward input, every method
-FAMILY = [FeatureAugmentation(), TrAdaBoost(random_state=0), RegularTransferLC()]
+FAMILY = [FeatureAugmentation(), TrAdaBoost(random_state=0), RegularTransferLC(),
+          LinInt(random_state=0)]
 REGRESSORS = [TrAdaBoostR2(random_state=0), TrAdaBoostR2(two_stage=True, n_steps=3, cv=2,
                                                           random_state=0),
               RegularTransferLR()]
@@ -359,7 +409,7 @@ def test_one_class_among_the_labeled_target_rows(est):
 
 
 @pytest.mark.parametrize("name", ["FeatureAugmentation", "TrAdaBoost", "TrAdaBoostR2",
-                                  "RegularTransferLR", "RegularTransferLC"])
+                                  "RegularTransferLR", "RegularTransferLC", "LinInt"])
 def test_top_level_export(name):
     assert getattr(shiftlearn, name) is getattr(shiftlearn.fewlabels, name)
     assert name in shiftlearn.__all__

@@ -33,6 +33,7 @@ from shiftlearn.adaptation import (
 from shiftlearn.boosting import MultiTaskBoostingClassifier
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
+    LinInt,
     RegularTransferLC,
     RegularTransferLR,
     TrAdaBoost,
@@ -95,6 +96,7 @@ ESTIMATORS = {
                                 "fewreg"),
     "RegularTransferLR": (lambda: RegularTransferLR(), "fewreg"),
     "RegularTransferLC": (lambda: RegularTransferLC(), "fewlabels"),
+    "LinInt": (lambda: LinInt(random_state=0), "fewlabels"),
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
 }
