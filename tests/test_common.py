@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import _num_samples
 
@@ -54,6 +55,16 @@ from shiftlearn.generalization import (
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
 from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
+from shiftlearn.reweighting import (
+    KDERW,
+    KLIEP,
+    KMM,
+    DiscriminatorRW,
+    GaussianRW,
+    NearestNeighborRW,
+    RuLSIF,
+    uLSIF,
+)
 
 
 class _WithTargetRows:
@@ -111,6 +122,15 @@ ESTIMATORS = [
     DomainAdaptationClassifier(SCA(), memory=FitMemory()),
     DomainAdaptationClassifier(CORAL()),     # a memory shared by the clones
     DomainAdaptationClassifier(LinOT()),
+    KMM(),
+    KLIEP(random_state=0),
+    uLSIF(random_state=0),
+    RuLSIF(random_state=0),
+    DiscriminatorRW(random_state=0),
+    NearestNeighborRW(),
+    KDERW(),
+    GaussianRW(),
+    DomainAdaptationClassifier(GaussianRW(), LogisticRegression()),
     DomainAdaptationClassifier(JDA(), memory=FitMemory()),
     MarginalTransferClassifier(random_state=0),
     MarginalTransferRegressor(random_state=0),
@@ -148,8 +168,14 @@ _NO_TARGET = ("fits y without sample_domain, so every row is a source row: with 
 _ONE_ROW = ("fits one row: a row is a source row or a target row, never both, so a fit on one "
             "row has no labeled target row and is refused with the message that names the fix")
 
+_NO_TARGET_RW = ("fits y without sample_domain, so every row is a source row: with no target "
+                 "row there is no shift to weigh for, the weights are 1 and no solver runs, so "
+                 "n_iter_ is 0 (with a warning); tests/test_reweighting.py fits with target rows")
+
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
+    "KMM": {"check_transformer_n_iter": _NO_TARGET_RW},
+    "KLIEP": {"check_transformer_n_iter": _NO_TARGET_RW},
     "FewLabelsLinInt": {"check_classifiers_classes": _MINUS_ONE,
                         "check_fit2d_1sample": _ONE_ROW},
     "FewLabelsRegularTransferLC": {"check_classifiers_classes": _MINUS_ONE,

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.linear_model import LogisticRegression
 
 from shiftlearn.adaptation import (
     CORAL,
@@ -48,6 +49,16 @@ from shiftlearn.generalization import (
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
 from shiftlearn.model_selection import AdaptationSelector
+from shiftlearn.reweighting import (
+    KDERW,
+    KLIEP,
+    KMM,
+    DiscriminatorRW,
+    GaussianRW,
+    NearestNeighborRW,
+    RuLSIF,
+    uLSIF,
+)
 
 FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
 
@@ -81,6 +92,19 @@ ESTIMATORS = {
     "ClassRegOT": (lambda: ClassRegOT(), "transformer"),
     "DomainAdaptationClassifier(LinOT)": (lambda: DomainAdaptationClassifier(LinOT()),
                                           "classifier"),
+    # reweighting: transform is the identity; the weights are checked after every fit
+    "KMM": (lambda: KMM(), "transformer"),
+    "KLIEP": (lambda: KLIEP(random_state=0), "transformer"),
+    "uLSIF": (lambda: uLSIF(random_state=0), "transformer"),
+    "RuLSIF": (lambda: RuLSIF(random_state=0), "transformer"),
+    "DiscriminatorRW": (lambda: DiscriminatorRW(random_state=0), "transformer"),
+    "NearestNeighborRW": (lambda: NearestNeighborRW(), "transformer"),
+    "KDERW": (lambda: KDERW(), "transformer"),
+    "GaussianRW": (lambda: GaussianRW(), "transformer"),
+    "DomainAdaptationClassifier(GaussianRW)": (
+        lambda: DomainAdaptationClassifier(GaussianRW(), LogisticRegression()), "classifier"),
+    "DomainAdaptationClassifier(KMM)": (
+        lambda: DomainAdaptationClassifier(KMM(), LogisticRegression()), "classifier"),
     "MultiTaskBoostingClassifier": (lambda: MultiTaskBoostingClassifier(n_estimators=10),
                                     "classifier"),
     "MarginalTransferClassifier": (lambda: MarginalTransferClassifier(random_state=0), "dg"),
@@ -212,6 +236,10 @@ def _run(name: str, data) -> None:
         except Exception as exc:   # noqa: BLE001 - only ValueError/TypeError are acceptable
             _check_error(exc)
             return
+    for fitted in (est, getattr(est, "adapter_", None)):
+        w = getattr(fitted, "weights_", None)
+        if w is not None:           # a reweighting adapter's weights: finite, non-negative
+            assert np.all(np.isfinite(w)) and np.all(w >= 0), f"{name}: weights {w}"
     out = np.asarray(out)
     assert out.shape[0] == len(X_test)
     if out.dtype.kind in "fc":

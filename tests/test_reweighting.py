@@ -209,7 +209,7 @@ def test_kmm_active_sum_constraint_is_met():
     K, kappa = _kmm_problem(X, sd, 0.2)
     n = kappa.shape[0]
     for eps in (0.01, 0.05):
-        beta, lam = kmm_weights(K, kappa, 1000.0, eps, tol=1e-9)
+        beta, lam, _ = kmm_weights(K, kappa, 1000.0, eps, tol=1e-9)
         s = beta.sum()
         assert n * (1 - eps) - 1e-6 * n <= s <= n * (1 + eps) + 1e-6 * n
         assert lam != 0.0

@@ -113,6 +113,8 @@ class BaseReweighting(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 stacklevel=user_stacklevel())
             self.log_scale_ = 0.0
             self._no_target = True
+            if "max_iter" in self.get_params(deep=False):
+                self.n_iter_ = 0            # no solver ran
             return X
         self._no_target = False
         values, is_log = self._fit_ratio(X64[src], X64[tgt])

@@ -34,7 +34,7 @@ def _kernel_row_sums(X: np.ndarray, Y: np.ndarray, sigma: float) -> np.ndarray:
 
 
 def kmm_weights(K: np.ndarray, kappa: np.ndarray, B: float, eps: float, *, tol: float = 1e-6,
-                max_iter: int = 1000) -> tuple[np.ndarray, float]:
+                max_iter: int = 1000) -> tuple[np.ndarray, float, int]:
     """The kernel mean matching QP: ``min 1/2 b^T K b - kappa^T b`` subject to
     ``0 <= b <= B`` and ``|sum(b) - n| <= n eps`` (``n = len(kappa)``).
 
@@ -50,18 +50,20 @@ def kmm_weights(K: np.ndarray, kappa: np.ndarray, B: float, eps: float, *, tol: 
     beta : ndarray of shape (n,)
     lam : float
         The multiplier of the sum constraint (0 when inactive).
+    n_iter : int
+        L-BFGS-B iterations, over every solve.
 
     Examples
     --------
     >>> K = np.eye(3); kappa = np.array([3.0, 0.0, 0.0])
-    >>> beta, lam = kmm_weights(K, kappa, B=10.0, eps=0.1)
+    >>> beta, lam, _ = kmm_weights(K, kappa, B=10.0, eps=0.1)
     >>> np.round(beta, 4).tolist(), round(lam, 4)     # sum clipped to 3 (1 + 0.1)
     ([3.0, 0.0, 0.0], 0.0)
     """
     n = kappa.shape[0]
     bounds = Bounds(np.zeros(n), np.full(n, float(B)))
     scale = max(1.0, float(np.abs(kappa).max()))
-    state = {"x": np.clip(np.ones(n), 0.0, B)}
+    state = {"x": np.clip(np.ones(n), 0.0, B), "nit": 0}
 
     def solve_box(lam: float) -> np.ndarray:
         c = kappa - lam
@@ -73,13 +75,14 @@ def kmm_weights(K: np.ndarray, kappa: np.ndarray, B: float, eps: float, *, tol: 
         res = minimize(fun, state["x"], jac=True, method="L-BFGS-B", bounds=bounds,
                        options={"maxiter": max_iter, "gtol": tol * scale, "ftol": 1e-15})
         state["x"] = res.x
+        state["nit"] += int(res.nit)
         return res.x
 
     beta = solve_box(0.0)
     lo, hi = n * (1.0 - eps), n * (1.0 + eps)
     s = float(beta.sum())
     if lo <= s <= hi:
-        return beta, 0.0
+        return beta, 0.0, state["nit"]
     target = hi if s > hi else lo
 
     def gap(lam: float) -> float:
@@ -90,9 +93,9 @@ def kmm_weights(K: np.ndarray, kappa: np.ndarray, B: float, eps: float, *, tol: 
     else:           # lam < 0: pushes every b towards B
         a, b = -(float(np.abs(K).sum(axis=1).max()) * B + float(np.abs(kappa).max()) + 1.0), 0.0
         if gap(a) < 0:      # even b = B everywhere does not reach the lower bound
-            return state["x"], a
+            return state["x"], a, state["nit"]
     lam = brentq(gap, a, b, xtol=tol * scale, rtol=4 * np.finfo(float).eps, maxiter=200)
-    return solve_box(lam), float(lam)
+    return solve_box(lam), float(lam), state["nit"]
 
 
 class KMM(BaseReweighting):
@@ -132,6 +135,8 @@ class KMM(BaseReweighting):
     sigma_ : float
     multiplier_ : float
         Lagrange multiplier of the sum constraint (0 when inactive).
+    n_iter_ : int
+        L-BFGS-B iterations over every solve (0 without target rows).
     X_source_ : ndarray of shape (n_source_, n_features)
     log_scale_ : float
     n_source_, n_target_ : int
@@ -193,8 +198,8 @@ class KMM(BaseReweighting):
         K = rbf_kernel(Xs, sigma=self.sigma_)
         kappa = (ns / nt) * _kernel_row_sums(Xs, Xt, self.sigma_)
         eps = (np.sqrt(ns) - 1.0) / np.sqrt(ns) if self.eps is None else float(self.eps)
-        self.beta_, self.multiplier_ = kmm_weights(K, kappa, float(self.B), eps, tol=self.tol,
-                                                   max_iter=self.max_iter)
+        self.beta_, self.multiplier_, self.n_iter_ = kmm_weights(
+            K, kappa, float(self.B), eps, tol=self.tol, max_iter=self.max_iter)
         self.X_source_ = Xs
         self._nn = NearestNeighbors(n_neighbors=1).fit(Xs)
         return self.beta_, False
@@ -242,6 +247,7 @@ class KLIEP(BaseReweighting):
     centers_ : ndarray of shape (n_centers_, n_features)
     sigma_ : float
     n_iter_ : int
+        EM iterations (0 without target rows).
     gap_ : float
         The final certified gap.
     log_scale_ : float
