@@ -388,6 +388,23 @@ def test_ot_plans_beyond_memory_are_refused_up_front(cls, monkeypatch):
         cls().fit(X, y, sd)
 
 
+@pytest.mark.parametrize("shape,route", [((30, 20, 8), "d x d"), ((6, 5, 40), "rows")])
+def test_linear_maps_beyond_memory_are_refused_up_front(shape, route, monkeypatch):
+    """Both sides of LinOT's route switch: the dense route's d x d matrices, the factored
+    route's n x d rows; SA's rows."""
+    X, y, sd = _domains(*shape)
+    n, d = shape[0] + shape[1], shape[2]
+    need = 6 * d * d * 8 if route == "d x d" else 3 * n * d * 8
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", need - 8)
+    with pytest.raises(ValueError, match=rf"LinOT.fit on {d} features needs about"):
+        LinOT().fit(X, y, sd)
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", need)
+    LinOT().fit(X, y, sd)                             # at the budget: accepted
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", 3 * shape[0] * d * 8 - 8)
+    with pytest.raises(ValueError, match=rf"SA.fit on {d} features needs about"):
+        SA().fit(X, y, sd)
+
+
 @pytest.mark.parametrize("cls", [EMD, Sinkhorn, ClassRegOT])
 def test_ot_maps_without_pot_say_how_to_install_it(cls, monkeypatch):
     X, y, sd = _domains(10, 8, 2)
