@@ -155,7 +155,7 @@ class NearestNeighborRW(BaseReweighting):
     Attributes
     ----------
     weights_ : ndarray of shape (n_samples,)
-    counts_ : ndarray of shape (n_source_,)
+    counts_ : ndarray of shape (n_source,)
         The (smoothed) counts, before the scaling.
     log_scale_ : float
     n_source_, n_target_ : int

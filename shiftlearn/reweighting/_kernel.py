@@ -130,14 +130,14 @@ class KMM(BaseReweighting):
     Attributes
     ----------
     weights_ : ndarray of shape (n_samples,)
-    beta_ : ndarray of shape (n_source_,)
+    beta_ : ndarray of shape (n_source,)
         The QP's solution ``b`` (before the scaling).
     sigma_ : float
     multiplier_ : float
         Lagrange multiplier of the sum constraint (0 when inactive).
     n_iter_ : int
         L-BFGS-B iterations over every solve (0 without target rows).
-    X_source_ : ndarray of shape (n_source_, n_features)
+    X_source_ : ndarray of shape (n_source, n_features)
     log_scale_ : float
     n_source_, n_target_ : int
     n_features_in_ : int
@@ -242,9 +242,9 @@ class KLIEP(BaseReweighting):
     Attributes
     ----------
     weights_ : ndarray of shape (n_samples,)
-    alpha_ : ndarray of shape (n_centers_,)
+    alpha_ : ndarray of shape (n_centers,)
         ``a``.
-    centers_ : ndarray of shape (n_centers_, n_features)
+    centers_ : ndarray of shape (n_centers, n_features)
     sigma_ : float
     n_iter_ : int
         EM iterations (0 without target rows).
@@ -400,9 +400,9 @@ class uLSIF(_LSIF):
     Attributes
     ----------
     weights_ : ndarray of shape (n_samples,)
-    theta_ : ndarray of shape (n_centers_,)
+    theta_ : ndarray of shape (n_centers,)
         ``a`` (clipped).
-    centers_ : ndarray of shape (n_centers_, n_features)
+    centers_ : ndarray of shape (n_centers, n_features)
     sigma_ : float
     log_scale_ : float
     n_source_, n_target_ : int
@@ -469,8 +469,8 @@ class RuLSIF(_LSIF):
     Attributes
     ----------
     weights_ : ndarray of shape (n_samples,)
-    theta_ : ndarray of shape (n_centers_,)
-    centers_ : ndarray of shape (n_centers_, n_features)
+    theta_ : ndarray of shape (n_centers,)
+    centers_ : ndarray of shape (n_centers, n_features)
     sigma_ : float
     log_scale_ : float
     n_source_, n_target_ : int
