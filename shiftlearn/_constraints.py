@@ -8,10 +8,19 @@ allowed kinds) and calls :func:`check_params` at the start of ``fit``. The const
 scikit-learn's, imported from ``sklearn.utils._param_validation``: the module scikit-learn's own
 estimators use, whose names and messages have been stable since scikit-learn 1.2.
 ``tests/test_constraints.py`` pins them against the versions ``pyproject.toml`` admits.
+
+One kind is the library's own: :class:`BandwidthSpec`, the form of every ``bandwidth*``
+parameter (a positive float, a rule name, or ``"<f>*<rule>"``), parsed by
+:func:`parse_bandwidth_spec`, the one parser the kernels' resolver
+(:func:`shiftlearn.kernels.resolve_bandwidth`) also uses.
 """
 
 from __future__ import annotations
 
+import re
+from numbers import Real
+
+import numpy as np
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -22,8 +31,71 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 
-__all__ = ["HasMethods", "Interval", "InvalidParameterError", "Options", "RealNotInt",
-           "StrOptions", "check_params"]
+__all__ = ["BandwidthSpec", "HasMethods", "Interval", "InvalidParameterError", "Options",
+           "RealNotInt", "StrOptions", "check_params", "parse_bandwidth_spec"]
+
+#: ``"<f>*<rule>"`` or ``"<rule>"``, spaces allowed around each part
+_BANDWIDTH_SPEC = re.compile(r"^\s*(?:([^*]+)\*)?\s*([A-Za-z_]+)\s*$")
+
+
+def parse_bandwidth_spec(spec, rules: tuple[str, ...], name: str = "bandwidth"
+                         ) -> tuple[float, str | None]:
+    """``(factor, rule)`` of a bandwidth spec: a positive finite real ``s`` gives
+    ``(float(s), None)``; a rule name of ``rules`` gives ``(1.0, rule)``; ``"<f>*<rule>"``
+    with a positive finite ``f`` gives ``(float(f), rule)``. O(len(spec)).
+
+    Raises
+    ------
+    ValueError
+        naming ``name``, the value and the allowed forms.
+
+    Examples
+    --------
+    >>> parse_bandwidth_spec("0.5*median", ("median",))
+    (0.5, 'median')
+    >>> parse_bandwidth_spec(2, ("median",))
+    (2.0, None)
+    """
+    if isinstance(spec, str):
+        m = _BANDWIDTH_SPEC.match(spec)
+        if m is not None and m.group(2) in rules:
+            try:
+                factor = 1.0 if m.group(1) is None else float(m.group(1))
+            except ValueError:
+                factor = None
+            if factor is not None and np.isfinite(factor) and factor > 0:
+                return factor, m.group(2)
+    elif (isinstance(spec, Real) and not isinstance(spec, bool | np.bool_)
+          and bool(np.isfinite(spec)) and spec > 0):
+        return float(spec), None
+    raise ValueError(f"{name} must be {_bandwidth_forms(rules)}, got {spec!r}.")
+
+
+def _bandwidth_forms(rules: tuple[str, ...]) -> str:
+    if len(rules) == 1:
+        return f"a positive float, {rules[0]!r} or '<f>*{rules[0]}' with a positive factor f"
+    return (f"a positive float, a rule among {list(rules)} or '<f>*<rule>' with a positive "
+            "factor f")
+
+
+class BandwidthSpec(Options):
+    """The constraint of a ``bandwidth*`` parameter: what :func:`parse_bandwidth_spec`
+    accepts for ``rules``. An ``Options`` subclass because scikit-learn's ``make_constraint``
+    accepts only its own constraint classes; it overrides the test and the message."""
+
+    def __init__(self, rules: tuple[str, ...]):
+        super().__init__(str, set(rules))
+        self.rules = tuple(rules)
+
+    def is_satisfied_by(self, val) -> bool:
+        try:
+            parse_bandwidth_spec(val, self.rules)
+        except ValueError:
+            return False
+        return True
+
+    def __str__(self) -> str:
+        return _bandwidth_forms(self.rules)
 
 
 def check_params(estimator) -> None:

@@ -93,12 +93,13 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import is_foreign_array, to_numpy
-from ._constraints import Interval, StrOptions, check_params
+from ._constraints import BandwidthSpec, Interval, StrOptions, check_params, parse_bandwidth_spec
 from ._dask import as_dask_2d
 from ._validation import check_X
 
 __all__ = [
     "BANDWIDTH_MAX_SAMPLES",
+    "BANDWIDTH_RANGE",
     "BANDWIDTH_RULES",
     "KERNELS",
     "MMDTestResult",
@@ -129,6 +130,7 @@ __all__ = [
     "mmd_vector",
     "nystroem",
     "omega_fingerprint",
+    "parse_bandwidth",
     "resolve_bandwidth",
     "rbf_kernel",
     "rff_chunks",
@@ -375,17 +377,60 @@ def sigma_from_sq_distances(D2: np.ndarray, rule: str = "median") -> float:
     return _unit_if_degenerate(_sq_distance_rule(D2, rule))
 
 
-def resolve_bandwidth(bandwidth, X: np.ndarray, *, random_state=0, kernel: str = "rbf") -> float:
-    """Turn a bandwidth spec (positive float or a rule name) into ``sigma`` of ``kernel`` for
-    data ``X`` (rules: :func:`median_heuristic`)."""
-    if isinstance(bandwidth, str):
-        return median_heuristic(X, rule=bandwidth, random_state=random_state, kernel=kernel)
-    if isinstance(bandwidth, Real) and not isinstance(bandwidth, bool):
-        if not np.isfinite(bandwidth) or bandwidth <= 0:
-            raise ValueError(f"bandwidth must be a positive finite number, got {bandwidth}.")
-        return float(bandwidth)
-    raise ValueError(f"bandwidth must be a positive float or one of {BANDWIDTH_RULES}, "
-                     f"got {bandwidth!r}.")
+#: the bandwidths a resolver returns: beyond them ``1 / (2 sigma^2)`` under- or overflows
+#: float64 (``sigma=1e-300`` raised ``ZeroDivisionError``, ``1e300`` an ``OverflowError``)
+BANDWIDTH_RANGE = (1e-150, 1e150)
+
+
+def parse_bandwidth(spec, name: str = "bandwidth") -> tuple[float, str | None]:
+    """``(factor, rule)`` of a bandwidth spec: a positive float ``s`` is ``(s, None)``, a rule
+    of :data:`BANDWIDTH_RULES` is ``(1.0, rule)`` and ``"<f>*<rule>"`` is ``(f, rule)`` (grids
+    of scales around a rule, e.g. ``"0.5*median"``). A ``ValueError`` names ``name`` otherwise.
+
+    Examples
+    --------
+    >>> parse_bandwidth("2*median_sq"), parse_bandwidth(0.3), parse_bandwidth("mean")
+    ((2.0, 'median_sq'), (0.3, None), (1.0, 'mean'))
+    """
+    return parse_bandwidth_spec(spec, BANDWIDTH_RULES, name)
+
+
+def resolve_bandwidth(bandwidth, X: np.ndarray | None, *, random_state=0, kernel: str = "rbf",
+                      name: str = "bandwidth", rule_value: Callable[[str], float] | None = None
+                      ) -> float:
+    """The bandwidth ``sigma`` of ``kernel`` that a spec (:func:`parse_bandwidth`) gives on
+    data ``X``: the number itself, or ``factor`` times the rule's value, by default
+    :func:`median_heuristic` of ``X`` (``O(min(n, 1000)^2 d)``); ``rule_value(rule)`` replaces
+    it where the rule reads something else than rows (e.g. the distances between task
+    embeddings; ``X`` is then unused).
+
+    Raises
+    ------
+    ValueError
+        naming ``name``: a spec of another form, or a value outside :data:`BANDWIDTH_RANGE`
+        (its square would not be representable in float64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> resolve_bandwidth("median", X), resolve_bandwidth("0.5*median", X), resolve_bandwidth(4, X)
+    (2.0, 1.0, 4.0)
+    """
+    factor, rule = parse_bandwidth(bandwidth, name)
+    if rule is None:
+        value = factor
+    else:
+        base = (median_heuristic(X, rule=rule, random_state=random_state, kernel=kernel)
+                if rule_value is None else rule_value(rule))
+        value = factor * base
+    lo, hi = BANDWIDTH_RANGE
+    if not lo <= value <= hi:
+        raise ValueError(f"{name}={bandwidth!r} gives the bandwidth {value:.3g}, outside "
+                         f"[{lo:g}, {hi:g}] where its square is representable in float64; "
+                         "rescale X (e.g. StandardScaler) or give a bandwidth on the scale of "
+                         "the distances between rows.")
+    return value
 
 
 def _check_sigma(sigma, kernel: str) -> float:
@@ -844,7 +889,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     _parameter_constraints: dict = {
         "n_features": [Interval(Integral, 1, None, closed="left")],
-        "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
+        "bandwidth": [BandwidthSpec(BANDWIDTH_RULES)],
         "random_state": ["random_state", np.random.Generator],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "sampling": [StrOptions(set(RFF_SAMPLINGS))],
@@ -873,7 +918,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         """Draw the frequencies (bandwidth from ``X`` when it is a rule). Returns ``self``."""
         check_params(self)
         X = check_X(X, estimator=self, reset=True)
-        if X.shape[0] < 2 and isinstance(self.bandwidth, str) and self.bandwidth != "n_features":
+        if X.shape[0] < 2 and parse_bandwidth(self.bandwidth)[1] not in (None, "n_features"):
             raise ValueError(f"n_samples={X.shape[0]}: the bandwidth rule {self.bandwidth!r} "
                              "needs at least 2 rows; pass a numeric bandwidth.")
         self.omega_, self.sigma_ = rff_frequencies(

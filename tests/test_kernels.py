@@ -23,6 +23,7 @@ from shiftlearn.kernels import (
     mmd_vector,
     nystroem,
     omega_fingerprint,
+    parse_bandwidth,
     rbf_kernel,
     resolve_bandwidth,
     rff_chunks,
@@ -102,6 +103,26 @@ def test_resolve_bandwidth():
     for bad in (0.0, -1.0, np.inf, True, None, [1.0]):
         with pytest.raises(ValueError, match="bandwidth"):
             resolve_bandwidth(bad, X)
+
+
+def test_one_parser_for_every_bandwidth_spec():
+    assert parse_bandwidth(0.3) == (0.3, None)
+    assert parse_bandwidth("mean") == (1.0, "mean")
+    assert parse_bandwidth(" 0.5 * median_sq ") == (0.5, "median_sq")
+    for bad in ("silverman", "0*median", "-1*median", "inf*median", "x*median", "2*", 0, True,
+                np.nan, None):
+        with pytest.raises(ValueError, match="^gamma must be a positive float, a rule among"):
+            parse_bandwidth(bad, name="gamma")
+    X = _data(20)
+    for rule in ("median", "median_sq", "mean", "n_features"):      # the same product
+        assert resolve_bandwidth(f"0.5*{rule}", X, kernel="laplacian") == \
+            0.5 * median_heuristic(X, rule=rule, kernel="laplacian")
+    assert resolve_bandwidth("3*median", None, rule_value=lambda rule: 2.0) == 6.0
+    for value in (1e-200, 1e200):       # its square is not representable: refused by its name
+        with pytest.raises(ValueError, match=r"^bandwidth_x=.* outside \[1e-150, 1e\+150\]"):
+            resolve_bandwidth(value, X, name="bandwidth_x")
+    rff = RandomFourierFeatures(n_features=10, bandwidth="2*median", random_state=0).fit(X)
+    assert rff.sigma_ == 2 * median_heuristic(X)
 
 
 def test_kernel_matrix_dispatch():

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._dask import dask_rows, is_dask
 from .._validation import UNLABELED_CLASS, check_sample_domain, check_unlabeled_convention
-from ..kernels import bandwidth_rows
+from ..kernels import bandwidth_rows, parse_bandwidth
 from ._rf_stats import RFStats, rf_stats
 
 __all__ = ["fit_dask", "rf_stats_dask", "transform_dask"]
@@ -217,7 +217,7 @@ def _bandwidth_rows(X, name: str, bandwidth) -> np.ndarray:
     the width counts)."""
     from sklearn.utils import check_array
 
-    if not isinstance(bandwidth, str) or bandwidth == "n_features":
+    if parse_bandwidth(bandwidth)[1] in (None, "n_features"):
         return np.empty((0, X.shape[1]), dtype=X.dtype)
     idx = bandwidth_rows(X.shape[0])
     rows = X.compute() if idx is None else X[idx].compute()

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.linalg
 
 from .._array_api import from_numpy, is_foreign_array
-from .._constraints import Interval, Options, StrOptions, check_params
+from .._constraints import BandwidthSpec, Interval, Options, StrOptions, check_params
 from .._dask import dask_rows, is_dask
 from .._resources import check_dense_memory
 from .._validation import check_labels_beside_dask
@@ -86,7 +86,7 @@ FIT_MATRICES = {"full": 10.2, "row_space": 3.1, "row_space_square": 6.5}
 _RF_CONSTRAINTS: dict = {
     "n_components": [Interval(Integral, 1, None, closed="left")],
     "n_features": [Interval(Integral, 1, None, closed="left")],
-    "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
+    "bandwidth": [BandwidthSpec(BANDWIDTH_RULES)],
     "sampling": [StrOptions(set(RFF_SAMPLINGS))],
     "eigen_solver": [StrOptions({"auto", "dense", "arpack"})],
     "random_state": ["random_state", np.random.Generator],

@@ -56,7 +56,7 @@ import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
 from .._array_api import from_numpy, is_foreign_array, to_numpy
-from .._constraints import Interval, StrOptions
+from .._constraints import BandwidthSpec, Interval, StrOptions
 from .._linalg import NOT_POSITIVE_DEFINITE, leading_eigh, lowrank_inv_sqrt_weights
 from .._resources import check_dense_memory
 from .._validation import unlabeled_mask
@@ -400,7 +400,7 @@ class SCA(BaseSubspaceTransformer):
         "beta": [Interval(Real, 0, 1, closed="both")],
         "delta": [Interval(Real, 0, None, closed="left")],
         "kernel": [StrOptions(set(KERNELS)), callable],
-        "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
+        "bandwidth": [BandwidthSpec(BANDWIDTH_RULES)],
         "eps": [Interval(Real, 0, None, closed="left")],
         "whiten": ["boolean"],
         "class_scatter_normalization": [StrOptions({"n_s", "none"})],

@@ -28,7 +28,7 @@ import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
 from .._array_api import from_numpy, is_foreign_array, to_numpy
-from .._constraints import Interval, StrOptions
+from .._constraints import BandwidthSpec, Interval, StrOptions
 from .._linalg import (
     ARPACK_TOL,
     leading_eigh,
@@ -369,7 +369,7 @@ class TCA(BaseSubspaceTransformer):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "mu": [Interval(Real, 0, None, closed="left")],
         "kernel": [StrOptions(set(KERNELS)), callable],
-        "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))],
+        "bandwidth": [BandwidthSpec(BANDWIDTH_RULES)],
         "scaling": [StrOptions({"eigh", "constraint"})],
         "eigen_solver": [StrOptions({"auto", "arpack", "dense"})],
         "memory": [FitMemory, None],

@@ -17,7 +17,13 @@ from .._constraints import check_params
 from .._dask import is_dask, to_memory
 from .._stacklevel import user_stacklevel
 from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
-from ..kernels import domain_mean_matrix, kernel_matrix, median_heuristic, rff_weights
+from ..kernels import (
+    domain_mean_matrix,
+    kernel_matrix,
+    median_heuristic,
+    resolve_bandwidth,
+    rff_weights,
+)
 from ._dask import decision_dask, fit_rf_dask
 from ._embedding import (
     canonical_task_kernel,
@@ -38,7 +44,6 @@ from ._marginal_checks import (
     check_nystroem_memory,
     check_rf_memory,
     labeled_training_rows,
-    resolve_sigma,
     warn_small_test_tasks,
 )
 from ._solvers import expansion_coef, landmark_factor, linear_squared_hinge_newton
@@ -248,13 +253,15 @@ class _MarginalTransferBase(BaseEstimator):
             return med[kernel]
 
         kx = self.kernel_x
-        self.sigma_x_ = (resolve_sigma(self.sigma_x, lambda: median(kx), "sigma_x")
+        self.sigma_x_ = (resolve_bandwidth(self.sigma_x, None, name="sigma_x",
+                                           rule_value=lambda rule: median(kx))
                          if kx != "linear" else None)
         ke = self._param("kernel_emb", "rbf")
         self.sigma_emb_ = None
         if not self._pooling() and ke != "linear" and self._kernel_p_kind() != "indicator":
-            self.sigma_emb_ = resolve_sigma(self._param("sigma_emb", "median"),
-                                            lambda: median(ke), "sigma_emb")
+            self.sigma_emb_ = resolve_bandwidth(self._param("sigma_emb", "median"), None,
+                                                name="sigma_emb",
+                                                rule_value=lambda rule: median(ke))
 
     def _train_task_kernel(self, X, task, pooling, ke, landmarks=None) -> np.ndarray:
         """``k_P`` between the training tasks (``N x N``); sets ``sigma_p_`` and the embedding
@@ -281,8 +288,9 @@ class _MarginalTransferBase(BaseEstimator):
             G = exact_embedding_gram(X, task, N, kernel=ke, sigma=self.sigma_emb_)
         self.emb_sqnorm_ = np.diag(G).copy()
         D2 = embedding_sq_distances(G, self.emb_sqnorm_, self.emb_sqnorm_)
-        self.sigma_p_ = resolve_sigma(self._param("sigma_p", "median"),
-                                      lambda: task_kernel_sigma(G, D2, kind), "sigma_p")
+        self.sigma_p_ = resolve_bandwidth(
+            self._param("sigma_p", "median"), None, name="sigma_p",
+            rule_value=lambda rule: task_kernel_sigma(G, D2, kind))
         return task_kernel(G, self.emb_sqnorm_, self.emb_sqnorm_, kind=kind,
                            sigma=self.sigma_p_, degree=int(self._param("degree_p", 2)),
                            tau=tau)
@@ -407,9 +415,9 @@ class _MarginalTransferBase(BaseEstimator):
     def _set_embeddings(self, ZP: np.ndarray):
         """``ZP_`` (training tasks' embeddings) and the bandwidth ``sigma_p_`` between them."""
         self.ZP_ = ZP
-        self.sigma_p_ = resolve_sigma(
-            self._param("sigma_p", "median"),
-            lambda: median_heuristic(self.ZP_) if self.n_tasks_ >= 2 else 1.0, "sigma_p")
+        self.sigma_p_ = resolve_bandwidth(
+            self._param("sigma_p", "median"), None, name="sigma_p",
+            rule_value=lambda rule: median_heuristic(self.ZP_) if self.n_tasks_ >= 2 else 1.0)
 
     def _fit_rf(self, X, Y, task, c, rng, pooling, ke):
         seed = self._draw_rf(X.shape[1], rng, pooling, ke)

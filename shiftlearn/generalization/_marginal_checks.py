@@ -25,13 +25,12 @@ Input decisions (the library's unlabeled convention, ``docs/conventions.md``):
 
 from __future__ import annotations
 
-import re
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 
-from .._constraints import Interval, Options, RealNotInt, StrOptions
+from .._constraints import BandwidthSpec, Interval, RealNotInt, StrOptions
 from .._resources import memory_budget
 from .._stacklevel import user_stacklevel
 from .._validation import unlabeled_mask
@@ -49,7 +48,6 @@ __all__ = [
     "check_nystroem_memory",
     "check_rf_memory",
     "labeled_training_rows",
-    "resolve_sigma",
     "warn_small_test_tasks",
 ]
 
@@ -83,35 +81,9 @@ RF_KERNELS = RFF_KERNELS
 _LIST_MAX = 8
 
 
-class _SigmaSpec(Options):
-    """A bandwidth: a positive finite real, ``"median"`` or ``"<f>*median"`` with ``f > 0``.
-
-    An ``Options`` subclass because the vendored ``make_constraint`` accepts only its own
-    constraint classes (as scikit-learn's); it overrides the test and the message."""
-
-    def __init__(self):
-        super().__init__(str, {"median"})
-
-    _PATTERN = re.compile(r"^\s*(?:([^*]+)\*)?\s*median\s*$")
-
-    def is_satisfied_by(self, val):
-        if isinstance(val, str):
-            m = self._PATTERN.match(val)
-            if m is None:
-                return False
-            if m.group(1) is None:
-                return True
-            try:
-                f = float(m.group(1))
-            except ValueError:
-                return False
-            return bool(np.isfinite(f) and f > 0)
-        return (isinstance(val, Real) and not isinstance(val, bool | np.bool_)
-                and bool(np.isfinite(val)) and val > 0)
-
-    def __str__(self):
-        return "a positive float, 'median' or '<f>*median' with a positive factor f"
-
+#: the bandwidth specs of marginal transfer: a positive float, ``"median"`` or
+#: ``"<f>*median"`` (the median of each kernel's own distances: rows, or task embeddings)
+_BANDWIDTH = BandwidthSpec(("median",))
 
 _POS_INT = Interval(Integral, 1, None, closed="left")
 
@@ -119,9 +91,9 @@ _POS_INT = Interval(Integral, 1, None, closed="left")
 MARGINAL_PARAMETER_CONSTRAINTS: dict = {
     "C": [Interval(Real, 0, None, closed="neither")],
     "epsilon": [Interval(Real, 0, None, closed="left")],
-    "sigma_x": [_SigmaSpec()],
-    "sigma_emb": [_SigmaSpec()],
-    "sigma_p": [_SigmaSpec()],
+    "sigma_x": [_BANDWIDTH],
+    "sigma_emb": [_BANDWIDTH],
+    "sigma_p": [_BANDWIDTH],
     "kernel_x": [StrOptions(set(POINT_KERNELS))],
     "kernel_emb": [StrOptions(set(POINT_KERNELS))],
     "kernel_p": [StrOptions({"gaussian", "exponential", "polynomial", "indicator"})],
@@ -195,30 +167,6 @@ def labeled_training_rows(y: np.ndarray, sd: np.ndarray, task: str, owner: str) 
                 "positive id to use it as a training task.")
     warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
     return keep
-
-
-#: bandwidths whose square (and inverse square) float64 holds with room for the kernel's sums
-_SIGMA_RANGE = (1e-150, 1e150)
-
-
-def resolve_sigma(spec, data_rule, name: str) -> float:
-    """float | "median" | "<f>*median" -> positive float; ``data_rule()`` gives the median.
-
-    The spec's form is checked by the ``_SigmaSpec`` constraint before any work; the value is
-    refused outside ``_SIGMA_RANGE`` (``1 / (2 sigma^2)`` would under- or overflow float64:
-    ``sigma_x=1e-300`` raised ``ZeroDivisionError``, ``1e300`` an ``OverflowError``)."""
-    if isinstance(spec, str):
-        factor = spec.rpartition("*")[0].strip()
-        value = (float(factor) if factor else 1.0) * data_rule()
-    else:
-        value = float(spec)
-    lo, hi = _SIGMA_RANGE
-    if not lo <= value <= hi:
-        raise ValueError(f"{name}={spec!r} gives the bandwidth {value:.3g}, outside "
-                         f"[{lo:g}, {hi:g}] where its square is representable in float64; "
-                         "rescale X (e.g. StandardScaler) or give a bandwidth on the scale of "
-                         "the distances between rows.")
-    return value
 
 
 def check_exact_memory(owner: str, M: int, kernel_x: str) -> None:

@@ -17,7 +17,6 @@ Parameters are validated declaratively; ``X`` goes through scikit-learn's ``vali
 
 from __future__ import annotations
 
-import re
 import warnings
 from copy import deepcopy
 from itertools import product
@@ -39,6 +38,7 @@ from .._validation import (
     require_y,
     scored_rows,
 )
+from ..kernels import parse_bandwidth
 from ._marginal_checks import labeled_training_rows
 
 __all__ = ["TaskGroupSearchCV", "task_group_score"]
@@ -68,21 +68,16 @@ def _grid(d: dict) -> list[dict]:
     return [dict(zip(keys, vals, strict=True)) for vals in product(*(list(d[k]) for k in keys))]
 
 
-_SPEC = re.compile(r"^\s*(?:([^*]+)\*)?\s*median\s*$")
-
-
 def _as_scale(v):
     """``(kind, x)``: a positive number (``"int"``/``"float"``) or a bandwidth spec
-    ``"<f>*median"`` (``"spec"``, ``x = f``); ``None`` for anything else."""
+    ``"<f>*<rule>"`` (:func:`shiftlearn.kernels.parse_bandwidth`; kind ``("spec", rule)``,
+    ``x = f``); ``None`` for anything else."""
     if isinstance(v, str):
-        m = _SPEC.match(v)
-        if m is None:
-            return None
         try:
-            f = 1.0 if m.group(1) is None else float(m.group(1))
+            f, rule = parse_bandwidth(v)
         except ValueError:
             return None
-        return ("spec", f) if np.isfinite(f) and f > 0 else None
+        return ("spec", rule), f
     if isinstance(v, Real) and not isinstance(v, bool | np.bool_) and np.isfinite(v) and v > 0:
         return ("int" if isinstance(v, Integral) else "float", float(v))
     return None
@@ -108,8 +103,8 @@ def _scale_axis(values):
 def _format_scale(kind, x):
     if kind == "int":
         return int(round(x))
-    if kind == "spec":
-        return "median" if np.isclose(x, 1.0) else f"{x:.6g}*median"
+    if isinstance(kind, tuple):                     # ("spec", rule)
+        return kind[1] if np.isclose(x, 1.0) else f"{x:.6g}*{kind[1]}"
     return float(f"{x:.6g}")
 
 
