@@ -270,8 +270,9 @@ _OT_PAIRS = [
 
 @pytest.mark.parametrize("name,ours,theirs,kw", _OT_PAIRS, ids=[p[0] for p in _OT_PAIRS])
 def test_ot_maps_equal_skada_on_the_same_rows(name, ours, theirs, kw):
-    """The same POT solver on the same cost: the plans agree to round-off (lpl1: our class
-    sums against POT's n_s x n_t x classes array), so do the barycentres."""
+    """The same POT solvers: the plans agree to round-off (EMD, l1l2) or to the inner
+    Sinkhorn's tolerance (Sinkhorn, lpl1: the reduced cost, and our class sums against POT's
+    n_s x n_t x classes array), and so do the barycentres."""
     skada = _skada()
     pytest.importorskip("ot")
     X, y, sd = _domains(50, 35, 4)
@@ -354,7 +355,9 @@ def test_classregot_lpl1_plan_is_pots():
     mine = _lpl1_plan(ot, a, ys, b, M, 2.0, 1.0, 10, 200, 1e-8)
     theirs = ot.da.sinkhorn_lpl1_mm(a, ys, b, M, 2.0, 1.0, numItermax=10,
                                     numInnerItermax=200, stopInnerThr=1e-8)
-    np.testing.assert_allclose(mine, theirs, atol=1e-12)
+    # the same iteration on a cost shifted by row and column constants: the inner Sinkhorns
+    # stop within their tolerance (1e-8 on the marginals) of each other
+    np.testing.assert_allclose(mine, theirs, atol=1e-8)
     # the penalty at work: each target row takes its mass from fewer classes than Sinkhorn's
     plain = ot.sinkhorn(a, b, M, 2.0)
     onehot = np.eye(3)[ys]
@@ -364,6 +367,32 @@ def test_classregot_lpl1_plan_is_pots():
         return float(np.sum(np.sqrt(g)))
 
     assert spread(mine) < spread(plain)
+
+
+def test_classregot_stays_right_where_pot_loses_the_plan():
+    """Domains 60 apart (costs ~1e4, reg_e = 1): exp(-C / reg_e) underflows to 0, POT's
+    sinkhorn_lpl1_mm returns a zero plan (skada then maps every source row to 0); on the
+    reduced cost the plan keeps its marginals and the images lie among the target rows."""
+    ot = pytest.importorskip("ot")
+    from shiftlearn.mapping._ot import _lpl1_plan
+
+    rng = np.random.default_rng(0)
+    Xs, Xt = rng.normal(size=(40, 4)), rng.normal(size=(30, 4)) * 2 + 60
+    ys = rng.integers(0, 3, 40)
+    a, b = np.full(40, 1 / 40), np.full(30, 1 / 30)
+    M = ot.dist(Xs, Xt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan = _lpl1_plan(ot, a, ys, b, M, 1.0, 1.0, 10, 200, 1e-8)
+        pots = ot.da.sinkhorn_lpl1_mm(a, ys, b, M, 1.0, 1.0)
+        X = np.r_[Xs, Xt]
+        sd = np.r_[np.ones(40, int), -np.ones(30, int)]
+        Z = ClassRegOT(reg_cl=1.0).fit_transform(X, np.r_[ys, -np.ones(30, int)], sd)
+    assert pots.sum() == 0                           # what the test guards against
+    np.testing.assert_allclose(plan.sum(1), a, atol=1e-12)
+    assert np.all(np.isfinite(Z))
+    lo, hi = Xt.min(0), Xt.max(0)                    # barycentres of target rows
+    assert np.all((Z[sd > 0] >= lo - 1e-9) & (Z[sd > 0] <= hi + 1e-9))
 
 
 def test_classregot_needs_the_source_labels():

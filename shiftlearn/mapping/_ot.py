@@ -486,9 +486,10 @@ class ClassRegOT(_BaseOTMap):
 def _lpl1_plan(ot, a, codes, b, M, reg, eta, n_iter, n_inner, tol):
     """The ``l_p-l_1`` (``p = 1/2``) class-regularised plan by majorisation-minimisation
     (Courty et al. 2017, Alg. 1; the iteration of POT's ``sinkhorn_lpl1_mm``): each outer
-    step solves a Sinkhorn on ``C + eta W``, ``W_ij = p (g_{c(i) j} + 1e-3)^(p - 1)``, with
-    ``g_{cj}`` the mass target row ``j`` takes from class ``c``. The class sums are one
-    ``classes x n_s`` by ``n_s x n_t`` product: ``O(n_s n_t)`` memory."""
+    step solves a Sinkhorn on ``C + eta W`` (:func:`entropic_plan`: reduced cost, log domain
+    on round-off trouble), ``W_ij = p (g_{c(i) j} + 1e-3)^(p - 1)``, with ``g_{cj}`` the mass
+    target row ``j`` takes from class ``c``. The class sums are one ``classes x n_s`` by
+    ``n_s x n_t`` product: ``O(n_s n_t)`` memory."""
     p, floor = 0.5, 1e-3
     n_classes = int(codes.max()) + 1
     onehot = np.zeros((n_classes, codes.shape[0]))
@@ -496,7 +497,7 @@ def _lpl1_plan(ot, a, codes, b, M, reg, eta, n_iter, n_inner, tol):
     W = np.zeros_like(M)
     plan = W
     for _ in range(n_iter):
-        plan = ot.sinkhorn(a, b, M + eta * W, reg, numItermax=n_inner, stopThr=tol)
+        plan = entropic_plan(ot, a, b, M + eta * W, reg, n_inner, tol)[0]
         mass = onehot @ plan                                   # classes x n_t
         W = p * (mass[codes] + floor) ** (p - 1)
     return plan
