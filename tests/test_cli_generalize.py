@@ -170,6 +170,39 @@ def test_a_file_named_twice_is_refused(ellipses, capsys):
     assert "named twice" in capsys.readouterr().err
 
 
+def test_one_file_with_a_domain_column(tmp_path, capsys):
+    """Hospitals in one file: --domain-column splits it; a --predict file with the column gives
+    one new domain per value (each embedded from its own rows)."""
+    X, y, sd = make_rotated_ellipses(4, 40, random_state=0)
+    with open(tmp_path / "all.csv", "w", encoding="utf-8") as f:
+        f.write("site,x1,x2,outcome\n")
+        for row, label, d in zip(X, y, sd, strict=True):
+            f.write(f"hosp{d},{row[0]:.6f},{row[1]:.6f},{label}\n")
+    Xn, _, sdn = make_rotated_ellipses(4, 50, first_domain=7, random_state=2)
+    with open(tmp_path / "new.csv", "w", encoding="utf-8") as f:
+        f.write("site,x1,x2\n")
+        for row, d in zip(Xn, sdn, strict=True):
+            f.write(f"new{d},{row[0]:.6f},{row[1]:.6f}\n")
+    out = tmp_path / "p.csv"
+    assert main(["generalize", str(tmp_path / "all.csv"), "--domain-column", "site",
+                 "--predict", str(tmp_path / "new.csv"), "--out", str(out), "--json",
+                 "--candidates", "plain,marginal", "-q"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert [d["name"] for d in rep["domains"]] == ["hosp1", "hosp2", "hosp3", "hosp4"]
+    assert all(len(r["per_domain"]) == 4 for r in rep["candidates"])
+    rows = list(csv.DictReader(open(out, encoding="utf-8")))
+    assert len(rows) == 200
+    # one new domain per value: marginal transfer (chosen on these tasks) predicts each
+    # value's rows as their own domain, which differs from the rows as one mixed domain
+    assert rep["choice"] == "marginal"
+    sel = GeneralizationSelector(candidates=["marginal"]).fit(X, y, sd)
+    apart, mixed = sel.predict(Xn, sdn), sel.predict(Xn)
+    assert (apart != mixed).any()
+    assert [r["prediction"] for r in rows] == [str(v) for v in apart]
+    assert main(["generalize", str(tmp_path / "all.csv"), "-q"]) == 2
+    assert "--domain-column" in capsys.readouterr().err
+
+
 def test_selector_ties_and_order():
     """Candidates are kept in the library's order whatever the caller's, and an estimate
     better only by rounding is a tie (the earlier candidate keeps it)."""

@@ -68,6 +68,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                         "meaningful comparison)")
     p.add_argument("--label-column", default="-1", metavar="COLUMN",
                    help="label column: a header name or an index (default -1, the last)")
+    p.add_argument("--domain-column", default=None, metavar="COLUMN",
+                   help="a column naming each row's domain (one file may then hold several "
+                        "domains; a --predict file with it gives one new domain per value)")
     p.add_argument("--header", choices=tuple(_HEADER), default="auto",
                    help="is the first line of each text file a header? auto (default) decides "
                         "from its cells")
@@ -167,9 +170,10 @@ def _outputs(args):
 
 
 def _check_files(args) -> None:
-    if len(args.domains) < 2:
+    if len(args.domains) < 2 and args.domain_column is None:
         raise ValueError(f"generalize learns from several domains and got 1 file "
-                         f"({args.domains[0]}); give at least 2 labeled files, one domain each "
+                         f"({args.domains[0]}); give at least 2 labeled files, one domain each, "
+                         "or name the column that tells the domains apart with --domain-column "
                          "(to adapt to one unlabeled target file instead, use shiftlearn "
                          "adapt).")
     seen: dict[Path, str] = {}
@@ -195,15 +199,16 @@ def _label_index(t, spec: str) -> int | None:
     return i % n if -n <= i < n else None
 
 
-def _numeric(path, args, header):
+def _numeric(path, args, header, domain_column=None):
     """``path`` with the label column read as numbers (a regression target)."""
     from ..io import Table, TableError, read_table
 
     try:
-        t = read_table(path, with_labels=False, header=header)
+        t = read_table(path, with_labels=False, header=header, domain_column=domain_column)
     except TableError:
         try:        # text labels: say so rather than call the label column a bad feature
-            lab = read_table(path, label_column=args.label_column, header=header)
+            lab = read_table(path, label_column=args.label_column, header=header,
+                             domain_column=domain_column)
         except TableError:
             lab = None
         if lab is not None and lab.y.dtype.kind in "USO":
@@ -220,7 +225,7 @@ def _numeric(path, args, header):
     names = t.feature_names
     return Table(t.path, t.X[:, keep], t.X[:, j].astype(np.float64),
                  [names[k] for k in keep] if names else None, names[j] if names else None,
-                 None, t.notes)
+                 t.domains, t.notes)
 
 
 def _is_regression(path, args, header) -> bool:
@@ -229,75 +234,110 @@ def _is_regression(path, args, header) -> bool:
     from ..model_selection import infer_task
 
     try:
-        t = _numeric(path, args, header)
+        t = _numeric(path, args, header, args.domain_column)
     except (TableError, ValueError):     # text labels (or a bad file: read again below)
         return False
     return infer_task(t.y) == "regression"
 
 
 def _load(args):
-    """The domain tables, the predict tables (labels kept where the file has the label column,
-    for a score), the task, the classes (None for regression) and ``X``, ``y``, domain ids."""
+    """The domain tables (one per domain: a file, or a value of ``--domain-column``) and their
+    names, the predict tables (labels kept where the file has the label column, for a score),
+    the task, the classes (None for regression) and ``X``, ``y``, domain ids."""
     from ..io import encode_labels, read_table
 
     header = _HEADER[args.header]
+    col = args.domain_column
     task = args.task
     if task == "auto":
         task = "regression" if any(_is_regression(p, args, header) for p in args.domains) \
             else "classification"
     if task == "regression":
-        tabs = [_numeric(p, args, header) for p in args.domains]
+        files = [_numeric(p, args, header, col) for p in args.domains]
     else:
-        tabs = [read_table(p, label_column=args.label_column, header=header)
-                for p in args.domains]
-    news = [_read_new(p, args, header, tabs[0], task) for p in args.predict]
-    for t in [*tabs, *news]:
+        files = [read_table(p, label_column=args.label_column, header=header,
+                            domain_column=col) for p in args.domains]
+    news = [_read_new(p, args, header, files[0], task) for p in args.predict]
+    for t in [*files, *news]:
         for note in t.notes:
             info(args, f"note: {note}")
-    notes = match_columns(tabs[0], tabs[1:]) + match_columns(tabs[0], news)
+    notes = match_columns(files[0], files[1:]) + match_columns(files[0], news)
     for note in notes:
         info(args, f"note: {note}")
     classes = None
     if task == "classification":
-        classes, codes = encode_labels(tabs)
+        classes, codes = encode_labels(files)
         classes = np.asarray(classes)
-        ys = [c.astype(np.int64) for c in codes]
-        if np.unique(np.concatenate(ys)).size < 2:
+        for t, c in zip(files, codes, strict=True):
+            t.y = c.astype(np.int64)
+        if np.unique(np.concatenate([t.y for t in files])).size < 2:
             raise ValueError(f"The domain files have a single class ({_value(classes[0])!r}); "
                              "classification needs at least two (for a numeric target, add "
                              "--task regression).")
         for t in news:
             if t.y is not None:
                 t.y = _codes(t.y, classes)
-    else:
-        ys = [t.y for t in tabs]
+    tabs, names = _split_domains(files, args)
     X = np.vstack([t.X for t in tabs])
-    y = np.concatenate(ys)
+    y = np.concatenate([t.y for t in tabs])
     sd = np.concatenate([np.full(len(t.X), i + 1) for i, t in enumerate(tabs)])
-    small = [t.path for t in tabs if len(t.X) < 2]
+    small = [n for n, t in zip(names, tabs, strict=True) if len(t.X) < 2]
     if small:
-        raise ValueError(f"{', '.join(small)}: 1 row; every domain file needs at least 2 rows "
+        raise ValueError(f"{', '.join(small)}: 1 row; every domain needs at least 2 rows "
                          "(marginal transfer describes a domain by its rows).")
-    return tabs, news, task, classes, X, y, sd, notes
+    return tabs, names, news, task, classes, X, y, sd, notes
+
+
+def _split_domains(files, args):
+    """One table per domain, and its display name: each file (named after it), or each value
+    of ``--domain-column`` (named by the value; by file and value when several files have
+    it)."""
+    from ..io import Table
+
+    if args.domain_column is None:
+        return files, _names(args.domains)
+    tabs, names = [], []
+    stems = _names(args.domains)
+    for t, stem in zip(files, stems, strict=True):
+        values = list(dict.fromkeys(t.domains.tolist()))
+        for v in values:
+            rows = t.domains == v
+            tabs.append(Table(t.path, t.X[rows], t.y[rows], t.feature_names, t.label_name,
+                              None, t.notes if v == values[0] else []))
+            names.append(str(v) if len(files) == 1 else f"{stem}:{v}")
+    if len(tabs) < 2:
+        raise ValueError(f"--domain-column {args.domain_column}: one domain "
+                         f"({names[0]!r}) in {', '.join(args.domains)}; generalize learns "
+                         "from several domains: give files with two or more domains.")
+    return tabs, names
 
 
 def _read_new(path, args, header, ref, task):
     """A new domain file: features only, or features and the label column when the file has
-    the training files' label column by name (its labels then only give a score)."""
+    the training files' label column by name (its labels then only give a score). With
+    ``--domain-column``, a file that has that column gives one new domain per value
+    (``Table.domains``)."""
     from ..io import TableError, read_table
 
     name = ref.label_name
-    if name:
+    for col in dict.fromkeys([args.domain_column, None]):
+        if name:
+            try:
+                return (_numeric(path, argparse.Namespace(label_column=name), header, col)
+                        if task == "regression" else
+                        read_table(path, label_column=name, header=header,
+                                   allow_missing_labels=True, domain_column=col))
+            except (TableError, ValueError):     # no such column: features only
+                pass
         try:
-            return (_numeric(path, argparse.Namespace(label_column=name), header)
-                    if task == "regression" else
-                    read_table(path, label_column=name, header=header,
-                               allow_missing_labels=True))
-        except (TableError, ValueError):     # no such column: features only
-            pass
-    t = read_table(path, with_labels=False, header=header)
-    t.y = None
-    return t
+            t = read_table(path, with_labels=False, header=header, domain_column=col)
+        except TableError:
+            if col is None:
+                raise
+            continue
+        t.y = None
+        return t
+    raise AssertionError("unreachable")     # the last pass reads or raises
 
 
 def _codes(y, classes) -> np.ndarray:
@@ -337,12 +377,11 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     _check_files(args)
     methods = _candidates(args.candidates)
     t_start = time.perf_counter()
-    tabs, news, task, classes, X, y, sd, match_notes = _load(args)
-    names = _names(args.domains)
+    tabs, names, news, task, classes, X, y, sd, match_notes = _load(args)
     K, d = len(tabs), X.shape[1]
     what = (f"{np.unique(y).size} classes" if task == "classification" else
             f"regression on {tabs[0].label_name or 'the label column'}")
-    info(args, f"shiftlearn generalize: {K} domain files, {len(y)} labeled rows, {d} features, "
+    info(args, f"shiftlearn generalize: {K} domains, {len(y)} labeled rows, {d} features, "
                f"{what}; comparing {', '.join(methods)} by {args.select}")
     if K == 2 and args.select == "lodo":
         info(args, "note: with 2 domains each fold trains on one domain, so the domain-aware "
@@ -421,7 +460,7 @@ def _predict(args, sel, news, classes, task, out) -> list[dict]:
         if len(t.X) < 10 and sel.choice_ == "marginal":
             info(args, f"note: {path} has {len(t.X)} rows; marginal transfer describes a new "
                        "domain by its rows, so fewer than 10 give a rough description.")
-        pred = np.asarray(sel.predict(t.X))
+        pred = np.asarray(sel.predict(t.X, t.domains))
         shown = [_value(classes[int(c)]) for c in pred] if task == "classification" else \
             [float(v) for v in pred]
         rows += [(path, i + 1, v) for i, v in enumerate(shown)]
