@@ -2,8 +2,9 @@
 
 Tools: ``datasets`` (list, verify and download the data sets), ``shift`` (how far apart are
 your domains?), ``adapt`` (your own files in, target predictions and a report out),
-``generalize`` (several labeled domain files in, a model for unseen domains out), ``mmd`` (do
-two domains of a data set differ?) and ``federated`` (federated RF-TCA jobs). The papers'
+``generalize`` (several labeled domain files in, a model for unseen domains out), ``predict``
+(a model saved by ``adapt --save`` on new files), ``mmd`` (do two domains of a data set
+differ?) and ``federated`` (federated RF-TCA jobs). The papers'
 demos live under ``shiftlearn demo <name>``: ``subspace`` (raw 1NN against TCA/SCA on a real
 data set), ``boosting``, ``marginal`` and ``splits``.
 
