@@ -126,6 +126,33 @@ def test_gaussian_is_skadas_up_to_the_scale(shrinkage):
     _proportional(ours, theirs, rtol=1e5 * EPS)
 
 
+@pytest.mark.parametrize("shrinkage", ["auto", 0.3])
+def test_gaussian_with_fewer_rows_than_features_is_the_dense_ratio(shrinkage, monkeypatch):
+    """Fewer rows than features: diag + low rank (Woodbury), never d x d; the same weights as
+    the dense covariances, and skada's up to the scale."""
+    from shiftlearn.reweighting._density import _covariance, gaussian_log_density
+
+    rng = np.random.default_rng(3)
+    ns, nt, d = 15, 20, 40
+    Xs = rng.normal(size=(ns, d)) * np.linspace(0.5, 2.0, d)
+    Xt = rng.normal(size=(nt, d)) + 0.3
+    Xt[:, 5] = 1.0                                    # a constant column in one domain
+    X, sd = np.r_[Xs, Xt], np.r_[np.ones(ns, int), -np.ones(nt, int)]
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", 8 * d * d)    # no room for 4 d x d
+    est = GaussianRW(shrinkage=shrinkage).fit(X, sample_domain=sd)
+    lr = (gaussian_log_density(Xs, Xt.mean(axis=0), _covariance(Xt, shrinkage))
+          - gaussian_log_density(Xs, Xs.mean(axis=0), _covariance(Xs, shrinkage)))
+    w = np.exp(lr - lr.max())
+    # Woodbury against Cholesky of d x d: round-off of log-densities of size O(d), ~ d^2 eps
+    # times the covariances' condition (shrinkage keeps it moderate)
+    np.testing.assert_allclose(est.weights_[sd > 0], w / w.mean(), rtol=1e6 * EPS)
+    np.testing.assert_allclose(est.covariance_target_, _covariance(Xt, shrinkage),
+                               atol=1e2 * EPS * np.abs(Xt).max() ** 2)
+    with pytest.raises(ValueError, match="GaussianRW.fit on 40 features needs"):
+        GaussianRW(shrinkage=shrinkage).fit(np.r_[Xs, Xs, Xs, Xt, Xt], sample_domain=np.r_[
+            np.ones(3 * ns, int), -np.ones(2 * nt, int)])
+
+
 def test_kde_is_skadas():
     skada = _skada()
     from sklearn.neighbors import KernelDensity

@@ -35,6 +35,56 @@ def _covariance(X: np.ndarray, shrinkage) -> np.ndarray:
     return shrunk_covariance(empirical_covariance(X), shrinkage=float(shrinkage))
 
 
+def _factored_covariance(X: np.ndarray, shrinkage) -> tuple[np.ndarray, np.ndarray]:
+    """The covariance of :func:`_covariance` as ``diag(a) + U U^T`` (``U``: ``d x n``), never
+    a ``d x d`` matrix: for fewer rows than features, ``O(n^2 d)``.
+
+    With ``C = Xc^T Xc / n`` (``Xc`` the centred rows) a fixed shrinkage ``s`` is
+    ``s mu I + (1 - s) C``, ``mu = trace(C) / d``; ``"auto"`` is Ledoit-Wolf's ``s`` of the
+    standardised rows ``Z = Xc D^-1`` (read from their ``n x n`` Gram matrix ``G``:
+    ``||Z^T Z||_F = ||G||_F``, ``sum_i ||z_i||^4 = sum_i G_ii^2``), rescaled back:
+    ``s mu D^2 + (1 - s) C``. ``None`` has no factored form (singular)."""
+    n, d = X.shape
+    Xc = X - X.mean(axis=0)
+    if shrinkage == "auto":
+        scale = Xc.std(axis=0)
+        scale[scale == 0.0] = 1.0
+        Z = Xc / scale
+        G = Z @ Z.T
+        trace = float(np.trace(G)) / n                 # trace of Z^T Z / n
+        mu = trace / d
+        beta_ = float(np.sum(np.diag(G) ** 2))
+        delta_ = float(np.sum(G * G)) / n ** 2
+        beta = (beta_ / n - delta_) / (d * n)
+        delta = (delta_ - 2.0 * mu * trace + d * mu ** 2) / d
+        beta = min(beta, delta)
+        s = 0.0 if beta == 0 else beta / delta
+        a = s * mu * scale ** 2
+    else:
+        s = float(shrinkage)
+        a = np.full(d, s * float(np.sum(Xc * Xc)) / (n * d))
+    return a, np.sqrt((1.0 - s) / n) * Xc.T
+
+
+def _factored_log_density(X: np.ndarray, mean: np.ndarray, a: np.ndarray,
+                          U: np.ndarray) -> np.ndarray:
+    """``log N(x; mean, diag(a) + U U^T)`` by the Woodbury identity and the matrix determinant
+    lemma: one ``k x k`` Cholesky factor (``k`` the columns of ``U``), ``O(k^2 d + n k d)``."""
+    d, k = U.shape
+    if np.any(a <= 0):
+        raise ValueError("The covariance of a domain is singular (a constant domain): use a "
+                         "shrinkage in (0, 1] or more varied rows.")
+    Ua = U / a[:, None]
+    M = U.T @ Ua
+    M[np.diag_indices_from(M)] += 1.0
+    c, low = cho_factor(M, lower=True)
+    V = X - mean
+    W = V @ Ua                                          # U^T diag(1/a) v, per row
+    maha = np.einsum("ij,ij->i", V, V / a) - np.einsum("ij,ji->i", W, cho_solve((c, low), W.T))
+    logdet = float(np.sum(np.log(a))) + 2.0 * float(np.sum(np.log(np.diag(c))))
+    return -0.5 * (maha + logdet + d * np.log(2.0 * np.pi))
+
+
 def gaussian_log_density(X: np.ndarray, mean: np.ndarray, cov: np.ndarray) -> np.ndarray:
     """``log N(x; mean, cov)`` of every row, through a Cholesky factor (``O(d^3 + n d^2)``).
 
@@ -91,6 +141,8 @@ class GaussianRW(BaseReweighting):
         The training rows' weights (mean 1 over the source rows, 1 on the target rows).
     mean_source_, mean_target_ : ndarray of shape (n_features,)
     covariance_source_, covariance_target_ : ndarray of shape (n_features, n_features)
+        Built on access when the domain has fewer rows than features (the fit keeps the
+        covariance as ``diag(a) + U U^T`` then, with ``U`` of the domain's rows).
     log_scale_ : float
         Log of the mean of the raw ratio over the training source rows (the normalisation
         :meth:`compute_weights` applies).
@@ -106,9 +158,11 @@ class GaussianRW(BaseReweighting):
 
     Notes
     -----
-    Cost: ``O(n d^2 + d^3)`` time, ``O(d^2)`` memory (two ``d x d`` covariances: thousands of
-    features are refused up front when they do not fit in memory). Without target rows every
-    weight is 1, with a warning.
+    Cost: ``O(n d^2 + d^3)`` time and ``O(d^2)`` memory for a domain with more rows than
+    features (``d x d`` covariances beyond the memory budget are refused up front); with
+    fewer rows ``n_k`` than features, ``diag + low rank`` (Woodbury), ``O(n_k^2 d)`` time and
+    ``O(n_k d)`` memory: thousands of features with hundreds of rows cost what the rows cost.
+    Without target rows every weight is 1, with a warning.
 
     References
     ----------
@@ -136,18 +190,50 @@ class GaussianRW(BaseReweighting):
 
     def _fit_ratio(self, Xs, Xt):
         d = Xs.shape[1]
-        check_dense_memory(d, d, 4, f"GaussianRW.fit on {d} features", "",
-                           advice="Reduce the features first (e.g. PCA), or use KDERW.")
         self.mean_source_ = Xs.mean(axis=0)
         self.mean_target_ = Xt.mean(axis=0)
-        self.covariance_source_ = _covariance(Xs, self.shrinkage)
-        self.covariance_target_ = _covariance(Xt, self.shrinkage)
+        self._models = []
+        for rows in (Xs, Xt):
+            if rows.shape[0] < d and self.shrinkage is not None:
+                # fewer rows than features: diag + low rank, never d x d
+                self._models.append(("factored", _factored_covariance(rows, self.shrinkage)))
+            else:
+                check_dense_memory(d, d, 4, f"GaussianRW.fit on {d} features", "",
+                                   advice="Reduce the features first (e.g. PCA), or use "
+                                          "KDERW.")
+                self._models.append(("dense", _covariance(rows, self.shrinkage)))
         return self._ratio(Xs)
 
+    def _log_density(self, X, mean, model):
+        kind, cov = model
+        if kind == "dense":
+            return gaussian_log_density(X, mean, cov)
+        return _factored_log_density(X, mean, *cov)
+
+    @staticmethod
+    def _dense(model) -> np.ndarray:
+        kind, cov = model
+        if kind == "dense":
+            return cov
+        a, U = cov
+        return np.diag(a) + U @ U.T
+
+    @property
+    def covariance_source_(self) -> np.ndarray:
+        """The source rows' covariance, ``d x d`` (built on access on the factored route)."""
+        check_is_fitted(self, "mean_source_")
+        return self._dense(self._models[0])
+
+    @property
+    def covariance_target_(self) -> np.ndarray:
+        """The target rows' covariance, ``d x d`` (built on access on the factored route)."""
+        check_is_fitted(self, "mean_target_")
+        return self._dense(self._models[1])
+
     def _ratio(self, X):
-        check_is_fitted(self, "covariance_target_")
-        return (gaussian_log_density(X, self.mean_target_, self.covariance_target_)
-                - gaussian_log_density(X, self.mean_source_, self.covariance_source_)), True
+        check_is_fitted(self, "mean_target_")
+        return (self._log_density(X, self.mean_target_, self._models[1])
+                - self._log_density(X, self.mean_source_, self._models[0])), True
 
 
 def _kde_log_sums(X: np.ndarray, centres: np.ndarray, sigma: float) -> np.ndarray:
