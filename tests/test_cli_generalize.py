@@ -123,6 +123,27 @@ def test_regression_is_detected_and_scored_in_label_units(tmp_path, capsys):
     assert chosen["mean"] < 2 * spread
 
 
+@pytest.mark.parametrize("name", ["hgb", "ridge", "1nn"])
+def test_other_estimators_end_to_end(tmp_path, capsys, name):
+    """The shared estimator names work for both tasks; logreg has no regression model."""
+    files = _regression_files(tmp_path, k=3)
+    assert main(["generalize", *files, "--estimator", name, "--candidates", "plain,SCA",
+                 "--json", "-q"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["task"] == "regression" and rep["estimator"] == name
+    assert all(v is not None and v > 0 for r in rep["candidates"] for v in r["per_domain"])
+    assert main(["generalize", *files, "--estimator", "logreg", "-q"]) == 2
+    assert "no model of that name for a regression target" in capsys.readouterr().err
+
+
+def test_hgb_classification(ellipses, capsys):
+    files, _, _ = ellipses
+    assert main(["generalize", *files[:3], "--estimator", "hgb", "--candidates", "plain",
+                 "--json", "-q"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["estimator_model"] == "HistGradientBoostingClassifier"
+
+
 def test_task_flag_forces_classification_and_refuses_text_regression(ellipses, tmp_path,
                                                                       capsys):
     files = _regression_files(tmp_path, k=3)
@@ -155,7 +176,7 @@ def test_mismatched_columns_name_the_file(ellipses, tmp_path, capsys):
     (["--out", "p.csv"], "--out writes the predictions of --predict"),
     (["--predict", "NEW"], "--predict needs --out"),
     (["--candidates", "plain,TCA"], "unknown ['TCA']"),
-    (["--estimator", "ridge"], "no classification model"),
+    (["--estimator", "bogus"], "unknown estimator"),
 ])
 def test_option_errors(ellipses, tmp_path, capsys, argv, words):
     files, new, _ = ellipses

@@ -32,12 +32,10 @@ import numpy as np
 from ._common import check_output, info, match_columns, print_table, report_paths, warning_lines
 from ._generalize_report import _fmt, _metric_words, _table_rows, decision, figures, write_report
 
-#: ``--estimator`` name -> (classifier, regressor) factory names; None where the name has no
-#: model for that task
-ESTIMATORS = {"svm": ("SVC", "SVR"), "logreg": ("LogisticRegression", None),
-              "ridge": (None, "Ridge"), "1nn": ("KNeighborsClassifier", "KNeighborsRegressor"),
-              "rf": ("RandomForestClassifier", "RandomForestRegressor"),
-              "hgb": ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor")}
+#: ``--estimator`` names for a regression target -> the scikit-learn regressor (classification
+#: uses the shared names of :func:`shiftlearn.workflow.make_estimator`, as ``adapt`` does)
+REGRESSORS = {"svm": "SVR", "ridge": "Ridge", "1nn": "KNeighborsRegressor",
+              "rf": "RandomForestRegressor", "hgb": "HistGradientBoostingRegressor"}
 #: ``--candidates`` words -> labels of the selector
 CANDIDATE_WORDS = {"plain": "the estimator on every training row as it is",
                    "pooling": "the marginal-transfer paper's pooled kernel SVM (every domain "
@@ -86,11 +84,12 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                         "(default) or by their worst domain")
     p.add_argument("--candidates", default="all", metavar="LIST",
                    help="comma-separated subset of plain, pooling, SCA, marginal (default all)")
-    p.add_argument("--estimator", choices=tuple(ESTIMATORS), default="svm",
+    p.add_argument("--estimator", default="svm", metavar="NAME|FILE",
                    help="the model of the plain and SCA candidates: svm (default, an RBF SVM, "
-                        "the marginal-transfer paper's family; SVR for regression), logreg, "
-                        "ridge (regression), 1nn, rf, hgb; pooling and marginal transfer are "
-                        "kernel SVMs")
+                        "the marginal-transfer paper's family; SVR for regression), 1nn, "
+                        "logreg (classification), ridge, rf, hgb, or the path of an unfitted "
+                        "scikit-learn model saved with skops; pooling and marginal transfer "
+                        "are kernel SVMs")
     p.add_argument("--predict", nargs="+", default=[], metavar="FILE",
                    help="new domain files to predict with the chosen model, each one new "
                         "domain (the label column, if present, is only used to print a score)")
@@ -121,30 +120,36 @@ def _candidates(text: str) -> list[str]:
 
 
 def _estimator(name: str, task: str, seed: int):
-    """The scikit-learn model of ``--estimator`` for ``task`` (None: the selector's default,
-    the RBF SVM)."""
-    import sklearn.ensemble
-    import sklearn.linear_model
-    import sklearn.neighbors
-    import sklearn.svm
+    """The unfitted scikit-learn model of ``--estimator`` for ``task``."""
+    from ..workflow import ESTIMATORS, make_estimator
 
-    cls_name = ESTIMATORS[name][task == "regression"]
-    if cls_name is None:
-        fits = [n for n, pair in ESTIMATORS.items() if pair[task == "regression"]]
-        raise ValueError(f"--estimator {name} has no {task} model; for {task} choose one of "
-                         f"{', '.join(fits)}.")
-    for module in (sklearn.svm, sklearn.linear_model, sklearn.neighbors, sklearn.ensemble):
-        cls = getattr(module, cls_name, None)
-        if cls is not None:
-            break
-    kw = {}
-    if "random_state" in cls().get_params():
-        kw["random_state"] = seed
-    if cls_name == "LogisticRegression":
-        kw["max_iter"] = 2000
-    if cls_name.startswith("KNeighbors"):
-        kw["n_neighbors"] = 1
-    return cls(**kw)
+    if task == "classification":
+        return make_estimator(name, seed)
+    if name in REGRESSORS:
+        import sklearn.ensemble
+        import sklearn.linear_model
+        import sklearn.neighbors
+        import sklearn.svm
+
+        cls = next(getattr(m, REGRESSORS[name]) for m in (
+            sklearn.svm, sklearn.linear_model, sklearn.neighbors, sklearn.ensemble)
+            if hasattr(m, REGRESSORS[name]))
+        kw = {"random_state": seed} if "random_state" in cls().get_params() else {}
+        return cls(n_neighbors=1) if name == "1nn" else cls(**kw)
+    if name in ESTIMATORS or not (Path(name).exists() or name.endswith(".skops")):
+        raise ValueError(f"--estimator {name}: no model of that name for a regression target; "
+                         f"choose one of {', '.join(REGRESSORS)}, or give the path of an "
+                         "unfitted scikit-learn regressor saved with skops.")
+    from sklearn.base import clone, is_regressor
+
+    from ..workflow import load_estimator
+
+    est = load_estimator(name)
+    if not is_regressor(est):
+        raise ValueError(f"--estimator {name}: holds a {type(est).__name__}, which is not a "
+                         "regressor, and the label column is a regression target; save a "
+                         "regressor, or add --task classification.")
+    return clone(est)
 
 
 def _outputs(args):
