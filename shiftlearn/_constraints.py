@@ -3,10 +3,12 @@
 Every estimator declares ``_parameter_constraints`` (a dict from parameter name to a list of
 allowed kinds) and calls :func:`check_params` at the start of ``fit``. The constraint kinds
 (:class:`Interval`, :class:`StrOptions`, :class:`Options`, :class:`HasMethods`,
-:class:`RealNotInt`) and the error (:class:`InvalidParameterError`, a ``ValueError`` and a
-``TypeError`` whose message names the parameter, its value and what is allowed) are
-scikit-learn's, imported from ``sklearn.utils._param_validation``: the module scikit-learn's own
-estimators use, whose names and messages have been stable since scikit-learn 1.2.
+:class:`RealNotInt`, :class:`Hidden` for a value left out of the messages such as the
+``"deprecated"`` default of a renamed parameter) and the error
+(:class:`InvalidParameterError`, a ``ValueError`` and a ``TypeError`` whose message names the
+parameter, its value and what is allowed) are scikit-learn's, imported from
+``sklearn.utils._param_validation``: the module scikit-learn's own estimators use, whose
+names and messages have been stable since scikit-learn 1.2.
 ``tests/test_constraints.py`` pins them against the versions ``pyproject.toml`` admits.
 
 One kind is the library's own: :class:`BandwidthSpec`, the form of every ``bandwidth*``
@@ -23,6 +25,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import (
     HasMethods,
+    Hidden,
     Interval,
     InvalidParameterError,
     Options,
@@ -31,7 +34,7 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 
-__all__ = ["BandwidthSpec", "HasMethods", "Interval", "InvalidParameterError", "Options",
+__all__ = ["BandwidthSpec", "HasMethods", "Hidden", "Interval", "InvalidParameterError", "Options",
            "RealNotInt", "StrOptions", "check_params", "parse_bandwidth_spec"]
 
 #: ``"<f>*<rule>"`` or ``"<rule>"``, spaces allowed around each part

@@ -211,3 +211,13 @@ def test_docs_dask_marginal_example_runs():
     from _docs_examples import run_skipped_example
 
     assert run_skipped_example("marginal_transfer.md", "### Data beyond memory: Dask") >= 10
+
+
+def test_dask_marginal_reads_the_former_sigma_names_with_a_warning():
+    X, y, sd = _data()
+    ref = MarginalTransferClassifier(**SQ, bandwidth_x=0.5, bandwidth_p="2*median").fit(X, y, sd)
+    with pytest.warns(FutureWarning, match="sigma_p is renamed bandwidth_p"):
+        est = MarginalTransferClassifier(**SQ, sigma_x=0.5, sigma_p="2*median").fit(
+            da.from_array(X, chunks=(400, 2)), y, sd)
+    assert est.sigma_x_ == ref.sigma_x_ == 0.5
+    _compare(ref, est, 1e-5, X, sd)

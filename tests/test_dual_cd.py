@@ -97,12 +97,12 @@ def test_estimator_exact_solver_keeps_only_support_vectors():
     """The exact estimator stores the rows with a nonzero dual coefficient; its decision
     values are those of the full expansion."""
     X, y, sd = make_rotated_ellipses(12, 24, random_state=0)
-    clf = MarginalTransferClassifier(C=1.0, sigma_x=0.3, solver="exact", random_state=0)
+    clf = MarginalTransferClassifier(C=1.0, bandwidth_x=0.3, solver="exact", random_state=0)
     clf.fit(X, y, sd)
     n_sv = clf.support_vectors_.shape[0]
     assert 0 < n_sv < X.shape[0]
     assert np.all(clf.dual_coef_ != 0.0)
-    reg = MarginalTransferRegressor(C=1.0, sigma_x=0.3, solver="exact", random_state=0)
+    reg = MarginalTransferRegressor(C=1.0, bandwidth_x=0.3, solver="exact", random_state=0)
     reg.fit(X, X[:, 0], sd)                     # tube of width epsilon: many rows inside it
     assert 0 < reg.support_vectors_.shape[0] < X.shape[0]
     assert reg.dual_coef_.shape == (reg.support_vectors_.shape[0], 1)

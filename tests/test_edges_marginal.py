@@ -305,7 +305,7 @@ def _fit_q(Est=MarginalTransferClassifier, sizes=(12, 5, 9), **kw):
 @pytest.mark.filterwarnings("ignore:.*min_predict_task_size")
 @pytest.mark.parametrize("solver", ["exact", "rf"])
 def test_embedding_parameters_reach_the_fit_and_predict(solver):
-    est, (X, y, sd) = _fit_q(solver=solver, sigma_emb=2.0, sigma_p=0.7, n_features_emb=7,
+    est, (X, y, sd) = _fit_q(solver=solver, bandwidth_emb=2.0, bandwidth_p=0.7, n_features_emb=7,
                              n_features=20)
     assert est.sigma_emb_ == 2.0 and est.sigma_p_ == 0.7 and isinstance(est.n_iter_, int)
     if solver == "rf":
@@ -319,7 +319,7 @@ def test_embedding_parameters_reach_the_fit_and_predict(solver):
     if linx is not None:
         assert linx.sigma_x_ is None
         linx.decision_function(X, sd + 10)
-    for bad in ("sigma_emb", "sigma_p"):
+    for bad in ("bandwidth_emb", "bandwidth_p"):
         with pytest.raises(ValueError, match=bad):
             _fit_q(solver=solver, n_features=20, **{bad: "-2*median"})
 
@@ -563,7 +563,7 @@ def test_task_kernel_sigma_with_two_tasks_uses_their_one_pair():
 
 
 @pytest.mark.parametrize("solver", ["exact", "rf"])
-@pytest.mark.parametrize("name", ["sigma_x", "sigma_emb", "sigma_p"])
+@pytest.mark.parametrize("name", ["bandwidth_x", "bandwidth_emb", "bandwidth_p"])
 def test_an_unrepresentable_bandwidth_is_refused_by_its_name(solver, name):
     with pytest.raises(ValueError, match=rf"^{name}=1e-200 gives the bandwidth 1e-200, outside"):
         _fit_q(solver=solver, n_features=20, **{name: 1e-200})

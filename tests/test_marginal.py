@@ -157,7 +157,7 @@ def test_no_bias_svr_fits_within_tube():
 @pytest.mark.parametrize("solver", ["exact", "rf"])
 def test_marginal_beats_pooling_on_ellipses(ellipses, solver):
     X, y, sd, Xt, yt, sdt = ellipses
-    kw = dict(C=10.0, sigma_x=0.3, solver=solver, random_state=0)
+    kw = dict(C=10.0, bandwidth_x=0.3, solver=solver, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         mt = MarginalTransferClassifier(**kw).fit(X, y, sd)
@@ -183,7 +183,7 @@ def test_pooling_ignores_test_marginal_and_large_sigma_p_is_pooling(ellipses):
     one = pool.decision_function(Xt[:50], sdt[:50])
     alone = pool.decision_function(Xt[:50])
     assert np.allclose(one, alone)  # k_P = 1: predictions do not depend on the task
-    huge = MarginalTransferClassifier(solver="exact", C=1.0, sigma_p=1e6,
+    huge = MarginalTransferClassifier(solver="exact", C=1.0, bandwidth_p=1e6,
                                       random_state=0).fit(X, y, sd)
     assert np.allclose(huge.decision_function(Xt, sdt), pool.decision_function(Xt, sdt),
                        atol=1e-4)
@@ -191,7 +191,7 @@ def test_pooling_ignores_test_marginal_and_large_sigma_p_is_pooling(ellipses):
 
 def test_prediction_uses_each_test_task_own_rows(ellipses):
     X, y, sd, Xt, _, sdt = ellipses
-    clf = MarginalTransferClassifier(solver="rf", C=10.0, sigma_x=0.3, random_state=0)
+    clf = MarginalTransferClassifier(solver="rf", C=10.0, bandwidth_x=0.3, random_state=0)
     clf.fit(X, y, sd)
     together = clf.decision_function(Xt, sdt)
     first = sdt == sdt[0]
@@ -252,13 +252,13 @@ def test_auto_solver_switches_on_size():
 def test_bandwidth_specs():
     X, y, sd = make_rotated_ellipses(8, 16, random_state=0)
     a = MarginalTransferClassifier(solver="rf", random_state=0).fit(X, y, sd)
-    b = MarginalTransferClassifier(solver="rf", sigma_x="2*median", sigma_p="0.5*median",
+    b = MarginalTransferClassifier(solver="rf", bandwidth_x="2*median", bandwidth_p="0.5*median",
                                    random_state=0).fit(X, y, sd)
     assert np.isclose(b.sigma_x_, 2 * a.sigma_x_) and np.isclose(b.sigma_p_, 0.5 * a.sigma_p_)
-    with pytest.raises(ValueError, match="sigma_x"):
-        MarginalTransferClassifier(sigma_x="mode").fit(X, y, sd)
-    with pytest.raises(ValueError, match="sigma_p"):
-        MarginalTransferClassifier(sigma_p=-1.0).fit(X, y, sd)
+    with pytest.raises(ValueError, match="bandwidth_x"):
+        MarginalTransferClassifier(bandwidth_x="mode").fit(X, y, sd)
+    with pytest.raises(ValueError, match="bandwidth_p"):
+        MarginalTransferClassifier(bandwidth_p=-1.0).fit(X, y, sd)
 
 
 # ------------------------------------------------------------------------------------ errors
@@ -302,9 +302,9 @@ def test_search_splits_by_task():
     search.fit(X, y, sd)
     assert len(search.cv_results_) == 2 and search.best_params_["C"] in (0.1, 10.0)
     staged = TaskGroupSearchCV(MarginalTransferClassifier(solver="rf", random_state=0),
-                               [{"C": [1.0, 10.0]}, {"sigma_x": [0.2, 0.4]}], staged=True,
+                               [{"C": [1.0, 10.0]}, {"bandwidth_x": [0.2, 0.4]}], staged=True,
                                cv=3, random_state=0).fit(X, y, sd)
-    assert set(staged.best_params_) == {"C", "sigma_x"} and len(staged.cv_results_) == 4
+    assert set(staged.best_params_) == {"C", "bandwidth_x"} and len(staged.cv_results_) == 4
     Xt, yt, sdt = make_rotated_ellipses(2, 50, first_domain=-50, random_state=1)
     assert 0 <= staged.score(Xt, yt, sdt) <= 1
 
@@ -358,7 +358,7 @@ def test_default_tolerances_and_invalid_tol(ellipses):
     clf = MarginalTransferClassifier(random_state=0)
     assert clf.tol is None
     assert clf._tol("exact") == 1e-2 and clf._tol("rf") == 0.1
-    rf = MarginalTransferClassifier(solver="rf", C=10.0, sigma_x=0.3, random_state=0)
+    rf = MarginalTransferClassifier(solver="rf", C=10.0, bandwidth_x=0.3, random_state=0)
     assert rf.fit(X, y, sd).linear_model_.tol == 0.1
     assert MarginalTransferClassifier(tol=1e-3)._tol("rf") == 1e-3
     with pytest.raises(ValueError, match="tol"):
@@ -397,7 +397,7 @@ def test_squared_hinge_dual_and_newton_match_primal():
 
 def test_squared_hinge_exact_and_rf_agree_on_ellipses(ellipses):
     X, y, sd, Xt, yt, sdt = ellipses
-    kw = dict(C=10.0, sigma_x=0.3, loss="squared_hinge", random_state=0)
+    kw = dict(C=10.0, bandwidth_x=0.3, loss="squared_hinge", random_state=0)
     ex = MarginalTransferClassifier(solver="exact", **kw).fit(X, y, sd)
     rf = MarginalTransferClassifier(solver="rf", **kw).fit(X, y, sd)
     assert rf.linear_model_.coef_.shape == (1, 2 * rf.n_features)
@@ -405,7 +405,7 @@ def test_squared_hinge_exact_and_rf_agree_on_ellipses(ellipses):
     assert np.mean(p_ex == p_rf) > 0.95
     assert np.mean(p_ex == yt) > 0.9 and np.mean(p_rf == yt) > 0.9
     # another objective than the hinge's: other decision values
-    hinge = MarginalTransferClassifier(solver="exact", C=10.0, sigma_x=0.3, random_state=0)
+    hinge = MarginalTransferClassifier(solver="exact", C=10.0, bandwidth_x=0.3, random_state=0)
     f_sq, f_h = ex.decision_function(Xt, sdt), hinge.fit(X, y, sd).decision_function(Xt, sdt)
     assert np.mean(np.abs(f_sq - f_h)) > 0.05
 
@@ -423,7 +423,7 @@ def test_invalid_loss_raises():
 
 def test_orthogonal_sampling_draws_orthogonal_blocks_and_still_transfers(ellipses):
     X, y, sd, Xt, yt, sdt = ellipses
-    kw = dict(C=10.0, sigma_x=0.3, solver="rf", random_state=0)
+    kw = dict(C=10.0, bandwidth_x=0.3, solver="rf", random_state=0)
     clf = MarginalTransferClassifier(sampling="orthogonal", **kw).fit(X, y, sd)
     V = np.vstack([clf.V_x_, clf.V_p_])                 # (d + 2L) x Q frequencies, unit sigma
     b = min(V.shape)
@@ -467,7 +467,7 @@ def test_pack_output_trains_on_labeled_sources_only(solver):
     predict it for every target row (45.6% accuracy, 424 of 800 rows predicted -1)."""
     ds, src, tgt = _ellipse_dataset()
     X, y, sd, y_true = ds.pack(sources=src, targets=tgt, return_masked_labels=True)
-    kw = dict(C=10.0, sigma_x=0.3, solver=solver, random_state=0)
+    kw = dict(C=10.0, bandwidth_x=0.3, solver=solver, random_state=0)
     with pytest.warns(UserWarning, match=r"left out 800 of 1568 rows \(domain -28: 200 "
                                          r"unlabeled, .*pass their rows to predict"):
         clf = MarginalTransferClassifier(**kw).fit(X, y, sd)
@@ -535,7 +535,7 @@ def test_unlabeled_convention_errors_and_labeled_target_rows():
 def test_small_test_tasks_warn_and_a_stream_is_embedded_from_a_stored_sample(ellipses):
     """One row at a time embeds each row as its own task: measured here on 2 test tasks."""
     X, y, sd, Xt, yt, sdt = ellipses
-    clf = MarginalTransferClassifier(solver="rf", C=10.0, sigma_x=0.3, random_state=0)
+    clf = MarginalTransferClassifier(solver="rf", C=10.0, bandwidth_x=0.3, random_state=0)
     clf.fit(X, y, sd)
     rows = np.flatnonzero(np.isin(sdt, sdt[[0, -1]]))
     whole = np.mean(clf.predict(Xt[rows], sdt[rows]) != yt[rows])
@@ -571,8 +571,9 @@ def test_small_test_tasks_warn_and_a_stream_is_embedded_from_a_stored_sample(ell
 # ---------------------------------------------------------------- conformance (issue #14)
 def test_parameters_are_validated_before_any_work():
     from shiftlearn._constraints import InvalidParameterError
-    bad = [("C", 0.0), ("sigma_x", "mode"), ("sigma_x", "-2*median"), ("sigma_emb", "0*median"),
-           ("sigma_p", np.inf), ("n_features", 0), ("max_iter", 1.5), ("tol", -1.0),
+    bad = [("C", 0.0), ("bandwidth_x", "mode"), ("bandwidth_x", "-2*median"),
+           ("bandwidth_emb", "0*median"), ("bandwidth_p", np.inf), ("sigma_x", "mode"),
+           ("n_features", 0), ("max_iter", 1.5), ("tol", -1.0),
            ("min_task_size", 0), ("min_predict_task_size", 0), ("weighting", "row"),
            ("random_state", "seed"), ("tau", 1.5)]
     for name, value in bad:
@@ -581,8 +582,8 @@ def test_parameters_are_validated_before_any_work():
             MarginalTransferClassifier(**{name: value}).fit(None, None)   # no data needed
     with pytest.raises(InvalidParameterError, match="'epsilon' parameter"):
         MarginalTransferRegressor(epsilon=-0.1).fit(None, None)
-    ok = MarginalTransferClassifier(sigma_x="0.5*median", sigma_p=2, sigma_emb=" median",
-                                    random_state=np.random.default_rng(0))
+    ok = MarginalTransferClassifier(bandwidth_x="0.5*median", bandwidth_p=2,
+                                    bandwidth_emb=" median", random_state=np.random.default_rng(0))
     X, y, sd = make_rotated_ellipses(4, 8, random_state=0)
     assert ok.fit(X, y, sd).sigma_x_ > 0
 
@@ -666,8 +667,8 @@ def test_exact_fit_memory_is_checked_before_allocating(monkeypatch):
 def test_extreme_values_give_value_errors_or_finite_output():
     X, y, sd = make_rotated_ellipses(4, 10, random_state=0)
     for value in (1e-300, 1e300):                   # ZeroDivisionError / OverflowError before
-        with pytest.raises(ValueError, match=r"sigma_x=.*outside \[1e-150, 1e\+150\]"):
-            MarginalTransferClassifier(sigma_x=value).fit(X, y, sd)
+        with pytest.raises(ValueError, match=r"bandwidth_x=.*outside \[1e-150, 1e\+150\]"):
+            MarginalTransferClassifier(bandwidth_x=value).fit(X, y, sd)
     with pytest.raises(ValueError, match="squared-hinge costs are too large"):     # it hung
         MarginalTransferClassifier(C=1e300, solver="rf", loss="squared_hinge").fit(X, y, sd)
     with pytest.raises(ValueError, match="numerically singular"):   # it was a LinAlgError
@@ -686,3 +687,33 @@ def test_extreme_values_give_value_errors_or_finite_output():
         big = MarginalTransferRegressor(solver=solver, random_state=0).fit(
             X, X[:, 0] * 1e300, sd)                 # y.std() overflowed to inf
         assert np.isfinite(big.predict(X, -sd)).all() and big.y_scale_ > 1e299
+
+
+# ------------------------------------------------ the former bandwidth names (one release)
+@pytest.mark.parametrize("Est", [MarginalTransferClassifier, MarginalTransferRegressor,
+                                 PoolingClassifier, PoolingRegressor])
+@pytest.mark.parametrize("solver", ["exact", "rf"])
+def test_former_sigma_names_warn_and_give_the_same_model_bit_for_bit(Est, solver):
+    X, y, sd = make_rotated_ellipses(6, 16, random_state=0)
+    y = y.astype(float) + X[:, 0] if "Regressor" in Est.__name__ else y
+    values = {"sigma_x": 0.4, "sigma_emb": "2*median", "sigma_p": "0.5*median"}
+    kw = dict(solver=solver, n_features=40, random_state=0)
+    for old, value in values.items():
+        if old not in Est().get_params():                   # Pooling*: sigma_x only
+            continue
+        new = "bandwidth_" + old.split("_")[1]
+        assert Est(**{old: value}).get_params()[old] == value   # __init__ stores it as given
+        with pytest.warns(FutureWarning, match=rf"^{Est.__name__}: {old} is renamed {new}; "
+                                               rf"pass {new}="):
+            a = Est(**kw, **{old: value}).fit(X, y, sd)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FutureWarning)     # the new name does not warn
+            b = Est(**kw, **{new: value}).fit(X, y, sd)
+        assert (a.sigma_x_, a.sigma_emb_, a.sigma_p_) == (b.sigma_x_, b.sigma_emb_, b.sigma_p_)
+        assert a.sigma_x_ == 0.4 or old != "sigma_x"          # the value given is used
+        np.testing.assert_array_equal(a.predict(X, sd), b.predict(X, sd))
+        if hasattr(a, "decision_function"):
+            np.testing.assert_array_equal(a.decision_function(X, sd), b.decision_function(X, sd))
+        with pytest.raises(ValueError, match=rf"got both {old}=.* and {new}=0.3; {old} is the "
+                                             rf"former name of {new}: give {new} only"):
+            Est(**{old: value, new: 0.3}).fit(X, y, sd)

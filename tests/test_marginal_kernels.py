@@ -43,7 +43,7 @@ def tasks():
 def test_nystroem_with_every_row_a_landmark_is_the_exact_solver(tasks, Est):
     X, y, sd, Xt, _, sdt = tasks
     y = y if Est is MarginalTransferClassifier else X[:, 0] * X[:, 1]
-    kw = dict(C=10.0, sigma_x=0.3, random_state=0, **TIGHT)
+    kw = dict(C=10.0, bandwidth_x=0.3, random_state=0, **TIGHT)
     exact = Est(solver="exact", **kw).fit(X, y, sd)
     every = Est(solver="nystroem", n_landmarks=1.0, **kw).fit(X, y, sd)
     as_count = Est(solver="nystroem", n_landmarks=10**6, **kw).fit(X, y, sd)
@@ -70,7 +70,7 @@ def test_nystroem_embeds_tasks_through_its_landmarks(tasks, monkeypatch):
     from shiftlearn.generalization._embedding import exact_embedding_gram
 
     X, y, sd, Xt, _, sdt = tasks
-    ref = MarginalTransferClassifier(solver="exact", sigma_x=0.3, random_state=0).fit(X, y, sd)
+    ref = MarginalTransferClassifier(solver="exact", bandwidth_x=0.3, random_state=0).fit(X, y, sd)
     task = np.unique(sd, return_inverse=True)[1]
     G_exact = exact_embedding_gram(X, task, ref.n_tasks_, sigma=ref.sigma_emb_)
     p_ref = ref.predict(Xt, sdt)
@@ -79,7 +79,7 @@ def test_nystroem_embeds_tasks_through_its_landmarks(tasks, monkeypatch):
         raise AssertionError("the Nystroem solver computed the exact embedding Gram")
 
     monkeypatch.setattr(_marginal_base, "exact_embedding_gram", refuse)
-    est = MarginalTransferClassifier(solver="nystroem", n_landmarks=0.25, sigma_x=0.3,
+    est = MarginalTransferClassifier(solver="nystroem", n_landmarks=0.25, bandwidth_x=0.3,
                                      random_state=0).fit(X, y, sd)
     Z = est.emb_features_
     assert Z.shape[0] == est.n_tasks_ and Z.shape[1] <= 48
@@ -210,7 +210,7 @@ def test_task_kernel_overflow_and_bandwidth_rules():
 @pytest.mark.parametrize("solver", ["exact", "nystroem", "rf"])
 def test_normalised_exponential_is_the_gaussian_and_tau_one_is_pooling(tasks, solver):
     X, y, sd, Xt, _, sdt = tasks
-    kw = dict(C=10.0, sigma_x=0.3, solver=solver, n_landmarks=60, random_state=0)
+    kw = dict(C=10.0, bandwidth_x=0.3, solver=solver, n_landmarks=60, random_state=0)
     gauss = MarginalTransferClassifier(**kw).fit(X, y, sd)
     nexp = MarginalTransferClassifier(kernel_p="exponential", normalize_p=True, **kw).fit(
         X, y, sd)
@@ -236,7 +236,7 @@ def test_sigma_p_rule_of_the_inner_product_kernels(tasks):
     atol_G = np.max(rbf_err(X, X, est.sigma_emb_)) + 4 * 16 * 16 * EPS
     rel = atol_G / want**2
     assert est.sigma_p_ == pytest.approx(want, rel=rel)
-    half = MarginalTransferClassifier(kernel_p="polynomial", sigma_p="0.5*median",
+    half = MarginalTransferClassifier(kernel_p="polynomial", bandwidth_p="0.5*median",
                                       solver="exact", random_state=0).fit(X, y, sd)
     assert half.sigma_p_ == pytest.approx(want / 2, rel=rel)
 
@@ -245,7 +245,7 @@ def test_indicator_with_tau_zero_is_one_machine_per_task():
     """§5.2: k_P = 1 on the same task and 0 otherwise decouples the fit into one kernel
     machine per task (equal task sizes: the costs C M / (N n) = C are the single task's)."""
     X, y, sd = make_rotated_ellipses(4, 24, random_state=0)
-    kw = dict(C=3.0, sigma_x=0.4, solver="exact", random_state=0, **TIGHT)
+    kw = dict(C=3.0, bandwidth_x=0.4, solver="exact", random_state=0, **TIGHT)
     joint = MarginalTransferClassifier(kernel_p="indicator", **kw).fit(X, y, sd)
     assert joint.sigma_p_ is None and joint.sigma_emb_ is None
     with warnings.catch_warnings():

@@ -110,7 +110,7 @@ def test_two_value_grids_integers_and_bandwidth_specs(data):
     ss = _search({"sigma": ["0.5*median", "median", "2*median"]}, data, extend_grid=10)
     assert ss.grid_extensions_[0]["values"] == ["median", "2*median", "4*median"]
     assert ss.best_params_ == {"sigma": "8*median"}
-    MarginalTransferClassifier(sigma_x=ss.grid_extensions_[-1]["values"][-1])  # a valid spec
+    MarginalTransferClassifier(bandwidth_x=ss.grid_extensions_[-1]["values"][-1])  # a valid spec
 
 
 def test_only_numeric_axes_move_and_the_others_stay(data):

@@ -22,9 +22,9 @@ def test_ellipses_paper_scale_error_below_two_percent():
     Xt, yt, sdt = make_rotated_ellipses(10, 2000, first_domain=-1000, random_state=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        mt = MarginalTransferClassifier(C=10.0, sigma_x=0.4, solver="rf", n_features=200,
+        mt = MarginalTransferClassifier(C=10.0, bandwidth_x=0.4, solver="rf", n_features=200,
                                         random_state=0).fit(X, y, sd)
-        pool = PoolingClassifier(C=10.0, sigma_x=0.4, solver="rf", n_features=200,
+        pool = PoolingClassifier(C=10.0, bandwidth_x=0.4, solver="rf", n_features=200,
                                  random_state=0).fit(X, y, sd)
     err = 1 - task_group_score(mt, Xt, yt, sdt)
     assert err <= 0.02
@@ -38,7 +38,7 @@ def test_error_falls_with_N_and_n():
         X, y, sd = make_rotated_ellipses(N, n, random_state=N + n)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            mt = MarginalTransferClassifier(C=10.0, sigma_x=0.4, solver="rf",
+            mt = MarginalTransferClassifier(C=10.0, bandwidth_x=0.4, solver="rf",
                                             random_state=0).fit(X, y, sd)
         errs[N, n] = 1 - task_group_score(mt, Xt, yt, sdt)
     vals = list(errs.values())

@@ -27,7 +27,7 @@ from .._dask import compute_per_block, dask_rows, to_memory
 from .._validation import check_y_domain
 from ..kernels import bandwidth_rows, rff_sum
 from ._embedding import rff_product_features, task_rows
-from ._marginal_checks import check_rf_memory, labeled_training_rows
+from ._marginal_checks import bandwidth_specs, check_rf_memory, labeled_training_rows
 
 __all__ = ["DaskRFDesign", "decision_dask", "fit_rf_dask"]
 
@@ -173,6 +173,7 @@ def fit_rf_dask(est, X, y, sample_domain, dtype):
     """``est.fit(X, y, sample_domain)`` for a Dask ``X`` (see the module docstring); ``dtype``:
     the precision of the random-feature projections, the estimator's (float32)."""
     check_params(est)
+    est._bandwidths = bandwidth_specs(est)   # the former sigma_* names, with a warning
     why = _refusal(est)
     if why is not None:
         raise ValueError(why)

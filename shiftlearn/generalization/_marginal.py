@@ -47,9 +47,12 @@ The model where the paper leaves it open (see ``docs/marginal_transfer.md``)
   deviation from the paper's no-offset formulation, needed because UPDRS scores sit far from 0.
 * **Embeddings:** V-statistic (diagonal included, eq. 30) in the exact solver; random-feature
   means (eq. 31) in the RF solver. A training point belongs to its own task's embedding.
-* **Bandwidths:** each of ``sigma_x``, ``sigma_emb``, ``sigma_p`` is a float, ``"median"``
-  (median pairwise distance of the training rows, resp. of the training task embeddings) or
-  ``"<f>*median"`` (``f`` times it, handy for grids).
+* **Bandwidths:** each of ``bandwidth_x``, ``bandwidth_emb``, ``bandwidth_p`` (one per
+  kernel) is a float, ``"median"`` (median pairwise distance of the training rows, resp. of
+  the training task embeddings) or ``"<f>*median"`` (``f`` times it, handy for grids); the
+  fitted numbers are ``sigma_x_``, ``sigma_emb_``, ``sigma_p_``. The former names
+  ``sigma_x``, ``sigma_emb``, ``sigma_p`` are read for one release, mapped by ``fit`` with a
+  ``FutureWarning``.
 * **Training rows** (the library's unlabeled convention): ``fit`` learns from the labeled rows
   of source domains (positive ``sample_domain``). Unlabeled rows (``y = -1``/NaN; regression:
   NaN) and target-domain rows are left out with a warning that counts them per domain, so the
@@ -106,13 +109,19 @@ _COMMON_DOC = """
     C : float, default=1.0
         Regularisation: per-point cost ``c_a = C * M / (N n_t)`` (``lambda = 1 / (2 C M)`` in
         the paper's eq. 7). Equals liblinear's ``C`` when all tasks have the same size.
-    sigma_x, sigma_emb, sigma_p : float, "median" or "<f>*median", default="median"
+    bandwidth_x, bandwidth_emb, bandwidth_p : float, "median" or "<f>*median", default="median"
         Bandwidths of ``k_X`` (on x), ``k'`` (the embedding kernel) and ``k_P`` (the kernel
-        on embeddings). ``"median"``: the kernel's median rule on the training rows
-        (``sigma_x``, ``sigma_emb``; :func:`shiftlearn.kernels.median_heuristic`: median L2
-        distance for rbf, L1 for laplacian, ``sqrt(2)`` x L2 for cauchy), resp. the median
-        distance between training task embeddings (``sigma_p``, Gaussian ``kernel_p``) or
-        ``sqrt(median |<Psi_i, Psi_j>|)`` (exponential, polynomial).
+        on embeddings), fitted as ``sigma_x_``, ``sigma_emb_``, ``sigma_p_``. ``"median"``:
+        the kernel's median rule on the training rows (``bandwidth_x``, ``bandwidth_emb``;
+        :func:`shiftlearn.kernels.median_heuristic`: median L2 distance for rbf, L1 for
+        laplacian, ``sqrt(2)`` x L2 for cauchy), resp. the median distance between training
+        task embeddings (``bandwidth_p``, Gaussian ``kernel_p``) or
+        ``sqrt(median |<Psi_i, Psi_j>|)`` (exponential, polynomial); ``"<f>*median"``: ``f``
+        times it. A value outside ``[1e-150, 1e150]`` is refused (``ValueError``).
+    sigma_x, sigma_emb, sigma_p : deprecated
+        The former names of ``bandwidth_x``, ``bandwidth_emb``, ``bandwidth_p``, read for one
+        release: ``fit`` uses a given one with a ``FutureWarning``, and raises a
+        ``ValueError`` when the new name is given too.
     kernel_x : {"rbf", "laplacian", "cauchy", "linear"}, default="rbf"
         ``exp(-||a-b||^2/(2 sigma^2))``, ``exp(-||a-b||_1/sigma)``,
         ``prod_j 1/(1 + ((a_j-b_j)/sigma)^2)`` or ``a . b`` (:mod:`shiftlearn.kernels`).
@@ -196,10 +205,11 @@ _LOSS_DOC = """    loss : {"hinge", "squared_hinge"}, default="hinge"
 class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     _parameter_constraints: dict = {
         k: MARGINAL_PARAMETER_CONSTRAINTS[k]
-        for k in ("C", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb", "kernel_p",
-                  "degree_p", "normalize_p", "tau", "solver", "n_features_emb",
+        for k in ("C", "bandwidth_x", "bandwidth_emb", "bandwidth_p", "kernel_x", "kernel_emb",
+                  "kernel_p", "degree_p", "normalize_p", "tau", "solver", "n_features_emb",
                   "n_features", "n_landmarks", "sampling", "weighting", "min_task_size",
-                  "min_predict_task_size", "tol", "max_iter", "loss", "random_state")}
+                  "min_predict_task_size", "tol", "max_iter", "loss", "random_state", "sigma_x",
+                  "sigma_emb", "sigma_p")}
 
     __doc__ = """Marginal transfer learning classifier (hinge or squared hinge, no intercept).
 
@@ -218,23 +228,24 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
     --------
     >>> from shiftlearn.datasets import make_rotated_ellipses
     >>> X, y, sd = make_rotated_ellipses(32, 32, random_state=0)
-    >>> clf = MarginalTransferClassifier(C=10, sigma_x=0.3, random_state=0).fit(X, y, sd)
+    >>> clf = MarginalTransferClassifier(C=10, bandwidth_x=0.3, random_state=0).fit(X, y, sd)
     >>> Xt, yt, sdt = make_rotated_ellipses(4, 200, first_domain=100, random_state=1)
     >>> bool(clf.score(Xt, yt, sdt) > 0.7)
     True
     """
 
-    def __init__(self, *, C=1.0, sigma_x="median", sigma_emb="median", sigma_p="median",
-                 kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian", degree_p=2,
-                 normalize_p=False, tau=0.0, solver="auto",
+    def __init__(self, *, C=1.0, bandwidth_x="median", bandwidth_emb="median",
+                 bandwidth_p="median", kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian",
+                 degree_p=2, normalize_p=False, tau=0.0, solver="auto",
                  n_features_emb=100, n_features=300, n_landmarks=DEFAULT_N_LANDMARKS,
                  sampling="gaussian", weighting="task", min_task_size=2,
                  min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None, max_iter=1000,
-                 loss="hinge", random_state=None):
+                 loss="hinge", random_state=None, sigma_x="deprecated", sigma_emb="deprecated",
+                 sigma_p="deprecated"):
         self.C = C
-        self.sigma_x = sigma_x
-        self.sigma_emb = sigma_emb
-        self.sigma_p = sigma_p
+        self.bandwidth_x = bandwidth_x
+        self.bandwidth_emb = bandwidth_emb
+        self.bandwidth_p = bandwidth_p
         self.kernel_x = kernel_x
         self.kernel_emb = kernel_emb
         self.kernel_p = kernel_p
@@ -253,6 +264,9 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
         self.max_iter = max_iter
         self.loss = loss
         self.random_state = random_state
+        self.sigma_x = sigma_x
+        self.sigma_emb = sigma_emb
+        self.sigma_p = sigma_p
 
     def _encode_targets(self, y):
         check_classification_targets(y)
@@ -322,11 +336,11 @@ class MarginalTransferClassifier(ClassifierMixin, _MarginalTransferBase):
 class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
     _parameter_constraints: dict = {
         k: MARGINAL_PARAMETER_CONSTRAINTS[k]
-        for k in ("C", "epsilon", "sigma_x", "sigma_emb", "sigma_p", "kernel_x", "kernel_emb",
-                  "kernel_p", "degree_p", "normalize_p", "tau", "solver",
+        for k in ("C", "epsilon", "bandwidth_x", "bandwidth_emb", "bandwidth_p", "kernel_x",
+                  "kernel_emb", "kernel_p", "degree_p", "normalize_p", "tau", "solver",
                   "n_features_emb", "n_features", "n_landmarks", "sampling", "weighting",
                   "normalize_y", "min_task_size", "min_predict_task_size", "tol", "max_iter",
-                  "random_state")}
+                  "random_state", "sigma_x", "sigma_emb", "sigma_p")}
 
     __doc__ = """Marginal transfer learning regressor (epsilon-insensitive loss, SVR-like).
 
@@ -351,18 +365,19 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
 
     _task_kind = "regression"
 
-    def __init__(self, *, C=1.0, epsilon=0.1, sigma_x="median", sigma_emb="median",
-                 sigma_p="median", kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian",
+    def __init__(self, *, C=1.0, epsilon=0.1, bandwidth_x="median", bandwidth_emb="median",
+                 bandwidth_p="median", kernel_x="rbf", kernel_emb="rbf", kernel_p="gaussian",
                  degree_p=2, normalize_p=False, tau=0.0, solver="auto",
                  n_features_emb=100, n_features=300, n_landmarks=DEFAULT_N_LANDMARKS,
                  sampling="gaussian", weighting="task", normalize_y=True, min_task_size=2,
                  min_predict_task_size=MIN_PREDICT_TASK_SIZE, tol=None, max_iter=1000,
-                 random_state=None):
+                 random_state=None, sigma_x="deprecated", sigma_emb="deprecated",
+                 sigma_p="deprecated"):
         self.C = C
         self.epsilon = epsilon
-        self.sigma_x = sigma_x
-        self.sigma_emb = sigma_emb
-        self.sigma_p = sigma_p
+        self.bandwidth_x = bandwidth_x
+        self.bandwidth_emb = bandwidth_emb
+        self.bandwidth_p = bandwidth_p
         self.kernel_x = kernel_x
         self.kernel_emb = kernel_emb
         self.kernel_p = kernel_p
@@ -381,6 +396,9 @@ class MarginalTransferRegressor(RegressorMixin, _MarginalTransferBase):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.sigma_x = sigma_x
+        self.sigma_emb = sigma_emb
+        self.sigma_p = sigma_p
 
     def _encode_targets(self, y):
         y = np.asarray(y, dtype=np.float64)
@@ -448,12 +466,12 @@ class PoolingClassifier(MarginalTransferClassifier):
 
     _POOLING = True
 
-    def __init__(self, *, C=1.0, sigma_x="median", kernel_x="rbf", solver="auto",
+    def __init__(self, *, C=1.0, bandwidth_x="median", kernel_x="rbf", solver="auto",
                  n_features=300, n_landmarks=DEFAULT_N_LANDMARKS, sampling="gaussian",
                  weighting="task", min_task_size=2, tol=None, max_iter=1000, loss="hinge",
-                 random_state=None):
+                 random_state=None, sigma_x="deprecated"):
         self.C = C
-        self.sigma_x = sigma_x
+        self.bandwidth_x = bandwidth_x
         self.kernel_x = kernel_x
         self.solver = solver
         self.n_features = n_features
@@ -465,6 +483,7 @@ class PoolingClassifier(MarginalTransferClassifier):
         self.max_iter = max_iter
         self.loss = loss
         self.random_state = random_state
+        self.sigma_x = sigma_x
 
 
 class PoolingRegressor(MarginalTransferRegressor):
@@ -482,13 +501,13 @@ class PoolingRegressor(MarginalTransferRegressor):
 
     _POOLING = True
 
-    def __init__(self, *, C=1.0, epsilon=0.1, sigma_x="median", kernel_x="rbf",
+    def __init__(self, *, C=1.0, epsilon=0.1, bandwidth_x="median", kernel_x="rbf",
                  solver="auto", n_features=300, n_landmarks=DEFAULT_N_LANDMARKS,
                  sampling="gaussian", weighting="task", normalize_y=True, min_task_size=2,
-                 tol=None, max_iter=1000, random_state=None):
+                 tol=None, max_iter=1000, random_state=None, sigma_x="deprecated"):
         self.C = C
         self.epsilon = epsilon
-        self.sigma_x = sigma_x
+        self.bandwidth_x = bandwidth_x
         self.kernel_x = kernel_x
         self.solver = solver
         self.n_features = n_features
@@ -500,3 +519,4 @@ class PoolingRegressor(MarginalTransferRegressor):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.sigma_x = sigma_x

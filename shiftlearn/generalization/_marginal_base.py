@@ -40,6 +40,7 @@ from ._marginal_checks import (
     DEFAULT_N_LANDMARKS,
     MIN_PREDICT_TASK_SIZE,
     RF_KERNELS,
+    bandwidth_specs,
     check_exact_memory,
     check_nystroem_memory,
     check_rf_memory,
@@ -213,6 +214,7 @@ class _MarginalTransferBase(BaseEstimator):
             return fit_rf_dask(self, X, y, sample_domain, _RF_DTYPE)
         y, sample_domain = to_memory(y, sample_domain)
         check_params(self)
+        self._bandwidths = bandwidth_specs(self)    # the former sigma_* names, with a warning
         if self.solver == "rf":
             self._choose_solver(0)  # the cross-parameter errors, before any work
             self._check_rf_sampling()
@@ -243,24 +245,26 @@ class _MarginalTransferBase(BaseEstimator):
         return self
 
     def _set_bandwidths(self, X: np.ndarray) -> None:
-        """``sigma_x_`` and ``sigma_emb_`` (numbers, or the median rule of each kernel on the
-        rows of ``X``, which it subsamples itself: a Dask fit passes those rows only)."""
+        """``sigma_x_`` and ``sigma_emb_`` from ``bandwidth_x`` and ``bandwidth_emb``
+        (numbers, or the median rule of each kernel on the rows of ``X``, which it subsamples
+        itself: a Dask fit passes those rows only)."""
         med = {}
 
-        def median(kernel):  # computed once per kernel, shared by sigma_x and sigma_emb
+        def median(kernel):  # once per kernel, shared by bandwidth_x and bandwidth_emb
             if kernel not in med:  # the kernel's own rule (laplacian: L1 distances, ...)
                 med[kernel] = median_heuristic(X, kernel=kernel)
             return med[kernel]
 
         kx = self.kernel_x
-        self.sigma_x_ = (resolve_bandwidth(self.sigma_x, None, name="sigma_x",
+        self.sigma_x_ = (resolve_bandwidth(self._bandwidths["bandwidth_x"], None,
+                                           name="bandwidth_x",
                                            rule_value=lambda rule: median(kx))
                          if kx != "linear" else None)
         ke = self._param("kernel_emb", "rbf")
         self.sigma_emb_ = None
         if not self._pooling() and ke != "linear" and self._kernel_p_kind() != "indicator":
-            self.sigma_emb_ = resolve_bandwidth(self._param("sigma_emb", "median"), None,
-                                                name="sigma_emb",
+            self.sigma_emb_ = resolve_bandwidth(self._bandwidths["bandwidth_emb"], None,
+                                                name="bandwidth_emb",
                                                 rule_value=lambda rule: median(ke))
 
     def _train_task_kernel(self, X, task, pooling, ke, landmarks=None) -> np.ndarray:
@@ -289,7 +293,7 @@ class _MarginalTransferBase(BaseEstimator):
         self.emb_sqnorm_ = np.diag(G).copy()
         D2 = embedding_sq_distances(G, self.emb_sqnorm_, self.emb_sqnorm_)
         self.sigma_p_ = resolve_bandwidth(
-            self._param("sigma_p", "median"), None, name="sigma_p",
+            self._bandwidths["bandwidth_p"], None, name="bandwidth_p",
             rule_value=lambda rule: task_kernel_sigma(G, D2, kind))
         return task_kernel(G, self.emb_sqnorm_, self.emb_sqnorm_, kind=kind,
                            sigma=self.sigma_p_, degree=int(self._param("degree_p", 2)),
@@ -416,7 +420,7 @@ class _MarginalTransferBase(BaseEstimator):
         """``ZP_`` (training tasks' embeddings) and the bandwidth ``sigma_p_`` between them."""
         self.ZP_ = ZP
         self.sigma_p_ = resolve_bandwidth(
-            self._param("sigma_p", "median"), None, name="sigma_p",
+            self._bandwidths["bandwidth_p"], None, name="bandwidth_p",
             rule_value=lambda rule: median_heuristic(self.ZP_) if self.n_tasks_ >= 2 else 1.0)
 
     def _fit_rf(self, X, Y, task, c, rng, pooling, ke):

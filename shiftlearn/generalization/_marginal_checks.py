@@ -30,7 +30,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._constraints import BandwidthSpec, Interval, RealNotInt, StrOptions
+from .._constraints import BandwidthSpec, Hidden, Interval, RealNotInt, StrOptions
 from .._resources import memory_budget
 from .._stacklevel import user_stacklevel
 from .._validation import unlabeled_mask
@@ -47,6 +47,8 @@ __all__ = [
     "check_exact_memory",
     "check_nystroem_memory",
     "check_rf_memory",
+    "RENAMED_BANDWIDTHS",
+    "bandwidth_specs",
     "labeled_training_rows",
     "warn_small_test_tasks",
 ]
@@ -85,15 +87,25 @@ _LIST_MAX = 8
 #: ``"<f>*median"`` (the median of each kernel's own distances: rows, or task embeddings)
 _BANDWIDTH = BandwidthSpec(("median",))
 
+#: the former names of the bandwidths, read for one release (``fit`` maps them, with a
+#: ``FutureWarning``, onto the new ones); their default is ``"deprecated"``
+RENAMED_BANDWIDTHS = {"sigma_x": "bandwidth_x", "sigma_emb": "bandwidth_emb",
+                      "sigma_p": "bandwidth_p"}
+_DEPRECATED = "deprecated"
+_FORMER = [_BANDWIDTH, Hidden(StrOptions({_DEPRECATED}))]
+
 _POS_INT = Interval(Integral, 1, None, closed="left")
 
 #: constraints of every marginal-transfer / pooling parameter (a class checks the ones it has)
 MARGINAL_PARAMETER_CONSTRAINTS: dict = {
     "C": [Interval(Real, 0, None, closed="neither")],
     "epsilon": [Interval(Real, 0, None, closed="left")],
-    "sigma_x": [_BANDWIDTH],
-    "sigma_emb": [_BANDWIDTH],
-    "sigma_p": [_BANDWIDTH],
+    "bandwidth_x": [_BANDWIDTH],
+    "bandwidth_emb": [_BANDWIDTH],
+    "bandwidth_p": [_BANDWIDTH],
+    "sigma_x": _FORMER,
+    "sigma_emb": _FORMER,
+    "sigma_p": _FORMER,
     "kernel_x": [StrOptions(set(POINT_KERNELS))],
     "kernel_emb": [StrOptions(set(POINT_KERNELS))],
     "kernel_p": [StrOptions({"gaussian", "exponential", "polynomial", "indicator"})],
@@ -167,6 +179,36 @@ def labeled_training_rows(y: np.ndarray, sd: np.ndarray, task: str, owner: str) 
                 "positive id to use it as a training task.")
     warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
     return keep
+
+
+def bandwidth_specs(est) -> dict:
+    """The bandwidth specs a fit of ``est`` uses, by their names ``bandwidth_*`` (those it
+    has): each one's value, or its former name's (:data:`RENAMED_BANDWIDTHS`) when that one is
+    given, with a ``FutureWarning`` that names the new one. Called by ``fit`` (never
+    ``__init__``, which stores the parameters as given), after ``check_params``.
+
+    Raises
+    ------
+    ValueError
+        when a former name and its new one are both given (the new one not at its default
+        ``"median"``).
+    """
+    specs = {}
+    for old, new in RENAMED_BANDWIDTHS.items():
+        if not hasattr(est, new):                   # the Pooling* estimators: bandwidth_x only
+            continue
+        value, former = getattr(est, new), getattr(est, old, _DEPRECATED)
+        if not (isinstance(former, str) and former == _DEPRECATED):
+            if not (isinstance(value, str) and value == "median"):
+                raise ValueError(
+                    f"{type(est).__name__} got both {old}={former!r} and {new}={value!r}; "
+                    f"{old} is the former name of {new}: give {new} only.")
+            warnings.warn(f"{type(est).__name__}: {old} is renamed {new}; pass "
+                          f"{new}={former!r} ({old} will be removed in the next release).",
+                          FutureWarning, stacklevel=user_stacklevel())
+            value = former
+        specs[new] = value
+    return specs
 
 
 def check_exact_memory(owner: str, M: int, kernel_x: str) -> None:

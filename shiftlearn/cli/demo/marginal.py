@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     X, y, sd = make_rotated_ellipses(args.N, args.n, random_state=args.seed)
     Xt, yt, sdt = make_rotated_ellipses(10, args.test_points, first_domain=-1000,
                                         random_state=args.seed + 1)
-    kw = dict(C=args.C, sigma_x=args.sigma_x, solver=args.solver, loss=args.loss,
+    kw = dict(C=args.C, bandwidth_x=args.sigma_x, solver=args.solver, loss=args.loss,
               sampling=args.sampling, random_state=args.seed)
     for name, est in track((("marginal transfer", MarginalTransferClassifier(**kw)),
                             ("pooling", PoolingClassifier(**kw))), description="fitting"):
