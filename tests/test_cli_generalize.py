@@ -224,6 +224,34 @@ def test_one_file_with_a_domain_column(tmp_path, capsys):
     assert "--domain-column" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_save_then_predict_gives_the_predictions_of_out(ellipses, tmp_path, capsys, task):
+    """A saved generalize model predicts a new file as one new domain, as --out did."""
+    pytest.importorskip("skops")
+    if task == "classification":
+        files, new, _ = ellipses
+    else:
+        files = _regression_files(tmp_path, k=4)
+        new = files.pop()
+    out, model, again = tmp_path / "p.csv", tmp_path / "m.skops", tmp_path / "q.csv"
+    assert main(["generalize", *files, "--predict", new, "--out", str(out), "--save",
+                 str(model), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), new, "--out", str(again), "-q"]) == 0
+    first = [r["prediction"] for r in csv.DictReader(open(out, encoding="utf-8"))]
+    second = [r["prediction"] for r in csv.DictReader(open(again, encoding="utf-8"))]
+    assert len(first) == len(second) > 0
+    if task == "classification":
+        assert first == second
+    else:
+        np.testing.assert_allclose(np.array(second, float), np.array(first, float), rtol=1e-5)
+    data = bytearray(model.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    model.write_bytes(bytes(data))
+    assert main(["predict", str(model), new, "-q"]) == 2
+    assert "damaged" in capsys.readouterr().err
+
+
 def test_selector_ties_and_order():
     """Candidates are kept in the library's order whatever the caller's, and an estimate
     better only by rounding is a tie (the earlier candidate keeps it)."""

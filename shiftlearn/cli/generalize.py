@@ -100,6 +100,10 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                         "the JSON beside it, or .json")
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON on stdout instead of the table")
+    p.add_argument("--save", metavar="FILE",
+                   help="save the chosen model, refitted on every domain (skops; predict new "
+                        "files later with: shiftlearn predict FILE new.csv, each file one new "
+                        "domain)")
     return p
 
 
@@ -162,16 +166,21 @@ def _outputs(args):
         raise ValueError("--predict needs --out FILE, where the predictions go (CSV: "
                          "file,row,prediction).")
     out = check_output(args.out, "--out", inputs=inputs) if args.out else None
+    save = check_output(args.save, "--save", inputs=inputs) if args.save else None
+    if out is not None and save is not None and out.resolve() == save.resolve():
+        raise ValueError(f"--out and --save name the same file {args.out}; give them "
+                         "different names.")
     paths, note = {}, None
     if args.report:
-        paths, note = report_paths(args.report, named=(*inputs, *([args.out] if args.out
-                                                                   else [])))
+        paths, note = report_paths(args.report, named=(*inputs, *(
+            [f for f in (args.out, args.save) if f])))
         for path in paths.values():
-            if out is not None and path.resolve() == out.resolve():
-                raise ValueError(f"--out {args.out} and the report {path} are the same file; "
-                                 "give them different names.")
+            for option, other in (("--out", out), ("--save", save)):
+                if other is not None and path.resolve() == other.resolve():
+                    raise ValueError(f"{option} {other} and the report {path} are the same "
+                                     "file; give them different names.")
             check_output(path, "--report", inputs=inputs)
-    return out, paths, note
+    return out, paths, note, save
 
 
 def _check_files(args) -> None:
@@ -378,7 +387,11 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     from ..model_selection import GeneralizationSelector
 
     command = "shiftlearn " + shlex.join(sys.argv[1:] if args._argv is None else args._argv)
-    out, paths, note = _outputs(args)
+    out, paths, note, save = _outputs(args)
+    if save is not None:
+        from ..workflow import skops_io
+
+        skops_io()          # the persist extra, before any work
     _check_files(args)
     methods = _candidates(args.candidates)
     t_start = time.perf_counter()
@@ -426,6 +439,8 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     rep["seconds"] = {"fit": t_fit, "predict": time.perf_counter() - t0,
                       "total": time.perf_counter() - t_start}
     rep["warnings"] = warning_lines(caught)
+    if save is not None:
+        _save(args, save, sel, tabs, names, classes, task, command)
     for r in cands:
         if r["failed"]:
             info(args, f"note: {r['method']} could not be validated on every held-out domain: "
@@ -449,6 +464,28 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     if note:
         info(args, f"note: {note}")
     return 0
+
+
+def _save(args, save, sel, tabs, names, classes, task, command) -> None:
+    """``--save``: the chosen model refitted on every domain, with the header ``shiftlearn
+    predict`` checks (columns, classes or the regression task, version, command). There is no
+    target domain, so no reference sample: predict's shift check is skipped for these files
+    (every new domain is expected to differ)."""
+    from .. import __version__
+    from ..workflow import save_model
+
+    d = tabs[0].X.shape[1]
+    header = {"version": __version__, "command": command,
+              "created_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+              "feature_names": list(tabs[0].feature_names) if tabs[0].feature_names else None,
+              "n_features": int(d), "task": task,
+              "classes": None if classes is None else [_value(c) for c in classes],
+              "label_name": tabs[0].label_name, "estimator": args.estimator,
+              "method": f"generalize: {sel.choice_}", "confidence": False, "seed": args.seed,
+              "reference_rows": 0, "target_file": None, "domains": names}
+    save_model(save, header, {"model": sel.best_estimator_, "reference": np.empty((0, d))})
+    info(args, f"saved the model to {save} (shiftlearn predict {save} FILE: each file one new "
+               "domain)")
 
 
 def _finite(v) -> float | None:

@@ -124,13 +124,18 @@ def run(args: argparse.Namespace) -> int:
     out = check_output(args.out, "--out", inputs=(args.model, args.file)) if args.out else None
     header, payload = load_model(args.model, __version__)
     tab = _read(args, header)
-    model, classes = payload["model"], np.asarray(header["classes"])
-    pred = np.asarray(model.predict(tab.X), dtype=np.int64)
+    model = payload["model"]
+    pred = np.asarray(model.predict(tab.X))
+    if header.get("task") == "regression":      # a generalize --save model of a number
+        values = [float(v) for v in pred]
+    else:
+        classes = np.asarray(header["classes"])
+        values = [_value(classes[c]) for c in pred.astype(np.int64)]
     conf = (np.asarray(model.predict_proba(tab.X)).max(axis=1)
             if header.get("confidence") else None)
     shift = _shift_check(args, np.asarray(payload["reference"], dtype=float), tab.X)
-    rows = [[i + 1, _value(classes[c])] + ([f"{conf[i]:.4f}"] if conf is not None else [])
-            for i, c in enumerate(pred)]
+    rows = [[i + 1, v] + ([f"{conf[i]:.4f}"] if conf is not None else [])
+            for i, v in enumerate(values)]
     head = ["row", "prediction"] + (["confidence"] if conf is not None else [])
     if out is not None:
         with open(out, "w", newline="", encoding="utf-8") as f:
@@ -139,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"model": str(args.model), "file": str(tab.path), "rows": len(pred),
                           "out": None if out is None else str(out),
-                          "predictions": [_value(classes[c]) for c in pred],
+                          "predictions": values,
                           "confidence": None if conf is None else [float(v) for v in conf],
                           "shift": shift, "notes": tab.notes, "model_header": header},
                          indent=2))
