@@ -184,7 +184,8 @@ def _subparsers(parser):
 def test_tools_at_top_and_demos_under_demo(capsys):
     p = cli.build_parser()
     top = _subparsers(p).choices
-    assert list(top) == ["datasets", "shift", "adapt", "mmd", "federated", "demo"]
+    assert list(top) == ["datasets", "shift", "adapt", "generalize", "predict", "mmd",
+                         "federated", "demo"]
     assert list(_subparsers(top["demo"]).choices) == ["subspace", "boosting", "marginal",
                                                       "splits"]
     with pytest.raises(SystemExit) as exc:
@@ -201,7 +202,8 @@ def test_tools_at_top_and_demos_under_demo(capsys):
     assert "subspace" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["datasets", "adapt", "mmd", "federated", "demo.subspace",
+@pytest.mark.parametrize("name", ["datasets", "adapt", "generalize", "mmd", "federated",
+                                  "demo.subspace",
                                   "demo.boosting", "demo.marginal", "demo.splits"])
 def test_every_command_module_has_add_parser_and_run(name, capsys):
     module = importlib.import_module(f"shiftlearn.cli.{name}")
