@@ -302,3 +302,24 @@ def test_the_html_report_in_a_real_browser(ellipses, tmp_path):
         assert 0.5 * w < bw <= w + 2 and bh / bw == pytest.approx(h / w, rel=0.02), f
         assert f["nonwhite"] > 0.02, f
     assert [u for u in seen["requests"] if not u.startswith(("data:", "file:"))] == []
+
+
+def test_the_selection_draws_a_bar_on_a_terminal(ellipses):
+    """On a terminal the validation shows a bar naming the candidate at work with the count of
+    fits; stdout (the table) stays plain text; --quiet draws nothing."""
+    import sys
+    from pathlib import Path
+
+    if sys.platform == "win32":
+        pytest.skip("pseudo-terminals are POSIX")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_cli_progress import _on_a_terminal
+
+    files, _, _ = ellipses
+    argv = ("generalize", *files, "--candidates", "plain,marginal")
+    code, out, terminal = _on_a_terminal(*argv)
+    assert code == 0, terminal
+    assert "validating (lodo): " in terminal and "/10" in terminal     # 2 candidates x 5
+    assert "\x1b" not in out and "marginal" in out
+    code, out, terminal = _on_a_terminal(*argv, "--quiet")
+    assert code == 0 and terminal == "" and "worst domain" in out
