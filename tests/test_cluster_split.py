@@ -10,8 +10,10 @@ from sklearn.model_selection import GridSearchCV, cross_val_score, cross_validat
 
 from shiftlearn import ClusterSplit
 from shiftlearn.kernels import (
+    gamma_from_sigma,
     kernel_matrix,
     linear_kernel,
+    median_heuristic,
     mmd2_from_kernels,
     nystroem,
     rbf_kernel,
@@ -426,3 +428,46 @@ def test_cli_splits(data_home, capsys):
     assert main(["--holdout", "amazon", "--data-home", data_home]) == 0
     out = capsys.readouterr().out
     assert "cluster (rbf)" in out and "leave-one-domain-out" in out
+
+
+# ----------------------------------------------------- bandwidth, and the former gamma (a release)
+def test_bandwidth_is_the_other_estimators_spec_and_none_stays_one_over_d():
+    X, y, g = _data(n=90)
+    cv = ClusterSplit(random_state=0)
+    list(cv.split(X, y, g))
+    assert cv.gamma_ == 1.0 / X.shape[1]                 # not through the n_features rule
+    cv = ClusterSplit(bandwidth="0.5*median", random_state=0)
+    list(cv.split(X, y, g))
+    assert cv.gamma_ == gamma_from_sigma(0.5 * median_heuristic(X, random_state=0))
+    with pytest.raises(ValueError, match="^bandwidth must be a positive float, a rule among"):
+        list(ClusterSplit(bandwidth="silverman").split(X, y, g))
+
+
+@pytest.mark.parametrize("gamma, bandwidth", [(None, None), ("median", "median"),
+                                              ("median_sq", "median_sq"), (0.37, None)])
+@pytest.mark.parametrize("n_landmarks", [None, 30])
+def test_former_gamma_warns_and_gives_the_same_split_bit_for_bit(gamma, bandwidth, n_landmarks):
+    import warnings
+
+    X, y, g = _data(n=90)
+    with pytest.warns(FutureWarning, match=r"^ClusterSplit: gamma is replaced by bandwidth; "
+                                           r"pass bandwidth="):
+        old = ClusterSplit(gamma=gamma, n_landmarks=n_landmarks, random_state=0)
+        folds_old = list(old.split(X, y, g))
+    assert old.gamma == gamma                            # __init__ stores it as given
+    if isinstance(gamma, float):                         # a number is used as it is
+        assert old.gamma_ == gamma
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        new = ClusterSplit(bandwidth=bandwidth, n_landmarks=n_landmarks, random_state=0)
+        folds_new = list(new.split(X, y, g))
+    assert old.gamma_ == new.gamma_
+    np.testing.assert_array_equal(old.labels_, new.labels_)
+    np.testing.assert_array_equal(old.mmd2_, new.mmd2_)
+    for (a, b), (c, d) in zip(folds_old, folds_new, strict=True):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, d)
+    with pytest.raises(ValueError, match=r"^ClusterSplit got both gamma=.* and bandwidth=0.5; "
+                                         "gamma is the former parameter: give bandwidth only"):
+        list(ClusterSplit(gamma=gamma, bandwidth=0.5).split(X, y, g))

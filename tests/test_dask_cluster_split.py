@@ -46,7 +46,7 @@ def _same_split(ref_cv, ref, cv, got, tol=1e-8):
 
 @pytest.mark.parametrize("kw", [
     {"n_landmarks": 60},
-    {"n_landmarks": 60, "gamma": "median", "stratify": "label"},   # bandwidth rows of X only
+    {"n_landmarks": 60, "bandwidth": "median", "stratify": "label"},   # bandwidth rows of X only
     {"n_landmarks": 50, "n_splits": 3},                            # K folds: the (n, K) D
     {"n_landmarks": 60, "init": "pca", "test_size": 0.3},          # Lanczos through blocks
     {"n_landmarks": 60, "solver": "lp", "tolerance": 0.1},
@@ -98,7 +98,7 @@ def test_dask_cluster_split_reads_blocks_not_the_array():
         return b
 
     Xd = da.from_array(X, chunks=(300, 4)).map_blocks(block, dtype=X.dtype)
-    cv = ClusterSplit(n_landmarks=30, gamma=0.5, random_state=0)
+    cv = ClusterSplit(n_landmarks=30, bandwidth=1.0, random_state=0)
     _splits(cv, Xd, y, groups=g)
     assert calls and max(calls) <= 300                           # blocks, never the 1,200 rows
     # landmarks (4 blocks hold them) + column sums + 2 passes per iteration (4 blocks each)
@@ -119,8 +119,8 @@ def test_dask_cluster_split_refusals_name_the_fix():
     unknown = Xd[Xd[:, 0] > -100]                                # row-block sizes unknown
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         _splits(ClusterSplit(n_landmarks=10), unknown, y, groups=g)
-    with pytest.raises(ValueError, match="gamma must be None, a positive float"):
-        _splits(ClusterSplit(n_landmarks=10, gamma=-1.0), Xd, y, groups=g)
+    with pytest.raises(ValueError, match="^bandwidth must be a positive float, a rule among"):
+        _splits(ClusterSplit(n_landmarks=10, bandwidth=-1.0), Xd, y, groups=g)
     with pytest.raises(ValueError, match="n_landmarks must be a positive integer"):
         _splits(ClusterSplit(n_landmarks=0), Xd, y, groups=g)
 

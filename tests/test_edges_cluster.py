@@ -118,7 +118,7 @@ def _labeled(seed=0):
     return X, y, groups
 
 
-def _reference(X, y, groups, *, test_size, kernel="rbf", gamma=None, n_landmarks=None,
+def _reference(X, y, groups, *, test_size, kernel="rbf", bandwidth=None, n_landmarks=None,
                tolerance=0.0, solver="closed_form", max_iter=100, tol=0.0, n_init=1,
                init="random", n_splits=1, stratify="label_domain", seed=0):
     """What ClusterSplit documents it does, spelled out with the public functions."""
@@ -126,7 +126,7 @@ def _reference(X, y, groups, *, test_size, kernel="rbf", gamma=None, n_landmarks
 
     codes = constraint_codes(y, groups, stratify, X.shape[0])
     rng = np.random.default_rng(seed)
-    op, gamma_ = kernel_operator(X, kernel=kernel, gamma=gamma, n_landmarks=n_landmarks,
+    op, gamma_ = kernel_operator(X, kernel=kernel, bandwidth=bandwidth, n_landmarks=n_landmarks,
                                  random_state=rng)
     k = 2 if n_splits == 1 else n_splits
     res = constrained_kernel_kmeans(X, codes, n_clusters=k, test_size=test_size,
@@ -139,8 +139,8 @@ def _reference(X, y, groups, *, test_size, kernel="rbf", gamma=None, n_landmarks
 CASES = [
     ({}, None),
     ({"kernel": "linear"}, "kernel"),
-    ({"gamma": 2.0}, "gamma"),
-    ({"gamma": 0.3, "n_landmarks": 15}, "n_landmarks"),
+    ({"bandwidth": 0.5}, "bandwidth"),
+    ({"bandwidth": "2*median", "n_landmarks": 15}, "n_landmarks"),
     ({"solver": "lp"}, None),           # the LP and the closed form give the same optimum
     ({"max_iter": 1}, "max_iter"),
     ({"tol": 0.9}, "tol"),
@@ -191,10 +191,10 @@ def test_cluster_split_defaults_and_stratify_fallback():
     from shiftlearn import ClusterSplit
 
     assert vars(ClusterSplit()) == {
-        "n_splits": 1, "test_size": 0.2, "kernel": "rbf", "gamma": None,
+        "n_splits": 1, "test_size": 0.2, "kernel": "rbf", "bandwidth": None,
         "stratify": "label_domain", "tolerance": 0, "n_landmarks": None, "featurizer": None,
         "random_state": None, "solver": "closed_form", "max_iter": 100, "tol": 0.0,
-        "n_init": 1, "init": "random"}
+        "n_init": 1, "init": "random", "gamma": "deprecated"}
     X, y, _ = _labeled(2)
     # label_domain without groups is stratified by label, as stratify="label"
     a = ClusterSplit(test_size=0.3, random_state=0)

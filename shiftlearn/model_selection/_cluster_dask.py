@@ -90,8 +90,8 @@ class DaskKernelOperator(_KernelOperator):
                       axis=0)[:, None]
 
 
-def dask_kernel_operator(X, *, kernel="rbf", gamma=None, n_landmarks=None, random_state=None
-                         ) -> tuple[DaskKernelOperator, float | None]:
+def dask_kernel_operator(X, *, kernel="rbf", gamma=None, n_landmarks=None, random_state=None,
+                         bandwidth=None) -> tuple[DaskKernelOperator, float | None]:
     """:func:`~shiftlearn.model_selection._cluster_kmeans.kernel_operator` for a Dask ``X``
     (validated by :func:`dask_features`): the same landmarks, bandwidth and ``M`` as numpy
     input with the same ``random_state``, ``Phi`` left in the blocks."""
@@ -110,7 +110,8 @@ def dask_kernel_operator(X, *, kernel="rbf", gamma=None, n_landmarks=None, rando
         raise ValueError(f"ClusterSplit on a Dask array ({n} rows) needs n_landmarks (Nyström, "
                          "e.g. n_landmarks=500): n_landmarks=None forms the full n x n kernel.")
     sub = bandwidth_rows(n)        # a rule reads only these rows (numpy input's subsample)
-    gamma_ = resolve_gamma(gamma, d, lambda: (X if sub is None else X[sub]).compute())
+    gamma_ = resolve_gamma(gamma, d, lambda: (X if sub is None else X[sub]).compute(),
+                           bandwidth)
     if not isinstance(n_landmarks, Integral) or n_landmarks < 1:
         raise ValueError(f"n_landmarks must be a positive integer or None, got {n_landmarks!r}.")
     q = int(min(n_landmarks, n))

@@ -31,6 +31,7 @@ from .._linalg import leading_eigh
 from ..kernels import (
     gamma_from_sigma,
     kernel_matrix,
+    median_heuristic,
     mmd2_from_kernels,
     nystroem,
     rbf_kernel,
@@ -100,27 +101,46 @@ class _KernelOperator:
         return U if self.M is None else self.M @ U
 
 
-def resolve_gamma(gamma, d: int, rows) -> float:
-    """The RBF ``gamma`` of ``ClusterSplit``: ``None`` -> ``1 / d``; a positive float; or a
-    bandwidth rule of :func:`shiftlearn.kernels.resolve_bandwidth` applied to ``rows()`` (a
-    callable, so the rows are only read for a rule; the rule subsamples them itself)."""
-    if gamma is None:
+def resolve_gamma(gamma, d: int, rows, bandwidth=None) -> float:
+    """The RBF ``gamma`` of ``ClusterSplit``, ``exp(-gamma ||a - b||^2)``.
+
+    From ``bandwidth``: ``None`` -> ``1 / d`` (computed as such, not through the
+    ``"n_features"`` rule, whose ``1 / (2 sqrt(d/2)^2)`` need not round to the same float);
+    else a spec of :func:`shiftlearn.kernels.resolve_bandwidth` (a number ``sigma``, a rule or
+    ``"<f>*<rule>"`` applied to ``rows()``, a callable so the rows are read for a rule only;
+    the rule subsamples them itself), ``gamma = 1 / (2 sigma^2)``. From the former ``gamma``
+    when it is not ``None``: a positive float as it is, or a rule as ``bandwidth`` reads it.
+
+    Raises
+    ------
+    ValueError
+        for a value of another form, or both ``gamma`` and ``bandwidth``.
+    """
+    if gamma is not None:
+        if bandwidth is not None:
+            raise ValueError(f"got both gamma={gamma!r} and bandwidth={bandwidth!r}; gamma is "
+                             "the former parameter: give bandwidth only.")
+        if isinstance(gamma, str):
+            return gamma_from_sigma(resolve_bandwidth(gamma, rows(), random_state=0))
+        if isinstance(gamma, Real) and not isinstance(gamma, bool) and np.isfinite(gamma) \
+                and gamma > 0:
+            return float(gamma)
+        raise ValueError(f"gamma must be None, a positive float or a bandwidth rule name, "
+                         f"got {gamma!r}.")
+    if bandwidth is None:
         return 1.0 / d
-    if isinstance(gamma, str):
-        return gamma_from_sigma(resolve_bandwidth(gamma, rows(), random_state=0))
-    if isinstance(gamma, Real) and not isinstance(gamma, bool) and np.isfinite(gamma) \
-            and gamma > 0:
-        return float(gamma)
-    raise ValueError(f"gamma must be None, a positive float or a bandwidth rule name, "
-                     f"got {gamma!r}.")
+    return gamma_from_sigma(resolve_bandwidth(
+        bandwidth, None, rule_value=lambda rule: median_heuristic(rows(), rule=rule,
+                                                                 random_state=0)))
 
 
 def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_landmarks=None,
-                    random_state=None) -> tuple[_KernelOperator, float | None]:
+                    random_state=None, bandwidth=None) -> tuple[_KernelOperator, float | None]:
     """The clustering kernel of features ``F`` as an operator; returns ``(op, gamma_)``.
 
-    ``kernel="rbf"`` with ``gamma`` (``None`` -> ``1 / n_features``, a float, or a bandwidth
-    rule of :func:`shiftlearn.kernels.resolve_bandwidth`); ``n_landmarks`` switches on
+    ``kernel="rbf"`` with ``bandwidth`` (``None`` -> ``gamma = 1 / n_features``, or a spec of
+    :func:`shiftlearn.kernels.resolve_bandwidth`) or ``gamma`` (a float, or a bandwidth rule;
+    :func:`resolve_gamma`); ``n_landmarks`` switches on
     Nyström (``O(n q)`` memory). ``kernel="linear"`` works on ``F`` directly (``O(n d)``).
     A callable ``kernel(A, B)`` forms the full matrix.
     """
@@ -132,7 +152,7 @@ def kernel_operator(F: np.ndarray, *, kernel="rbf", gamma=None, n_landmarks=None
         return _KernelOperator(diag=np.diag(K).copy(), kind="callable", K=K), None
     if kernel != "rbf":
         raise ValueError(f"Unknown kernel {kernel!r}; use 'rbf', 'linear' or a callable.")
-    gamma_ = resolve_gamma(gamma, d, lambda: F)
+    gamma_ = resolve_gamma(gamma, d, lambda: F, bandwidth)
     sigma = sigma_from_gamma(gamma_)
     if n_landmarks is None:
         K = rbf_kernel(F, sigma=sigma)
@@ -348,6 +368,7 @@ def constrained_kernel_kmeans(
     tolerance=0.0,
     kernel="rbf",
     gamma=None,
+    bandwidth=None,
     n_landmarks: int | None = None,
     solver: str = "closed_form",
     max_iter: int = 100,
@@ -372,7 +393,7 @@ def constrained_kernel_kmeans(
         Holdout fraction ``h`` (two clusters only).
     tolerance : float or ndarray of shape (n_groups,), default=0
         Soft-constraint tolerance ``tau`` (Eq. 17), per group in ``np.unique(codes)`` order.
-    kernel, gamma, n_landmarks
+    kernel, gamma, bandwidth, n_landmarks
         See :func:`kernel_operator`.
     solver : {"closed_form", "lp"}
         Assignment for two clusters (``K > 2`` always uses the LP).
@@ -452,7 +473,7 @@ def constrained_kernel_kmeans(
     rng = np.random.default_rng(random_state)
     if operator is None:
         operator, _ = kernel_operator(F, kernel=kernel, gamma=gamma, n_landmarks=n_landmarks,
-                                      random_state=rng)
+                                      random_state=rng, bandwidth=bandwidth)
     if not (isinstance(tol, Real) and tol >= 0):
         raise ValueError(f"tol must be a float >= 0, got {tol!r}.")
     ssq = _ssq_total(operator)

@@ -6,17 +6,23 @@ ambiguities are listed there and in ``docs/model_selection.md``).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.model_selection import BaseCrossValidator
 from sklearn.model_selection._split import GroupsConsumerMixin
 
 from .._dask import is_dask, to_memory
+from .._stacklevel import user_stacklevel
 from .._validation import check_X
 from ._cluster_dask import dask_features, dask_kernel_operator
 from ._cluster_kmeans import constrained_kernel_kmeans, kernel_operator
 from ._splitters import DomainAwareSplit, LeaveOneDomainOut, constraint_codes
 
 __all__ = ["ClusterSplit"]
+
+#: the default of the former ``gamma``: not given
+_DEPRECATED = "deprecated"
 
 
 class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
@@ -44,10 +50,14 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         Holdout fraction ``h`` for ``n_splits=1`` (``K`` folds use ``1/K``).
     kernel : {"rbf", "linear"} or callable, default="rbf"
         Clustering kernel. ``"linear"`` is plain (linear) k-means.
-    gamma : float, str or None, default=None
-        RBF ``gamma`` in ``exp(-gamma ||a - b||^2)``. ``None``: ``1 / d_F`` with ``d_F`` the
-        feature dimension (the paper's advice, its Section 6; the paper's experiments used 1).
-        A string is a bandwidth rule of :func:`shiftlearn.kernels.resolve_bandwidth`.
+    bandwidth : float, str or None, default=None
+        Bandwidth ``sigma`` of the RBF kernel ``exp(-||a - b||^2 / (2 sigma^2))``, as the
+        other estimators' ``bandwidth``: a positive float, a rule of
+        :data:`shiftlearn.kernels.BANDWIDTH_RULES` or ``"<f>*<rule>"``
+        (:func:`shiftlearn.kernels.resolve_bandwidth`). ``None``: ``gamma = 1 / d_F`` with
+        ``d_F`` the feature dimension (the paper's advice, its Section 6; the paper's
+        experiments used ``gamma = 1``, ``bandwidth=0.5 ** 0.5``). The fitted ``gamma_`` is
+        ``1 / (2 sigma^2)``.
     stratify : {"label_domain", "label", "domain", None}, default="label_domain"
         Constraint groups: class × domain (Eq. 5), class (Eq. 4), domain, or none. Without
         ``groups``, ``"label_domain"`` falls back to ``"label"``. Continuous ``y`` needs
@@ -78,6 +88,10 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         ``round(h n_g)`` rows of each group along the leading kernel principal component (not
         in the paper; escapes the fixed point a random start can be for small, high-dimensional
         sets, see ``docs/model_selection.md``).
+    gamma : deprecated
+        The former parameter, scikit-learn's RBF ``gamma`` (a positive float, or a bandwidth
+        rule), read for one release: ``split`` uses a given one with a ``FutureWarning``
+        naming ``bandwidth``, and raises a ``ValueError`` when ``bandwidth`` is given too.
 
     Attributes
     ----------
@@ -96,7 +110,7 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
     labels_ : ndarray of shape (n_samples,)
         Fold of each row (one split: 1 = validation).
     gamma_ : float or None
-        The RBF ``gamma`` used.
+        The RBF ``gamma`` used (``None`` for a linear or callable kernel).
 
     Examples
     --------
@@ -113,14 +127,14 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
     True
     """
 
-    def __init__(self, n_splits=1, test_size=0.2, kernel="rbf", gamma=None,
+    def __init__(self, n_splits=1, test_size=0.2, kernel="rbf", *, bandwidth=None,
                  stratify="label_domain", tolerance=0, n_landmarks=None, featurizer=None,
                  random_state=None, solver="closed_form", max_iter=100, tol=0.0, n_init=1,
-                 init="random"):
+                 init="random", gamma="deprecated"):
         self.n_splits = n_splits
         self.test_size = test_size
         self.kernel = kernel
-        self.gamma = gamma
+        self.bandwidth = bandwidth
         self.stratify = stratify
         self.tolerance = tolerance
         self.n_landmarks = n_landmarks
@@ -131,6 +145,27 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         self.tol = tol
         self.n_init = n_init
         self.init = init
+        self.gamma = gamma
+
+    def _former_gamma(self):
+        """The former ``gamma`` when given (with a ``FutureWarning`` naming ``bandwidth``),
+        else ``None``; both spellings at once are refused."""
+        if isinstance(self.gamma, str) and self.gamma == _DEPRECATED:
+            return None
+        if self.bandwidth is not None:
+            raise ValueError(f"ClusterSplit got both gamma={self.gamma!r} and "
+                             f"bandwidth={self.bandwidth!r}; gamma is the former parameter: "
+                             "give bandwidth only.")
+        if self.gamma is None:
+            hint = "bandwidth=None (the default: gamma = 1 / n_features)"
+        elif isinstance(self.gamma, str):
+            hint = f"bandwidth={self.gamma!r}"
+        else:
+            hint = "bandwidth=(2 * gamma) ** -0.5 (the RBF's sigma)"
+        warnings.warn(f"ClusterSplit: gamma is replaced by bandwidth; pass {hint} (gamma will "
+                      "be removed in the next release).", FutureWarning,
+                      stacklevel=user_stacklevel())
+        return self.gamma
 
     def get_n_splits(self, X=None, y=None, groups=None, sample_domain=None) -> int:
         return int(self.n_splits)
@@ -192,8 +227,9 @@ class ClusterSplit(GroupsConsumerMixin, BaseCrossValidator):
         k = 2 if self.n_splits == 1 else int(self.n_splits)
         test_size = 0.5 if self.n_splits == 2 else self.test_size
         make_operator = dask_kernel_operator if is_dask(F) else kernel_operator
-        op, self.gamma_ = make_operator(F, kernel=self.kernel, gamma=self.gamma,
-                                        n_landmarks=self.n_landmarks, random_state=rng)
+        op, self.gamma_ = make_operator(F, kernel=self.kernel, gamma=self._former_gamma(),
+                                        bandwidth=self.bandwidth, n_landmarks=self.n_landmarks,
+                                        random_state=rng)
         res = constrained_kernel_kmeans(
             F, codes, n_clusters=k, test_size=test_size, tolerance=self._tolerance(codes),
             solver=self.solver, max_iter=self.max_iter, tol=self.tol, n_init=self.n_init,
