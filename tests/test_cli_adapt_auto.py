@@ -331,3 +331,26 @@ def test_the_readme_tour_choices(tmp_path, select, choice, low, high):
     acc = float(np.mean(pd.read_csv(out)["prediction"].to_numpy() == yt))
     assert low <= acc <= high
     print(f"{select or 'default'}: {choice} {acc:.3f}")
+
+
+def test_search_halving_reports_the_rows_of_each_estimate(tmp_path, capsys):
+    """``--search halving``: the report says so, gives each candidate's rows, and a candidate
+    stopped early is marked as estimated on fewer rows; the winner and no adaptation are
+    estimated on every row."""
+    files, tgt, _ = _blobs(tmp_path, n=30)
+    rep = tmp_path / "r.md"
+    assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels",
+                     "--permutations", "0", "--candidates", "TCA,SCA,CORAL", "--tune",
+                     "--search", "halving", "--n-jobs", "1", "--report", str(rep)]) == 0
+    sel = json.loads((tmp_path / "r.json").read_text())["selection"]
+    md = rep.read_text()
+    assert sel["search"] == "halving" and "successive halving" in md
+    rows = {c["method"]: c["rows"] for c in sel["candidates"]}
+    full = max(rows.values())
+    chosen = next(c["method"] for c in sel["candidates"] if c["chosen"])
+    assert rows["none"] == full and rows[chosen] == full
+    for m, r in rows.items():
+        assert (f"estimate on {r} of {full} rows" in md) == (r < full), m
+    with pytest.raises(SystemExit):
+        cli.main(["adapt", *files, "--target", tgt, "--search", "random"])
+    assert "--search" in capsys.readouterr().err

@@ -109,6 +109,11 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                    help="search the hyper-parameters (grids: shiftlearn.model_selection."
                         "DEFAULT_GRIDS) by --select with auto, by 5-fold source CV with a named "
                         "method")
+    p.add_argument("--search", choices=("grid", "halving"), default="grid",
+                   help="how --method auto searches: every candidate on every row (grid, "
+                        "default), or successive halving (the best third of the candidates "
+                        "go on to three times the rows; the winner and no adaptation are then "
+                        "scored on every row)")
     p.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
                    help="threads for the candidates' fits and scorings of --method auto and "
                         "--tune (default -1: every core); the choice does not depend on it")

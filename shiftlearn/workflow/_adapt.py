@@ -284,8 +284,10 @@ def _auto(args, X, y, sd, clf, n_sources):
     methods = candidate_methods(args.candidates, X.shape[0])
     grids = None if args.tune else {}
     n_splits = cv.get_n_splits(X, y, groups=sd)
-    n_fits = len(ParameterGrid(candidate_grid(["none", *methods], grids=grids,
-                                              random_state=args.seed))) * n_splits
+    search = getattr(args, "search", "grid")
+    # successive halving's rounds are known only as it goes: a bar without a total
+    n_fits = None if search == "halving" else len(ParameterGrid(candidate_grid(
+        ["none", *methods], grids=grids, random_state=args.seed))) * n_splits
     failures: dict = {}
     label = f"choosing by {args.select}"
     with task(label, n_fits) as advance:
@@ -293,7 +295,8 @@ def _auto(args, X, y, sd, clf, n_sources):
             sel = AdaptationSelector(methods=methods, classifier=clf,
                                      scoring=_counting(scoring, advance, failures, label),
                                      cv=cv, grids=grids, random_state=args.seed,
-                                     n_jobs=args.n_jobs, margin=args.margin).fit(X, y, sd)
+                                     n_jobs=args.n_jobs, margin=args.margin,
+                                     search=search).fit(X, y, sd)
         except ValueError as exc:
             words = str(exc).lower()
             if not ("candidate" in words and "fail" in words):   # not 'none could be fitted'
@@ -307,7 +310,7 @@ def _auto(args, X, y, sd, clf, n_sources):
     else:
         rows = [{"method": r["method"], "score": _finite(r["score"]),
                  "std": _finite(r["std"]), "params": _plain(r["params"]),
-                 "chosen": bool(r["chosen"]),
+                 "chosen": bool(r["chosen"]), "rows": int(r["rows"]),
                  # measured by the selector where it fits and scores each candidate
                  "seconds": {"fit": t["fit_time"], "validation": t["score_time"],
                              "fits": t["n_fits"]}}
@@ -323,7 +326,7 @@ def _auto(args, X, y, sd, clf, n_sources):
     return model, {"criterion": args.select, "how": words, "tuned": bool(args.tune),
                    "margin": args.margin, "margin_value": margin, "candidates": rows,
                    "choice": choice, "methods": methods, "validated": len(scores),
-                   "ranked": ranked, "fold_rows": fold_rows,
+                   "ranked": ranked, "fold_rows": fold_rows, "search": search,
                    "n_jobs": effective_n_jobs(args.n_jobs)}
 
 
@@ -725,7 +728,8 @@ def _features(X, what: str):
 def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
           method: str = "auto", estimator="1nn", select: str | None = None,
           candidates="sized", tune: bool = False, margin=0.0, params: dict | None = None,
-          permutations: int = 200, n_jobs: int = -1, random_state: int = 0
+          permutations: int = 200, n_jobs: int = -1, random_state: int = 0,
+          search: str = "grid"
           ) -> AdaptationResult:
     """Adapt labeled source rows to unlabeled target rows: what ``shiftlearn adapt`` does.
 
@@ -770,6 +774,10 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
         Threads of the candidates' fits and scorings (the choice does not depend on it).
     random_state : int, default=0
         Seed of every random choice (folds, adapters, tests).
+    search : {"grid", "halving"}, default="grid"
+        How ``method="auto"`` searches its candidates: every candidate on every row, or
+        successive halving (:class:`~shiftlearn.model_selection.AdaptationSelector`'s
+        ``search``).
 
     Returns
     -------
@@ -846,11 +854,13 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
     est = make_estimator(estimator, random_state)
     opts = SimpleNamespace(method=method, select=select, candidates=candidates, tune=tune,
                            margin=margin, params=dict(params or {}), permutations=permutations,
-                           n_jobs=n_jobs, seed=random_state, _estimator=est,
+                           n_jobs=n_jobs, seed=random_state, search=search, _estimator=est,
                            _estimator_name=estimator if isinstance(estimator, str)
                            and estimator in ESTIMATORS else type(est).__name__)
     if not (margin == "se" or (isinstance(margin, int | float) and margin >= 0)):
         raise ValueError(f"margin must be 'se' or a number >= 0, got {margin!r}.")
+    if search not in ("grid", "halving"):
+        raise ValueError(f"search must be 'grid' or 'halving', got {search!r}.")
     check_options(opts, K)
     if opts.select is None:
         opts.select = (default_select(opts._estimator_name, est) if method == "auto"
@@ -861,7 +871,7 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
     sd = np.r_[dom, np.full(len(Xt), -(K + 1))]
     given = {"method": method, "estimator": opts._estimator_name, "select": opts.select,
              "candidates": candidates, "tune": tune, "margin": margin, "params": params,
-             "permutations": permutations, "random_state": random_state}
+             "permutations": permutations, "random_state": random_state, "search": search}
     command = "shiftlearn.adapt(X_source, y_source, X_target, " + ", ".join(
         f"{k}={v!r}" for k, v in given.items()) + ")"
     with warnings.catch_warnings(record=True) as caught:

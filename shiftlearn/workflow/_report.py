@@ -127,8 +127,20 @@ def _seconds_words(sel: dict) -> str:
                if n > 1 else "."))
 
 
-def _candidate_note(r: dict) -> str:
-    return f"not validated: {r['failed']}" if r.get("failed") else ""
+def _candidate_note(r: dict, full_rows: int | None = None) -> str:
+    if r.get("failed"):
+        return f"not validated: {r['failed']}"
+    if full_rows and r.get("rows") and r["rows"] < full_rows:
+        return f"estimate on {r['rows']} of {full_rows} rows (stopped by successive halving)"
+    return ""
+
+
+def _search_words(sel: dict) -> str:
+    """The search, in words, after the criterion (nothing for the full grid)."""
+    if sel.get("search") != "halving":
+        return ""
+    return (" Searched by successive halving: candidates stopped early were scored on fewer "
+            "rows; the winner and no adaptation on every row.")
 
 
 def _accuracy_line(rep: dict) -> str | None:
@@ -160,12 +172,14 @@ def markdown(rep: dict) -> str:
     if sel is not None:
         L += ["", "## Which method?", "", f"Criterion: {sel['how']}"
               + ("; hyper-parameters searched on the default grids." if sel["tuned"] else
-                 "; library defaults (add --tune to search the grids)."), "",
+                 "; library defaults (add --tune to search the grids).") + _search_words(sel),
+              "",
               "| candidate | validation estimate | ± std | best setting | seconds "
               "(fit + validation) | chosen | note |",
               "|---|---|---|---|---|---|---|"]
+        full = max((r.get("rows") or 0 for r in sel["candidates"]), default=0)
         for r in sel["candidates"]:
-            note = _candidate_note(r).replace("|", "\\|")
+            note = _candidate_note(r, full).replace("|", "\\|")
             L.append(f"| {_label(r['method'])} | {_num(r['score'])} | {_num(r['std'])} | "
                      f"`{json.dumps(r['params'])}` | {_seconds(r)} | "
                      f"{'**yes**' if r['chosen'] else ''} | {note} |")
@@ -277,17 +291,20 @@ def html(rep: dict, pictures: dict[str, bytes]) -> str:
                       f"always a candidate, kept on ties) and every adapter. Criterion: "
                       f"{sel['how']}"
                       + ("; hyper-parameters searched on the default grids." if sel["tuned"]
-                         else "; library defaults (add --tune to search the grids)."))
+                         else "; library defaults (add --tune to search the grids).")
+                      + _search_words(sel))
         if "candidates" in pictures:
             doc.figure(pictures["candidates"], "Validation estimate of each candidate (its best "
                        "setting; bars: ± one standard deviation over the folds); the chosen one "
                        "is highlighted.")
-        failed = any(r.get("failed") for r in sel["candidates"])
+        full = max((r.get("rows") or 0 for r in sel["candidates"]), default=0)
+        failed = any(_candidate_note(r, full) for r in sel["candidates"])
         doc.table(["candidate", "validation estimate", "± std", "best setting",
                    "seconds (fit + validation)", "chosen"] + (["note"] if failed else []),
                   [[_label(r["method"]), _num(r["score"]), _num(r["std"]),
                     json.dumps(r["params"]) if r["params"] else "defaults", _seconds(r),
-                    "chosen" if r["chosen"] else ""] + ([_candidate_note(r)] if failed else [])
+                    "chosen" if r["chosen"] else ""]
+                   + ([_candidate_note(r, full)] if failed else [])
                    for r in sel["candidates"]],
                   highlight=[r["chosen"] for r in sel["candidates"]])
         doc.paragraph(_seconds_words(sel), cls="muted")
