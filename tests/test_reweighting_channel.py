@@ -160,11 +160,16 @@ def test_selector_refuses_reweighting_with_1nn_and_runs_with_logreg():
     from shiftlearn.model_selection import AdaptationSelector
 
     X, y, sd = _shifted()
-    with pytest.raises(ValueError, match="GaussianRW reweight.*LogisticRegression"):
+    with pytest.raises(ValueError, match="GaussianRW: reweighting.*LogisticRegression"):
         AdaptationSelector(methods=["GaussianRW"], grids={}, cv=2).fit(X, y, sd)
     sel = AdaptationSelector(methods=["GaussianRW", "KMM"], classifier=LogisticRegression(),
                              grids={}, cv=2).fit(X, y, sd)
     assert {row["method"] for row in sel.summary_} == {"none", "GaussianRW", "KMM"}
+    assert all(np.isfinite(row["score"]) for row in sel.summary_)
+    from sklearn.pipeline import make_pipeline  # the command line's logreg
+
+    sel = AdaptationSelector(methods=["GaussianRW"], grids={}, cv=2, classifier=make_pipeline(
+        StandardScaler(), LogisticRegression())).fit(X, y, sd)
     assert all(np.isfinite(row["score"]) for row in sel.summary_)
 
 

@@ -188,6 +188,18 @@ def _reorder_results(search, grid: list[dict]) -> None:
             res[key] = [value[i] for i in order]
 
 
+def _final_estimator(est):
+    """The estimator that receives ``sample_weight``: a ``Pipeline``'s last step, a
+    ``LabeledOnly``'s estimator (read through, nested)."""
+    from sklearn.pipeline import Pipeline
+
+    from ..adaptation import LabeledOnly
+
+    while isinstance(est, (Pipeline, LabeledOnly)):
+        est = est.steps[-1][1] if isinstance(est, Pipeline) else est.estimator
+    return est
+
+
 def _method_of(adapter) -> str:
     if adapter is None:
         return "none"
@@ -351,11 +363,12 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         clf = KNeighborsClassifier(1) if self.classifier is None else clone(self.classifier)
         weighted = [m for m in methods if m != "none"
                     and callable(getattr(make_adapter(m), "compute_weights", None))]
-        if weighted and not has_fit_parameter(clf, "sample_weight"):
+        inner = _final_estimator(clf)
+        if weighted and not has_fit_parameter(inner, "sample_weight"):
             raise ValueError(
-                f"{', '.join(weighted)} reweight the source rows: their weights go to the "
-                f"classifier's sample_weight, but {type(clf).__name__}.fit takes none, so they "
-                "would change nothing. Use a classifier that takes sample_weight, e.g. "
+                f"{', '.join(weighted)}: reweighting adapters, whose weights go to the "
+                f"classifier's sample_weight, but {type(inner).__name__}.fit takes none, so "
+                "they would change nothing. Use a classifier that takes sample_weight, e.g. "
                 "LogisticRegression, or leave them out of methods.")
         cv = (SourceKFold(int(self.cv), random_state=self.random_state)
               if isinstance(self.cv, Integral) else self.cv)
