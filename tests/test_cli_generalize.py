@@ -323,3 +323,24 @@ def test_the_selection_draws_a_bar_on_a_terminal(ellipses):
     assert "\x1b" not in out and "marginal" in out
     code, out, terminal = _on_a_terminal(*argv, "--quiet")
     assert code == 0 and terminal == "" and "worst domain" in out
+
+
+def test_headerless_files_and_a_labeled_new_file(tmp_path, capsys):
+    """Without header names the last column is the label; a new file with one column more is
+    read with its labels (a score), not refused for its width."""
+    X, y, sd = make_rotated_ellipses(4, 40, random_state=0)
+    files = []
+    for d in np.unique(sd):
+        path = tmp_path / f"h{d}.csv"
+        np.savetxt(path, np.column_stack([X[sd == d], y[sd == d]]), delimiter=",",
+                   fmt="%.6f")
+        files.append(str(path))
+    Xn, yn, _ = make_rotated_ellipses(1, 60, first_domain=9, random_state=4)
+    new = tmp_path / "new.csv"
+    np.savetxt(new, np.column_stack([Xn, yn]), delimiter=",", fmt="%.6f")
+    out = tmp_path / "p.csv"
+    assert main(["generalize", *files, "--predict", str(new), "--out", str(out),
+                 "--candidates", "marginal", "--json"]) == 0
+    captured = capsys.readouterr()
+    (pred,) = json.loads(captured.out)["predictions"]
+    assert pred["scored_rows"] == 60 and "read as their label column" in captured.err

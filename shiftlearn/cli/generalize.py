@@ -350,6 +350,17 @@ def _read_new(path, args, header, ref, task):
                 raise
             continue
         t.y = None
+        if name is None and t.X.shape[1] == ref.X.shape[1] + 1:
+            # no header names: one column more than the training files is their label column
+            try:
+                lab = (_numeric(path, args, header, col) if task == "regression" else
+                       read_table(path, label_column=args.label_column, header=header,
+                                  allow_missing_labels=True, domain_column=col))
+            except (TableError, ValueError):
+                return t
+            lab.notes.append(f"{path}: one column more than the training files, read as "
+                             "their label column (only used for a score).")
+            return lab
         return t
     raise AssertionError("unreachable")     # the last pass reads or raises
 
