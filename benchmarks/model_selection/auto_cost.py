@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -130,6 +131,7 @@ def main(argv=None) -> None:
         except subprocess.TimeoutExpired:
             r = {"n": n, "d": d, "search_s": None, "timeout": args.limit}
         r["wall_s"] = time.perf_counter() - t0
+        r["load_average"] = round(os.getloadavg()[0], 1)     # other work on the machine
         rows.append(r)
         print(json.dumps(r), flush=True)
     table = []
@@ -140,12 +142,12 @@ def main(argv=None) -> None:
             "n": r["n"], "d": r["d"],
             "search s": f"> {r['timeout']}" if r.get("search_s") is None
             else round(r["search_s"], 1),
-            "choice": r.get("choice", "-"),
+            "choice": r.get("choice", "-"), "load": r.get("load_average", "-"),
             **{f"{m} s": round(v, 1) for m, v in fam.items()},
             **{f"{k} (1 fit) s": round(v, 3) for k, v in single.items()}})
     columns = sorted({k for t in table for k in t}, key=lambda k: (
-        ["n", "d", "search s", "choice"].index(k) if k in ("n", "d", "search s", "choice")
-        else 4 + ("1 fit" in k), k))
+        ["n", "d", "search s", "choice", "load"].index(k)
+        if k in ("n", "d", "search s", "choice", "load") else 5 + ("1 fit" in k), k))
     for t in table:
         for c in columns:
             t.setdefault(c, "-")
@@ -154,7 +156,8 @@ def main(argv=None) -> None:
         "Search: `AdaptationSelector(methods=\"sized\")` over `DEFAULT_GRIDS`, circular "
         "validation, 1NN, 5 folds, one BLAS thread; per family: seconds of fits and scorings "
         "summed over its settings and folds. `(1 fit)`: one fit of ours and of skada's on "
-        "the same rows (best of one run).", "",
+        "the same rows (best of one run); `load`: the machine's 1-minute load average after the "
+        "shape (2 cores: above 2, other work shared them, and the seconds are inflated).", "",
         markdown_table(table, columns), "", f"![cost]({fig.name})"])
     write_results("auto_cost", "What adapt --method auto --tune costs as n and d grow", body,
                   {"rows": rows}, machine)
