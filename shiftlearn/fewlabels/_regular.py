@@ -86,7 +86,8 @@ class RegularTransferLR(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_ : ndarray (n_features,), intercept_ : float, the target model.
+    coef_ : ndarray (n_features,), the target model's coefficients.
+    intercept_ : float, its intercept.
     source_estimator_ : the fitted source model.
     n_features_in_, feature_names_in_ : as scikit-learn records them.
 
