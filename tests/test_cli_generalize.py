@@ -111,8 +111,10 @@ def test_a_labeled_predict_file_gets_a_score(ellipses, tmp_path, capsys):
 
 def test_regression_is_detected_and_scored_in_label_units(tmp_path, capsys):
     files = _regression_files(tmp_path)
-    assert main(["generalize", *files, "--label-column", "updrs", "--json", "-q"]) == 0
-    rep = json.loads(capsys.readouterr().out)
+    assert main(["generalize", *files, "--label-column", "updrs", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "'updrs' holds numbers that are not all whole" in captured.err
+    rep = json.loads(captured.out)
     assert rep["task"] == "regression" and rep["metric"] == "rmse"
     # RMSE in the label's units: positive, and below the spread of the labels across domains
     spread = np.std([d["label_mean"] for d in rep["domains"]])

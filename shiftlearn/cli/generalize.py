@@ -412,6 +412,11 @@ def _run(args: argparse.Namespace, caught: list) -> int:
             f"regression on {tabs[0].label_name or 'the label column'}")
     info(args, f"shiftlearn generalize: {K} domains, {len(y)} labeled rows, {d} features, "
                f"{what}; comparing {', '.join(methods)} by {args.select}")
+    if args.task == "auto" and task == "regression":
+        col = repr(tabs[0].label_name) if tabs[0].label_name else "the label column"
+        info(args, f"note: {col} holds numbers that are not all whole, so this is a "
+                   "regression task (errors in its units); if it is not the label, name the "
+                   "right one with --label-column, or add --task classification.")
     if K == 2 and args.select == "lodo":
         info(args, "note: with 2 domains each fold trains on one domain, so the domain-aware "
                    "candidates see no variation between domains; 3 or more files make the "
