@@ -1,14 +1,15 @@
 """``shiftlearn generalize``: a model for domains not seen in training, chosen on your files.
 
-Several labeled files, one domain each (hospitals, sites, subjects; or files with a
-``--domain-column``), and no target at training time. The command compares the plain estimator, pooling, SCA in its domain-generalization form
-and marginal transfer (:class:`~shiftlearn.model_selection.GeneralizationSelector`) on held-out
-domains (``--select lodo``: each file held out in turn; ``cluster``: the clustering-based
-validation split), prints every held-out domain's score per candidate and the worst domain,
-refits the choice on every file and predicts new domain files (``--predict``: each file is one
-new domain, its rows embedded together) or saves it (``--save``, read by ``shiftlearn
-predict``). A label column with non-integral numbers is a regression task (errors in the
-label's units), unless ``--task`` says otherwise.
+Several labeled files, one domain each (hospitals, sites, subjects; or files with a ``--domain-
+column``), and no target at training time. The command compares the plain estimator, pooling,
+SCA in its domain-generalization form and marginal transfer
+(:class:`~shiftlearn.model_selection.GeneralizationSelector`) on held-out domains (``--select
+lodo``: each file held out in turn; ``cluster``: the clustering-based validation split), prints
+every held-out domain's score per candidate and the worst domain, refits the choice on every
+file and predicts new domain files (``--predict``: each file is one new domain, its rows
+embedded together) or saves it (``--save``, read by ``shiftlearn predict``). A label column with
+non-integral numbers is a regression task (errors in the label's units), unless ``--task`` says
+otherwise.
 
 Contract: every output path is checked before any file is read; files are matched by their
 header names (another order is reordered with a note, other names are an error naming the
