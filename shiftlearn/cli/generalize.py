@@ -1,8 +1,8 @@
 """``shiftlearn generalize``: a model for domains not seen in training, chosen on your files.
 
-Several labeled files, one domain each (hospitals, sites, subjects; or files with a ``--domain-
-column``), and no target at training time. The command compares the plain estimator, pooling,
-SCA in its domain-generalization form and marginal transfer
+Several labeled files, one domain each (hospitals, sites, subjects; or files with a
+``--domain-column``), and no target at training time. The command compares the plain estimator,
+pooling, SCA in its domain-generalization form and marginal transfer
 (:class:`~shiftlearn.model_selection.GeneralizationSelector`) on held-out domains (``--select
 lodo``: each file held out in turn; ``cluster``: the clustering-based validation split), prints
 every held-out domain's score per candidate and the worst domain, refits the choice on every
