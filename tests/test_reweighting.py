@@ -309,12 +309,45 @@ def _lsif_by_formula(X, sd, sigma, reg, alpha):
 def test_ulsif_is_the_closed_form():
     X, sd = _domains()
     src = sd > 0
-    est = uLSIF(bandwidth=0.8, reg=0.05, n_centers=1000).fit(X, sample_domain=sd)
+    est = uLSIF(bandwidth=0.8, reg=0.05, n_centers=1000, loo=False).fit(X, sample_domain=sd)
     Ps, theta = _lsif_by_formula(X, sd, 0.8, 0.05, 0.0)
     theta = np.maximum(theta, 0.0)
     np.testing.assert_allclose(est.theta_, theta, rtol=1e-9, atol=1e-12 * np.abs(theta).max())
     w = Ps @ theta
     np.testing.assert_allclose(est.weights_[src], w / w.mean(), rtol=1e-9)
+
+
+def test_ulsif_leave_one_out_is_the_brute_force_one():
+    """The closed-form score of every setting against refitting without each pair of rows
+    (the i-th source and target rows), and the chosen setting is the grid's best."""
+    from shiftlearn.reweighting._kernel import (
+        LOO_BANDWIDTH_FACTORS,
+        LOO_REG_FACTORS,
+        _ulsif_loo,
+    )
+
+    X, sd = _domains(ns=30, nt=25)
+    Xs, Xt = X[sd > 0], X[sd < 0]
+    C = Xt[:10]
+    sigma, reg, scores = _ulsif_loo(Xs, Xt, C, 1.0, 0.1)
+    m = min(len(Xs), len(Xt))
+    for i, fs in enumerate(LOO_BANDWIDTH_FACTORS):
+        for j, fr in enumerate(LOO_REG_FACTORS):
+            Ps, Pt = rbf_kernel(Xs, C, sigma=fs), rbf_kernel(Xt, C, sigma=fs)
+            J = []
+            for k in range(m):
+                ks, kt = np.arange(len(Xs)) != k, np.arange(len(Xt)) != k
+                H = Ps[ks].T @ Ps[ks] / ks.sum()
+                a = np.maximum(0.0, np.linalg.solve(H + 0.1 * fr * np.eye(10),
+                                                    Pt[kt].mean(axis=0)))
+                J.append(0.5 * (Ps[k] @ a) ** 2 - Pt[k] @ a)
+            # two solves of the same well-posed b x b systems (ridge >= 1e-3): round-off
+            np.testing.assert_allclose(scores[i, j], np.mean(J), rtol=1e-8, atol=1e-10)
+    i, j = np.unravel_index(np.argmin(scores), scores.shape)
+    assert (sigma, reg) == (LOO_BANDWIDTH_FACTORS[i], 0.1 * LOO_REG_FACTORS[j])
+    est = uLSIF(bandwidth=1.0, reg=0.1, n_centers=1000).fit(X, sample_domain=sd)
+    assert est.loo_scores_.shape == (5, 5) and est.sigma_ in [f * 1.0 for f in
+                                                              LOO_BANDWIDTH_FACTORS]
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.1, 0.5])

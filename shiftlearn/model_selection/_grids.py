@@ -34,7 +34,7 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "ClassRegOT": {"reg_e": [0.1, 1.0], "reg_cl": [0.1, 1.0]},
     "KMM": {"bandwidth": ["median", "median_sq"]},
     "KLIEP": {"bandwidth": ["median", "median_sq"]},
-    "uLSIF": {"reg": [0.001, 0.01, 0.1]},
+    "uLSIF": {"bandwidth": ["median", "median_sq"]},      # reg and sigma: its own LOO
     "RuLSIF": {"alpha": [0.1, 0.5], "reg": [0.01, 0.1]},
     "DiscriminatorRW": {"calibration": ["sigmoid", None]},
     "NearestNeighborRW": {"laplace_smoothing": [False, True]},
