@@ -218,7 +218,7 @@ def _stacked_lstsq(A, y, theta0, lam):
     return np.linalg.lstsq(M, b, rcond=None)[0], np.linalg.cond(M)
 
 
-@pytest.mark.parametrize("m,d", [(30, 4), (5, 12)])       # the primal and the dual route
+@pytest.mark.parametrize("m,d", [(30, 4), (5, 12)])       # more rows, more columns
 def test_regular_transfer_lr_is_the_stacked_least_squares(m, d):
     rng = np.random.default_rng(m)
     Xs, Xt = rng.normal(size=(50, d)), rng.normal(size=(m, d)) + 0.5
@@ -254,6 +254,28 @@ def test_regular_transfer_lr_limits():
     ols = np.linalg.lstsq(A, y[t], rcond=None)[0]
     np.testing.assert_allclose(np.r_[tiny.coef_, tiny.intercept_], ols, atol=1e-6)
     np.testing.assert_allclose(ridge_to_prior(X[t], y[t], np.zeros(3), 1e-10), ols, atol=1e-6)
+
+
+# the source model, scikit-learn's Ridge, solves its own normal equations and warns on these rows
+@pytest.mark.filterwarnings("ignore::scipy.linalg.LinAlgWarning")
+def test_regular_transfer_lr_on_features_of_size_1e9():
+    # two copies of the target row x = (2^30, 0): A A^T + lam I (and A^T A + lam I) lose lam = 1
+    # to the round-off of 2^60 and are exactly singular, so a Cholesky solve of the normal
+    # equations fails (the fuzzing found it at scale 1e8); the thin SVD does not
+    X = np.array([[0.0, 0.0], [2.0**29, 2.0**29], [2.0**30, 0.0], [2.0**30, 0.0]])
+    y = np.array([0.0, 1.0, 2.0, 2.0])
+    sd = np.array([1, 1, -2, -2])
+    m = RegularTransferLR().fit(X, y, sd)
+    A = np.hstack([X[2:], np.ones((2, 1))])
+    theta0 = np.r_[m.source_estimator_.coef_, m.source_estimator_.intercept_]
+    ref, _ = _stacked_lstsq(A, y[2:], theta0, 1.0)
+    got = np.r_[m.coef_, m.intercept_]
+    assert np.all(np.isfinite(got))
+    # both minimise the stacked system's residual, to round-off of its scale
+    M = np.vstack([A, np.eye(3)])
+    b = np.r_[y[2:], theta0]
+    res = lambda th: np.linalg.norm(M @ th - b)   # noqa: E731
+    assert res(got) <= res(ref) + 1e3 * EPS * np.linalg.norm(M, 2) * np.linalg.norm(got)
 
 
 def _logistic_reference(A, Y, theta0, lam, K):

@@ -26,9 +26,11 @@ def ridge_to_prior(X: np.ndarray, y: np.ndarray, theta0: np.ndarray, lam: float)
     result: the coefficients, then the intercept), in closed form.
 
     With ``theta = theta0 + delta`` and ``r = y - [X, 1] theta0`` it is a ridge regression of
-    ``r``: ``delta = (A^T A + lam I)^{-1} A^T r`` (``A = [X, 1]``, cost ``O(m d^2 + d^3)``) or,
-    with fewer rows than columns, ``delta = A^T (A A^T + lam I)^{-1} r`` (``O(m^2 d + m^3)``),
-    both Cholesky solves of a symmetric positive definite system (``lam > 0``).
+    ``r``: ``delta = (A^T A + lam I)^{-1} A^T r = V diag(s / (s^2 + lam)) U^T r`` with the thin
+    SVD ``A = [X, 1] = U diag(s) V^T``. The SVD form is stable whatever the scale of ``X``
+    (the normal equations' Cholesky fails once ``lam`` is below the round-off of ``A^T A``,
+    e.g. features of size ``1e8``) and costs ``O(m d min(m, d))``: with few labeled rows
+    (``m < d``) it is linear in ``d``.
 
     Examples
     --------
@@ -36,18 +38,14 @@ def ridge_to_prior(X: np.ndarray, y: np.ndarray, theta0: np.ndarray, lam: float)
     >>> ridge_to_prior(X, y, np.array([1.0, 0.0]), 1e-12).round(6).tolist()
     [2.0, 0.0]
     """
-    m, d = X.shape
+    m = X.shape[0]
     A = np.hstack([X, np.ones((m, 1), dtype=X.dtype)])
     r = y - A @ theta0
-    if m < d + 1:
-        G = A @ A.T
-        G[np.diag_indices_from(G)] += lam
-        delta = A.T @ linalg.solve(G, r, assume_a="pos")
-    else:
-        G = A.T @ A
-        G[np.diag_indices_from(G)] += lam
-        delta = linalg.solve(G, A.T @ r, assume_a="pos")
-    return theta0 + delta
+    try:
+        U, sv, Vt = linalg.svd(A, full_matrices=False, lapack_driver="gesdd")
+    except linalg.LinAlgError:          # gesdd's rare failure to converge: the slower driver
+        U, sv, Vt = linalg.svd(A, full_matrices=False, lapack_driver="gesvd")
+    return theta0 + Vt.T @ (sv / (sv * sv + lam) * (U.T @ r))
 
 
 def _source_linear(est, default, X, y, name: str):
@@ -99,9 +97,9 @@ class RegularTransferLR(RegressorMixin, BaseEstimator):
 
     Notes
     -----
-    Cost: the source fit, then ``O(m d min(m, d) + min(m, d)^3)`` for the target solve (the
-    dual system when ``m < d + 1``). The intercept is a coefficient like the others (on a
-    column of ones), shrunk toward ``b_s`` with the same weight.
+    Cost: the source fit, then ``O(m d min(m, d))`` for the target solve (a thin SVD of the
+    labeled target rows, :func:`ridge_to_prior`). The intercept is a coefficient like the
+    others (on a column of ones), shrunk toward ``b_s`` with the same weight.
 
     References
     ----------
