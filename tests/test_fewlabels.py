@@ -378,6 +378,28 @@ def test_linint_with_one_labeled_target_row_is_the_source_model():
     np.testing.assert_allclose(m.predict_proba(X), m.source_estimator_.predict_proba(X))
 
 
+# ---------------------------------------------------------------- scikit-learn's routing
+def test_sample_domain_is_routed_to_fit_and_to_feature_augmentations_score():
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+
+    X, y, sd, _ = _problem(n_lab=20, seed=5)
+    cv = KFold(3, shuffle=True, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        scores = cross_val_score(FeatureAugmentation(), X, y, cv=cv,
+                                 params={"sample_domain": sd})
+        search = GridSearchCV(RegularTransferLC(), {"prior_weight": [0.1, 10.0]}, cv=cv)
+        search.fit(X, y, sample_domain=sd)
+    # the same folds by hand: fit with the fold's domains, score its labeled rows as their
+    # domains say (source rows get the source augmentation)
+    for score, (train, test) in zip(scores, cv.split(X), strict=True):
+        fa = FeatureAugmentation().fit(X[train], y[train], sd[train])
+        keep = y[test] != -1
+        ref = np.mean(fa.predict(X[test][keep], sample_domain=sd[test][keep]) == y[test][keep])
+        assert score == ref
+    assert search.best_params_["prior_weight"] in (0.1, 10.0)
+
+
 # ---------------------------------------------------------------- awkward input, every method
 FAMILY = [FeatureAugmentation(), TrAdaBoost(random_state=0), RegularTransferLC(),
           LinInt(random_state=0)]

@@ -119,6 +119,10 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
     learner (``LogisticRegression``'s ``C``) weighs its penalty against the data as it does
     unweighted; a learner invariant to the scale (trees) is unaffected.
 
+    A learner that makes no error on the labeled target rows (a logistic regression on more
+    features than rows) gives ``eps_t = 0`` in every round: no weight moves, and the model is
+    the learner fitted on the pooled rows. Boosting needs a learner weaker than the data.
+
     References
     ----------
     W. Dai, Q. Yang, G.-R. Xue, Y. Yu, "Boosting for transfer learning", ICML 2007,
