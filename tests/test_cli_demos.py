@@ -102,8 +102,8 @@ def test_federated_bad_setting_names_the_data_sets_default(capsys):
 
 
 def test_federated_settings_are_typed_as_the_defaults():
-    job = federated.parse_sets(["rounds=3", "lr=0.5", "protocol=iterative", "sigma=1"])
-    assert job == {"rounds": 3, "lr": 0.5, "protocol": "iterative", "sigma": 1.0}
+    job = federated.parse_sets(["rounds=3", "lr=0.5", "protocol=iterative", "bandwidth=1"])
+    assert job == {"rounds": 3, "lr": 0.5, "protocol": "iterative", "bandwidth": 1.0}
     assert federated._convert("flag", "Yes", True) is True
     with pytest.raises(ValueError, match="takes true or false"):
         federated._convert("flag", "maybe", False)

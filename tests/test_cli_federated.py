@@ -177,6 +177,8 @@ def test_certs_and_node_keys_print_tables_or_json(tmp_path, capsys):
     (["--json", "--set", "protocol=bogus"], "protocol must be 'oneshot' or 'iterative'"),
     (["--set", "protocol=iterative", "secure-aggregation=true"],
      "secure-aggregation=true needs protocol=oneshot"),
+    (["--set", "bandwidth=wide"], "bandwidth must be a positive float, 'median' or"),
+    (["--set", "sigma=-1"], "sigma takes a finite number of 0 or more"),
 ])
 def test_mistakes_end_in_one_error_line(argv, message):
     proc = _shiftlearn("federated", "simulate", *argv)
@@ -228,3 +230,21 @@ def test_data_home_option_reaches_the_job_loaders(data_home, tmp_path):
                                            "office_caltech, target dslr")
     assert _table(proc.stdout)["baseline: chance (1 / classes)"] == "10.0%"
     assert list(tmp_path.iterdir()) == []        # nothing fetched into the other folder
+
+
+def test_set_bandwidth_and_the_former_sigma_key(capsys):
+    import warnings
+
+    from shiftlearn.cli.federated import parse_sets
+
+    assert parse_sets(["bandwidth=0.5", "rounds=2"]) == {"bandwidth": 0.5, "rounds": 2}
+    assert parse_sets(["bandwidth=2*median"]) == {"bandwidth": "2*median"}
+    with pytest.warns(FutureWarning, match=r"job key sigma is renamed bandwidth; set "
+                                           r"bandwidth='median'"):
+        assert parse_sets(["sigma=0"]) == {"bandwidth": "median"}
+    with pytest.warns(FutureWarning, match="set bandwidth=2.5"):
+        assert parse_sets(["sigma=2.5"]) == {"bandwidth": 2.5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        assert cli.main(["federated", "simulate", "--json", "--set", *SMALL, "sigma=2.5"]) == 0
+    assert '"sigma": 2.5' in capsys.readouterr().out

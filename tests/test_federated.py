@@ -422,6 +422,45 @@ def test_simulate_job_protocols():
             make()
 
 
+def test_job_key_bandwidth_and_the_former_sigma_give_the_same_run_bit_for_bit():
+    import warnings
+
+    from shiftlearn.federated._jobs import job_config
+
+    assert job_config()["bandwidth"] == "median" and "sigma" not in job_config()
+    assert job_config({"dataset": "digits"})["bandwidth"] == 0.5
+    assert job_config({"bandwidth": "0.75"})["bandwidth"] == 0.75       # a command line's text
+    for bad in ("mean", "0", -1.0, "2*mean"):
+        with pytest.raises(ValueError, match="^bandwidth must be a positive float, 'median'"):
+            job_config({"bandwidth": bad})
+    for protocol in ("oneshot", "iterative"):
+        for sigma, bandwidth in ((0.0, "median"), (1.5, 1.5)):
+            job = {"protocol": protocol, "n-per-client": 30, "rounds": 2}
+            with pytest.warns(FutureWarning, match=rf"^The job key sigma is renamed bandwidth; "
+                                                   rf"set bandwidth={bandwidth!r}"):
+                old = simulate_job({**job, "sigma": sigma})
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", FutureWarning)
+                new = simulate_job({**job, "bandwidth": bandwidth})
+            assert old["sigma"] == new["sigma"]
+            np.testing.assert_array_equal(old["W"], new["W"])
+    with pytest.raises(ValueError, match="sets both sigma=1.0 and bandwidth=2.0; sigma is the "
+                                         "former key of bandwidth: set bandwidth only"):
+        job_config({"sigma": 1.0, "bandwidth": 2.0})
+
+
+def test_flower_run_config_reads_the_former_sigma_key():
+    pytest.importorskip("flwr")
+    from types import SimpleNamespace
+
+    from shiftlearn.federated.flower import _job
+
+    with pytest.warns(FutureWarning, match="job key sigma is renamed bandwidth"):
+        cfg = _job(SimpleNamespace(run_config={"sigma": 0.0, "rounds": 3}))   # an old app
+    assert cfg["bandwidth"] == "median" and "sigma" not in cfg and cfg["rounds"] == 3
+    assert _job(SimpleNamespace(run_config={"bandwidth": 0.5}))["bandwidth"] == 0.5
+
+
 @pytest.mark.parametrize("module", [_messages, _iterative, _oneshot, _run, _data, _jobs])
 def test_doctests(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

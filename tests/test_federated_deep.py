@@ -121,9 +121,14 @@ def test_job_config_applies_dataset_defaults_under_explicit_keys():
 
 
 def test_resolve_sigma_uses_the_deep_default_only_with_an_extractor():
-    assert resolve_sigma({"sigma": 0.0, "extractor": "cnn"}, [3.0, 5.0]) == DEEP_SIGMA
-    assert resolve_sigma({"sigma": 0.0, "extractor": "none"}, [3.0, 5.0, 9.0]) == 5.0
-    assert resolve_sigma({"sigma": 2.0, "extractor": "cnn"}, [3.0]) == 2.0
+    assert resolve_sigma({"bandwidth": "median", "extractor": "cnn"}, [3.0, 5.0]) == DEEP_SIGMA
+    assert resolve_sigma({"bandwidth": "median", "extractor": "none"}, [3.0, 5.0, 9.0]) == 5.0
+    assert resolve_sigma({"bandwidth": "2*median", "extractor": "none"}, [3.0, 5.0, 9.0]) == 10
+    assert resolve_sigma({"bandwidth": 2.0, "extractor": "cnn"}, [3.0]) == 2.0
+    assert resolve_sigma({"bandwidth": "2", "extractor": "none"}, [3.0]) == 2.0
+    for sigma, value in ((0.0, DEEP_SIGMA), (2.0, 2.0)):     # the former key, one release
+        with pytest.warns(FutureWarning, match="job key sigma is renamed bandwidth"):
+            assert resolve_sigma({"sigma": sigma, "extractor": "cnn"}, [3.0]) == value
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -167,14 +167,24 @@ def _convert(key: str, text: str, default, shown: str | None = None):
 
 
 def parse_sets(items: list[str] | None) -> dict:
-    """``["rounds=50", ...]`` -> ``{"rounds": 50, ...}`` typed as the job's defaults."""
-    from ..federated._jobs import DEFAULTS, job_config
+    """``["rounds=50", ...]`` -> ``{"rounds": 50, ...}`` typed as the job's defaults (the
+    former key ``sigma`` mapped onto ``bandwidth`` with a ``FutureWarning``)."""
+    from ..federated._jobs import (
+        DEFAULTS,
+        FORMER_KEYS,
+        check_bandwidth,
+        former_keys,
+        job_config,
+    )
 
     raw = []
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ValueError(f"--set {item!r}: write key=value, e.g. rounds=50.")
+        if key in FORMER_KEYS:          # read for one release; job_config maps it, warning
+            raw.append((key, value))
+            continue
         if key not in DEFAULTS:
             raise ValueError(f"--set {item}: unknown job key {key!r}; the keys are "
                              f"{', '.join(DEFAULTS)} (defaults: `shiftlearn federated keys`).")
@@ -188,11 +198,15 @@ def parse_sets(items: list[str] | None) -> dict:
         start = dict(DEFAULTS)
     out = {}
     for key, value in raw:
+        if key in FORMER_KEYS:
+            out[key] = _convert(key, value, 0.0)
+            continue
         shown = None
         if start[key] != DEFAULTS[key]:
             shown = f"default {start[key]!r} with dataset={start['dataset']}"
-        out[key] = _convert(key, value, DEFAULTS[key], shown)
-    return out
+        out[key] = (check_bandwidth(value) if key == "bandwidth"
+                    else _convert(key, value, DEFAULTS[key], shown))
+    return former_keys(out)             # sigma=... -> bandwidth, with a FutureWarning
 
 
 @contextlib.contextmanager

@@ -8,14 +8,21 @@ An iterative job's ``target_accuracy`` comes with :func:`baseline` (the same mod
 on the pooled sources without the MMD term, and chance) where the job's data are all at hand;
 :func:`baseline_warning` says when the model is below either. A data set may bring its own
 defaults (:data:`DATASET_DEFAULTS`, then :data:`TARGET_DEFAULTS`, then the caller's keys): a
-Flower app folder holds resolved values. With a trained extractor ``sigma = 0`` means
-:data:`DEEP_SIGMA`. Design notes: ``docs/dev/federated.md``.
+Flower app folder holds resolved values. The job key ``bandwidth`` is ``"median"`` (the median
+of the clients' local median heuristics; with a trained extractor :data:`DEEP_SIGMA`), ``f``
+times it (``"<f>*median"``) or a positive number; the agreed number is the result's ``sigma``.
+The former key ``sigma`` (``0`` for the median) is read for one release with a
+``FutureWarning`` (:func:`former_keys`). Design notes: ``docs/dev/federated.md``.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from .._constraints import parse_bandwidth_spec
+from .._stacklevel import user_stacklevel
 from ..kernels import rff_map
 from ._data import agree_bandwidth, load_all, local_bandwidth
 from ._iterative import FedRFTCAConfig, predict
@@ -23,9 +30,9 @@ from ._oneshot import OneShotConfig
 from ._run import run_iterative, run_oneshot, train_source_only
 from ._simulator import NetworkConditions
 
-__all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "TARGET_DEFAULTS", "baseline",
-           "baseline_warning", "iterative_config", "job_config", "oneshot_config",
-           "resolve_sigma", "simulate_job"]
+__all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "FORMER_KEYS", "TARGET_DEFAULTS",
+           "baseline", "baseline_warning", "check_bandwidth", "former_keys", "iterative_config",
+           "job_config", "oneshot_config", "resolve_sigma", "simulate_job"]
 
 DEFAULTS: dict = {
     "protocol": "oneshot",         # "oneshot" | "iterative"
@@ -39,7 +46,7 @@ DEFAULTS: dict = {
     "target-shift": 0.4,           # synthetic: target shift / class separation
     "n-features": 50,
     "n-components": 5,
-    "sigma": 0.0,                  # 0: median of the clients' local median heuristics
+    "bandwidth": "median",         # the median of the clients' local medians, or a number
     "seed": 0,
     "sampling": "gaussian",        # frequencies: "gaussian" (the paper's) | "orthogonal"
     "mu": 1.0,
@@ -70,7 +77,7 @@ DEFAULTS: dict = {
 #: Per data set defaults, applied under the caller's keys (see the module docstring).
 DATASET_DEFAULTS: dict[str, dict] = {
     "digits": {"protocol": "iterative", "extractor": "cnn", "classifier": "fcnn",
-               "n-features": 500, "n-components": 100, "sigma": 0.5, "rounds": 100,
+               "n-features": 500, "n-components": 100, "bandwidth": 0.5, "rounds": 100,
                "local-steps": 5, "lr": 0.001, "lam": 0.1, "batch-size": 64,
                "classifier-every": 1, "mmd": "kernel"},
 }
@@ -88,8 +95,60 @@ TARGET_DEFAULTS: dict[tuple[str, str], dict] = {
     ("digits", "mnist"): {"lam": 0.1},
 }
 
-#: ``sigma`` of the random features on unit-norm extracted features when the job says 0.
+#: ``sigma`` of the random features on unit-norm extracted features when the job says
+#: ``bandwidth = "median"``.
 DEEP_SIGMA = 0.5
+
+#: former job keys, read for one release: ``{former: new}``
+FORMER_KEYS = {"sigma": "bandwidth"}
+
+
+def check_bandwidth(value):
+    """The job key ``bandwidth`` checked: ``"median"``, ``"<f>*median"`` or a positive number
+    (a numeric string, as a command line or a run config gives it, becomes a float).
+
+    Examples
+    --------
+    >>> check_bandwidth("median"), check_bandwidth("0.5"), check_bandwidth(2)
+    ('median', 0.5, 2.0)
+    """
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            parse_bandwidth_spec(value, ("median",), "bandwidth")
+            return value
+    return parse_bandwidth_spec(value, ("median",), "bandwidth")[0]
+
+
+def former_keys(cfg: dict, given: dict | None = None) -> dict:
+    """``cfg`` with a former key (:data:`FORMER_KEYS`) mapped onto its new one, with a
+    ``FutureWarning`` naming it: ``sigma = 0`` becomes ``bandwidth = "median"``, another
+    ``sigma`` the number. ``given`` (default ``cfg``) holds the keys the caller chose.
+
+    Raises
+    ------
+    ValueError
+        when ``sigma`` is given with a ``bandwidth`` other than the default ``"median"``.
+    """
+    given = cfg if given is None else given
+    if "sigma" not in given:
+        return cfg
+    cfg = dict(cfg)
+    sigma = cfg.pop("sigma")
+    if "bandwidth" in given and given["bandwidth"] != "median":
+        raise ValueError(f"The job sets both sigma={sigma!r} and bandwidth="
+                         f"{given['bandwidth']!r}; sigma is the former key of bandwidth: set "
+                         "bandwidth only.")
+    try:
+        value = "median" if float(sigma) == 0 else float(sigma)
+    except (TypeError, ValueError):
+        value = sigma
+    warnings.warn(f"The job key sigma is renamed bandwidth; set bandwidth={value!r} (sigma "
+                  "will be removed in the next release).", FutureWarning,
+                  stacklevel=user_stacklevel())
+    cfg["bandwidth"] = value
+    return cfg
 
 
 def job_config(overrides: dict | None = None) -> dict:
@@ -101,10 +160,12 @@ def job_config(overrides: dict | None = None) -> dict:
     >>> job_config({"dataset": "digits", "rounds": 3})["extractor"], job_config()["extractor"]
     ('cnn', 'none')
     """
-    overrides = dict(overrides or {})
+    overrides = former_keys(dict(overrides or {}))
     for k in overrides:
         if k not in DEFAULTS:
             raise ValueError(f"Unknown job key {k!r}; known keys: {sorted(DEFAULTS)}.")
+    if "bandwidth" in overrides:
+        overrides["bandwidth"] = check_bandwidth(overrides["bandwidth"])
     cfg = dict(DEFAULTS)
     dataset = str(overrides.get("dataset", cfg["dataset"]))
     cfg.update(DATASET_DEFAULTS.get(dataset, {}))
@@ -114,13 +175,18 @@ def job_config(overrides: dict | None = None) -> dict:
 
 
 def resolve_sigma(cfg: dict, local_sigmas) -> float:
-    """The job's ``sigma``; 0 means the median of the clients' local median heuristics (the
-    numpy model) or :data:`DEEP_SIGMA` (a trained extractor: unit-norm features)."""
-    if float(cfg["sigma"]):
-        return float(cfg["sigma"])
+    """The job's agreed ``sigma`` from its ``bandwidth``: a number as it is; ``"median"`` the
+    median of the clients' local median heuristics (the numpy model) or :data:`DEEP_SIGMA` (a
+    trained extractor: unit-norm features), ``"<f>*median"`` ``f`` times it. A ``cfg`` with
+    the former key ``sigma`` is read through :func:`former_keys`."""
+    cfg = former_keys(cfg)
+    factor, rule = parse_bandwidth_spec(check_bandwidth(cfg["bandwidth"]), ("median",),
+                                        "bandwidth")
+    if rule is None:
+        return factor
     if str(cfg.get("extractor", "none")) != "none":
-        return DEEP_SIGMA
-    return agree_bandwidth(list(local_sigmas))
+        return factor * DEEP_SIGMA
+    return factor * agree_bandwidth(list(local_sigmas))
 
 
 def iterative_config(cfg: dict, sigma: float) -> FedRFTCAConfig:

@@ -10,7 +10,7 @@ A job (keys and defaults: :data:`shiftlearn.federated._jobs.DEFAULTS`) runs as
 
 1. ``query.hello``: each SuperNode answers its client id (``partition-id + 1`` from its
    ``--node-config``) and its local median-heuristic bandwidth; the server fixes
-   ``sigma`` = their median (unless the job sets ``sigma``);
+   ``sigma`` = their median (unless the job's ``bandwidth`` is a number);
 2. the protocol rounds (``query.fedrftca``): one-shot = statistics, then the ``W`` broadcast;
    iterative = ``rounds`` FedRF-TCA rounds;
 3. iterative only: ``evaluate`` sends the final model to the target client, which reports its
@@ -76,7 +76,14 @@ from flwr.serverapp import Grid, ServerApp
 from ..adaptation import rf_stats, rftca_from_stats
 from ._data import load_client_data, local_bandwidth, n_classes_of, n_clients_of
 from ._iterative import IterativeClient, IterativeServer
-from ._jobs import DEFAULTS, iterative_config, oneshot_config, resolve_sigma
+from ._jobs import (
+    DEFAULTS,
+    FORMER_KEYS,
+    former_keys,
+    iterative_config,
+    oneshot_config,
+    resolve_sigma,
+)
 from ._messages import (
     PROTOCOL,
     PROTOCOL_VERSION,
@@ -103,9 +110,10 @@ log = logging.getLogger("shiftlearn.federated.flower")
 
 
 def _job(context: Context) -> dict:
-    cfg = dict(DEFAULTS)
-    cfg.update({k: v for k, v in context.run_config.items() if k in DEFAULTS})
-    return cfg
+    """The job of a run: :data:`DEFAULTS`, then the run config's keys (a former key, such as
+    ``sigma`` in an app folder written before ``bandwidth``, mapped with a warning)."""
+    given = {k: v for k, v in context.run_config.items() if k in DEFAULTS or k in FORMER_KEYS}
+    return former_keys({**DEFAULTS, **given}, given)
 
 
 def to_records(arrays: dict, meta: dict, job: dict | None = None) -> RecordDict:
