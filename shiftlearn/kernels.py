@@ -20,7 +20,9 @@ Conventions (decided once, here, for the whole library)
   - ``"n_features"``: ``gamma = 1 / d`` (scikit-learn's default, the splits paper's advice).
 
   The two median variants differ by a factor 2 in ``gamma``; both are offered because the papers
-  differ.
+  differ. Every ``bandwidth*`` parameter of the library takes a number, a rule, or
+  ``"<f>*<rule>"`` (``f`` times the rule: grids of scales around it), read by one parser
+  (:func:`parse_bandwidth`) and resolved by one function (:func:`resolve_bandwidth`).
 * **Random Fourier features** exactly as in the RF-TCA paper:
   ``z(x) = N^{-1/2} [cos(Omega^T x); sin(Omega^T x)]`` with ``Omega`` of shape ``(d, N)``,
   entries i.i.d. ``N(0, 1/sigma^2)``, no random phase. ``n_features = N`` frequencies give
@@ -857,7 +859,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     ----------
     n_features : int, default=500
         Number of frequencies ``N`` (output has ``2N`` columns).
-    bandwidth : float or {"median", "median_sq", "mean", "n_features"}, default="median"
+    bandwidth : float or str (a rule of BANDWIDTH_RULES, "<f>*<rule>"), default="median"
         Kernel bandwidth ``sigma`` or the rule that sets it from the data in ``fit`` (rules per
         kernel: :func:`median_heuristic`).
     random_state : int, Generator or None

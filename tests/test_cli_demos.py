@@ -36,6 +36,8 @@ def _error(argv, capsys) -> str:
     (["demo", "marginal", "--n", "1"], "argument --n: must be at least 2"),
     (["demo", "marginal", "--C", "-1"], "argument --C: must be greater than 0"),
     (["demo", "marginal", "--sampling", "sobol"], "invalid choice: 'sobol'"),
+    (["demo", "marginal", "--bandwidth-x", "wide"],
+     "argument --bandwidth-x: must be a positive number, 'median' or '<f>*median', got 'wide'"),
     (["demo", "splits", "--test-size", "2"], "must be a fraction between 0 and 1"),
     (["demo", "splits", "--test-size", "0"], "must be a fraction between 0 and 1"),
     (["federated", "simulate", "--loss", "2"], "must be a probability in [0, 1], got 2"),
@@ -172,3 +174,29 @@ def test_boosting_huge_depth_is_one_line(capsys):
     line = _error(["demo", "boosting", "--max-depth", "40", "--n-estimators", "2",
                    "--n-source", "50", "--n-test", "50"], capsys)
     assert line.startswith("shiftlearn demo boosting: error: ") and "max_depth" in line
+
+
+def test_demo_marginal_reads_the_former_sigma_x_with_a_warning(capsys):
+    import re
+
+    argv = ["demo", "marginal", "--N", "6", "--n", "8", "--test-points", "30", "--solver",
+            "exact"]
+
+    def errors(out):                        # the two models' test errors (fit times vary)
+        return re.findall(r"test error +([0-9.]+)%", out)
+
+    assert cli.main([*argv, "--bandwidth-x", "0.3"]) == 0
+    new = errors(capsys.readouterr().out)
+    with pytest.warns(FutureWarning, match="--sigma-x is renamed --bandwidth-x; pass "
+                                           "--bandwidth-x 0.3"):
+        assert cli.main([*argv, "--sigma-x", "0.3"]) == 0
+    assert errors(capsys.readouterr().out) == new and len(new) == 2
+    assert cli.main([*argv, "--bandwidth-x", "2*median"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        cli.main(["demo", "marginal", "--help"])
+    out = capsys.readouterr().out
+    assert "--bandwidth-x" in out and "--sigma-x" not in out        # hidden for its release
+    line = _error([*argv, "--bandwidth-x", "0.3", "--sigma-x", "0.3"], capsys)
+    assert line == ("shiftlearn demo marginal: error: --sigma-x is the former name of "
+                    "--bandwidth-x: give --bandwidth-x only.")

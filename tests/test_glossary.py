@@ -5,6 +5,7 @@
   that reuses a name has to be checked against the name's one meaning);
 * the glossary lists only names the library has, and only classes it exports;
 * the renamed names are gone from the objects they were renamed in, and the new ones are there;
+  those read for one release are there with the default ``"deprecated"``, beside the new ones;
 * every estimator or function the README documents is importable from ``shiftlearn``.
 """
 
@@ -96,12 +97,18 @@ def _rows(text: str):
             yield [c.strip() for c in line.strip().strip("|").split("|")], sub
 
 
+#: the subsection of the names renamed but still read (with a FutureWarning) for one release
+DEPRECATED = "Renamed, read for one release"
+
+
 def _glossary() -> tuple[dict[str, str], list[tuple[str, str, str]]]:
     """``{name: where cell}`` of the glossary and the ``(old, new, where)`` renames."""
     text = _section(CONVENTIONS.read_text(encoding="utf-8"), "Glossary")
     names, renamed = {}, []
     for cells, sub in _rows(text):
         assert len(cells) == 3, f"a glossary row needs three cells: {cells}"
+        if sub == DEPRECATED:
+            continue
         if sub.startswith("Renamed"):
             renamed.append(tuple(cells))
             continue
@@ -109,6 +116,28 @@ def _glossary() -> tuple[dict[str, str], list[tuple[str, str, str]]]:
             assert name not in names, f"{name!r} has two lines in the glossary"
             names[name] = cells[2]
     return names, renamed
+
+
+def _deprecated_rows() -> list[tuple[str, str, str]]:
+    """The ``(old, new, where)`` rows of the names read for one release."""
+    text = _section(CONVENTIONS.read_text(encoding="utf-8"), "Glossary")
+    return [tuple(cells) for cells, sub in _rows(text) if sub == DEPRECATED]
+
+
+def _idents(cell: str) -> list[str]:
+    """The parameter names of a cell, in order (``name=...`` and flags left out)."""
+    toks = (re.sub(r"=.*", "", t).strip() for t in _BACKTICKED.findall(cell.split(" (")[0]))
+    return [t for t in toks if _IDENTIFIER.match(t) and t[0].islower()]
+
+
+def _deprecated_parameter(est, name: str) -> bool:
+    """``name`` is an ``__init__`` parameter of ``est`` read for one release (its default is
+    ``"deprecated"``) and listed as such in the glossary."""
+    params = inspect.signature(est.__init__).parameters
+    if name not in params or params[name].default != "deprecated":
+        return False
+    return any(name in _idents(old) and _where_matches(where, est.__name__)
+               for old, _, where in _deprecated_rows())
 
 
 def _where_matches(where: str, cls_name: str) -> bool:
@@ -126,7 +155,8 @@ def test_the_glossary_parses():
 def test_every_estimator_parameter_is_in_the_glossary():
     names, _ = _glossary()
     missing = sorted(f"{cls}.{p}" for cls, est in _estimators().items()
-                     for p in _parameters(est) - set(names) if not p.endswith("_"))
+                     for p in _parameters(est) - set(names)
+                     if not p.endswith("_") and not _deprecated_parameter(est, p))
     assert not missing, (
         f"parameters without a line in the glossary of docs/conventions.md: {missing}; use a "
         "name the glossary already has (with its meaning) or add a line for the new name")
@@ -136,7 +166,8 @@ def test_each_glossary_line_names_every_estimator_that_uses_it():
     names, _ = _glossary()
     unlisted = sorted(f"{p} ({cls})" for cls, est in _estimators().items()
                       for p in _parameters(est) if p in names
-                      and not _where_matches(names[p], cls))
+                      and not _where_matches(names[p], cls)
+                      and not _deprecated_parameter(est, p))
     assert not unlisted, (
         f"glossary lines that do not name an estimator using the parameter: {unlisted}; check "
         "that the parameter means what the line says, then add the estimator under 'where' "
@@ -176,6 +207,43 @@ def test_renamed_parameters_are_gone(row):
         params = _parameters(objects[name])
         assert not (old - reused) & params, f"{name} still takes {sorted(old & params)}"
         assert new & params, f"{name} lacks {sorted(new)}"
+
+
+@pytest.mark.parametrize("row", _deprecated_rows(), ids=lambda r: r[0])
+def test_renamed_names_read_for_one_release_are_there_beside_the_new_ones(row):
+    """Each object takes the new name and the former one, whose default is ``"deprecated"``
+    (``fit`` maps it with a FutureWarning: the estimators' own tests); the job key and the
+    command-line flag: the new one is the job's and the parser's, the former one is mapped."""
+    old_cell, new_cell, where = row
+    old, new = _idents(old_cell), _idents(new_cell)
+    if where.startswith("job key"):
+        from shiftlearn.federated._jobs import DEFAULTS, FORMER_KEYS
+
+        assert old == ["sigma"] and new == ["bandwidth"]
+        assert FORMER_KEYS == {"sigma": "bandwidth"}
+        assert "bandwidth" in DEFAULTS and "sigma" not in DEFAULTS
+        return
+    if where.startswith("`shiftlearn demo"):
+        from shiftlearn.cli import build_parser
+
+        flags = _BACKTICKED.findall(old_cell) + _BACKTICKED.findall(new_cell)
+        assert flags == ["--sigma-x", "--bandwidth-x"]
+        demo = build_parser()._subparsers._group_actions[0].choices["demo"]
+        marginal = demo._subparsers._group_actions[0].choices["marginal"]
+        actions = {s: a for a in marginal._actions for s in a.option_strings}
+        assert actions["--sigma-x"].help == "==SUPPRESS==" and actions["--bandwidth-x"].help
+        return
+    objects = _public_objects()
+    targets = [n for tok in _BACKTICKED.findall(where.split(" (")[0])
+               for n in fnmatch.filter(objects, tok)]
+    assert old and len(old) == len(new) and targets, row
+    for name in targets:
+        params = inspect.signature(objects[name].__init__).parameters
+        pairs = [(o, n) for o, n in zip(old, new, strict=True) if o in params]
+        assert pairs, f"{name} takes none of {old}"
+        for o, n in pairs:
+            assert params[o].default == "deprecated", f"{name}.{o} is not deprecated"
+            assert n in params, f"{name} lacks {n}"
 
 
 def test_what_the_readme_documents_is_exported_from_shiftlearn():

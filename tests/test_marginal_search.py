@@ -148,3 +148,15 @@ def test_extension_with_the_marginal_classifier():
     with pytest.raises(InvalidParameterError, match="'extend_grid' parameter"):
         TaskGroupSearchCV(MarginalTransferClassifier(), {"C": [1.0]}, extend_grid=-1).fit(
             X, y, sd)
+
+
+def test_recentring_reads_every_bandwidth_spec_through_the_one_parser():
+    from shiftlearn.generalization._search import _format_scale, _recentre, _scale_axis
+
+    kind, xs, step = _scale_axis(["0.5*median_sq", "median_sq", "2*median_sq"])
+    assert kind == ("spec", "median_sq") and xs.tolist() == [0.5, 1.0, 2.0]
+    assert _recentre(kind, 2.0, step, 3, upward=True) == ["median_sq", "2*median_sq",
+                                                          "4*median_sq"]
+    assert _format_scale(("spec", "mean"), 1.0) == "mean"
+    assert _scale_axis(["median", "2*mean"]) is None            # two rules: not one scale
+    assert _scale_axis(["median", "wide"]) is None

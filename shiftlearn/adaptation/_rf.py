@@ -430,7 +430,7 @@ class RFTCA(_RFBase):
         regulariser, ``gamma``, is ``1 / mu``.
     n_features : int, default=1000
         Number of random frequencies ``N`` (``2N`` feature columns).
-    bandwidth : float or {"median", "median_sq", "mean", "n_features"}, default="median"
+    bandwidth : float or str (a rule of BANDWIDTH_RULES, "<f>*<rule>"), default="median"
         Kernel bandwidth ``sigma`` (``exp(-||a-b||^2 / (2 sigma^2))`` for ``"rbf"``) or the rule
         that sets it from all training rows (source + target; the median uses a seeded
         1,000-row subsample; rules per kernel: :func:`~shiftlearn.kernels.median_heuristic`).

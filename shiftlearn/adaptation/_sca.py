@@ -324,7 +324,7 @@ class SCA(BaseSubspaceTransformer):
         Weight of the domain scatter. The paper: ``1`` in DA, tuned in DG.
     kernel : {"rbf", "laplacian", "cauchy", "linear"} or callable, default="rbf"
         Kernel from :mod:`shiftlearn.kernels` (``kernel_matrix``).
-    bandwidth : float or {"median", "median_sq", "mean", "n_features"}, default="median"
+    bandwidth : float or str (a rule of BANDWIDTH_RULES, "<f>*<rule>"), default="median"
         ``sigma`` of a shift-invariant kernel (``exp(-d^2/(2 sigma^2))`` for ``"rbf"``) or the
         rule applied to the pooled training rows (rules per kernel:
         :func:`shiftlearn.kernels.median_heuristic`).

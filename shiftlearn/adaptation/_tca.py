@@ -287,7 +287,7 @@ class TCA(BaseSubspaceTransformer):
     kernel : {"rbf", "laplacian", "cauchy", "linear"} or callable, default="rbf"
         Kernel from :mod:`shiftlearn.kernels` (``kernel_matrix``); the shift-invariant ones
         (``"rbf"``, ``"laplacian"``, ``"cauchy"``) take ``bandwidth``.
-    bandwidth : float or {"median", "median_sq", "mean", "n_features"}, default="median"
+    bandwidth : float or str (a rule of BANDWIDTH_RULES, "<f>*<rule>"), default="median"
         RBF bandwidth ``sigma`` (``exp(-d^2 / (2 sigma^2))``) or the rule applied to the pooled
         training rows (sources and targets).
     scaling : {"eigh", "constraint"}, default="eigh"

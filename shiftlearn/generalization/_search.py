@@ -164,8 +164,8 @@ class TaskGroupSearchCV(MetaEstimatorMixin, BaseEstimator):
         grid was extended accordingly, i.e., the same grid size has been used, however, the
         center of grid has been assigned to the previously selected point"). After a grid is
         searched, every parameter whose list holds at least two positive numbers (or
-        ``"<f>*median"`` bandwidth specs) and whose best value is the smallest or largest
-        value tried so far gets a new list: as many values as before, with the list's mean
+        ``"<f>*<rule>"`` bandwidth specs of one rule) and whose best value is the smallest or
+        largest value tried so far gets a new list: as many values as before, with the list's mean
         log step, centred on the best value (an even-sized list puts the extra value beyond
         the edge). The product grid is
         searched again (settings already scored are not refitted). Integers are rounded.

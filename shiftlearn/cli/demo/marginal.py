@@ -38,9 +38,44 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                         "orthogonal random features")
     p.add_argument("--C", type=positive, default=10.0,
                    help="SVM regularization (default: %(default)s)")
-    p.add_argument("--sigma-x", type=positive, default=0.4,
-                   help="bandwidth of the point kernel (default: %(default)s)")
+    p.add_argument("--bandwidth-x", type=_bandwidth, default=None, metavar="SPEC",
+                   help="bandwidth of the point kernel: a number, 'median' or '<f>*median' "
+                        f"(default: {_BANDWIDTH_X})")
+    p.add_argument("--sigma-x", type=positive, default=None, help=argparse.SUPPRESS)
     return p
+
+
+#: the demo's point-kernel bandwidth (the rotated ellipses' scale)
+_BANDWIDTH_X = 0.4
+
+
+def _bandwidth(text: str):
+    """``--bandwidth-x``: a positive number, ``median`` or ``<f>*median``."""
+    from ..._constraints import parse_bandwidth_spec
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = text
+    try:
+        parse_bandwidth_spec(value, ("median",), "bandwidth")
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number, 'median' or '<f>*median', got {text!r}") from None
+    return value
+
+
+def _bandwidth_x(args: argparse.Namespace):
+    """``--bandwidth-x``, or the former ``--sigma-x`` (one release, with a FutureWarning)."""
+    if args.sigma_x is None:
+        return _BANDWIDTH_X if args.bandwidth_x is None else args.bandwidth_x
+    if args.bandwidth_x is not None:
+        raise ValueError("--sigma-x is the former name of --bandwidth-x: give --bandwidth-x "
+                         "only.")
+    warnings.warn(f"--sigma-x is renamed --bandwidth-x; pass --bandwidth-x {args.sigma_x:g} "
+                  "(--sigma-x will be removed in the next release).", FutureWarning,
+                  stacklevel=2)
+    return args.sigma_x
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     X, y, sd = make_rotated_ellipses(args.N, args.n, random_state=args.seed)
     Xt, yt, sdt = make_rotated_ellipses(10, args.test_points, first_domain=-1000,
                                         random_state=args.seed + 1)
-    kw = dict(C=args.C, bandwidth_x=args.sigma_x, solver=args.solver, loss=args.loss,
+    kw = dict(C=args.C, bandwidth_x=_bandwidth_x(args), solver=args.solver, loss=args.loss,
               sampling=args.sampling, random_state=args.seed)
     for name, est in track((("marginal transfer", MarginalTransferClassifier(**kw)),
                             ("pooling", PoolingClassifier(**kw))), description="fitting"):
