@@ -116,7 +116,8 @@ def test_candidate_times_are_measured_where_each_candidate_is_fitted(toy, monkey
     assert [t["method"] for t in sel.candidate_times_] == [r["method"] for r in sel.summary_]
     assert [times[m]["n_fits"] for m in ("none", "TCA", "CORAL")] == [3, 6, 3]
     assert times["TCA"]["fit_time"] >= 6 * 0.02
-    assert times["none"]["fit_time"] < 0.02 and times["CORAL"]["fit_time"] < 3 * 0.02
+    # the others carry none of the 6 x 20 ms (a margin for a loaded machine)
+    assert times["none"]["fit_time"] < 6 * 0.02 and times["CORAL"]["fit_time"] < 6 * 0.02
     assert all(t["score_time"] > 0 for t in sel.candidate_times_)
     res = sel.search_.cv_results_
     assert sum(t["fit_time"] for t in sel.candidate_times_) == pytest.approx(

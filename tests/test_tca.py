@@ -268,6 +268,9 @@ def test_linear_kernel_with_fewer_columns_than_rows_solves_in_their_span(Est, sc
     assert fast.mmd_ == pytest.approx(slow.mmd_, rel=1e-10)
     if Est == "JDA":
         np.testing.assert_array_equal(fast.target_labels_, slow.target_labels_)
-    # more components than columns: the kernel route, as before
-    wide = cls(n_components=d + 1, kernel="linear").fit(X, yy, sd)
-    assert wide.n_components_ == d + 1
+    # more components than columns: clipped to the linear kernel's rank, with the warning
+    from shiftlearn.adaptation._base import ComponentsClippedWarning
+
+    with pytest.warns(ComponentsClippedWarning, match=f"rank <= {d}"):
+        wide = cls(n_components=d + 1, kernel="linear").fit(X, yy, sd)
+    assert wide.n_components_ == d

@@ -336,10 +336,11 @@ class TCA(BaseSubspaceTransformer):
     Cost: ``n`` training rows of ``d`` columns, ``k`` components: the kernel ``O(n^2 d)``;
     the solve ``O(n^2 k)`` per Lanczos iteration (ARPACK) or ``O(n^3)`` (dense); ``transform``
     of ``m`` rows ``O(m n (d + k))``. The kernel has ``n x n`` entries whatever ``d`` is, so
-    ``d >> n`` costs only the kernel's ``O(n^2 d)``. With the linear kernel, fewer columns
-    than rows and ``n_components <= d``, the fit works in the span of the columns instead
+    ``d >> n`` costs only the kernel's ``O(n^2 d)``. With the linear kernel and fewer
+    columns than rows the fit works in the span of the columns instead
     (:func:`tca_components_factored`: ``O(n d^2 + d^3)``, no ``n x n`` matrix, the same
-    eigenpairs; ``eigen_solver`` and ``memory`` are then not used). For ``n`` in the tens of
+    eigenpairs; ``eigen_solver`` and ``memory`` are then not used), and ``n_components`` is
+    clipped to ``d``, the rank of that kernel. For ``n`` in the tens of
     thousands with another kernel use :class:`~shiftlearn.adaptation.RFTCA`
     (``O(n N d + n N^2 + N^3)``).
 
@@ -424,14 +425,15 @@ class TCA(BaseSubspaceTransformer):
 
     def _factored_k(self, X, owner: str) -> int | None:
         """``n_components`` (clipped) when the fit takes the factored route: the linear kernel
-        of fewer columns than rows (``K = X X^T``, :func:`tca_components_factored`), for at most
-        as many components as columns; ``None`` otherwise (the kernel route)."""
+        of fewer columns than rows (``K = X X^T``, :func:`tca_components_factored`); ``None``
+        otherwise (the kernel route). The centred linear kernel has rank ``<= d``, so more
+        components than columns are clipped to ``d``, as more than ``n - 1`` are on any
+        kernel: the solver's vectors beyond the rank span a null space, not components."""
         n, d = X.shape
-        if self.kernel != "linear" or d >= n or min(self.n_components, n - 1) > d:
+        if self.kernel != "linear" or d >= n:
             return None
-        k = clip_n_components(self.n_components, n - 1,
-                              f"the centred kernel of {n} training rows has rank <= {n - 1}",
-                              owner)
+        k = clip_n_components(self.n_components, d,
+                              f"the linear kernel of {d} features has rank <= {d}", owner)
         self.sigma_ = None
         if np.ptp(X, axis=0).max() == 0:        # every row the same: H K = 0
             raise zero_kernel_error(owner)
