@@ -202,15 +202,6 @@ def _label_some_target_rows(sd: np.ndarray) -> np.ndarray:
     """Every other row of the first source domain (from its second) moved to a target domain
     of its own, keeping its label: the labeled target rows of the few-labels family."""
     sd = sd.copy()
-    rows = np.flatnonzero(sd == sd[sd > 0].min())[1::2]
-    sd[rows] = sd.min() - 1 if sd.min() < 0 else -1
-    return sd
-
-
-def _label_some_target_rows(sd: np.ndarray) -> np.ndarray:
-    """Every other row of the first source domain (from its second) moved to a target domain
-    of its own, keeping its label: the labeled target rows of the few-labels family."""
-    sd = sd.copy()
     if not np.any(sd > 0):
         return sd
     rows = np.flatnonzero(sd == sd[sd > 0].min())[1::2]
