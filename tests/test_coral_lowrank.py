@@ -101,3 +101,25 @@ def test_ledoit_wolf_on_the_factored_route_equals_scikit_learns(shape):
     X2, sd2 = _domains(120, 100, 30)                 # more rows than features: the dense route
     dense = CORAL(shrinkage="ledoit_wolf").fit(X2, None, sd2)
     assert dense.powers_ is None
+
+
+def test_auto_takes_the_factored_ledoit_wolf_beyond_1024_features():
+    """``"auto"`` is Ledoit-Wolf on standardised columns up to 1,024 features (or with a
+    domain of at least as many rows as features), and the factored Ledoit-Wolf on the columns
+    as they are beyond: the same map as ``shrinkage="ledoit_wolf"``, bit for bit, and
+    ``shrinkage_`` says which was used."""
+    from shiftlearn.adaptation._coral import AUTO_DENSE_MAX_FEATURES
+
+    rng = np.random.default_rng(0)
+    for d, expect in ((AUTO_DENSE_MAX_FEATURES, "auto"), (AUTO_DENSE_MAX_FEATURES + 1,
+                                                          "ledoit_wolf")):
+        X = rng.normal(size=(50, d)) * rng.uniform(0.5, 2.0, size=d)
+        sd = np.where(np.arange(50) < 20, 1, -1)
+        auto = CORAL().fit(X, None, sd)
+        assert auto.shrinkage_ == expect
+        assert (auto.powers_ is None) == (expect == "auto")
+        same = CORAL(shrinkage=expect).fit(X, None, sd)
+        np.testing.assert_array_equal(auto.transform(X, sd), same.transform(X, sd))
+    X = rng.normal(size=(1200, AUTO_DENSE_MAX_FEATURES + 1))       # a domain with n >= d
+    sd = np.where(np.arange(1200) < 1100, 1, -1)
+    assert CORAL().fit(X, None, sd).shrinkage_ == "auto"

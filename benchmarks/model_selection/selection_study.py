@@ -96,7 +96,7 @@ OUR_GRIDS = {
              "whiten": [False]},
     "RF-TCA": {"n_components": [30, 10]},
     "RF-SCA": {"beta": [0.1, 0.9], "n_components": [30, 10], "whiten": [False]},
-    "CORAL": {"shrinkage": ["ledoit_wolf", 1.0]},
+    "CORAL": {"shrinkage": ["auto", 1.0]},
 }
 PEERS = ("skada CORAL", "SA", "JDOT", "KMM", "LinOT", "OTLabelProp", "skada TCA")
 CRITERIA = ("source-cv", "cluster", "IW", "PE", "DEV", "circular", "MMD")
