@@ -114,6 +114,14 @@ def _public_estimators():
 
     from shiftlearn import adaptation as A
     from shiftlearn.boosting import MultiTaskBoostingClassifier
+    from shiftlearn.fewlabels import (
+        FeatureAugmentation,
+        LinInt,
+        RegularTransferLC,
+        RegularTransferLR,
+        TrAdaBoost,
+        TrAdaBoostR2,
+    )
     from shiftlearn.generalization import (
         MarginalTransferClassifier,
         MarginalTransferRegressor,
@@ -122,9 +130,21 @@ def _public_estimators():
         TaskGroupSearchCV,
     )
     from shiftlearn.kernels import RandomFourierFeatures
-    from shiftlearn.model_selection import AdaptationSelector
+    from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
+    from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
+    from shiftlearn.reweighting import (
+        KDERW,
+        KLIEP,
+        KMM,
+        DiscriminatorRW,
+        GaussianRW,
+        NearestNeighborRW,
+        RuLSIF,
+        uLSIF,
+    )
 
     da, dg, dgr, none = "da", "dg", "dg_regression", "unsupervised"
+    few, few_regression = "few", "few_regression"
     return [
         (A.TCA(n_components=2), da), (A.JDA(n_components=2), da), (A.SCA(n_components=2), da),
         (A.uSCA(n_components=2), da), (A.CORAL(), da),
@@ -142,6 +162,12 @@ def _public_estimators():
         (MarginalTransferRegressor(random_state=0), dgr),
         (PoolingRegressor(random_state=0), dgr),
         (TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}, cv=2), dg),
+        *[(M(), da) for M in (SA, LinOT, EMD, Sinkhorn, ClassRegOT)],
+        *[(R(), da) for R in (KMM, KLIEP, uLSIF, RuLSIF, DiscriminatorRW, NearestNeighborRW,
+                              KDERW, GaussianRW)],
+        *[(F(), few) for F in (FeatureAugmentation, TrAdaBoost, RegularTransferLC, LinInt)],
+        *[(F(), few_regression) for F in (TrAdaBoostR2, RegularTransferLR)],
+        (GeneralizationSelector(), dg),
     ]
 
 
@@ -153,6 +179,10 @@ def _frame(kind):
         sd = np.r_[np.repeat([1, 2], 30), np.full(25, 3)]
         if kind == "dg_regression":
             y = X[:, 0] + 0.1 * y
+    if kind in ("few", "few_regression"):        # a few labeled target rows (both classes)
+        y = np.where((sd < 0) & (np.arange(len(y)) % 5 == 0), np.arange(len(y)) % 2, y)
+        if kind == "few_regression":
+            y = np.where(y == -1, -1.0, X[:, 0] + 0.1 * y)
     return pd.DataFrame(X, columns=["a", "b", "c"]), y, sd
 
 
@@ -167,11 +197,14 @@ def test_every_public_estimator_is_in_the_feature_name_check():
 
     listed = {type(e).__name__ for e, _ in _public_estimators()}
     public = set()
-    for mod in (shiftlearn, adaptation, generalization, model_selection):
+    from shiftlearn import fewlabels, mapping, reweighting
+
+    for mod in (shiftlearn, adaptation, generalization, model_selection, mapping, reweighting,
+                fewlabels):
         for name in mod.__all__:
             obj = getattr(mod, name)
             if inspect.isclass(obj) and hasattr(obj, "fit") and not inspect.isabstract(obj) \
-                    and name != "BaseSubspaceTransformer":
+                    and name not in ("BaseSubspaceTransformer", "BaseReweighting"):
                 public.add(name)
     assert public <= listed, sorted(public - listed)
 

@@ -31,7 +31,14 @@ import numpy as np
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, results_dir, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    track,
+    write_results,
+)
 
 ROWS = (500, 2000, 5000, 20000)
 COLUMNS = (50, 512, 4096)
@@ -110,6 +117,7 @@ def one_point(n: int, d: int) -> dict:
     return out
 
 
+@progress()
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--point", nargs=2, type=int, metavar=("N", "D"),
@@ -121,7 +129,7 @@ def main(argv=None) -> None:
         return
     machine = header("What adapt --method auto --tune costs as n and d grow")
     rows = []
-    for n, d in shapes():
+    for n, d in track(shapes(), "shapes"):
         t0 = time.perf_counter()
         try:
             done = subprocess.run([sys.executable, str(HERE), "--point", str(n), str(d)],

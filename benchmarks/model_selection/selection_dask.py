@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, write_results  # noqa: E402
+from _common import header, markdown_table, progress, write_results  # noqa: E402
 
 from shiftlearn.datasets import load_office_caltech  # noqa: E402
 from shiftlearn.model_selection import (  # noqa: E402
@@ -43,6 +43,7 @@ def _fit(X, y, sd, n_jobs):
     return sel, time.perf_counter() - start
 
 
+@progress()
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)

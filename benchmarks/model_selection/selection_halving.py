@@ -27,6 +27,7 @@ from _common import (  # noqa: E402
     PartsFile,
     header,
     markdown_table,
+    progress,
     results_dir,
     track,
     write_results,
@@ -57,6 +58,7 @@ def run_task(name: str, s: str, t: str, max_rows: int) -> dict:
     return out
 
 
+@progress()
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the toy and two Office tasks")
