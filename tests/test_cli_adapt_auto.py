@@ -108,11 +108,9 @@ def test_default_criterion_is_the_published_studys_best():
 
 def test_auto_candidates_are_sized_to_the_data(monkeypatch):
     from shiftlearn.cli import adapt
-    from shiftlearn.model_selection._select import EXACT_MAX_ROWS, JDA_MAX_ROWS
+    from shiftlearn.model_selection._select import EXACT_MAX_ROWS
 
-    assert adapt._candidates("sized", JDA_MAX_ROWS) == ["TCA", "JDA", "SCA", "uSCA", "CORAL"]
-    assert adapt._candidates("sized", JDA_MAX_ROWS + 1) == ["TCA", "SCA", "uSCA", "CORAL"]
-    assert adapt._candidates("sized", EXACT_MAX_ROWS) == ["TCA", "SCA", "uSCA", "CORAL"]
+    assert adapt._candidates("sized", EXACT_MAX_ROWS) == ["TCA", "JDA", "SCA", "uSCA", "CORAL"]
     assert adapt._candidates("sized", EXACT_MAX_ROWS + 1) == ["RF-TCA", "RF-SCA", "CORAL"]
     # every adapter, the opt-in ones too (named on purpose; never in the sized default)
     assert adapt._candidates("all", 10) == ["TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA",

@@ -102,8 +102,8 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                         "--classifier is an alias")
     p.add_argument("--candidates", default="sized", metavar="LIST",
                    help="adapters --method auto compares with no adaptation: a comma-separated "
-                        "list (e.g. TCA,SCA), all, or sized (default: TCA, SCA, uSCA up to "
-                        "5000 rows, RF-TCA, RF-SCA above; JDA up to 2000 rows; CORAL always: "
+                        "list (e.g. TCA,SCA), all, or sized (default: TCA, JDA, SCA, uSCA up "
+                        "to 2000 rows, RF-TCA, RF-SCA above; CORAL always: "
                         "shiftlearn.model_selection.default_methods)")
     p.add_argument("--tune", action="store_true",
                    help="search the hyper-parameters (grids: shiftlearn.model_selection."

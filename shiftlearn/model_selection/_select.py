@@ -72,17 +72,16 @@ OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegO
                                     "NearestNeighborRW", "KDERW", "GaussianRW"})
 
 #: above this many rows the sized pool takes the random-feature adapters instead of the exact
-#: ones (same models; the exact ones form an n x n kernel: 200 MB at 5,000 rows)
-EXACT_MAX_ROWS = 5000
-#: above this many rows the sized pool leaves JDA out: its eleven solves cost about ten TCA fits
-JDA_MAX_ROWS = 2000
+#: ones (the same models; a tuned search of the exact ones on 5,000 rows took more than 10
+#: minutes on 2 cores, ``benchmarks/model_selection/auto_cost.py``)
+EXACT_MAX_ROWS = 2000
 
 
 def default_methods(n_rows: int) -> list[str]:
     """The adapters a search over ``n_rows`` rows compares with no adaptation by default (the
     size rule of ``methods="sized"`` and of ``shiftlearn adapt --method auto``): the exact TCA,
-    JDA (up to :data:`JDA_MAX_ROWS` rows), SCA and uSCA up to :data:`EXACT_MAX_ROWS` rows,
-    RF-TCA and RF-SCA above; CORAL always.
+    JDA, SCA and uSCA up to :data:`EXACT_MAX_ROWS` rows, RF-TCA and RF-SCA above; CORAL
+    always.
 
     Examples
     --------
@@ -93,8 +92,7 @@ def default_methods(n_rows: int) -> list[str]:
     """
     if n_rows > EXACT_MAX_ROWS:
         return ["RF-TCA", "RF-SCA", "CORAL"]
-    return [m for m in ("TCA", "JDA", "SCA", "uSCA", "CORAL")
-            if m != "JDA" or n_rows <= JDA_MAX_ROWS]
+    return ["TCA", "JDA", "SCA", "uSCA", "CORAL"]
 
 
 def make_adapter(method: str, random_state=0, **params):

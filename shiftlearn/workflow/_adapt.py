@@ -167,7 +167,7 @@ def candidate_methods(text, n_rows: int) -> list[str]:
     Parameters
     ----------
     text : str or sequence of str
-        ``"sized"`` (:func:`~shiftlearn.model_selection.default_methods`: exact up to 5000
+        ``"sized"`` (:func:`~shiftlearn.model_selection.default_methods`: exact up to 2000
         rows, random-feature above), ``"all"`` (every adapter but the reweighting ones), or
         method names (a comma-separated text or a list).
     n_rows : int
@@ -794,7 +794,7 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
     -----
     Cost: that of the command, dominated by the candidates' fits (an exact kernel adapter is
     O(n^2 d + n^3) in the n rows; ``candidates="sized"`` switches to the random-feature
-    adapters above 5,000 rows). Warnings raised during the run are kept in
+    adapters above 2,000 rows). Warnings raised during the run are kept in
     ``report["warnings"]`` as the command keeps them.
 
     Examples
