@@ -123,9 +123,15 @@ def main(argv=None) -> None:
     ap.add_argument("--point", nargs=2, type=int, metavar=("N", "D"),
                     help="run one shape and print its JSON (used by the main run)")
     ap.add_argument("--limit", type=int, default=600, help="seconds per shape (default 600)")
+    ap.add_argument("--figure", action="store_true",
+                    help="only redraw the figure from the published results")
     args = ap.parse_args(argv)
     if args.point:
         print(json.dumps(one_point(*args.point)))
+        return
+    if args.figure:
+        figure(json.loads((results_dir(__file__) / "auto_cost.json").read_text())
+               ["results"]["rows"])
         return
     machine = header("What adapt --method auto --tune costs as n and d grow")
     rows = []
@@ -177,7 +183,9 @@ def figure(rows: list[dict]) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    colours = {m: f"C{i}" for i, m in enumerate(
+        ("none", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL"))}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
     for ax, (key, fixed, label) in zip(axes, (("n", ("d", 50), "rows n (d = 50)"),
                                               ("d", ("n", 500), "columns d (n = 500)")),
                                        strict=True):
@@ -187,20 +195,21 @@ def figure(rows: list[dict]) -> Path:
         for m in fams:
             xs = [r[key] for r in pts if m in r["families"]]
             ys = [r["families"][m] for r in pts if m in r["families"]]
-            ax.plot(xs, ys, marker="o", label=m)
+            ax.plot(xs, ys, marker="o", label=m, color=colours.get(m))
         xs = [r[key] for r in pts]
         ax.plot(xs, [r["search_s"] for r in pts], "k--", marker="s", label="whole search")
-        for name, style in (("TCA skada", "C0:"), ("CORAL skada", "C4:")):
+        for name, style in (("TCA skada", colours["TCA"]), ("CORAL skada", colours["CORAL"])):
             sx = [r[key] for r in pts if name in r.get("single_fit_s", {})]
             sy = [r["single_fit_s"][name] for r in pts if name in r.get("single_fit_s", {})]
             if sx:
-                ax.plot(sx, sy, style, marker="x", label=f"{name}: one fit")
+                ax.plot(sx, sy, color=style, linestyle=":", marker="x",
+                        label=f"{name}: one fit")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(label)
         ax.set_ylabel("seconds (one BLAS thread)")
         ax.grid(True, which="both", alpha=0.3)
-    axes[1].legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="lower right")
     fig.suptitle("adapt --method auto --tune: seconds per candidate family")
     fig.tight_layout()
     path = results_dir(__file__) / "auto_cost.png"
