@@ -42,7 +42,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import HasMethods, Interval, StrOptions, check_params
 from .._progress import task
-from .._validation import check_X, check_y_shape
+from .._validation import check_unlabeled_convention, check_X, check_y_shape
 
 __all__ = ["GENERALIZATION_CANDIDATES", "GeneralizationSelector", "infer_task"]
 
@@ -182,6 +182,11 @@ class GeneralizationSelector(BaseEstimator):
     >>> sel.choice_ in ("plain", "marginal"), sel.scores_["plain"].shape
     (True, (8,))
     """
+
+    # scikit-learn metadata routing: sample_domain is requested by default
+    __metadata_request__fit = {"sample_domain": True}
+    __metadata_request__predict = {"sample_domain": True}
+    __metadata_request__score = {"sample_domain": True}
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
@@ -325,6 +330,9 @@ class GeneralizationSelector(BaseEstimator):
             from sklearn.utils.multiclass import check_classification_targets
 
             check_classification_targets(y)
+            # -1 beside one class is the library's 'unlabeled' marker, not a class: refused
+            # with the re-encoding advice, as every classifier of the library does
+            check_unlabeled_convention(y, task="classification")
             self.classes_ = np.unique(y)
             if self.classes_.size < 2:
                 raise ValueError(f"The labels hold one class only ({self.classes_[0]!r}); "
