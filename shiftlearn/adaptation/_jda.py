@@ -170,6 +170,7 @@ class JDA(TCA):
         if factored is not None:          # linear kernel, n > d: in the span of the columns
             X = np.asarray(X, dtype=np.float64)
             k, solver, K = factored, None, None
+            svd = np.linalg.svd(X, full_matrices=False)[:2]   # the same rows every round
             ell = mmd_vector(sample_domain)
             g = X.T @ ell
             self.mmd_ = float(g @ g)
@@ -202,7 +203,7 @@ class JDA(TCA):
         while True:
             ells = jda_vectors(sd, y, labels)
             if factored is not None:
-                w, W, KW = tca_components_factored(X, ells, k, mu)
+                w, W, KW = tca_components_factored(X, ells, k, mu, svd=svd)
             elif foreign:
                 w, W, KW = tca_components_array_api(K, from_numpy(ells, X), k, mu,
                                                     eigen_solver=solver, overwrite_K=False)

@@ -150,7 +150,8 @@ def tca_components(
 
 
 def tca_components_factored(F: np.ndarray, ell: np.ndarray, n_components: int,
-                            mu: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                            mu: float = 1.0, *, svd: tuple | None = None
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`tca_components` for a kernel given by a factor, ``K = F F^T`` (the linear
     kernel: ``F = X``), without forming ``K``.
 
@@ -161,6 +162,9 @@ def tca_components_factored(F: np.ndarray, ell: np.ndarray, n_components: int,
     ``H' = U^T H U = I - (U^T 1)(U^T 1)^T / n``, and ``w^T (I + mu K L K) w = c^T B' c``: the
     same eigenpairs as the ``n x n`` problem, ``n_components <= r = min(n, d)``.
     ``O(n d^2 + d^3)`` time, ``O(n d)`` memory, instead of ``O(n^2 d + n^3)`` and ``O(n^2)``.
+
+    ``svd``: ``(U, s)`` of ``np.linalg.svd(F, full_matrices=False)``, when the caller solves
+    several problems on the same rows (JDA's rounds change ``ell`` only).
 
     Returns ``(eigenvalues, W, K W)`` as :func:`tca_components`.
 
@@ -176,7 +180,7 @@ def tca_components_factored(F: np.ndarray, ell: np.ndarray, n_components: int,
     True
     """
     n = F.shape[0]
-    U, sv, _ = np.linalg.svd(F, full_matrices=False)
+    U, sv = np.linalg.svd(F, full_matrices=False)[:2] if svd is None else svd
     r = sv.shape[0]
     if n_components > r:
         raise ValueError(f"tca_components_factored: n_components={n_components} exceeds the "
