@@ -263,7 +263,7 @@ class _RFBase(BaseSubspaceTransformer):
             mem.put(key, out)
         return (*out, key)
 
-    def _features_key(self, mem, rows: str, dt) -> tuple:
+    def _features_key(self, rows: str, dt) -> tuple:
         return ("rf-features", rows, self.fingerprint_, np.dtype(dt).str)
 
     def _row_space_qr(self, mem, rows, X, dt) -> tuple[np.ndarray, np.ndarray]:
@@ -283,7 +283,7 @@ class _RFBase(BaseSubspaceTransformer):
         Q, R = scipy.linalg.qr(Z.T.astype(np.float64, copy=False), mode="economic",
                                check_finite=False)
         if qr_key is not None:
-            mem.put(self._features_key(mem, rows, dt), Z)
+            mem.put(self._features_key(rows, dt), Z)
             mem.put(qr_key, (Q, R))
         return Q, R
 
@@ -296,7 +296,7 @@ class _RFBase(BaseSubspaceTransformer):
                 X.shape[0] > (self.chunk_size or       # one chunk of rff_chunks: same bits
                               max(1, DEFAULT_CHUNK_BYTES // (8 * 2 * self.n_features))):
             return None
-        key = self._features_key(mem, mem.fingerprint(X), dt)
+        key = self._features_key(mem.fingerprint(X), dt)
         Z = mem.get(key)
         if Z is None:
             Z = rff_map(np.asarray(X, dtype=dt), self.omega_.astype(dt, copy=False),

@@ -60,14 +60,14 @@ def halving_results(estimator, grid: list[dict], *, scoring, cv, n_jobs, verbose
         table["n_resources"][i] = res["n_resources"][r]
     winner = order[_key(res["params"][search.best_index_])]
     none = next(i for i, p in enumerate(ParameterGrid(grid)) if p.get("adapter") is None)
-    final = [i for i in dict.fromkeys((none, winner))]
+    final = list(dict.fromkeys((none, winner)))
     full = GridSearchCV(clone(estimator), [{k: [v] for k, v in table["params"][i].items()}
                                            for i in final],
                         scoring=scoring, cv=cv, n_jobs=n_jobs, verbose=verbose,
                         error_score=np.nan, refit=False)
     full.fit(X, y, groups=sd, sample_domain=sd)
+    fres = full.cv_results_
     for r, i in enumerate(final):
-        fres = full.cv_results_
         table["mean_test_score"][i] = fres["mean_test_score"][r]
         table["std_test_score"][i] = fres["std_test_score"][r]
         table["fit_time"][i] += fres["mean_fit_time"][r] * n_splits
