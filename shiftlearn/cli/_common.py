@@ -245,3 +245,26 @@ def match_columns(ref, others, *, hint: str = "") -> list[str]:
         notes.append(f"{t.path}: the same {len(names)} feature columns as {ref.path} in "
                      "another order; matched by name.")
     return notes
+
+
+def check_outputs(inputs, out: str | None, save: str | None, report: str | None):
+    """A command's output files checked before any work: ``--out`` and ``--save`` (each by
+    :func:`check_output`), the ``--report`` paths (:func:`report_paths`), and no two of them
+    the same file. Returns ``(out, paths, note, save)``: the two paths or ``None``, the
+    report's ``{kind: path}`` and its note."""
+    out_path = check_output(out, "--out", inputs=inputs) if out else None
+    save_path = check_output(save, "--save", inputs=inputs) if save else None
+    if out_path is not None and save_path is not None and \
+            save_path.resolve() == out_path.resolve():
+        raise ValueError(f"--out {out} and --save {save} are the same file; give them "
+                         "different names.")
+    paths, note = {}, None
+    if report:
+        paths, note = report_paths(report, named=(*inputs, *[f for f in (out, save) if f]))
+        for path in paths.values():
+            for option, other in (("--out", out_path), ("--save", save_path)):
+                if other is not None and path.resolve() == other.resolve():
+                    raise ValueError(f"{option} {other} and the report {path} are the same "
+                                     "file; give them different names.")
+            check_output(path, "--report", inputs=inputs)
+    return out_path, paths, note, save_path

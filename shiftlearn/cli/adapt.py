@@ -41,7 +41,7 @@ from ..workflow import (
     default_select,
     make_estimator,
 )
-from ._common import check_output, count, info, match_columns, report_paths, warning_lines
+from ._common import check_outputs, count, info, match_columns, warning_lines
 
 __all__ = ["CLASSIFIERS", "DEFAULT_SELECT", "ESTIMATORS", "METHODS", "SCORERS", "SELECT",
            "add_parser", "default_select", "make_estimator", "parse_params", "run"]
@@ -312,23 +312,7 @@ def _names(srcs, tgt) -> list[str]:
 
 # ---------------------------------------------------------------------------------- run ------
 def _outputs(args):
-    inputs = (*args.sources, args.target)
-    out = check_output(args.out, "--out", inputs=inputs) if args.out else None
-    save = check_output(args.save, "--save", inputs=inputs) if args.save else None
-    if out is not None and save is not None and save.resolve() == out.resolve():
-        raise ValueError(f"--out {args.out} and --save {args.save} are the same file; give "
-                         "them different names.")
-    paths, note = {}, None
-    if args.report:
-        paths, note = report_paths(args.report, named=(*inputs, *(
-            [args.out] if args.out else []), *([args.save] if args.save else [])))
-        for path in paths.values():
-            for option, other in (("--out", out), ("--save", save)):
-                if other is not None and path.resolve() == other.resolve():
-                    raise ValueError(f"{option} {other} and the report {path} are the same "
-                                     "file; give them different names.")
-            check_output(path, "--report", inputs=inputs)
-    return out, paths, note, save
+    return check_outputs((*args.sources, args.target), args.out, args.save, args.report)
 
 
 def _save_model(args, save, model, srcs, tgt, classes, command, method, conf) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import check_output, info, match_columns, print_table, report_paths, warning_lines
+from ._common import check_outputs, info, match_columns, print_table, warning_lines
 from ._generalize_report import _fmt, _metric_words, _table_rows, decision, figures, write_report
 
 #: ``--estimator`` names for a regression target -> the scikit-learn regressor (classification
@@ -167,22 +167,7 @@ def _outputs(args):
     if args.predict and not args.out:
         raise ValueError("--predict needs --out FILE, where the predictions go (CSV: "
                          "file,row,prediction).")
-    out = check_output(args.out, "--out", inputs=inputs) if args.out else None
-    save = check_output(args.save, "--save", inputs=inputs) if args.save else None
-    if out is not None and save is not None and out.resolve() == save.resolve():
-        raise ValueError(f"--out and --save name the same file {args.out}; give them "
-                         "different names.")
-    paths, note = {}, None
-    if args.report:
-        paths, note = report_paths(args.report, named=(*inputs, *(
-            [f for f in (args.out, args.save) if f])))
-        for path in paths.values():
-            for option, other in (("--out", out), ("--save", save)):
-                if other is not None and path.resolve() == other.resolve():
-                    raise ValueError(f"{option} {other} and the report {path} are the same "
-                                     "file; give them different names.")
-            check_output(path, "--report", inputs=inputs)
-    return out, paths, note, save
+    return check_outputs(inputs, args.out, args.save, args.report)
 
 
 def _check_files(args) -> None:
