@@ -7,7 +7,6 @@ dict, the Markdown and the HTML only render it. Design notes: ``docs/dev/cli.md`
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -212,13 +211,6 @@ def html(rep: dict, pictures: dict[str, bytes]) -> str:
 def write_report(rep: dict, paths: dict[str, Path], pictures: dict[str, bytes] | None = None
                  ) -> list[Path]:
     """Write the report in each format of ``paths`` (``html``, ``md``, ``json``)."""
-    written = []
-    for kind, path in paths.items():
-        if kind == "md":
-            path.write_text(markdown(rep), encoding="utf-8")
-        elif kind == "html":
-            path.write_text(html(rep, pictures or {}), encoding="utf-8")
-        else:
-            path.write_text(json.dumps(rep, indent=2, allow_nan=False), encoding="utf-8")
-        written.append(path)
-    return written
+    from ..workflow import write_formats
+
+    return write_formats(rep, paths, markdown, html, pictures)

@@ -48,10 +48,10 @@ from ._model_file import (
     skops_io,
     trusted_types,
 )
-from ._report import warning_lines
+from ._report import warning_lines, write_formats
 
 __all__ = ["DEFAULT_SELECT", "ESTIMATORS", "MAX_ROWS", "METHODS", "REWEIGHTING", "SCORERS",
            "SELECT", "AdaptationReport", "AdaptationResult", "adapt", "candidate_methods",
            "check_options", "default_select", "load_estimator", "load_model", "make_estimator",
            "read_header", "run_adaptation", "save_model", "skops_io", "trusted_types",
-           "warning_lines"]
+           "warning_lines", "write_formats"]

@@ -366,6 +366,14 @@ def write_report(rep: dict, paths: dict[str, Path], pictures: dict[str, bytes] |
                  ) -> list[Path]:
     """Write the report in each format of ``paths`` (``html``, ``md``, ``json``); returns the
     paths written."""
+    return write_formats(rep, paths, markdown, html, pictures)
+
+
+def write_formats(rep: dict, paths: dict[str, Path], markdown, html,
+                  pictures: dict[str, bytes] | None = None) -> list[Path]:
+    """Write a command's report dict in each format of ``paths`` (``{"md"|"html"|"json":
+    path}``) with the command's renderers ``markdown(rep)`` and ``html(rep, pictures)``; the
+    JSON is the dict itself. Returns the paths written."""
     written = []
     for kind, path in paths.items():
         if kind == "md":
