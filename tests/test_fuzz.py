@@ -49,7 +49,7 @@ from shiftlearn.generalization import (
 )
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
-from shiftlearn.model_selection import AdaptationSelector
+from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
 from shiftlearn.reweighting import (
     KDERW,
     KLIEP,
@@ -124,6 +124,7 @@ ESTIMATORS = {
     "LinInt": (lambda: LinInt(random_state=0), "fewlabels"),
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
+    "GeneralizationSelector": (lambda: GeneralizationSelector(task="classification"), "dg"),
 }
 
 #: transformers that map source rows differently from target rows (``transform(X, sd)``)
