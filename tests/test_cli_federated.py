@@ -12,8 +12,7 @@ import pytest
 
 from shiftlearn import cli
 from shiftlearn.cli import federated
-from shiftlearn.federated._evaluate import oneshot_accuracy, oneshot_warning
-from shiftlearn.federated._jobs import simulate_job
+from shiftlearn.federated.jobs import oneshot_accuracy, oneshot_warning, simulate_job
 
 SMALL = ["n-per-client=30"]
 
@@ -119,7 +118,7 @@ def test_summary_rows_of_a_flower_result():
 
 
 def test_method_names():
-    from shiftlearn.federated._jobs import job_config
+    from shiftlearn.federated.jobs import job_config
 
     assert federated._method(job_config({"dataset": "digits"})) == (
         "FedRF-TCA (cnn extractor, fcnn classifier)")

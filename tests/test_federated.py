@@ -23,20 +23,20 @@ from shiftlearn.federated import (
     TrainRequest,
     _data,
     _iterative,
-    _jobs,
     _messages,
     _oneshot,
     _run,
     arrays_to_stats,
     decode,
     encode,
+    jobs,
     run_iterative,
     run_oneshot,
     sample_clients,
     stats_to_arrays,
 )
 from shiftlearn.federated._data import make_federated_blobs
-from shiftlearn.federated._jobs import simulate_job
+from shiftlearn.federated.jobs import simulate_job
 from shiftlearn.kernels import rff_map
 
 SPEC = ProtocolSpec(n_features=4, n_components=3, n_classes=2, n_clients=3)
@@ -425,7 +425,7 @@ def test_simulate_job_protocols():
 def test_job_key_bandwidth_and_the_former_sigma_give_the_same_run_bit_for_bit():
     import warnings
 
-    from shiftlearn.federated._jobs import job_config
+    from shiftlearn.federated.jobs import job_config
 
     assert job_config()["bandwidth"] == "median" and "sigma" not in job_config()
     assert job_config({"dataset": "digits"})["bandwidth"] == 0.5
@@ -453,7 +453,7 @@ def test_flower_run_config_reads_the_former_sigma_key():
     pytest.importorskip("flwr")
     from types import SimpleNamespace
 
-    from shiftlearn.federated.flower import _job
+    from shiftlearn.federated.flower._apps import _job
 
     with pytest.warns(FutureWarning, match="job key sigma is renamed bandwidth"):
         cfg = _job(SimpleNamespace(run_config={"sigma": 0.0, "rounds": 3}))   # an old app
@@ -461,7 +461,7 @@ def test_flower_run_config_reads_the_former_sigma_key():
     assert _job(SimpleNamespace(run_config={"bandwidth": 0.5}))["bandwidth"] == 0.5
 
 
-@pytest.mark.parametrize("module", [_messages, _iterative, _oneshot, _run, _data, _jobs])
+@pytest.mark.parametrize("module", [_messages, _iterative, _oneshot, _run, _data, jobs])
 def test_doctests(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
@@ -469,7 +469,7 @@ def test_doctests(module):
 
 def test_office_clients_preprocess_their_own_rows_as_configured():
     from shiftlearn.federated._data import load_all
-    from shiftlearn.federated._jobs import job_config
+    from shiftlearn.federated.jobs import job_config
 
     cfg = job_config({"dataset": "office_caltech", "target": "dslr"})
     assert cfg["preprocessing"] == "sum_zscore"
@@ -514,8 +514,8 @@ def test_baseline_is_the_same_model_on_pooled_sources_without_mmd():
     a = simulate_job(job)
     b = simulate_job({**job, "lam": 5.0, "client-sampling": "all"}, README_NET)
     assert a["baseline"] == b["baseline"]           # lam, client sampling and the network: ignored
-    parts = _data.load_all(_jobs.job_config(job))
-    cfg = _jobs.iterative_config(_jobs.job_config(job), a["sigma"])
+    parts = _data.load_all(jobs.job_config(job))
+    cfg = jobs.iterative_config(jobs.job_config(job), a["sigma"])
     W, C = _run.train_source_only([(p.X, p.y) for p in parts[:-1]], cfg)
     # the same initial W, moved by (rounds x local steps) Adam steps on the pooled sources
     assert not np.allclose(W, cfg.initial_W())
@@ -534,11 +534,11 @@ def test_ill_posed_target_is_reported_in_the_result():
                         "target-shift": 1.2, "data-seed": 0})
     assert res["target_accuracy"] < res["baseline"]["source_only"]
     assert "below the source-only model" in res["warning"]
-    warn = _jobs.baseline_warning(0.30, {"source_only": 1 / 3, "chance": 1 / 3})
+    warn = jobs.baseline_warning(0.30, {"source_only": 1 / 3, "chance": 1 / 3})
     assert "not above chance (33.3%)" in warn and "source-only model is not above chance" in warn
     # at the boundary: equal to the baseline is not below it
-    assert _jobs.baseline_warning(0.5, {"source_only": 0.5, "chance": 1 / 3}) is None
-    assert _jobs.baseline_warning(1 / 3, {"source_only": 0.2, "chance": 1 / 3}) is not None
+    assert jobs.baseline_warning(0.5, {"source_only": 0.5, "chance": 1 / 3}) is None
+    assert jobs.baseline_warning(1 / 3, {"source_only": 0.2, "chance": 1 / 3}) is not None
 
 
 def _target_classes_nearest_their_own(parts) -> bool:
@@ -597,7 +597,7 @@ def test_blobs_refuse_bad_parameters(kw, match):
 
 def test_loopback_without_the_federated_extra_raises_importerror_before_starting(
         tmp_path, monkeypatch):
-    from shiftlearn.federated import _deploy
+    from shiftlearn.federated.flower import _deploy
 
     dep = _deploy.LoopbackDeployment(2, tmp_path / "w", bin_dir=str(tmp_path))  # no executables
     with pytest.raises(ImportError, match=r'pip install "shiftlearn\[federated\]"') as err:

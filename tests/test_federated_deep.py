@@ -18,8 +18,8 @@ from shiftlearn.federated._data import (
     n_clients_of,
     uci_digits_16,
 )
-from shiftlearn.federated._jobs import DEEP_SIGMA, job_config, resolve_sigma
 from shiftlearn.federated._messages import ProtocolSpec, TrainReply, decode, encode
+from shiftlearn.federated.jobs import DEEP_SIGMA, job_config, resolve_sigma
 
 needs_torch = pytest.mark.skipif(
     __import__("importlib").util.find_spec("torch") is None,
@@ -341,7 +341,7 @@ def test_nested_message_subsets(setting):
 
 @needs_torch
 def test_deep_simulate_job_reports_baseline_and_survives_message_loss(data_home):
-    from shiftlearn.federated._jobs import simulate_job
+    from shiftlearn.federated.jobs import simulate_job
 
     job = {"dataset": "digits", "target": "usps", "rounds": 2, "local-steps": 1,
            "n-features": 20, "n-components": 8}
@@ -377,7 +377,7 @@ def test_readme_digits_job_adapts_well_above_its_baseline(data_home):
     """The README's `shiftlearn federated simulate --set dataset=digits target=mnist` (the
     job's defaults, lambda from leave-one-source-out): 75.0% against 46.2% source only when
     measured (seed 0 of benchmarks/federated/federated_digits.py); about a minute."""
-    from shiftlearn.federated._jobs import simulate_job
+    from shiftlearn.federated.jobs import simulate_job
 
     res = simulate_job({"dataset": "digits", "target": "mnist"})
     acc, base = res["target_accuracy"], res["baseline"]

@@ -10,8 +10,8 @@ pytest.importorskip("flwr")
 
 from _tolerances import eigh_atol, leading_eigvec_atol  # noqa: E402
 
-from shiftlearn.federated._deploy import LoopbackDeployment, live_processes  # noqa: E402
-from shiftlearn.federated._jobs import simulate_job  # noqa: E402
+from shiftlearn.federated.flower import LoopbackDeployment, live_processes  # noqa: E402
+from shiftlearn.federated.jobs import simulate_job  # noqa: E402
 
 
 def _oneshot_bounds(job, sim):
@@ -21,7 +21,7 @@ def _oneshot_bounds(job, sim):
     the B-normalised W by leading_eigvec_atol scaled by ||S|| / ||C||."""
     from shiftlearn.adaptation import rf_stats
     from shiftlearn.federated._data import load_all
-    from shiftlearn.federated._jobs import job_config, oneshot_config
+    from shiftlearn.federated.jobs import job_config, oneshot_config
 
     cfg = job_config(job)
     parts = load_all(cfg)
@@ -116,8 +116,8 @@ def test_hardening_secagg_dropout_is_reported_and_exact_for_the_survivors(tmp_pa
     result table names the dropped client."""
     from shiftlearn.cli.federated import summary_rows
     from shiftlearn.federated._data import agree_bandwidth, load_all, local_bandwidth
-    from shiftlearn.federated._jobs import job_config, oneshot_config
     from shiftlearn.federated._secagg import secure_oneshot
+    from shiftlearn.federated.jobs import job_config, oneshot_config
 
     job = {"protocol": "oneshot", "n-per-client": 60, "secure-aggregation": True}
     with LoopbackDeployment(4, tmp_path,

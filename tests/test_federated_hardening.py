@@ -16,9 +16,9 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordD
 from flwr.common.serde import recorddict_from_proto, recorddict_to_proto  # noqa: E402
 from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
 
-from shiftlearn.federated import flower  # noqa: E402
-from shiftlearn.federated._jobs import job_config, simulate_job  # noqa: E402
 from shiftlearn.federated._secagg import subspace_angle  # noqa: E402
+from shiftlearn.federated.flower import _apps as flower  # noqa: E402
+from shiftlearn.federated.jobs import job_config, simulate_job  # noqa: E402
 
 HANDLERS = {"query.hello": flower._hello, "query.fedrftca": flower._protocol,
             "evaluate": flower._evaluate}
@@ -336,7 +336,7 @@ def test_hardening_impersonation_on_real_flower_processes(tmp_path):
     """The same forgery on a real SuperLink and 4 SuperNodes (TLS + node authentication):
     node 2 sends its first statistics as client 1's; they are rejected, the genuine client 1
     is kept, node 2 answers honestly when asked again, and the model is the honest one."""
-    from shiftlearn.federated._deploy import LoopbackDeployment, live_processes
+    from shiftlearn.federated.flower import LoopbackDeployment, live_processes
 
     job = {"protocol": "oneshot", "n-per-client": 60}
     with LoopbackDeployment(4, tmp_path, node_configs={1: "forge-client-id=1"}) as dep:
@@ -399,7 +399,7 @@ def test_hardening_result_table_says_when_the_run_is_plain_text(tmp_path, insecu
     result) and the table shows it; a plain-text run says so in the table, beside the warning
     ``--insecure`` prints on stderr before the run (``tests/test_federated_signals.py``)."""
     from shiftlearn.cli import federated as cli
-    from shiftlearn.federated._deploy import LoopbackDeployment
+    from shiftlearn.federated.flower import LoopbackDeployment
 
     dep = LoopbackDeployment(2, tmp_path, insecure=insecure, auth=auth)   # starts nothing
     assert dep.transport == transport
@@ -418,7 +418,7 @@ def test_hardening_app_folder_keeps_the_control_api_on_loopback(tmp_path, capsys
     from flwr.superlink.routers.fleet.router import router as fleet
 
     from shiftlearn.cli import main
-    from shiftlearn.federated._deploy import SUPERLINK_PORT
+    from shiftlearn.federated.flower import SUPERLINK_PORT
 
     assert main(["federated", "app", str(tmp_path / "app")]) == 0
     readme = (tmp_path / "app" / "README.md").read_text()

@@ -33,9 +33,9 @@ from shiftlearn.federated import (  # noqa: E402
     TrainRequest,
     encode,
     expected_sizes,
-    flower,
 )
 from shiftlearn.federated._data import make_federated_blobs  # noqa: E402
+from shiftlearn.federated.flower import _apps as flower  # noqa: E402
 
 NODE, CID = 102, 2
 CLIENT_OF = {101: 1, NODE: CID, 103: 3}

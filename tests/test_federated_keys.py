@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from shiftlearn.federated._tls import make_certificates, make_node_keys
+from shiftlearn.federated.flower import make_certificates, make_node_keys
 
 pytest.importorskip("cryptography")
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from shiftlearn.federated._deploy import ROUND_LINE, stream_process
+from shiftlearn.federated.flower import ROUND_LINE, stream_process
 
 CHILD = """
 import sys, time
@@ -61,7 +61,7 @@ def test_round_line_is_what_the_deployment_parses():
 @pytest.mark.network
 def test_loopback_reports_each_round_as_it_ends(tmp_path):
     pytest.importorskip("flwr")
-    from shiftlearn.federated._deploy import LoopbackDeployment
+    from shiftlearn.federated.flower import LoopbackDeployment
 
     events = []
 

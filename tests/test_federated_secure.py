@@ -16,7 +16,6 @@ from _tolerances import eigh_atol
 from shiftlearn.adaptation import RFTCA, rf_stats, rftca_from_stats
 from shiftlearn.federated import OneShotConfig
 from shiftlearn.federated._data import make_federated_blobs
-from shiftlearn.federated._jobs import simulate_job
 from shiftlearn.federated._secagg import (
     FixedPointCodec,
     emulate_secure_sum,
@@ -26,7 +25,8 @@ from shiftlearn.federated._secagg import (
     secure_stats_arrays,
     subspace_angle,
 )
-from shiftlearn.federated._tls import make_certificates, make_node_keys
+from shiftlearn.federated.flower import make_certificates, make_node_keys
+from shiftlearn.federated.jobs import simulate_job
 
 crypto = pytest.importorskip("cryptography")
 
@@ -197,7 +197,7 @@ def test_secure_aggregation_needs_both_sides_and_the_oneshot_protocol():
 
 def test_secure_threshold_rules():
     pytest.importorskip("flwr")
-    from shiftlearn.federated.flower import _secure_threshold
+    from shiftlearn.federated.flower._apps import _secure_threshold
 
     assert _secure_threshold({"secagg-threshold": 0}, 4) == 3
     with pytest.raises(ValueError, match="at least 3 clients"):
@@ -235,7 +235,7 @@ def test_wire_nbytes_counts_the_payload():
 @pytest.fixture(scope="module")
 def tls_superlink(tmp_path_factory):
     pytest.importorskip("flwr")
-    from shiftlearn.federated._deploy import LoopbackDeployment, live_processes
+    from shiftlearn.federated.flower import LoopbackDeployment, live_processes
 
     dep = LoopbackDeployment(1, tmp_path_factory.mktemp("tls"))
     try:
@@ -326,7 +326,7 @@ def test_cli_writes_certificates_and_node_keys(tmp_path, capsys):
 
 
 def test_loopback_defaults_to_tls_and_authentication(tmp_path):
-    from shiftlearn.federated._deploy import LoopbackDeployment
+    from shiftlearn.federated.flower import LoopbackDeployment
 
     dep = LoopbackDeployment(2, tmp_path / "a")
     assert not dep.insecure and dep.auth
@@ -343,8 +343,9 @@ def test_hello_refuses_two_nodes_claiming_one_client(monkeypatch):
     from flwr.app import ConfigRecord, Message, RecordDict
     from flwr.supercore.task_identity import TaskIdentity
 
-    from shiftlearn.federated import PROTOCOL, PROTOCOL_VERSION, flower
-    from shiftlearn.federated._jobs import job_config
+    from shiftlearn.federated import PROTOCOL, PROTOCOL_VERSION
+    from shiftlearn.federated.flower import _apps as flower
+    from shiftlearn.federated.jobs import job_config
 
     for attr in ("_run_id", "_node_id", "_task_id"):
         monkeypatch.setattr(TaskIdentity, attr, 1)
@@ -438,7 +439,7 @@ def test_hardening_the_loopback_superlink_listens_on_loopback_only(tls_superlink
     other machine can reach the Control API and submit an app."""
     if not os.path.isdir("/proc/self/fd"):
         pytest.skip("no /proc to read the listening sockets from")
-    from shiftlearn.federated._deploy import live_processes
+    from shiftlearn.federated.flower import live_processes
 
     link = tls_superlink.procs[0]
     pids = {link.pid} | set(live_processes([link.pid]))

@@ -217,7 +217,7 @@ def test_renamed_names_read_for_one_release_are_there_beside_the_new_ones(row):
     old_cell, new_cell, where = row
     old, new = _idents(old_cell), _idents(new_cell)
     if where.startswith("job key"):
-        from shiftlearn.federated._jobs import DEFAULTS, FORMER_KEYS
+        from shiftlearn.federated.jobs import DEFAULTS, FORMER_KEYS
 
         assert old == ["sigma"] and new == ["bandwidth"]
         assert FORMER_KEYS == {"sigma": "bandwidth"}

@@ -57,7 +57,7 @@ from _common import (  # noqa: E402
 
 from shiftlearn.federated import NetworkConditions, run_iterative  # noqa: E402
 from shiftlearn.federated._data import DIGIT_DOMAINS, digit_domains, load_all  # noqa: E402
-from shiftlearn.federated._jobs import iterative_config, job_config, resolve_sigma  # noqa: E402
+from shiftlearn.federated.jobs import iterative_config, job_config, resolve_sigma  # noqa: E402
 
 TARGETS = ("usps", "mnist")
 LAMS = (0.1, 0.3, 1.0)

@@ -24,8 +24,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 from _common import header, markdown_table, progress, round_bar, track, write_results  # noqa: E402
 
-from shiftlearn.federated._deploy import LoopbackDeployment, live_processes  # noqa: E402
-from shiftlearn.federated._jobs import simulate_job  # noqa: E402
+from shiftlearn.federated.flower import LoopbackDeployment, live_processes  # noqa: E402
+from shiftlearn.federated.jobs import simulate_job  # noqa: E402
 
 
 def _sigterm(*_):

@@ -37,8 +37,6 @@ from _common import header, markdown_table, progress, round_bar, track, write_re
 
 from shiftlearn.adaptation import rf_stats, rftca_from_stats  # noqa: E402
 from shiftlearn.federated._data import agree_bandwidth, load_all, local_bandwidth  # noqa: E402
-from shiftlearn.federated._deploy import LoopbackDeployment, live_processes  # noqa: E402
-from shiftlearn.federated._jobs import job_config, oneshot_config, simulate_job  # noqa: E402
 from shiftlearn.federated._secagg import (  # noqa: E402
     FixedPointCodec,
     emulate_secure_sum,
@@ -46,6 +44,8 @@ from shiftlearn.federated._secagg import (  # noqa: E402
     secure_stats_arrays,
     subspace_angle,
 )
+from shiftlearn.federated.flower import LoopbackDeployment, live_processes  # noqa: E402
+from shiftlearn.federated.jobs import job_config, oneshot_config, simulate_job  # noqa: E402
 
 FRAC_BITS = (12, 16, 20, 24, 28, 32)
 

@@ -52,7 +52,7 @@ from shiftlearn.federated._data import (  # noqa: E402
     local_bandwidth,
     make_federated_blobs,
 )
-from shiftlearn.federated._jobs import iterative_config, job_config  # noqa: E402
+from shiftlearn.federated.jobs import iterative_config, job_config  # noqa: E402
 from shiftlearn.kernels import rff_map  # noqa: E402
 
 README_NET = NetworkConditions(loss=0.3, dropout=0.1, seed=0)

@@ -169,7 +169,7 @@ def _convert(key: str, text: str, default, shown: str | None = None):
 def parse_sets(items: list[str] | None) -> dict:
     """``["rounds=50", ...]`` -> ``{"rounds": 50, ...}`` typed as the job's defaults (the
     former key ``sigma`` mapped onto ``bandwidth`` with a ``FutureWarning``)."""
-    from ..federated._jobs import (
+    from ..federated.jobs import (
         DEFAULTS,
         FORMER_KEYS,
         check_bandwidth,
@@ -232,10 +232,10 @@ def _stop_on_signals():
 def flower_bin() -> Path:
     """The folder holding the Flower executables: the interpreter's, else the PATH's one.
 
-    Raises the ``ImportError`` of :func:`~shiftlearn.federated._deploy.check_flower` (it names
+    Raises the ``ImportError`` of :func:`~shiftlearn.federated.flower.check_flower` (it names
     ``pip install "shiftlearn[federated]"``) when neither has them or ``flwr`` is missing.
     """
-    from ..federated._deploy import FLOWER_EXECUTABLES, check_flower
+    from ..federated.flower import FLOWER_EXECUTABLES, check_flower
 
     found = shutil.which(FLOWER_EXECUTABLES[0])
     folders = [Path(sys.executable).parent, *([Path(found).parent] if found else [])]
@@ -415,7 +415,7 @@ def _network(args: argparse.Namespace) -> str | None:
 
 def _score_oneshot(cfg: dict, res: dict) -> None:
     """Add ``target_accuracy``, ``baseline`` (and ``warning``) to a one-shot result."""
-    from ..federated._evaluate import oneshot_accuracy, oneshot_warning
+    from ..federated.jobs import oneshot_accuracy, oneshot_warning
 
     if cfg["protocol"] != "oneshot" or res.get("W") is None or "target_accuracy" in res:
         return
@@ -435,13 +435,13 @@ def _paths(args: argparse.Namespace, rows: list[list[str]], data) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "keys":
-        from ..federated._jobs import DEFAULTS
+        from ..federated.jobs import DEFAULTS
 
         for k, v in DEFAULTS.items():
             print(f"{k} = {v!r}")
         return 0
     if args.action == "app":
-        from ..federated._deploy import SUPERLINK_PORT, write_app
+        from ..federated.flower import SUPERLINK_PORT, write_app
 
         folder = write_app(Path(args.directory), parse_sets(args.set))
         print(folder / "pyproject.toml")
@@ -451,7 +451,7 @@ def run(args: argparse.Namespace) -> int:
              "lets whoever reaches the port run an app on every node).")
         return 0
     if args.action == "certs":
-        from ..federated._tls import make_certificates
+        from ..federated.flower import make_certificates
 
         certs = make_certificates(Path(args.directory), hosts=args.host or
                                   ("127.0.0.1", "localhost"), days=args.days, force=args.force)
@@ -463,7 +463,7 @@ def run(args: argparse.Namespace) -> int:
              "off the servers.")
         return 0
     if args.action == "node-keys":
-        from ..federated._tls import make_node_keys
+        from ..federated.flower import make_node_keys
 
         keys = make_node_keys(Path(args.directory), args.nodes, force=args.force)
         data = [{"private_key": str(k.private_key), "public_key": str(k.public_key)}
@@ -476,16 +476,16 @@ def run(args: argparse.Namespace) -> int:
              "--enable-supernode-auth.")
         return 0
     from .._progress import task
-    from ..datasets._fetch import ENV_VAR
-    from ..federated._jobs import job_config
+    from ..datasets import DATA_HOME_ENV
+    from ..federated.jobs import job_config
 
     if args.data_home is not None:   # read by the job's loaders, here and in the SuperNodes
-        os.environ[ENV_VAR] = str(Path(args.data_home).expanduser())
+        os.environ[DATA_HOME_ENV] = str(Path(args.data_home).expanduser())
     job = _job(args)
     cfg = job_config(job)
     if args.action == "simulate":
         from ..federated import NetworkConditions
-        from ..federated._jobs import simulate_job
+        from ..federated.jobs import simulate_job
 
         cond = NetworkConditions(loss=args.loss, dropout=args.dropout,
                                  straggler=args.straggler, duplicate=args.duplicate,
@@ -498,7 +498,7 @@ def run(args: argparse.Namespace) -> int:
         _report(args, cfg, res, _network(args))
         return 0
     folder = flower_bin()
-    from ..federated._deploy import LoopbackDeployment
+    from ..federated.flower import LoopbackDeployment
 
     if args.insecure:            # a security fact, shown even with --quiet
         print(f"{args._prog}: warning: --insecure: the SuperLink and the SuperNodes talk in "

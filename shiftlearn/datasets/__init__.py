@@ -1,7 +1,7 @@
 """Loaders for the real data sets and seeded synthetic generators from the papers."""
 
 from ._base import DomainDataset
-from ._fetch import DataFileError, FileSpec, fetch_file, get_data_home, sha256_of
+from ._fetch import DATA_HOME_ENV, DataFileError, FileSpec, fetch_file, get_data_home, sha256_of
 from ._loaders import (
     FILES,
     l2_normalize_rows,
@@ -20,6 +20,7 @@ LOADERS = {
 }
 
 __all__ = [
+    "DATA_HOME_ENV",
     "FILES",
     "LOADERS",
     "DataFileError",

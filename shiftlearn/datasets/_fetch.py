@@ -18,9 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DataFileError", "FileSpec", "fetch_file", "get_data_home", "sha256_of"]
+__all__ = ["DATA_HOME_ENV", "DataFileError", "FileSpec", "fetch_file", "get_data_home",
+           "sha256_of"]
 
-ENV_VAR = "SHIFTLEARN_DATA"
+#: the environment variable naming the data home (read by every loader, here and in the
+#: federated clients)
+DATA_HOME_ENV = "SHIFTLEARN_DATA"
 
 
 class DataFileError(OSError):
@@ -46,7 +49,7 @@ def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
     """The data home: argument, then ``$SHIFTLEARN_DATA``, then the user cache folder."""
     if data_home is not None:
         return Path(data_home).expanduser()
-    env = os.environ.get(ENV_VAR)
+    env = os.environ.get(DATA_HOME_ENV)
     if env:
         return Path(env).expanduser()
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -70,7 +73,7 @@ def _download(spec: FileSpec, target: Path, url: str, timeout: float) -> None:
     except Exception as exc:  # network errors of every kind
         raise DataFileError(
             f"Could not download {spec.relpath()} from {url}: {exc}. Put the file (sha256 "
-            f"{spec.sha256}) into {target.parent} or set {ENV_VAR} to a folder holding it."
+            f"{spec.sha256}) into {target.parent} or set {DATA_HOME_ENV} to a folder holding it."
         ) from exc
     if spec.postprocess is not None:
         data = spec.postprocess(data)
@@ -119,7 +122,7 @@ def fetch_file(
         if not download:
             raise DataFileError(
                 f"Missing data file {spec.filename} (expected sha256 {spec.sha256}); searched "
-                f"{path.parent}. Set {ENV_VAR} or data_home to the folder holding "
+                f"{path.parent}. Set {DATA_HOME_ENV} or data_home to the folder holding "
                 f"{spec.folder}/, or allow download.")
         _download(spec, path, url or spec.url, timeout)
     digest = sha256_of(path)

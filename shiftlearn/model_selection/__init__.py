@@ -30,7 +30,14 @@ from ._scorers import (
     SoftNeighborhoodDensity,
     SourceAccuracyScorer,
 )
-from ._select import ADAPTERS, AdaptationSelector, candidate_grid, default_methods, make_adapter
+from ._select import (
+    ADAPTERS,
+    AdaptationSelector,
+    candidate_grid,
+    default_methods,
+    make_adapter,
+    method_label,
+)
 from ._splitters import (
     DomainAwareSplit,
     LeaveOneDomainOut,
@@ -68,6 +75,7 @@ __all__ = [
     "gap_closed",
     "infer_task",
     "make_adapter",
+    "method_label",
     "rank_correlation",
     "selected_index",
     "selection_summary",

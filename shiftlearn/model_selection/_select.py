@@ -36,7 +36,7 @@ from ._halving import halving_results
 from ._scorers import SourceAccuracyScorer
 
 __all__ = ["ADAPTERS", "AdaptationSelector", "candidate_grid", "default_methods",
-           "make_adapter"]
+           "make_adapter", "method_label"]
 
 #: method label -> ``(import path, constructor keyword arguments)`` of every adapter the selector
 #: knows; ``"none"`` (no adaptation) is implicit and always a candidate.
@@ -198,7 +198,16 @@ def _final_estimator(est):
     return est
 
 
-def _method_of(adapter) -> str:
+def method_label(adapter) -> str:
+    """The label of :data:`ADAPTERS` an adapter's class is registered under (``"none"`` for
+    ``None``, the class name for an adapter the registry does not know).
+
+    Examples
+    --------
+    >>> from shiftlearn.adaptation import CORAL
+    >>> method_label(CORAL()), method_label(None)
+    ('CORAL', 'none')
+    """
     if adapter is None:
         return "none"
     for label, (target, _) in ADAPTERS.items():
@@ -406,7 +415,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         if not np.isfinite(mean).any():
             raise ValueError("Every candidate failed to fit on the validation folds; run with "
                              "verbose=1 to see why (e.g. too few labeled source rows).")
-        labels = [_method_of(p["adapter"]) for p in res["params"]]
+        labels = [method_label(p["adapter"]) for p in res["params"]]
         fit_time, score_time = res["fit_time"], res["score_time"]
         times = []
         summary = []

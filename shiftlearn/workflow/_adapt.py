@@ -212,13 +212,12 @@ def _counting(scoring, advance, failures: dict, label: str | None = None):
     ``"<label>: <method>"`` after each scoring when ``label`` is given, so that the bar names
     the candidate at work). A candidate that cannot be scored gets NaN and its reason in
     ``failures`` (method -> reason)."""
-    from ..model_selection import SourceAccuracyScorer
-    from ..model_selection._select import _method_of
+    from ..model_selection import SourceAccuracyScorer, method_label
 
     scoring = SourceAccuracyScorer() if scoring is None else scoring
 
     def score(estimator, X, y, **kw):
-        method = _method_of(getattr(estimator, "adapter", None))
+        method = method_label(getattr(estimator, "adapter", None))
         try:
             yy = None if y is None else np.asarray(y)
             if not kw and yy is not None and (yy < 0).any() and \

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ._jobs import baseline, baseline_warning, job_config
+from ..jobs import baseline, baseline_warning, job_config
 
 __all__ = ["FLOWER_EXECUTABLES", "ROUND_LINE", "SUPERLINK_PORT", "LoopbackDeployment",
            "app_readme", "check_flower", "free_port", "live_processes", "stream_process",

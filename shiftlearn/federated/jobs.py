@@ -12,7 +12,22 @@ Flower app folder holds resolved values. The job key ``bandwidth`` is ``"median"
 of the clients' local median heuristics; with a trained extractor :data:`DEEP_SIGMA`), ``f``
 times it (``"<f>*median"``) or a positive number; the agreed number is the result's ``sigma``.
 The former key ``sigma`` (``0`` for the median) is read for one release with a
-``FutureWarning`` (:func:`former_keys`). Design notes: ``docs/dev/federated.md``.
+``FutureWarning`` (:func:`former_keys`).
+
+The one-shot protocol ends with a projection ``W`` (2N x m), not a classifier:
+:func:`oneshot_accuracy` reports what an iterative job reports, the accuracy on the target's
+labels (evaluation only) of :func:`~shiftlearn.federated.train_softmax` trained on the
+sources' projected random features (divided by their RMS row norm), beside the same softmax
+without ``W`` (``source_only``) and ``chance``. It needs every source's rows and the target's
+labels in one place (the simulator, a loopback deployment). Design notes:
+``docs/dev/federated.md``.
+
+Examples
+--------
+>>> res = simulate_job({"n-per-client": 30})
+>>> ev = oneshot_accuracy({"n-per-client": 30}, res["sigma"], res["W"])
+>>> sorted(ev), sorted(ev["baseline"])
+(['baseline', 'target_accuracy'], ['chance', 'source_only'])
 """
 
 from __future__ import annotations
@@ -25,14 +40,15 @@ from .._constraints import parse_bandwidth_spec
 from .._stacklevel import user_stacklevel
 from ..kernels import rff_map
 from ._data import agree_bandwidth, load_all, local_bandwidth
-from ._iterative import FedRFTCAConfig, predict
+from ._iterative import FedRFTCAConfig, predict, train_softmax
 from ._oneshot import OneShotConfig
 from ._run import run_iterative, run_oneshot, train_source_only
 from ._simulator import NetworkConditions
 
 __all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "FORMER_KEYS", "TARGET_DEFAULTS",
            "baseline", "baseline_warning", "check_bandwidth", "former_keys", "iterative_config",
-           "job_config", "oneshot_config", "resolve_sigma", "simulate_job"]
+           "job_config", "oneshot_accuracy", "oneshot_config", "oneshot_warning", "resolve_sigma",
+           "simulate_job"]
 
 DEFAULTS: dict = {
     "protocol": "oneshot",         # "oneshot" | "iterative"
@@ -242,7 +258,7 @@ def baseline_warning(accuracy: float, base: dict, *, model: str = "FedRF-TCA",
     """A sentence when ``accuracy`` is below the source-only baseline or not above chance.
 
     ``model``, ``baseline`` and ``hint`` name the model, its baseline and what to try (the
-    one-shot job's words come from :func:`shiftlearn.federated._evaluate.oneshot_warning`).
+    one-shot job's words come from :func:`shiftlearn.federated.jobs.oneshot_warning`).
 
     Examples
     --------
@@ -334,3 +350,69 @@ def simulate_job(overrides: dict | None = None,
     out["bytes_down"] = int(sum(r["nbytes"] for r in traffic.records
                                 if r["direction"] == "down"))
     return out
+
+
+# ------------------------------------------------- a one-shot result beside its baselines
+#: Adam steps of the evaluation classifier (full batch).
+STEPS = 500
+
+
+def _softmax_accuracy(Hs: np.ndarray, ys: np.ndarray, Ht: np.ndarray, yt: np.ndarray,
+                      n_classes: int, lr: float, seed: int) -> float:
+    scale = float(np.sqrt(np.mean(np.sum(Hs ** 2, axis=1)))) or 1.0
+    C = train_softmax(Hs / scale, ys, n_classes, steps=STEPS, lr=lr, seed=seed)
+    return float(np.mean(predict(Ht / scale, np.eye(Hs.shape[1]), C) == yt))
+
+
+def oneshot_accuracy(cfg: dict, sigma: float, W: np.ndarray,
+                     parts: list | None = None) -> dict:
+    """``{"target_accuracy", "baseline": {"source_only", "chance"}}`` of one-shot job ``cfg``.
+
+    Parameters
+    ----------
+    cfg : dict
+        The job (its keys, as given to :func:`simulate_job`).
+    sigma : float
+        The run's agreed bandwidth (the result's ``sigma``).
+    W : ndarray of shape (2 * n_features, n_components)
+        The run's projection (the result's ``W``).
+    parts : list of ClientData or None
+        The job's data (``load_all``), if already loaded.
+    """
+    cfg = job_config(cfg)
+    parts = load_all(cfg) if parts is None else parts
+    target, sources = parts[-1], parts[:-1]
+    if target.y_true is None:
+        raise ValueError("the one-shot accuracy needs the target's labels (y_true); this "
+                         "data set has none, so only the projection W can be reported.")
+    W = np.asarray(W, dtype=np.float64)
+    oc = oneshot_config(cfg, sigma)
+    omega = oc.omega(target.X.shape[1])
+    if W.ndim != 2 or W.shape[0] != 2 * omega.shape[1]:
+        raise ValueError(f"W has shape {W.shape}, but the job's {omega.shape[1]} random "
+                         f"features need {2 * omega.shape[1]} rows; pass the result of the "
+                         "same job.")
+    Zs = rff_map(np.vstack([p.X for p in sources]), omega)
+    ys = np.concatenate([np.asarray(p.y, dtype=int) for p in sources])
+    Zt = rff_map(target.X, omega)
+    k, lr, seed = parts[0].n_classes, float(cfg["lr"]), int(cfg["seed"])
+    return {"target_accuracy": _softmax_accuracy(Zs @ W, ys, Zt @ W, target.y_true, k, lr,
+                                                 seed),
+            "baseline": {"source_only": _softmax_accuracy(Zs, ys, Zt, target.y_true, k, lr,
+                                                          seed),
+                         "chance": 1.0 / k}}
+
+
+def oneshot_warning(accuracy: float, base: dict) -> str | None:
+    """A sentence when the one-shot model is below its source-only baseline or chance.
+
+    Examples
+    --------
+    >>> oneshot_warning(0.8, {"source_only": 0.7, "chance": 0.5}) is None
+    True
+    >>> oneshot_warning(0.6, {"source_only": 0.7, "chance": 0.5}).split(":")[0]
+    'one-shot RF-TCA (60.0%) is below the same classifier without the projection (70.0%)'
+    """
+    return baseline_warning(accuracy, base, model="one-shot RF-TCA",
+                            baseline="the same classifier without the projection",
+                            hint="compare other mu, n-components or sigma values")

@@ -6,7 +6,7 @@
 :func:`~shiftlearn.federated.encode`, and is checked by :func:`~shiftlearn.federated.decode` /
 :class:`~shiftlearn.federated.ReplyGuard` on receipt exactly as in the simulator.
 
-A job (keys and defaults: :data:`shiftlearn.federated._jobs.DEFAULTS`) runs as
+A job (keys and defaults: :data:`shiftlearn.federated.jobs.DEFAULTS`) runs as
 
 1. ``query.hello``: each SuperNode answers its client id (``partition-id + 1`` from its
    ``--node-config``) and its local median-heuristic bandwidth; the server fixes
@@ -19,7 +19,7 @@ A job (keys and defaults: :data:`shiftlearn.federated._jobs.DEFAULTS`) runs as
 The ServerApp writes ``result-path`` (JSON: ``status``, timings, bytes, accuracy, rejections)
 and ``result-path + ".npz"`` (``W``, ``C``/``eigenvalues``). It has no source-only
 ``baseline``: that needs the pooled sources, which a deployment across machines does not
-have; :class:`~shiftlearn.federated._deploy.LoopbackDeployment` adds it.
+have; :class:`~shiftlearn.federated.flower.LoopbackDeployment` adds it.
 ``flwr run`` exits 0 even when the ServerApp fails, so callers must read that file
 (``status == "ok"``).
 
@@ -49,7 +49,7 @@ Progress: after each protocol round the ServerApp logs one line through
 Flower's logger, :func:`round_line` (``shiftlearn round 2/5 done in 1.23 s (3 replies)``; the
 total is ``?`` for the one-shot protocol, whose statistics round may be repeated). Flower
 mirrors the ServerApp's output to the SuperLink, so the line reaches ``flwr run --stream`` and
-``flwr log``; :meth:`~shiftlearn.federated._deploy.LoopbackDeployment.run` parses it
+``flwr log``; :meth:`~shiftlearn.federated.flower.LoopbackDeployment.run` parses it
 (``on_round``) to advance a round bar. The ServerApp draws nothing itself.
 
 Needs the ``federated`` extra (``pip install shiftlearn[federated]``).
@@ -73,18 +73,10 @@ from flwr.common.logger import log as flwr_log
 from flwr.compat.common import recorddict_compat as compat
 from flwr.serverapp import Grid, ServerApp
 
-from ..adaptation import rf_stats, rftca_from_stats
-from ._data import load_client_data, local_bandwidth, n_classes_of, n_clients_of
-from ._iterative import IterativeClient, IterativeServer
-from ._jobs import (
-    DEFAULTS,
-    FORMER_KEYS,
-    former_keys,
-    iterative_config,
-    oneshot_config,
-    resolve_sigma,
-)
-from ._messages import (
+from ...adaptation import rf_stats, rftca_from_stats
+from .._data import load_client_data, local_bandwidth, n_classes_of, n_clients_of
+from .._iterative import IterativeClient, IterativeServer
+from .._messages import (
     PROTOCOL,
     PROTOCOL_VERSION,
     MessageError,
@@ -95,12 +87,20 @@ from ._messages import (
     expected_sizes,
     message_nbytes,
 )
-from ._oneshot import OneShotClient, OneShotServer
-from ._secagg import (
+from .._oneshot import OneShotClient, OneShotServer
+from .._secagg import (
     FixedPointCodec,
     secure_arrays_to_stats,
     secure_layout,
     secure_stats_arrays,
+)
+from ..jobs import (
+    DEFAULTS,
+    FORMER_KEYS,
+    former_keys,
+    iterative_config,
+    oneshot_config,
+    resolve_sigma,
 )
 
 __all__ = ["client_app", "server_app", "to_records", "from_records", "reply_from_records",
@@ -246,7 +246,7 @@ def _protocol(msg: Message, context: Context) -> Message:
     if kind == "train_request":
         ic = iterative_config(cfg, sigma)
         if ic.deep:
-            from ._deep import model_spec
+            from .._deep import model_spec
 
             spec = model_spec(ic, data.X.shape[1], data.n_classes, n_clients)
         else:
@@ -261,7 +261,7 @@ def _protocol(msg: Message, context: Context) -> Message:
         return _status(msg, f"rejected:{exc.reason}")
     if kind == "train_request":
         if ic.deep:
-            from ._deep import DeepClient
+            from .._deep import DeepClient
 
             client = DeepClient(data.client_id, data.X, data.y, ic, data.n_classes)
         else:
@@ -298,7 +298,7 @@ def _evaluate(msg: Message, context: Context) -> Message:
     ic = iterative_config(cfg, sigma)
     model = {k: a.numpy() for k, a in msg.content["model"].items()}
     votes = [model.pop(k) for k in sorted(model) if k.startswith("vote_C_")]
-    from ._run import IterativeResult
+    from .._run import IterativeResult
 
     acc = float("nan")
     if data.y_true is not None:
@@ -589,7 +589,7 @@ def _run(grid: Grid, cfg: dict, result: dict, path: Path | None, context: Contex
         ic = iterative_config(cfg, sigma)
         deep: dict = {}
         if ic.deep:
-            from ._deep import initial_parts, model_spec
+            from .._deep import initial_parts, model_spec
 
             deep = {"init": initial_parts(ic, n_input, n_classes),
                     "spec": model_spec(ic, n_input, n_classes, n_clients)}
@@ -707,7 +707,7 @@ def _run_secure(grid, cfg: dict, result: dict, path: Path | None, context: Conte
     from flwr.server.workflow.constant import MAIN_CONFIGS_RECORD, MAIN_PARAMS_RECORD
     from flwr.server.workflow.constant import Key as WorkflowKey
 
-    from ..kernels import omega_fingerprint
+    from ...kernels import omega_fingerprint
 
     n = len(node_of)
     threshold = _secure_threshold(cfg, n)
