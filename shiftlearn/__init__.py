@@ -44,6 +44,7 @@ _LAZY = {
     "RegularTransferLR": "shiftlearn.fewlabels",
     "RegularTransferLC": "shiftlearn.fewlabels",
     "LinInt": "shiftlearn.fewlabels",
+    "DASVM": "shiftlearn.selflabeling",
     "MarginalTransferClassifier": "shiftlearn.generalization",
     "MarginalTransferRegressor": "shiftlearn.generalization",
     "PoolingClassifier": "shiftlearn.generalization",
