@@ -52,6 +52,7 @@ _LAZY = {
     "MultiTaskBoostingClassifier": "shiftlearn.boosting",
     "ClusterSplit": "shiftlearn.model_selection",
     "SourceKFold": "shiftlearn.model_selection",
+    "MaNoScorer": "shiftlearn.model_selection",
     "fit_source_cv": "shiftlearn.model_selection",
     "RandomFourierFeatures": "shiftlearn.kernels",
     "adapt": "shiftlearn.workflow",
