@@ -47,19 +47,19 @@ def test_no_target_rows_is_the_plain_svm():
     svm = SVC(kernel="linear").fit(X[src], ys)
     for args in [(X[src], ys), (X[src], ys, sd[src])]:
         m = DASVM().fit(*args)
-        assert m.n_iter_ == 0 and not m.semilabeled_.any() and not m.removed_.any()
+        assert m.n_iter_ == 1 and not m.semilabeled_.any() and not m.removed_.any()
         # the same fit on the same rows: bit for bit
         np.testing.assert_array_equal(m.decision_function(X), svm.decision_function(X))
         np.testing.assert_array_equal(m.predict(X), svm.predict(X))
 
 
-def test_max_iter_zero_is_the_source_svm_with_a_warning():
+def test_max_iter_one_is_the_source_svm_with_a_warning():
     X, y, sd, ys = _rotated(0)
-    with pytest.warns(ConvergenceWarning, match="max_iter=0"):
-        m = DASVM(max_iter=0).fit(X, y, sd)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        m = DASVM(max_iter=1).fit(X, y, sd)
     svm = SVC(kernel="linear").fit(X[sd > 0], ys)
     np.testing.assert_array_equal(m.decision_function(X), svm.decision_function(X))
-    assert m.n_iter_ == 0
+    assert m.n_iter_ == 1
 
 
 @pytest.mark.parametrize("k", [1, 3, 7])
@@ -81,7 +81,7 @@ def test_first_iteration_moves_the_rows_of_largest_decision_in_the_band(k):
         cls = np.flatnonzero(ys == c)
         removed |= set(src[cls[np.argsort(-sign * f_s[cls], kind="stable")[:top.size]]])
     assert len(semi) == 2 * k        # both sides of the band hold at least k rows here
-    m = _fit(DASVM(k=k, max_iter=1), X, y, sd)
+    m = _fit(DASVM(k=k, max_iter=2), X, y, sd)
     assert set(np.flatnonzero(m.semilabeled_)) == semi
     assert set(np.flatnonzero(m.removed_)) == removed
     # the model is the SVM of the remaining source rows and the semilabeled rows
@@ -93,7 +93,7 @@ def test_first_iteration_moves_the_rows_of_largest_decision_in_the_band(k):
 
 def test_multiclass_uses_one_vs_rest_margins():
     X, y, sd, ys = _rotated(0, n=30, angle=0.5, n_classes=3)
-    m = _fit(DASVM(k=2, max_iter=1), X, y, sd)
+    m = _fit(DASVM(k=2, max_iter=2), X, y, sd)
     assert isinstance(m.estimator_, OneVsRestClassifier)
     assert m.decision_function(X).shape == (X.shape[0], 3)
     # the first move: per class c, the 2 target rows predicted c of largest f_c in [0, 1)
@@ -126,7 +126,7 @@ def test_beats_the_source_svm_on_rotated_gaussians():
         base = np.mean(SVC(kernel="linear").fit(X[src], ys).predict(X[tgt]) == ys)
         m = _fit(DASVM(), X, y, sd)
         gains.append(np.mean(m.predict(X[tgt]) == ys) - base)
-        assert m.n_iter_ > 0 and m.semilabeled_.any()
+        assert m.n_iter_ > 1 and m.semilabeled_.any()
     assert np.mean(gains) > 0.03 and min(gains) >= 0.0
 
 
@@ -141,8 +141,8 @@ def test_converges_and_stops_when_the_training_set_is_unchanged():
     f = m.decision_function(X[tgt])
     free = ~m.semilabeled_[tgt]
     assert not np.any(free & (np.abs(f) < 1))
-    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
-        DASVM(max_iter=1).fit(X, y, sd)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        DASVM(max_iter=2).fit(X, y, sd)
 
 
 # ------------------------------------------------------------------ skada on the same rows
@@ -161,7 +161,7 @@ def test_first_step_is_skadas(skada_dasvm):
         X, y, sd, ys = _rotated(seed, n=40)
         n = ys.size
         theirs = skada_dasvm(SVC(kernel="linear"), k=1, save_indices=True).fit(X, y, sd)
-        ours = _fit(DASVM(k=1, max_iter=1), X, y, sd)
+        ours = _fit(DASVM(k=1, max_iter=2), X, y, sd)
         np.testing.assert_array_equal(theirs.indices_target_added[1], ours.semilabeled_[n:])
         np.testing.assert_array_equal(theirs.indices_source_deleted[1], ours.removed_[:n])
 
@@ -172,7 +172,7 @@ def test_skada_moves_one_row_per_class_whatever_k(skada_dasvm):
     X, y, sd, ys = _rotated(1, n=40)
     n = ys.size
     theirs = skada_dasvm(SVC(kernel="linear"), k=3, save_indices=True).fit(X, y, sd)
-    ours = _fit(DASVM(k=3, max_iter=1), X, y, sd)
+    ours = _fit(DASVM(k=3, max_iter=2), X, y, sd)
     assert theirs.indices_target_added[1].sum() == 2
     assert ours.semilabeled_[n:].sum() == 6
 
@@ -189,13 +189,13 @@ def test_every_step_is_skadas_until_one_side_of_the_band_is_empty(skada_dasvm):
         n, tgt = ys.size, sd < 0
         theirs = skada_dasvm(SVC(kernel="linear"), k=1, save_indices=True).fit(X, y, sd)
         # skada's indices: before the first move, after each move, then the final all-True
-        prev, same = _fit(DASVM(k=1, max_iter=0), X, y, sd), 0
+        prev, same = _fit(DASVM(k=1, max_iter=1), X, y, sd), 0
         for it in range(1, len(theirs.indices_target_added) - 1):
             f = prev.decision_function(X[n:])
             free = ~prev.semilabeled_[n:]
             if not (np.any(free & (f >= 0) & (f < 1)) and np.any(free & (f < 0) & (f > -1))):
                 break                                      # one side of the band is empty
-            ours = _fit(DASVM(k=1, max_iter=it), X, y, sd)
+            ours = _fit(DASVM(k=1, max_iter=it + 1), X, y, sd)
             np.testing.assert_array_equal(theirs.indices_target_added[it], ours.semilabeled_[n:])
             np.testing.assert_array_equal(theirs.indices_source_deleted[it], ours.removed_[:n])
             prev, same = ours, same + 1

@@ -74,7 +74,7 @@ class DASVM(ClassifierMixin, BaseEstimator):
     4. the SVM is retrained on the new training set.
 
     The iterations stop when the training set no longer changes (no target row in the margin
-    band, no label changed), or after ``max_iter`` retrainings (with a ``ConvergenceWarning``),
+    band, no label changed), or after ``max_iter`` fits (with a ``ConvergenceWarning``),
     or before a retraining that would leave a class without rows (the current model is kept).
     ``predict`` is the last model's.
 
@@ -88,14 +88,14 @@ class DASVM(ClassifierMixin, BaseEstimator):
     k : int, default 3
         Target rows moved into the training set per class and iteration (the paper's ``rho``).
     max_iter : int, default 100
-        Largest number of retrainings after the first fit; ``0`` gives the SVM of the labeled
-        rows.
+        Largest number of fits of ``estimator``, the first one (on the labeled rows) included;
+        ``1`` gives the SVM of the labeled rows.
 
     Attributes
     ----------
     estimator_ : the last fitted model (what ``predict`` uses).
     classes_ : ndarray, the labels of the labeled rows.
-    n_iter_ : int, the retrainings done.
+    n_iter_ : int, the fits done (``1``: the SVM of the labeled rows only).
     semilabeled_ : ndarray of bool, shape (n_samples,), the rows of the fit that are unlabeled
         target rows in ``estimator_``'s training set.
     removed_ : ndarray of bool, shape (n_samples,), the source rows left out of it.
@@ -111,7 +111,7 @@ class DASVM(ClassifierMixin, BaseEstimator):
     -----
     Labeled target rows (semi-supervised input) are training rows like the source rows but are
     never removed. With no unlabeled target row the result is the SVM of the labeled rows
-    (``n_iter_ = 0``). Cost: at most ``max_iter + 1`` fits of ``estimator`` on at most
+    (``n_iter_ = 1``). Cost: at most ``max_iter`` fits of ``estimator`` on at most
     ``n_labeled + m`` rows (an SVC costs ``O(n^2 d)`` to ``O(n^3)`` each) and the decision values
     of the ``n`` rows per iteration; ``O(n K)`` besides. Each iteration adds at most ``k K``
     rows, so labeling ``m`` target rows takes at least ``m / (k K)`` iterations. Design notes and
@@ -140,7 +140,7 @@ class DASVM(ClassifierMixin, BaseEstimator):
     >>> X = np.r_[Xs, Xt]; y = np.r_[np.repeat([0, 1], 30), -np.ones(60, int)]
     >>> sd = np.r_[np.ones(60, int), -2 * np.ones(60, int)]
     >>> clf = DASVM(k=5).fit(X, y, sd)
-    >>> clf.n_iter_ > 0, clf.predict(Xt).shape
+    >>> clf.n_iter_ > 1, clf.predict(Xt).shape
     (True, (60,))
     """
 
@@ -150,7 +150,7 @@ class DASVM(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "decision_function"]), None],
         "k": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, estimator=None, *, k: int = 3, max_iter: int = 100):
@@ -201,7 +201,7 @@ class DASVM(ClassifierMixin, BaseEstimator):
 
         model = self._new_model().fit(X[kept], y[kept])
         train = (kept.copy(), semi.copy())
-        n_iter, converged = 0, True
+        n_iter, converged = 1, True
         if tgt.size:
             converged = False
             while True:
@@ -235,7 +235,7 @@ class DASVM(ClassifierMixin, BaseEstimator):
                 train = (kept.copy(), semi.copy())
                 n_iter += 1
         if not converged:
-            warnings.warn(f"DASVM stopped after max_iter={self.max_iter} retrainings while the "
+            warnings.warn(f"DASVM stopped after max_iter={self.max_iter} fits while the "
                           "training set was still changing; raise max_iter (or k) to let it "
                           "converge.", ConvergenceWarning, stacklevel=2)
         self.estimator_ = model
