@@ -146,6 +146,7 @@ ESTIMATORS = [
     FewLabelsRegularTransferLC(),
     FewLabelsLinInt(random_state=0),
     DASVM(),
+    DASVM(LogisticRegression()),         # predict_proba, and one-vs-rest on three classes
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),

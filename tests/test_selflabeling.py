@@ -225,6 +225,24 @@ def test_labeler_protocol_and_export():
     assert isinstance(m.estimator_, LogisticRegression)
 
 
+def test_refuses_a_classifier_without_decision_function_before_fitting():
+    # the hook DomainAdaptationClassifier calls on the classifier it hands a labeler
+    with pytest.raises(ValueError, match="KNeighborsClassifier has none"):
+        DASVM()._check_estimator(KNeighborsClassifier())
+    DASVM()._check_estimator(None)
+    DASVM()._check_estimator(SVC())
+
+
+def test_predict_proba_only_when_the_estimator_has_it():
+    X, y, sd, ys = _rotated(0)
+    assert not hasattr(DASVM(), "predict_proba")
+    assert not hasattr(_fit(DASVM(), X, y, sd), "predict_proba")
+    m = _fit(DASVM(estimator=LogisticRegression()), X, y, sd)
+    P = m.predict_proba(X)
+    np.testing.assert_array_equal(P, m.estimator_.predict_proba(X))
+    np.testing.assert_array_equal(m.classes_[P.argmax(1)], m.predict(X))
+
+
 def test_labeled_target_rows_stay_and_string_labels():
     X, y, sd, ys = _rotated(3)
     labels = np.array(["a", "b"])

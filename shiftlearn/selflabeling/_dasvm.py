@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import SVC
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -117,9 +118,11 @@ class DASVM(ClassifierMixin, BaseEstimator):
     rows, so labeling ``m`` target rows takes at least ``m / (k K)`` iterations. Design notes and
     the differences with skada's ``DASVMClassifier``: ``docs/dev/selflabeling.md``.
 
-    ``DASVM`` predicts labels itself: as an adapter of
+    ``predict_proba`` exists when ``estimator`` has it (``SVC(probability=True)``,
+    ``LogisticRegression``). ``DASVM`` predicts labels itself: as an adapter of
     :class:`~shiftlearn.adaptation.DomainAdaptationClassifier` it replaces the final classifier
-    (class attribute ``_replaces_estimator``), which is passed as its ``estimator``.
+    (class attribute ``_replaces_estimator``), which is passed as its ``estimator`` (refused
+    before any fit, by ``_check_estimator``, when it has no ``decision_function``).
 
     References
     ----------
@@ -157,6 +160,21 @@ class DASVM(ClassifierMixin, BaseEstimator):
         self.estimator = estimator
         self.k = k
         self.max_iter = max_iter
+
+    def _check_estimator(self, estimator) -> None:
+        """Refuse, before any fit, a classifier without ``decision_function`` (the hook
+        ``DomainAdaptationClassifier`` calls on the classifier it passes as ``estimator``)."""
+        if estimator is not None and not hasattr(estimator, "decision_function"):
+            raise ValueError(f"DASVM needs a classifier with decision_function (the signed "
+                             f"distances of its margin band); {type(estimator).__name__} has "
+                             "none. Give an SVM, e.g. sklearn.svm.SVC(kernel='linear'), or "
+                             "None for DASVM's own.")
+
+    def _has_proba(self) -> bool:
+        est = getattr(self, "estimator_", None)
+        if est is None:
+            est = SVC(kernel="linear") if self.estimator is None else self.estimator
+        return hasattr(est, "predict_proba")
 
     def _new_model(self):
         est = SVC(kernel="linear") if self.estimator is None else self.estimator
@@ -251,6 +269,14 @@ class DASVM(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         X = check_X(X, estimator=self, reset=False)
         return self.estimator_.decision_function(X)
+
+    @available_if(_has_proba)
+    def predict_proba(self, X) -> np.ndarray:
+        """``estimator_.predict_proba(X)``, columns in ``classes_`` order; only when the
+        estimator has it (``SVC(probability=True)``, ``LogisticRegression``)."""
+        check_is_fitted(self, "estimator_")
+        X = check_X(X, estimator=self, reset=False)
+        return self.estimator_.predict_proba(X)
 
     def predict(self, X) -> np.ndarray:
         """The labels the last model predicts. Cost: its ``predict``."""
