@@ -125,26 +125,6 @@ def test_mano_softrun_reads_the_decision_function():
         MaNoScorer(normalization="softrun")(DummyClassifier().fit(X[:2], [0, 1]), X[va], y[va])
 
 
-def test_skadas_logit_route_departs_from_eq_6():
-    # skada's softmax shifts the logits in place (its Taylor branch then sees q - max q) and
-    # it subtracts each row's minimum before normalising: another matrix than the paper's
-    pytest.importorskip("skada")
-    from skada.metrics import MaNoScorer as SkadaMaNo
-    Q = np.array([[0.5, -0.2, 1.0], [0.1, 0.3, -0.4]])
-    theirs = SkadaMaNo()
-    L = Q.copy()
-    crit = theirs._get_criterion(L)
-    np.testing.assert_allclose(L, Q - Q.max(1, keepdims=True))    # shifted in place
-    ref = theirs._softrun(L, crit, 5)
-    ours, kind = softrun(Q)
-    assert kind == "taylor" == theirs.chosen_normalization
-    shifted = Q - Q.max(1, keepdims=True)
-    T = 1 + shifted + shifted ** 2 / 2
-    T -= T.min(1, keepdims=True)
-    np.testing.assert_allclose(ref, T / T.sum(1, keepdims=True), rtol=8 * EPS)
-    assert np.all(ref.min(1) == 0) and np.all(ours.min(1) > 0)
-
-
 def test_soft_neighborhood_density_closed_form_for_hard_predictions():
     # one-hot predictions: similarity 1/T within a predicted class, 0 across, -1/T on the
     # diagonal; each row's softmax then has a closed form.
@@ -457,6 +437,26 @@ def test_same_value_as_skada(skada_metrics, skada_fitted, ours, theirs, factor):
             pipe, X, y, sample_domain=sd)
         got = ours()(pipe, X, y, sample_domain=sd)
     assert got == pytest.approx(factor * ref, rel=1e-9, abs=1e-12)
+
+
+def test_skadas_logit_route_departs_from_eq_6(skada_metrics):
+    # skada's softmax shifts the logits in place (its Taylor branch then sees q - max q) and
+    # it subtracts each row's minimum before normalising: another matrix than the paper's
+    _, metrics = skada_metrics
+    Q = np.array([[0.5, -0.2, 1.0], [0.1, 0.3, -0.4]])
+    with config_context(enable_metadata_routing=True):
+        theirs = metrics.MaNoScorer()
+    L = Q.copy()
+    crit = theirs._get_criterion(L)
+    np.testing.assert_allclose(L, Q - Q.max(1, keepdims=True))    # shifted in place
+    ref = theirs._softrun(L, crit, 5)
+    ours, kind = softrun(Q)
+    assert kind == "taylor" == theirs.chosen_normalization
+    shifted = Q - Q.max(1, keepdims=True)
+    T = 1 + shifted + shifted ** 2 / 2
+    T -= T.min(1, keepdims=True)
+    np.testing.assert_allclose(ref, T / T.sum(1, keepdims=True), rtol=8 * EPS)
+    assert np.all(ref.min(1) == 0) and np.all(ours.min(1) > 0)
 
 
 def test_dev_differs_from_skada_by_its_broadcasting_bug(skada_metrics, skada_fitted):
