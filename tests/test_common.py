@@ -65,6 +65,7 @@ from shiftlearn.reweighting import (
     RuLSIF,
     uLSIF,
 )
+from shiftlearn.selflabeling import DASVM
 
 
 class _WithTargetRows:
@@ -144,6 +145,8 @@ ESTIMATORS = [
     FewLabelsRegularTransferLR(),
     FewLabelsRegularTransferLC(),
     FewLabelsLinInt(random_state=0),
+    DASVM(),
+    DASVM(LogisticRegression()),         # predict_proba, and one-vs-rest on three classes
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
@@ -189,6 +192,7 @@ EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "Sinkhorn": {"check_transformer_n_iter": _NO_TARGET},
     "ClassRegOT": {"check_transformer_n_iter": _NO_TARGET},
     "DomainAdaptationClassifier": {"check_classifiers_classes": _MINUS_ONE},
+    "DASVM": {"check_classifiers_classes": _MINUS_ONE},
     "MarginalTransferClassifier": {"check_classifiers_classes": _MINUS_ONE,
                                    "check_methods_subset_invariance": _TEST_TASK},
     "MarginalTransferRegressor": {"check_methods_subset_invariance": _TEST_TASK},

@@ -60,6 +60,7 @@ from shiftlearn.reweighting import (
     RuLSIF,
     uLSIF,
 )
+from shiftlearn.selflabeling import DASVM
 
 FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
 
@@ -122,6 +123,7 @@ ESTIMATORS = {
     "RegularTransferLR": (lambda: RegularTransferLR(), "fewreg"),
     "RegularTransferLC": (lambda: RegularTransferLC(), "fewlabels"),
     "LinInt": (lambda: LinInt(random_state=0), "fewlabels"),
+    "DASVM": (lambda: DASVM(max_iter=20), "classifier"),
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
     "GeneralizationSelector": (lambda: GeneralizationSelector(task="classification"), "dg"),

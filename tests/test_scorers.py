@@ -23,14 +23,16 @@ from shiftlearn.model_selection._scorers import (
     CircularValidation,
     DeepEmbeddedValidation,
     ImportanceWeightedScorer,
+    MaNoScorer,
     MixValScorer,
     MMDScorer,
     PredictionEntropyScorer,
     SoftNeighborhoodDensity,
+    softrun,
 )
 
 ALL = [ImportanceWeightedScorer, PredictionEntropyScorer, SoftNeighborhoodDensity,
-       DeepEmbeddedValidation, CircularValidation, MixValScorer, MMDScorer]
+       DeepEmbeddedValidation, CircularValidation, MixValScorer, MMDScorer, MaNoScorer]
 
 
 def _toy(seed=0, n=20):
@@ -66,6 +68,61 @@ def test_prediction_entropy_known_values():
     hard = _FixedProba([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]).fit(X[:2], y[:2])
     with pytest.warns(UserWarning, match="hard 0/1 probabilities"):
         assert PredictionEntropyScorer()(hard, X, y) == 0.0
+
+
+def test_mano_known_values():
+    # uniform rows: (mean (1/K)^p)^(1/p) = 1/K; one-hot rows: (1/K)^(1/p); Eq. (2) otherwise
+    X = np.zeros((4, 1))
+    y = np.array([0, 1, -1, -1])
+    uniform = _FixedProba(np.full((2, 3), 1 / 3)).fit(X[:2], y[:2])
+    assert MaNoScorer()(uniform, X, y) == pytest.approx(1 / 3, rel=4 * EPS)
+    hard = _FixedProba([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]).fit(X[:2], y[:2])
+    with pytest.warns(UserWarning, match="hard 0/1"):
+        assert MaNoScorer(p=4)(hard, X, y) == pytest.approx(3 ** -0.25, rel=4 * EPS)
+    P = np.array([[0.7, 0.2, 0.1], [0.4, 0.4, 0.2]])
+    mixed = _FixedProba(P).fit(X[:2], y[:2])
+    for p in (1.5, 4):
+        assert MaNoScorer(p=p)(mixed, X, y) == pytest.approx(
+            (np.sum(P ** p) / 6) ** (1 / p), rel=8 * EPS)
+
+
+def test_softrun_is_eq_6_of_the_paper():
+    rng = np.random.default_rng(0)
+    Q = rng.normal(size=(7, 4))
+    S = np.exp(Q) / np.exp(Q).sum(1, keepdims=True)
+    phi = -np.mean(np.log(S))                       # about log K + 1/2 here: Taylor
+    T = 1 + Q + Q ** 2 / 2
+    P, kind = softrun(Q, threshold=phi + 0.1)
+    assert kind == "taylor"
+    np.testing.assert_allclose(P, T / T.sum(1, keepdims=True), rtol=8 * EPS)
+    P, kind = softrun(Q, threshold=phi - 0.1)
+    assert kind == "softmax"
+    np.testing.assert_allclose(P, S, rtol=16 * EPS)
+    # large logits: Phi above the default 5, softmax without overflow
+    P, kind = softrun(100 * Q)
+    assert kind == "softmax" and np.all(np.isfinite(P))
+    np.testing.assert_allclose(P.sum(1), 1.0, rtol=8 * EPS)
+
+
+def test_mano_softrun_reads_the_decision_function():
+    # two classes: logits [-f/2, f/2] (softmax: the logistic probability); the score is the
+    # same when the classes are swapped (f -> -f)
+    X, y, sd, yt, tr, va = _fold(0)
+    keep = np.isin(y[tr], [0, 1]) | (y[tr] == -1)
+    tr = tr[keep]
+    est = LogisticRegression().fit(X[tr][y[tr] >= 0], y[tr][y[tr] >= 0])
+    tgt = va[sd[va] < 0]
+    f = est.decision_function(X[tgt])
+    Q = np.c_[-f / 2, f / 2]
+    T = 1 + Q + Q ** 2 / 2
+    P = T / T.sum(1, keepdims=True)
+    got = MaNoScorer(normalization="softrun")(est, X[va], y[va], sample_domain=sd[va])
+    assert got == pytest.approx(np.mean(P ** 4) ** 0.25, rel=16 * EPS)
+    flipped = LogisticRegression().fit(X[tr][y[tr] >= 0], 1 - y[tr][y[tr] >= 0])
+    assert MaNoScorer(normalization="softrun")(flipped, X[va], y[va], sample_domain=sd[va]) \
+        == pytest.approx(got, rel=1e-6)        # two fits of the same problem: solver tolerance
+    with pytest.raises(TypeError, match="decision_function"):
+        MaNoScorer(normalization="softrun")(DummyClassifier().fit(X[:2], [0, 1]), X[va], y[va])
 
 
 def test_soft_neighborhood_density_closed_form_for_hard_predictions():
@@ -331,7 +388,8 @@ def test_toy_mmd_scorer_prefers_the_aligned_subspace(toy_scores):
 @pytest.mark.parametrize("name, prefers_raw", [
     ("ImportanceWeightedScorer", True), ("PredictionEntropyScorer", True),
     ("SoftNeighborhoodDensity", True), ("DeepEmbeddedValidation", True),
-    ("MixValScorer", True), ("CircularValidation", False), ("MMDScorer", False)])
+    ("MixValScorer", True), ("CircularValidation", False), ("MMDScorer", False),
+    ("MaNoScorer", True)])
 def test_toy_which_scorers_prefer_no_adaptation(toy_scores, name, prefers_raw):
     # The toy's shift is conditional (each target cluster sits next to another class's source
     # cluster): confident (PE, SND), consistent (MixVal) and covariate-shift (IW, DEV) criteria
@@ -367,6 +425,8 @@ def skada_fitted(skada_metrics):
     (lambda: SoftNeighborhoodDensity(), "SoftNeighborhoodDensity()", 1.0),
     (lambda: CircularValidation(), "CircularValidation()", 1.0),
     (lambda: MixValScorer(random_state=0), "MixValScorer(random_state=0)", 1.0),
+    (lambda: MaNoScorer(), "MaNoScorer()", 1.0),
+    (lambda: MaNoScorer(p=2), "MaNoScorer(p=2)", 1.0),
 ])
 def test_same_value_as_skada(skada_metrics, skada_fitted, ours, theirs, factor):
     _, metrics = skada_metrics
@@ -377,6 +437,26 @@ def test_same_value_as_skada(skada_metrics, skada_fitted, ours, theirs, factor):
             pipe, X, y, sample_domain=sd)
         got = ours()(pipe, X, y, sample_domain=sd)
     assert got == pytest.approx(factor * ref, rel=1e-9, abs=1e-12)
+
+
+def test_skadas_logit_route_departs_from_eq_6(skada_metrics):
+    # skada's softmax shifts the logits in place (its Taylor branch then sees q - max q) and
+    # it subtracts each row's minimum before normalising: another matrix than the paper's
+    _, metrics = skada_metrics
+    Q = np.array([[0.5, -0.2, 1.0], [0.1, 0.3, -0.4]])
+    with config_context(enable_metadata_routing=True):
+        theirs = metrics.MaNoScorer()
+    L = Q.copy()
+    crit = theirs._get_criterion(L)
+    np.testing.assert_allclose(L, Q - Q.max(1, keepdims=True))    # shifted in place
+    ref = theirs._softrun(L, crit, 5)
+    ours, kind = softrun(Q)
+    assert kind == "taylor" == theirs.chosen_normalization
+    shifted = Q - Q.max(1, keepdims=True)
+    T = 1 + shifted + shifted ** 2 / 2
+    T -= T.min(1, keepdims=True)
+    np.testing.assert_allclose(ref, T / T.sum(1, keepdims=True), rtol=8 * EPS)
+    assert np.all(ref.min(1) == 0) and np.all(ours.min(1) > 0)
 
 
 def test_dev_differs_from_skada_by_its_broadcasting_bug(skada_metrics, skada_fitted):
@@ -426,7 +506,8 @@ def test_skada_scorer_calls_our_classifier_with_the_rows_domains(skada_metrics):
 
 # ------------------------------------------------------------------ invariances and inputs
 @pytest.mark.parametrize("cls", [ImportanceWeightedScorer, PredictionEntropyScorer,
-                                 SoftNeighborhoodDensity, CircularValidation, MMDScorer])
+                                 SoftNeighborhoodDensity, CircularValidation, MMDScorer,
+                                 MaNoScorer])
 def test_row_order_does_not_matter(cls):
     X, y, sd, yt, tr, va = _fold(0)
     est = DomainAdaptationClassifier(SCA(n_components=2), LogisticRegression()).fit(
@@ -486,6 +567,10 @@ def test_errors_name_the_problem_and_the_fix():
         MMDScorer()(est, X[va], y[va], sample_weight=np.ones(va.size))
     with pytest.raises(ValueError, match="'T' parameter"):
         SoftNeighborhoodDensity(T=0)(est, X[va], y[va])
+    with pytest.raises(ValueError, match="'p' parameter"):
+        MaNoScorer(p=0)(est, X[va], y[va])
+    with pytest.raises(ValueError, match="'normalization' parameter"):
+        MaNoScorer(normalization="logits")(est, X[va], y[va])
     with pytest.raises(ValueError, match="re-encode"):
         MMDScorer()(est, X[:4], np.array([1, -1, 1, -1]))
     with pytest.raises(ValueError, match="needs y"):

@@ -368,7 +368,7 @@ def _selection_lines(sel: dict) -> list[str]:
         out = [f"{crit} gives every candidate the same estimate ({score:.4f}), so it cannot "
                f"rank them; kept {chosen}"
                + (" (1-NN's probabilities are 0 or 1: try --select circular or --estimator "
-                  "logreg)" if crit in ("entropy", "snd") and sel.get("classifier") == "1nn"
+                  "logreg)" if crit in ("entropy", "snd", "mano") and sel.get("classifier") == "1nn"
                   else "")]
     if failed:
         out.append(f"note: {len(failed)} of {len(rows)} candidates could not be validated ("

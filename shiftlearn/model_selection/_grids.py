@@ -40,6 +40,7 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "NearestNeighborRW": {"laplace_smoothing": [False, True]},
     "KDERW": {"bandwidth": ["scott", "median"]},
     "GaussianRW": {"shrinkage": ["auto", 0.1]},
+    "DASVM": {"k": [1, 3, 10]},
 }
 
 

@@ -33,7 +33,8 @@ ESTIMATORS = ("1nn", "logreg", "svm", "hgb", "rf", "ridge")
 #: splitters scored by source accuracy
 SCORERS = {"iw": "ImportanceWeightedScorer", "entropy": "PredictionEntropyScorer",
            "snd": "SoftNeighborhoodDensity", "dev": "DeepEmbeddedValidation",
-           "circular": "CircularValidation", "mixval": "MixValScorer", "mmd": "MMDScorer"}
+           "circular": "CircularValidation", "mixval": "MixValScorer", "mmd": "MMDScorer",
+           "mano": "MaNoScorer"}
 #: ``select`` names
 SELECT = ("source-cv", "cluster", "lodo", *SCORERS)
 #: estimator -> the default ``select`` of ``method="auto"``: the best target-free criterion for

@@ -95,7 +95,7 @@ def decision(rep: dict) -> str:
                 f"candidate the same estimate ({_num(chosen['score'])}), so it cannot rank "
                 "them" + (" (1-NN's probabilities are 0 or 1; --select circular or "
                           "--estimator logreg can rank them)"
-                          if crit in ("entropy", "snd") and rep.get("classifier") == "1nn"
+                          if crit in ("entropy", "snd", "mano") and rep.get("classifier") == "1nn"
                           else "") + ".")
     if chosen["method"] == "none":
         others = [r for r in rows if r["method"] != "none" and r["score"] is not None]
