@@ -31,6 +31,9 @@ DEFAULT_TARGET_DOMAIN = -2
 UNLABELED_CLASS = -1
 
 __all__ = [
+    "learns_labels",
+    "takes_sample_domain",
+    "warn_if_plain_pipeline",
     "DEFAULT_SOURCE_DOMAIN",
     "DEFAULT_TARGET_DOMAIN",
     "UNLABELED_CLASS",
@@ -585,3 +588,76 @@ def check_y_domain(
         if require_source and np.all(unl):
             raise ValueError("y has no labeled row.")
     return y, sd
+
+
+def takes_sample_domain(est, method: str = "fit") -> bool:
+    """Whether ``est.<method>`` takes a ``sample_domain`` argument (a domain-aware step)."""
+    import inspect
+
+    fn = getattr(est, method, None)
+    if fn is None:
+        return False
+    try:
+        return "sample_domain" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def learns_labels(est) -> bool:
+    """A pipeline step that would learn ``y`` as given: a predictor that is not domain-aware
+    (a ``LabeledOnly`` wrapper, whose ``fit`` takes ``sample_domain``, is domain-aware)."""
+    from sklearn.pipeline import Pipeline
+
+    if est is None or isinstance(est, str):
+        return False
+    if type(est).__module__.split(".")[0] == "skada":   # skada's selectors route domains
+        return False
+    if isinstance(est, Pipeline):
+        return learns_labels(est.steps[-1][1])
+    return hasattr(est, "predict") and not takes_sample_domain(est)
+
+
+def warn_if_plain_pipeline(transformer, y) -> None:
+    """Warn when ``transformer`` is being fitted by a plain scikit-learn ``Pipeline`` on rows
+    marked unlabeled, and a later step of that pipeline would learn ``y`` as it is.
+
+    Called by the library's adapters at ``fit``. Looks up the call stack for the ``Pipeline``
+    that is fitting (scikit-learn's ``Pipeline._fit``); a pipeline whose ``fit`` takes
+    ``sample_domain`` (``shiftlearn.DomainAwarePipeline``), or a later step that is
+    domain-aware (``LabeledOnly`` included), does not warn.
+    """
+    if y is None:
+        return
+    unl = unlabeled_mask(np.asarray(y))
+    if not unl.any():
+        return
+    import sys
+    import warnings
+
+    from sklearn.pipeline import Pipeline
+
+    frame = sys._getframe(1)
+    for _ in range(12):
+        frame = frame.f_back
+        if frame is None:
+            return
+        owner = frame.f_locals.get("self")
+        if frame.f_code.co_name == "_fit" and isinstance(owner, Pipeline):
+            break
+    else:
+        return
+    if takes_sample_domain(owner):
+        return
+    idx = frame.f_locals.get("step_idx")
+    if not isinstance(idx, int):
+        return
+    later = [(n, s) for n, s in owner.steps[idx + 1:] if learns_labels(s)]
+    if later:
+        name, step = later[0]
+        warnings.warn(
+            f"{type(transformer).__name__} was fitted inside a scikit-learn Pipeline on "
+            f"{int(unl.sum())} unlabeled row(s) (y = -1, NaN or empty); the pipeline's step "
+            f"{name!r} ({type(step).__name__}) will be fitted on the same rows and learn the "
+            "marker as a class. Build the pipeline with shiftlearn.make_da_pipeline (or "
+            "skada.make_da_pipeline), which fits the final estimator on the labeled rows only, "
+            "or use shiftlearn.DomainAdaptationClassifier.", UserWarning, stacklevel=3)

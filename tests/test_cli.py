@@ -98,7 +98,8 @@ def test_demo_tuned_is_the_source_cv_protocol(data_home, capsys):
     from sklearn.model_selection import GridSearchCV
     from sklearn.neighbors import KNeighborsClassifier
 
-    from shiftlearn.adaptation import TCA, DomainAdaptationClassifier
+    from shiftlearn.adaptation import TCA
+    from shiftlearn.compose import DomainAdaptationClassifier
     from shiftlearn.datasets import load_office_caltech
     from shiftlearn.model_selection import DEFAULT_GRIDS, SourceKFold
 

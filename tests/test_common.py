@@ -32,11 +32,11 @@ from shiftlearn.adaptation import (
     RFTCA,
     SCA,
     TCA,
-    DomainAdaptationClassifier,
     FitMemory,
     uSCA,
 )
 from shiftlearn.boosting import MultiTaskBoostingClassifier
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
     LinInt,

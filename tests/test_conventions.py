@@ -75,7 +75,8 @@ def test_integer_minus_one_is_not_unlabeled_for_regression():
 
 # ------------------------------------------------ class values, inference, scalar domains
 def test_class_labels_are_compared_as_values():
-    from shiftlearn.adaptation import TCA, DomainAdaptationClassifier
+    from shiftlearn.adaptation import TCA
+    from shiftlearn.compose import DomainAdaptationClassifier
 
     y = np.array([1, 1.0, np.float64(1), 0, 0.0, np.int32(0)] * 5 + [None] * 6, dtype=object)
     yy, sd = check_y_domain(y, None, 36, task="classification")
@@ -203,7 +204,8 @@ def test_selector_and_pipeline_behave_the_same_in_both_routing_modes():
     from sklearn import config_context
     from sklearn.neighbors import KNeighborsClassifier
 
-    from shiftlearn.adaptation import CORAL, make_da_pipeline
+    from shiftlearn.adaptation import CORAL
+    from shiftlearn.compose import make_da_pipeline
     from shiftlearn.datasets import make_sca_toy
     from shiftlearn.model_selection import AdaptationSelector
 

@@ -13,7 +13,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from shiftlearn.adaptation import CORAL, TCA, DomainAdaptationClassifier, coral_covariance
+from shiftlearn.adaptation import CORAL, TCA, coral_covariance
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.datasets import make_sca_toy
 from shiftlearn.model_selection import (
     AdaptationSelector,
@@ -173,7 +174,7 @@ def test_plain_grid_search_scores_held_out_source_rows_as_source(routing):
 
 
 def test_da_pipeline_passes_the_rows_domains():
-    from shiftlearn.adaptation import make_da_pipeline
+    from shiftlearn.compose import make_da_pipeline
 
     X, y, sd, yt = _toy()
     pipe = make_da_pipeline(CORAL(), KNeighborsClassifier(1)).fit(X, y, sample_domain=sd)

@@ -240,8 +240,9 @@ def test_reordered_or_renamed_columns_are_refused(estimator, kind):
 def _da_scorers():
     from sklearn.neighbors import KNeighborsClassifier
 
-    from shiftlearn.adaptation import CORAL, TCA, DomainAdaptationClassifier, make_da_pipeline
+    from shiftlearn.adaptation import CORAL, TCA
     from shiftlearn.boosting import MultiTaskBoostingClassifier
+    from shiftlearn.compose import DomainAdaptationClassifier, make_da_pipeline
     from shiftlearn.model_selection import AdaptationSelector
 
     return [AdaptationSelector(methods=["TCA", "CORAL"], grids={}, cv=2),
@@ -272,7 +273,7 @@ def test_selector_cross_val_score_equals_its_candidate():
     scores (they were 0.24 against 0.71: the selector counted the target rows as errors)."""
     from sklearn.model_selection import cross_val_score
 
-    from shiftlearn.adaptation import DomainAdaptationClassifier
+    from shiftlearn.compose import DomainAdaptationClassifier
     from shiftlearn.model_selection import AdaptationSelector, SourceKFold
 
     X, y, sd, _ = _blobs()
@@ -341,8 +342,9 @@ def _label_spellings():
 def test_missing_labels_in_every_pandas_spelling_are_unlabeled(name):
     """Boolean labels with None/pd.NA ended in scikit-learn's 'Unknown label type: unknown'."""
     from shiftlearn._validation import check_y_domain
-    from shiftlearn.adaptation import TCA, DomainAdaptationClassifier, make_da_pipeline
+    from shiftlearn.adaptation import TCA
     from shiftlearn.boosting import MultiTaskBoostingClassifier
+    from shiftlearn.compose import DomainAdaptationClassifier, make_da_pipeline
 
     y, classes = _label_spellings()[name]
     X, _, sd, _ = _blobs()
@@ -357,7 +359,8 @@ def test_missing_labels_in_every_pandas_spelling_are_unlabeled(name):
 
 
 def test_labels_of_several_types_are_refused_by_name():
-    from shiftlearn.adaptation import TCA, DomainAdaptationClassifier
+    from shiftlearn.adaptation import TCA
+    from shiftlearn.compose import DomainAdaptationClassifier
 
     X, _, _, _ = _blobs()
     y = np.array([1, "0"] * 30 + [None] * 25, dtype=object)
@@ -447,7 +450,7 @@ def test_splitters_read_nullable_labels():
     pd = pytest.importorskip("pandas")
     from sklearn.model_selection import cross_val_score
 
-    from shiftlearn.adaptation import DomainAdaptationClassifier
+    from shiftlearn.compose import DomainAdaptationClassifier
     from shiftlearn.model_selection import RandomStratifiedSplit, SourceKFold
 
     X, y, sd, _ = _blobs()
@@ -469,7 +472,8 @@ def test_da_pipeline_refuses_minus_one_in_source_domains():
     DomainAdaptationClassifier refuses; both now give the same message."""
     from sklearn.neighbors import KNeighborsClassifier
 
-    from shiftlearn.adaptation import TCA, DomainAdaptationClassifier, LabeledOnly, make_da_pipeline
+    from shiftlearn.adaptation import TCA
+    from shiftlearn.compose import DomainAdaptationClassifier, LabeledOnly, make_da_pipeline
 
     X, y = _three_classes()
     sd = np.repeat([1, 2], 30)
@@ -489,7 +493,8 @@ def test_extreme_feature_values_are_refused_by_name_in_every_fit(scale):
     up front, naming the column, instead of a NaN deep inside (or a meaningless embedding)."""
     import pandas as pd
 
-    from shiftlearn.adaptation import CORAL, TCA, DomainAdaptationClassifier
+    from shiftlearn.adaptation import CORAL, TCA
+    from shiftlearn.compose import DomainAdaptationClassifier
     from shiftlearn.generalization import MarginalTransferClassifier
 
     rng = np.random.default_rng(0)

@@ -29,10 +29,10 @@ from shiftlearn.adaptation import (
     RFTCA,
     SCA,
     TCA,
-    DomainAdaptationClassifier,
     uSCA,
 )
 from shiftlearn.boosting import MultiTaskBoostingClassifier
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
     LinInt,

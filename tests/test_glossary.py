@@ -27,14 +27,14 @@ import shiftlearn
 ROOT = Path(__file__).resolve().parents[1]
 CONVENTIONS = ROOT / "docs" / "conventions.md"
 #: modules whose ``__all__`` is the public API
-PUBLIC_MODULES = ("shiftlearn", "shiftlearn.adaptation", "shiftlearn.boosting",
-                  "shiftlearn.generalization", "shiftlearn.mapping", "shiftlearn.reweighting",
-                  "shiftlearn.selflabeling",
+PUBLIC_MODULES = ("shiftlearn", "shiftlearn.adaptation", "shiftlearn.compose",
+                  "shiftlearn.boosting", "shiftlearn.generalization", "shiftlearn.mapping",
+                  "shiftlearn.reweighting", "shiftlearn.selflabeling",
                   "shiftlearn.model_selection", "shiftlearn.kernels", "shiftlearn.federated",
                   "shiftlearn.datasets", "shiftlearn.domains", "shiftlearn.report",
                   "shiftlearn.io")
 #: modules whose classes are estimators: those with hyper-parameters in ``__init__``
-ESTIMATOR_MODULES = PUBLIC_MODULES[:10]
+ESTIMATOR_MODULES = PUBLIC_MODULES[:11]
 _BACKTICKED = re.compile(r"`([^`]+)`")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 

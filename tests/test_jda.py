@@ -8,7 +8,8 @@ import scipy.linalg
 from _tolerances import kernel_map_atol, rbf_err
 from sklearn.neighbors import KNeighborsClassifier
 
-from shiftlearn.adaptation import JDA, TCA, DomainAdaptationClassifier, FitMemory, jda_vectors
+from shiftlearn.adaptation import JDA, TCA, FitMemory, jda_vectors
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.kernels import kernel_matrix, mmd_vector, rbf_kernel, resolve_bandwidth
 
 

@@ -4,8 +4,9 @@ convention's message, never a one-class model."""
 import numpy as np
 import pytest
 
-from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier, uSCA
+from shiftlearn.adaptation import SCA, TCA, uSCA
 from shiftlearn.boosting import MultiTaskBoostingClassifier
+from shiftlearn.compose import DomainAdaptationClassifier
 
 
 def _data():

@@ -17,11 +17,11 @@ from shiftlearn.adaptation import (
     RFTCA,
     SCA,
     TCA,
-    DomainAdaptationClassifier,
     FitMemory,
     uSCA,
 )
 from shiftlearn.adaptation._memory import nbytes
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.datasets import make_sca_toy
 from shiftlearn.model_selection import SourceKFold
 from shiftlearn.model_selection._select import AdaptationSelector

@@ -9,8 +9,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 
-from shiftlearn.adaptation import SCA, TCA, DomainAdaptationClassifier, FitMemory
+from shiftlearn.adaptation import SCA, TCA, FitMemory
 from shiftlearn.adaptation._base import ComponentsClippedWarning
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.datasets import make_sca_toy
 from shiftlearn.model_selection import SourceKFold, fit_source_cv
 
@@ -120,3 +121,15 @@ def test_fit_source_cv_errors_clipping_and_failed_settings():
     # no key of the grid applies: the plain classifier, fitted
     clf = fit_source_cv(TCA(n_components=2), {"nope": [1]}, X, y, sd)
     assert isinstance(clf, DomainAdaptationClassifier) and hasattr(clf, "estimator_")
+
+
+def test_the_former_adaptation_names_warn_and_are_the_compose_ones():
+    import shiftlearn.adaptation as adaptation
+    import shiftlearn.compose as compose
+
+    for name in ("DomainAdaptationClassifier", "DomainAwarePipeline", "LabeledOnly",
+                 "make_da_pipeline"):
+        with pytest.warns(FutureWarning, match=f"moved to shiftlearn.compose.{name}"):
+            assert getattr(adaptation, name) is getattr(compose, name)
+    with pytest.raises(AttributeError):
+        adaptation.NotAName  # noqa: B018

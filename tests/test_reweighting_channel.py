@@ -14,7 +14,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
-from shiftlearn.adaptation import DomainAdaptationClassifier, LabeledOnly, make_da_pipeline
+from shiftlearn.compose import DomainAdaptationClassifier, LabeledOnly, make_da_pipeline
 from shiftlearn.model_selection import SourceKFold
 from shiftlearn.reweighting import GaussianRW
 

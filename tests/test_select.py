@@ -259,6 +259,6 @@ def test_successive_halving_scores_the_winner_and_no_adaptation_on_every_row(toy
 
 
 def _method_name(params) -> str:
-    from shiftlearn.model_selection._select import _method_of
+    from shiftlearn.model_selection import method_label as _method_of
 
     return _method_of(params["adapter"])

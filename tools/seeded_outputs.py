@@ -69,11 +69,10 @@ def cases() -> dict[str, str]:
         RFTCA,
         SCA,
         TCA,
-        DomainAdaptationClassifier,
-        make_da_pipeline,
         uSCA,
     )
     from shiftlearn.boosting import MultiTaskBoostingClassifier
+    from shiftlearn.compose import DomainAdaptationClassifier, make_da_pipeline
     from shiftlearn.generalization import (
         MarginalTransferClassifier,
         MarginalTransferRegressor,

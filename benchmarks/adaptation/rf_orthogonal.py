@@ -50,7 +50,8 @@ from rf_accuracy import (  # noqa: E402
     timed_cv_search,
 )
 
-from shiftlearn.adaptation import RFTCA, DomainAdaptationClassifier  # noqa: E402
+from shiftlearn.adaptation import RFTCA  # noqa: E402
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.datasets import load_office_caltech  # noqa: E402
 from shiftlearn.kernels import rff_weights  # noqa: E402
 

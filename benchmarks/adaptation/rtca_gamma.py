@@ -43,7 +43,8 @@ from _common import (  # noqa: E402
     write_results,
 )
 
-from shiftlearn.adaptation import RFTCA, TCA, DomainAdaptationClassifier  # noqa: E402
+from shiftlearn.adaptation import RFTCA, TCA  # noqa: E402
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.datasets import load_office_caltech  # noqa: E402
 from shiftlearn.kernels import median_heuristic, rbf_kernel, rff_mean  # noqa: E402
 

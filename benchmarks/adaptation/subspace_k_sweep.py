@@ -19,7 +19,8 @@ from sklearn.neighbors import KNeighborsClassifier
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
-from shiftlearn.adaptation import SCA, DomainAdaptationClassifier, FitMemory, uSCA  # noqa: E402
+from shiftlearn.adaptation import SCA, FitMemory, uSCA  # noqa: E402
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.datasets import load_mnist_usps, load_msrc_voc  # noqa: E402
 
 KS = [10, 20, 30, 50, 100, 150, 200]

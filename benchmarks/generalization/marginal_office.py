@@ -75,7 +75,8 @@ class DomainIgnoringClassifier(BaseEstimator):
 
 
 def sca_dg():
-    from shiftlearn.adaptation import SCA, DomainAdaptationClassifier
+    from shiftlearn.adaptation import SCA
+    from shiftlearn.compose import DomainAdaptationClassifier
     return DomainIgnoringClassifier(DomainAdaptationClassifier(SCA(beta=1.0, setting="dg"),
                                                                KNeighborsClassifier(1)))
 

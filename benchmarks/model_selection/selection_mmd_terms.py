@@ -33,7 +33,7 @@ from _common import header, markdown_table, write_results  # noqa: E402
 from selection_study import study_rows  # noqa: E402
 
 import shiftlearn.model_selection as ms  # noqa: E402
-from shiftlearn.adaptation import DomainAdaptationClassifier  # noqa: E402
+from shiftlearn.compose import DomainAdaptationClassifier  # noqa: E402
 
 METHODS = ["TCA", "SCA", "uSCA"]
 

@@ -36,7 +36,8 @@ from sklearn.neighbors import KNeighborsClassifier
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 from _common import header, markdown_table, write_results  # noqa: E402
 
-from shiftlearn.adaptation import SCA, DomainAdaptationClassifier  # noqa: E402
+from shiftlearn.adaptation import SCA  # noqa: E402
+from shiftlearn.compose import DomainAdaptationClassifier
 from shiftlearn.datasets import make_sca_toy  # noqa: E402
 from shiftlearn.model_selection import (  # noqa: E402
     CircularValidation,

@@ -81,7 +81,7 @@ def _spearman(a, b):
 def quality(seeds: int) -> list[dict]:
     from sklearn.linear_model import LogisticRegression
 
-    from shiftlearn.adaptation import DomainAdaptationClassifier
+    from shiftlearn.compose import DomainAdaptationClassifier
     from shiftlearn.model_selection import make_adapter
 
     per = {m: {"pearson": [], "spearman": [], "err": []} for m in METHODS}

@@ -9,8 +9,6 @@ from ._base import (
 from ._coral import CORAL, coral_covariance
 from ._jda import JDA, jda_vectors
 from ._memory import FitMemory
-from ._meta import DomainAdaptationClassifier
-from ._pipeline import DomainAwarePipeline, LabeledOnly, make_da_pipeline
 from ._sca import SCA, SCAProblem, sca_problem, sca_solve, uSCA
 from ._tca import TCA, tca_components
 
@@ -21,14 +19,10 @@ __all__ = [
     "SCAProblem",
     "TCA",
     "BaseSubspaceTransformer",
-    "DomainAdaptationClassifier",
-    "DomainAwarePipeline",
     "FitMemory",
-    "LabeledOnly",
     "check_n_components",
     "coral_covariance",
     "jda_vectors",
-    "make_da_pipeline",
     "sca_problem",
     "sca_solve",
     "tca_components",
@@ -43,3 +37,21 @@ except ModuleNotFoundError as _exc:  # pragma: no cover - only while _rf.py does
         raise
 else:
     __all__ += ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats"]
+
+
+#: names that moved to :mod:`shiftlearn.compose` (an adapter and an estimator as one); the
+#: old spelling works, with a FutureWarning, until the next release
+_MOVED_TO_COMPOSE = ("DomainAdaptationClassifier", "DomainAwarePipeline", "LabeledOnly",
+                     "make_da_pipeline")
+
+
+def __getattr__(name: str):
+    if name in _MOVED_TO_COMPOSE:
+        import importlib
+        import warnings
+
+        warnings.warn(f"shiftlearn.adaptation.{name} moved to shiftlearn.compose.{name} (also "
+                      f"shiftlearn.{name}); the old name will be removed in the next release.",
+                      FutureWarning, stacklevel=2)
+        return getattr(importlib.import_module("shiftlearn.compose"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,10 +31,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._array_api import array_api_namespace, check_X_array_api, is_foreign_array, to_numpy
 from .._constraints import check_params
 from .._stacklevel import user_stacklevel
-from .._validation import check_X, check_X_y_domain, check_y_domain
+from .._validation import check_X, check_X_y_domain, check_y_domain, warn_if_plain_pipeline
 from ..kernels import DEFAULT_CHUNK_BYTES, kernel_matrix, resolve_bandwidth
 from ._memory import FitMemory
-from ._pipeline import warn_if_plain_pipeline
 
 __all__ = [
     "BaseSubspaceTransformer",

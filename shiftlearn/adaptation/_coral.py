@@ -32,9 +32,14 @@ from .._array_api import (
 )
 from .._constraints import Interval, StrOptions, check_params
 from .._resources import check_dense_memory
-from .._validation import check_sample_domain, check_X, check_X_y_domain, check_y_domain
+from .._validation import (
+    check_sample_domain,
+    check_X,
+    check_X_y_domain,
+    check_y_domain,
+    warn_if_plain_pipeline,
+)
 from ._memory import FitMemory
-from ._pipeline import warn_if_plain_pipeline
 
 __all__ = ["CORAL", "coral_covariance"]
 
@@ -307,7 +312,7 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     ``A = C_s^{-1/2} C_t^{1/2}`` and returns the target rows as they are. ``transform(X)`` treats
     ``X`` as target rows (the identity); ``transform(X, sample_domain)`` maps the rows with a
     positive domain id. Use it as the ``adapter`` of
-    :class:`~shiftlearn.adaptation.DomainAdaptationClassifier` (which passes the rows' domains
+    :class:`~shiftlearn.compose.DomainAdaptationClassifier` (which passes the rows' domains
     on) or as a candidate of :class:`~shiftlearn.model_selection.AdaptationSelector`.
 
     Parameters
@@ -351,7 +356,8 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from shiftlearn.adaptation import CORAL, DomainAdaptationClassifier
+    >>> from shiftlearn.adaptation import CORAL
+    >>> from shiftlearn.compose import DomainAdaptationClassifier
     >>> from shiftlearn.datasets import make_sca_toy
     >>> X, y, sd = make_sca_toy(n_per_cluster=20, random_state=0)
     >>> Z = CORAL().fit_transform(X, y, sd)

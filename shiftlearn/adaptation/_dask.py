@@ -236,7 +236,7 @@ def fit_dask(est, X, y=None, sample_domain=None):
     """
     import dask
 
-    from ._pipeline import warn_if_plain_pipeline
+    from .._validation import warn_if_plain_pipeline
 
     name = type(est).__name__
     if getattr(est, "exact", False):

@@ -65,7 +65,7 @@ def nbytes(obj) -> int:
 
 class FitMemory:
     """A bounded store of the work that fits on the same rows share (``memory=`` of the
-    adapters, :class:`~shiftlearn.adaptation.DomainAdaptationClassifier` and
+    adapters, :class:`~shiftlearn.compose.DomainAdaptationClassifier` and
     :class:`~shiftlearn.model_selection.AdaptationSelector`).
 
     See the module docstring for what is stored, the keys, the bound and the guarantee that

@@ -147,7 +147,7 @@ class GeneralizationSelector(BaseEstimator):
         ``chosen`` and ``failed`` (a reason, or None).
     choice_ : str
     best_estimator_ : estimator
-        The chosen candidate (a :class:`~shiftlearn.adaptation.DomainAwarePipeline`) refitted
+        The chosen candidate (a :class:`~shiftlearn.compose.DomainAwarePipeline`) refitted
         on every row.
     estimators_ : dict
         ``{candidate: fitted pipeline}``: the chosen one, and with ``refit_all`` every
@@ -249,7 +249,8 @@ class GeneralizationSelector(BaseEstimator):
         """The unfitted pipeline of ``method`` (standardisation first)."""
         from sklearn.preprocessing import StandardScaler
 
-        from ..adaptation import RFSCA, SCA, make_da_pipeline
+        from ..adaptation import RFSCA, SCA
+        from ..compose import make_da_pipeline
         from ..generalization import (
             MarginalTransferClassifier,
             MarginalTransferRegressor,

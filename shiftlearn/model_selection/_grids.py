@@ -105,7 +105,8 @@ def fit_source_cv(adapter, grid: dict, X, y, sample_domain=None, classifier=None
     from sklearn.neighbors import KNeighborsClassifier
 
     from .._validation import check_X_y_domain
-    from ..adaptation import DomainAdaptationClassifier, FitMemory
+    from ..adaptation import FitMemory
+    from ..compose import DomainAdaptationClassifier
     from ._scorers import SourceAccuracyScorer
     from ._splitters import SourceKFold
 

@@ -197,7 +197,7 @@ def _final_estimator(est):
     ``LabeledOnly``'s estimator (read through, nested)."""
     from sklearn.pipeline import Pipeline
 
-    from ..adaptation import LabeledOnly
+    from ..compose import LabeledOnly
 
     while isinstance(est, (Pipeline, LabeledOnly)):
         est = est.steps[-1][1] if isinstance(est, Pipeline) else est.estimator
@@ -364,7 +364,8 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         """Score every candidate on the validation folds and refit the best on all rows."""
         from sklearn.neighbors import KNeighborsClassifier
 
-        from ..adaptation import DomainAdaptationClassifier, FitMemory
+        from ..adaptation import FitMemory
+        from ..compose import DomainAdaptationClassifier
         from ._splitters import SourceKFold
 
         check_params(self)
@@ -484,7 +485,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
     def predict(self, X, sample_domain=None):
         """Labels of ``X`` from the chosen candidate (``sample_domain`` as in
         :meth:`DomainAdaptationClassifier.predict
-        <shiftlearn.adaptation.DomainAdaptationClassifier.predict>`: without it the rows are
+        <shiftlearn.compose.DomainAdaptationClassifier.predict>`: without it the rows are
         target rows)."""
         X = self._check_X(X)
         return self.best_estimator_.predict(X, sample_domain)
@@ -498,7 +499,7 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         """Accuracy of the chosen candidate on the rows of ``X`` that carry a label.
 
         The rule of :meth:`DomainAdaptationClassifier.score
-        <shiftlearn.adaptation.DomainAdaptationClassifier.score>`: unlabeled rows (``y = -1``,
+        <shiftlearn.compose.DomainAdaptationClassifier.score>`: unlabeled rows (``y = -1``,
         NaN, ...) are skipped, never counted as errors, and without ``sample_domain`` a ``y``
         that also marks unlabeled rows is a validation fold whose labeled rows are source rows
         (:func:`shiftlearn._validation.scoring_domains`). So ``cross_val_score`` and nested

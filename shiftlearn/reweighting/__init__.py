@@ -1,7 +1,7 @@
 """shiftlearn.reweighting: covariate-shift reweighting. Each adapter estimates the importance
 weights ``w(x) = p_t(x) / p_s(x)`` of the source rows and leaves the rows where they are;
-:class:`~shiftlearn.adaptation.DomainAdaptationClassifier` and
-:func:`~shiftlearn.adaptation.make_da_pipeline` pass the weights to the final estimator's
+:class:`~shiftlearn.compose.DomainAdaptationClassifier` and
+:func:`~shiftlearn.compose.make_da_pipeline` pass the weights to the final estimator's
 ``sample_weight`` (an estimator without one is refused): kernel mean matching (KMM), KLIEP,
 uLSIF and RuLSIF, a calibrated domain classifier, nearest-neighbour counts, kernel density
 and Gaussian density ratios."""

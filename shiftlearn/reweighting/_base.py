@@ -2,8 +2,8 @@
 
 A reweighting adapter estimates the importance weight ``w(x) = p_t(x) / p_s(x)`` of the source
 rows. It does not move the rows: ``transform`` returns ``X`` unchanged. The protocol, read by
-:class:`~shiftlearn.adaptation.DomainAdaptationClassifier` and
-:func:`~shiftlearn.adaptation.make_da_pipeline` (which pass the weights to the final
+:class:`~shiftlearn.compose.DomainAdaptationClassifier` and
+:func:`~shiftlearn.compose.make_da_pipeline` (which pass the weights to the final
 estimator's ``sample_weight``):
 
 * ``fit(X, y, sample_domain)`` stores ``weights_``, one weight per training row: the source

@@ -124,8 +124,8 @@ class GaussianRW(BaseReweighting):
     (``sample_domain < 0``); ``weights_`` holds the ratio on the training source rows, computed
     in log space and scaled to mean 1 over them, and ``1.0`` on the target rows.
     ``transform`` returns ``X`` unchanged: the weights reach the classifier of
-    :class:`~shiftlearn.adaptation.DomainAdaptationClassifier` or
-    :func:`~shiftlearn.adaptation.make_da_pipeline` as its ``sample_weight``.
+    :class:`~shiftlearn.compose.DomainAdaptationClassifier` or
+    :func:`~shiftlearn.compose.make_da_pipeline` as its ``sample_weight``.
 
     Parameters
     ----------

@@ -120,7 +120,7 @@ class DASVM(ClassifierMixin, BaseEstimator):
 
     ``predict_proba`` exists when ``estimator`` has it (``SVC(probability=True)``,
     ``LogisticRegression``). ``DASVM`` predicts labels itself: as an adapter of
-    :class:`~shiftlearn.adaptation.DomainAdaptationClassifier` it replaces the final classifier
+    :class:`~shiftlearn.compose.DomainAdaptationClassifier` it replaces the final classifier
     (class attribute ``_replaces_estimator``), which is passed as its ``estimator`` (refused
     before any fit, by ``_check_estimator``, when it has no ``decision_function``).
 

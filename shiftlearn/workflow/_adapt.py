@@ -246,7 +246,7 @@ def _diagnose(method, args, X, y, sd, clf, cv, scoring) -> str:
     from sklearn.base import clone
     from sklearn.model_selection import ParameterGrid
 
-    from ..adaptation import DomainAdaptationClassifier
+    from ..compose import DomainAdaptationClassifier
     from ..model_selection import candidate_grid
 
     params = next(iter(ParameterGrid(candidate_grid([method], grids=None if args.tune else {},
@@ -276,7 +276,7 @@ def _auto(args, X, y, sd, clf, n_sources):
     from sklearn.model_selection import ParameterGrid
 
     from .._progress import task
-    from ..adaptation import DomainAdaptationClassifier
+    from ..compose import DomainAdaptationClassifier
     from ..model_selection import AdaptationSelector, candidate_grid
 
     cv, scoring, words = _criterion(args, n_sources)
@@ -337,7 +337,7 @@ def _fit(args, X, y, sd, codes, n_sources):
     chosen setting and the selection summary (``auto``; else None)."""
     from sklearn.base import clone
 
-    from ..adaptation import DomainAdaptationClassifier
+    from ..compose import DomainAdaptationClassifier
     from ..model_selection import DEFAULT_GRIDS, make_adapter
 
     params = dict(args.params)
@@ -389,7 +389,8 @@ def _source_cv_search(args, adapter, grid, clf, X, y, sd):
 
     from .._progress import task
     from .._resources import parallel_workers
-    from ..adaptation import DomainAdaptationClassifier, FitMemory
+    from ..adaptation import FitMemory
+    from ..compose import DomainAdaptationClassifier
     from ..model_selection import SourceKFold
 
     cv = SourceKFold(5, random_state=args.seed)
@@ -573,7 +574,7 @@ class AdaptationResult:
     Attributes
     ----------
     pipeline : fitted estimator
-        The chosen model (a :class:`~shiftlearn.adaptation.DomainAdaptationClassifier`, or the
+        The chosen model (a :class:`~shiftlearn.compose.DomainAdaptationClassifier`, or the
         bare classifier without adaptation), fitted on the integer codes of ``classes``:
         ``classes[pipeline.predict(X)]`` are labels (:meth:`predict` does it).
     classes : ndarray

@@ -18,13 +18,13 @@ from .._validation import (
     require_y,
     scored_rows,
     scoring_domains,
+    takes_sample_domain,
     unlabeled_mask,
 )
-from ._memory import FitMemory
+from ..adaptation import FitMemory
 from ._pipeline import (
     _fitted_weights,
     _gives_weights,
-    _takes_sample_domain,
     check_weights_reach,
     fit_weighted,
 )
@@ -92,7 +92,8 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     Examples
     --------
     >>> from shiftlearn.datasets import make_sca_toy
-    >>> from shiftlearn.adaptation import SCA, DomainAdaptationClassifier
+    >>> from shiftlearn.adaptation import SCA
+    >>> from shiftlearn.compose import DomainAdaptationClassifier
     >>> X, y, sd = make_sca_toy(n_per_cluster=20, random_state=0)
     >>> clf = DomainAdaptationClassifier(SCA(n_components=2)).fit(X, y, sd)
     >>> clf.predict(X[sd < 0]).shape
@@ -213,7 +214,7 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
         X = check_X(X, estimator=self, reset=False)
         if self.adapter_ is None:
             return X
-        if sample_domain is not None and _takes_sample_domain(self.adapter_, "transform"):
+        if sample_domain is not None and takes_sample_domain(self.adapter_, "transform"):
             return self.adapter_.transform(X, sample_domain=sample_domain)
         return self.adapter_.transform(X)
 

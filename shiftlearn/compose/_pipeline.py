@@ -12,16 +12,12 @@ does, without needing skada:
 * the final step, if it is a predictor that does not take ``sample_domain``, is wrapped in
   :class:`LabeledOnly`, which fits it on the labeled rows only (``y`` not ``-1``/NaN/``""``).
 
-:func:`warn_if_plain_pipeline` is the other half: a library transformer fitted inside a
-*plain* ``Pipeline`` on unlabeled rows, where a later step would learn them as a class, warns
-and names the fix.
+The other half is ``shiftlearn._validation.warn_if_plain_pipeline`` (a bottom module, since
+the adapters call it): a library transformer fitted inside a *plain* ``Pipeline`` on unlabeled
+rows, where a later step would learn them as a class, warns and names the fix.
 """
 
 from __future__ import annotations
-
-import inspect
-import sys
-import warnings
 
 import numpy as np
 from sklearn import config_context
@@ -36,23 +32,15 @@ from .._validation import (
     check_unlabeled_convention,
     check_y_domain,
     infer_sample_domain,
+    learns_labels,
     scored_rows,
     scoring_domains,
+    takes_sample_domain,
     unlabeled_mask,
 )
 
 __all__ = ["DomainAwarePipeline", "LabeledOnly", "check_weights_reach", "fit_weighted",
-           "make_da_pipeline", "warn_if_plain_pipeline"]
-
-
-def _takes_sample_domain(est, method: str = "fit") -> bool:
-    fn = getattr(est, method, None)
-    if fn is None:
-        return False
-    try:
-        return "sample_domain" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
+           "make_da_pipeline"]
 
 
 def _gives_weights(est) -> bool:
@@ -116,17 +104,6 @@ def check_weights_reach(adapter, estimator) -> None:
             "the reweighting would change nothing. Use an estimator that takes sample_weight, "
             "e.g. sklearn.linear_model.LogisticRegression (on the command line: --classifier "
             "logreg).")
-
-
-def _learns_labels(est) -> bool:
-    """A step that would learn ``y`` as given: a predictor that is not domain-aware."""
-    if est is None or isinstance(est, str) or isinstance(est, LabeledOnly):
-        return False
-    if type(est).__module__.split(".")[0] == "skada":   # skada's selectors route domains
-        return False
-    if isinstance(est, Pipeline):
-        return _learns_labels(est.steps[-1][1])
-    return hasattr(est, "predict") and not _takes_sample_domain(est)
 
 
 def _final_has(attr: str):
@@ -281,7 +258,7 @@ class DomainAwarePipeline(Pipeline):
             return params
         out = dict(params)
         for name, step in self.steps:
-            if step is not None and not isinstance(step, str) and _takes_sample_domain(step):
+            if step is not None and not isinstance(step, str) and takes_sample_domain(step):
                 out.setdefault(f"{name}__sample_domain", sample_domain)
         return out
 
@@ -357,7 +334,7 @@ class DomainAwarePipeline(Pipeline):
         Xt = X
         for _, _, step in self._iter(with_final=with_final, filter_passthrough=True):
             Xt = (step.transform(Xt, sample_domain=sample_domain)
-                  if _takes_sample_domain(step, "transform") else step.transform(Xt))
+                  if takes_sample_domain(step, "transform") else step.transform(Xt))
         return Xt
 
     def _final_call(self, method: str, X, sample_domain, *args, **params):
@@ -367,7 +344,7 @@ class DomainAwarePipeline(Pipeline):
             if sample_domain is None:
                 return getattr(super(), method)(X, *args, **params)
             final = self.steps[-1][1]
-            if _takes_sample_domain(final, method):
+            if takes_sample_domain(final, method):
                 params["sample_domain"] = sample_domain
             return getattr(final, method)(self._transform_steps(X, sample_domain, False),
                                           *args, **params)
@@ -428,46 +405,6 @@ def make_da_pipeline(*steps, memory=None, verbose: bool = False) -> DomainAwareP
     """
     pipe = make_pipeline(*steps, memory=memory, verbose=verbose)
     name, last = pipe.steps[-1]
-    if _learns_labels(last) and not isinstance(last, Pipeline):
+    if learns_labels(last) and not isinstance(last, Pipeline):
         pipe.steps[-1] = (name, LabeledOnly(last))
     return DomainAwarePipeline(pipe.steps, memory=memory, verbose=verbose)
-
-
-def warn_if_plain_pipeline(transformer, y) -> None:
-    """Warn when ``transformer`` is being fitted by a plain scikit-learn ``Pipeline`` on rows
-    marked unlabeled, and a later step of that pipeline would learn ``y`` as it is.
-
-    Called by the library's adapters at ``fit``. Looks up the call stack for the ``Pipeline``
-    that is fitting (scikit-learn's ``Pipeline._fit``); a :class:`DomainAwarePipeline`, or a
-    later step that is domain-aware or :class:`LabeledOnly`, does not warn.
-    """
-    if y is None:
-        return
-    unl = unlabeled_mask(np.asarray(y))
-    if not unl.any():
-        return
-    frame = sys._getframe(1)
-    for _ in range(12):
-        frame = frame.f_back
-        if frame is None:
-            return
-        owner = frame.f_locals.get("self")
-        if frame.f_code.co_name == "_fit" and isinstance(owner, Pipeline):
-            break
-    else:
-        return
-    if isinstance(owner, DomainAwarePipeline):
-        return
-    idx = frame.f_locals.get("step_idx")
-    if not isinstance(idx, int):
-        return
-    later = [(n, s) for n, s in owner.steps[idx + 1:] if _learns_labels(s)]
-    if later:
-        name, step = later[0]
-        warnings.warn(
-            f"{type(transformer).__name__} was fitted inside a scikit-learn Pipeline on "
-            f"{int(unl.sum())} unlabeled row(s) (y = -1, NaN or empty); the pipeline's step "
-            f"{name!r} ({type(step).__name__}) will be fitted on the same rows and learn the "
-            "marker as a class. Build the pipeline with shiftlearn.make_da_pipeline (or "
-            "skada.make_da_pipeline), which fits the final estimator on the labeled rows only, "
-            "or use shiftlearn.DomainAdaptationClassifier.", UserWarning, stacklevel=3)
