@@ -40,6 +40,9 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "NearestNeighborRW": {"laplace_smoothing": [False, True]},
     "KDERW": {"bandwidth": ["scott", "median"]},
     "GaussianRW": {"shrinkage": ["auto", 0.1]},
+    "BBSE": {"confusion": ["hard", "soft"]},
+    "RLLS": {"reg": ["auto", 0.0]},
+    "JCPOT": {"reg_e": [0.05, 0.1, 0.5]},
 }
 
 

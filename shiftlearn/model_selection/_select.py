@@ -61,6 +61,9 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
     "NearestNeighborRW": ("shiftlearn.reweighting:NearestNeighborRW", {}),
     "KDERW": ("shiftlearn.reweighting:KDERW", {}),
     "GaussianRW": ("shiftlearn.reweighting:GaussianRW", {}),
+    "BBSE": ("shiftlearn.labelshift:BBSE", {"random_state": 0}),
+    "RLLS": ("shiftlearn.labelshift:RLLS", {"random_state": 0}),
+    "JCPOT": ("shiftlearn.labelshift:JCPOT", {}),
 }
 
 #: labels of :data:`ADAPTERS` that ``methods="all"`` (the selector's default) leaves out until
@@ -69,7 +72,10 @@ OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegO
                                     # reweighting: their weights need a classifier that takes
                                     # sample_weight (the default 1NN does not)
                                     "KMM", "KLIEP", "uLSIF", "RuLSIF", "DiscriminatorRW",
-                                    "NearestNeighborRW", "KDERW", "GaussianRW"})
+                                    "NearestNeighborRW", "KDERW", "GaussianRW",
+                                    # label shift: they replace the classifier (their
+                                    # estimator), and correct class proportions only
+                                    "BBSE", "RLLS", "JCPOT"})
 
 #: above this many rows the sized pool takes the random-feature adapters instead of the exact
 #: ones (the same models; a tuned search of the exact ones on 5,000 rows took more than 10

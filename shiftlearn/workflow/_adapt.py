@@ -23,9 +23,11 @@ from ._model_file import load_estimator
 #: ``candidates="all"`` leaves them out (name them to compare them)
 REWEIGHTING = ("KMM", "KLIEP", "uLSIF", "RuLSIF", "DiscriminatorRW", "NearestNeighborRW",
                "KDERW", "GaussianRW")
+#: the label-shift methods: they correct the classifier for the target's class proportions
+LABEL_SHIFT = ("BBSE", "RLLS", "JCPOT")
 #: ``method`` names: ``auto`` (choose), ``raw`` (no adaptation) or one adapter
 METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL", "SA", "LinOT",
-           "EMD", "Sinkhorn", "ClassRegOT", *REWEIGHTING)
+           "EMD", "Sinkhorn", "ClassRegOT", *REWEIGHTING, *LABEL_SHIFT)
 #: estimator names (anything else is the path of a classifier saved with skops)
 ESTIMATORS = ("1nn", "logreg", "svm", "hgb", "rf", "ridge")
 #: ``select`` name -> scorer class of :mod:`shiftlearn.model_selection` (target-label
@@ -168,7 +170,8 @@ def candidate_methods(text, n_rows: int) -> list[str]:
     ----------
     text : str or sequence of str
         ``"sized"`` (:func:`~shiftlearn.model_selection.default_methods`: exact up to 2000
-        rows, random-feature above), ``"all"`` (every adapter but the reweighting ones), or
+        rows, random-feature above), ``"all"`` (every adapter but the reweighting and the
+        label-shift ones), or
         method names (a comma-separated text or a list).
     n_rows : int
         Rows of the data (for ``"sized"``).
@@ -190,7 +193,7 @@ def candidate_methods(text, n_rows: int) -> list[str]:
 
         return default_methods(n_rows)
     if text == "all":
-        return [m for m in adapters if m not in REWEIGHTING]
+        return [m for m in adapters if m not in (*REWEIGHTING, *LABEL_SHIFT)]
     names = [t.strip() for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in adapters]
     if bad or not names:
