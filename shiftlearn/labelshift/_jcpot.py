@@ -27,9 +27,68 @@ def import_ot():
     return ot
 
 
+def _bregman_scaling(K, codes, counts, n_have, k, max_iter, tol):
+    """The iterations on the scalings ``u, v`` of the plans ``diag(u) K diag(v)`` (a
+    matrix-vector product per projection). Returns ``(h, n_iter, converged)``, or None when
+    round-off breaks them (a zero or non-finite scaling)."""
+    n_t = K[0].shape[1]
+    a = np.full(n_t, 1.0 / n_t)
+    u = [np.ones(x.shape[0]) for x in K]
+    h = np.ones(k)
+    with np.errstate(all="ignore"):
+        for n_iter in range(1, max_iter + 1):
+            log_mass = np.zeros(k)
+            Kv = []
+            for s in range(len(K)):
+                v = a / (K[s].T @ u[s])
+                kv = K[s] @ v
+                mass = np.bincount(codes[s], weights=u[s] * kv, minlength=k)
+                if not (np.all(np.isfinite(v)) and np.all(mass[counts[s] > 0] > 0)):
+                    return None
+                log_mass[counts[s] > 0] += np.log(mass[counts[s] > 0])
+                Kv.append(kv)
+            h_new = np.exp(log_mass / np.maximum(n_have, 1))
+            for s in range(len(K)):
+                u[s] = h_new[codes[s]] / counts[s][codes[s]] / Kv[s]
+                if not np.all(np.isfinite(u[s])):
+                    return None
+            err = float(np.linalg.norm(h_new - h))
+            h = h_new
+            if err < tol:
+                return h, n_iter, True, err
+    return h, max_iter, False, err
+
+
+def _bregman_log(logK, codes, counts, n_have, k, max_iter, tol):
+    """The same iterations on the logs of the scalings (no underflow; a ``logsumexp`` over
+    every entry per projection, several times slower)."""
+    n_t = logK[0].shape[1]
+    log_a = -np.log(n_t)
+    f = [np.zeros(x.shape[0]) for x in logK]
+    h = np.ones(k)
+    err = np.inf
+    for n_iter in range(1, max_iter + 1):
+        log_mass = np.zeros(k)
+        log_rows = []
+        for s in range(len(logK)):
+            g = log_a - logsumexp(logK[s] + f[s][:, None], axis=0)
+            lr = f[s] + logsumexp(logK[s] + g[None, :], axis=1)
+            log_rows.append(lr)
+            for c in np.flatnonzero(counts[s]):
+                log_mass[c] += logsumexp(lr[codes[s] == c])
+        h_new = np.exp(log_mass / np.maximum(n_have, 1))
+        for s in range(len(logK)):
+            f[s] = f[s] + np.log(h_new[codes[s]]) - np.log(counts[s][codes[s]]) - log_rows[s]
+        err = float(np.linalg.norm(h_new - h))
+        h = h_new
+        if err < tol:
+            return h, n_iter, True, err
+    return h, max_iter, False, err
+
+
 def jcpot_proportions(Xs: list[np.ndarray], codes: list[np.ndarray], Xt: np.ndarray, k: int,
-                      *, reg: float = 0.1, max_iter: int = 1000, tol: float = 1e-7
-                      ) -> tuple[np.ndarray, int, np.ndarray]:
+                      *, reg: float = 0.02, max_iter: int = 1000, tol: float = 1e-7
+                      ) -> tuple[np.ndarray, int, float]:
     """The target class proportions ``h`` of JCPOT by iterated Bregman projections.
 
     For each source domain ``s`` (rows ``Xs[s]``, class codes ``codes[s]`` in ``0 .. k-1``),
@@ -40,9 +99,13 @@ def jcpot_proportions(Xs: list[np.ndarray], codes: list[np.ndarray], Xt: np.ndar
     geometric mean over the sources of each class's mass ``D1_s pi_s 1`` (the Bregman
     projection on the common class proportions, the paper's Proposition 4), then projects
     every plan on the source marginal that gives each row of class ``c`` the mass
-    ``h_c / n_{s,c}``. It stops when ``||h - h_prev||_2 < tol``. Scalings are kept in the log
-    domain, so no kernel underflows. A class absent from a source domain is averaged over the
-    sources that have it.
+    ``h_c / n_{s,c}``. It stops when ``||h - h_prev||_2 < tol``. Every source domain must hold
+    every class (the model's assumption: the same classes everywhere).
+
+    The plans are kept as scalings of the kernel of the cost less its column minima (which
+    changes no plan, the target marginal being fixed, and leaves a 1 in every column of the
+    kernel); when round-off breaks the scalings (a kernel too peaked for float64), the
+    iterations are run again on their logarithms.
 
     Parameters
     ----------
@@ -60,8 +123,8 @@ def jcpot_proportions(Xs: list[np.ndarray], codes: list[np.ndarray], Xt: np.ndar
 
     Notes
     -----
-    Cost: ``O(sum_s n_s n_t d)`` for the costs, ``O(sum_s n_s n_t)`` time per iteration and
-    memory ``O(max_s n_s n_t)`` per source plan (all are kept).
+    Cost: ``O(sum_s n_s n_t d)`` for the costs, ``O(sum_s n_s n_t)`` time per iteration (a
+    few times more in the log domain) and memory ``O(sum_s n_s n_t)`` (every plan is kept).
     """
     ot = import_ot()
     M = [np.asarray(ot.dist(np.asarray(x, dtype=np.float64), np.asarray(Xt, dtype=np.float64),
@@ -70,37 +133,28 @@ def jcpot_proportions(Xs: list[np.ndarray], codes: list[np.ndarray], Xt: np.ndar
     if not np.isfinite(scale) or scale <= 0:
         positive = np.concatenate([m[m > 0] for m in M])
         scale = float(np.median(positive)) if positive.size else 1.0
-    logK = [-m / (scale * reg) for m in M]
-    n_t = Xt.shape[0]
-    log_a = -np.log(n_t)
-    f = [np.zeros(x.shape[0]) for x in Xs]
-    g = [np.zeros(n_t) for _ in Xs]
     counts = [np.bincount(c, minlength=k) for c in codes]
-    have = np.array([cnt > 0 for cnt in counts], dtype=np.float64)     # (S, k)
-    n_have = have.sum(axis=0)
-    h = np.ones(k)
-    n_iter = 0
-    for n_iter in range(1, int(max_iter) + 1):  # noqa: B007 - the count is returned
-        log_mass = np.zeros(k)
-        log_rows = []
-        for s in range(len(Xs)):
-            g[s] = log_a - logsumexp(logK[s] + f[s][:, None], axis=0)
-            lr = f[s] + logsumexp(logK[s] + g[s][None, :], axis=1)
-            log_rows.append(lr)
-            for c in np.flatnonzero(counts[s]):
-                log_mass[c] += logsumexp(lr[codes[s] == c])
-        h_new = np.exp(np.where(n_have > 0, log_mass / np.maximum(n_have, 1), -np.inf))
-        for s in range(len(Xs)):
-            target = np.log(h_new[codes[s]]) - np.log(counts[s][codes[s]])
-            f[s] = f[s] + target - log_rows[s]
-        err = float(np.linalg.norm(h_new - h))
-        h = h_new
-        if err < tol:
-            break
-    else:
+    for s, cnt in enumerate(counts):
+        if np.any(cnt == 0):
+            raise ValueError(
+                f"JCPOT needs every class in every source domain, and source domain {s + 1} "
+                f"(in the order of the ids) has no row of class code(s) "
+                f"{np.flatnonzero(cnt == 0).tolist()}: give those domains one id (pool them) "
+                "or use BBSE / RLLS, which pool the sources.")
+    n_have = np.sum([cnt > 0 for cnt in counts], axis=0)
+    # column minima only: the target marginal is fixed, so a column shift is absorbed by the
+    # scaling v; a row shift is not (the source row masses are what h is read from)
+    logK = [-(m - m.min(axis=0, keepdims=True)) / (scale * reg) for m in M]
+    out = _bregman_scaling([np.exp(lk) for lk in logK], codes, counts, n_have, k,
+                           int(max_iter), tol)
+    if out is None:
+        out = _bregman_log(logK, codes, counts, n_have, k, int(max_iter), tol)
+    h, n_iter, converged, err = out
+    if not converged:
         warnings.warn(f"JCPOT: the proportions did not converge in {max_iter} iterations "
                       f"(last change {err:.2g} >= tol={tol:g}); raise max_iter or reg_e.",
                       UserWarning, stacklevel=user_stacklevel())
+    h = np.where(n_have > 0, h, 0.0)
     return h / h.sum(), n_iter, scale
 
 
@@ -122,7 +176,7 @@ class JCPOT(BaseLabelShift):
         (``correction="posterior"``) or ``sample_weight`` in ``fit``
         (``correction="retrain"``). ``None`` means
         ``sklearn.linear_model.LogisticRegression()``.
-    reg_e : float > 0, default 0.1
+    reg_e : float > 0, default 0.02
         Weight of the plans' entropy, relative to the median squared distance between source
         and target rows (the cost is divided by it).
     max_iter : int >= 1, default 1000
@@ -179,7 +233,7 @@ class JCPOT(BaseLabelShift):
         "correction": [StrOptions({"posterior", "retrain"})],
     }
 
-    def __init__(self, estimator=None, *, reg_e: float = 0.1, max_iter: int = 1000,
+    def __init__(self, estimator=None, *, reg_e: float = 0.02, max_iter: int = 1000,
                  tol: float = 1e-7, correction: str = "posterior"):
         self.estimator = estimator
         self.reg_e = reg_e

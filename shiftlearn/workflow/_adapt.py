@@ -711,12 +711,46 @@ def run_adaptation(opts, X: np.ndarray, y: np.ndarray, sd: np.ndarray, codes: np
             "rows": int(known.sum())}
         true_share = np.bincount(target_codes[known], minlength=classes.size)[seen] / known.sum()
         rep["class_mix_true"] = [float(v) for v in true_share]
+    rep["class_mix_estimated"] = _estimated_mix(opts, X, y, sd, seen)
     rep["seconds"] = {"fit": t_fit, "report": time.perf_counter() - t0,
                       "total": time.perf_counter() - t_start}
     report = AdaptationReport(rep, names=names, spaces=spaces, analyses=analyses,
                               seed=opts.seed)
     return AdaptationResult(model, np.asarray(classes), np.asarray(classes)[pred_codes], conf,
                             report)
+
+
+def _estimated_mix(opts, X, y, sd, seen) -> dict:
+    """The target class proportions estimated by BBSE with the run's classifier (label shift:
+    the share of each class among the target rows, without their labels), beside the
+    predicted mix of the report: ``{"method": "BBSE", "shares": [...]}`` in the order of
+    ``seen`` (the report's class codes; a ``note`` when the classifier's confusion matrix is
+    singular), or ``{"method": "BBSE", "error": reason}`` when it cannot be estimated. Cost:
+    5 fits of the classifier on 4/5 of the source rows (cross-fitted confusion matrix)."""
+    from ..labelshift import bbse_weights, cross_fit_confusion
+
+    src, tgt = sd > 0, sd < 0
+    codes = np.asarray(y[src], dtype=np.int64)
+    present = np.unique(codes)
+    k = present.size
+    if k < 2 or not tgt.any():
+        return {"method": "BBSE", "error": "it needs two classes or more and target rows"}
+    try:
+        C, mu = cross_fit_confusion(opts._estimator, X[src], np.searchsorted(present, codes),
+                                    X[tgt], k, cv=5, random_state=opts.seed)
+    except ValueError as exc:
+        return {"method": "BBSE", "error": _reason(exc)}
+    p_s = np.bincount(np.searchsorted(present, codes), minlength=k) / codes.size
+    q = bbse_weights(C, mu) * p_s
+    if not q.sum() > 0:
+        return {"method": "BBSE", "error": "every estimated class weight is 0"}
+    share = dict(zip(present.tolist(), q / q.sum(), strict=True))
+    out = {"method": "BBSE", "shares": [float(share.get(c, 0.0)) for c in np.asarray(seen)]}
+    rank = int(np.linalg.matrix_rank(C))
+    if rank < k:
+        out["note"] = (f"the classifier's confusion matrix is singular (rank {rank} of {k}): "
+                       "some classes' shares are not identifiable")
+    return out
 
 
 def _features(X, what: str):
