@@ -191,7 +191,8 @@ class BaseLabelShift(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """The most probable class of the corrected posterior."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def score(self, X, y) -> float:
         """Accuracy on the rows that carry a label (unlabeled rows are skipped)."""
