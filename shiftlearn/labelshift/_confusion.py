@@ -172,8 +172,6 @@ class _ConfusionLabelShift(BaseLabelShift):
 
     def _start_fit(self) -> None:
         self.confusion_matrix_ = self.predicted_target_proportions_ = None
-        if hasattr(type(self), "_reg"):
-            self.reg_ = None
 
     def _weights(self, rows: LabelShiftRows, p_source: np.ndarray) -> np.ndarray:
         k = rows.classes.shape[0]
@@ -353,7 +351,9 @@ class RLLS(_ConfusionLabelShift):
         self.correction = correction
         self.random_state = random_state
 
-    _reg = True
+    def _start_fit(self) -> None:
+        super()._start_fit()
+        self.reg_ = None
 
     def _solve(self, C, mu, n):
         k = C.shape[0]

@@ -736,9 +736,13 @@ def _estimated_mix(opts, X, y, sd, seen) -> dict:
     if k < 2 or not tgt.any():
         return {"method": "BBSE", "error": "it needs two classes or more and target rows"}
     try:
-        C, mu = cross_fit_confusion(opts._estimator, X[src], np.searchsorted(present, codes),
-                                    X[tgt], k, cv=5, random_state=opts.seed)
-    except ValueError as exc:
+        # an auxiliary estimate: its folds' warnings (convergence, ...) are not the run's
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            C, mu = cross_fit_confusion(opts._estimator, X[src],
+                                        np.searchsorted(present, codes), X[tgt], k, cv=5,
+                                        random_state=opts.seed)
+    except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
         return {"method": "BBSE", "error": _reason(exc)}
     p_s = np.bincount(np.searchsorted(present, codes), minlength=k) / codes.size
     q = bbse_weights(C, mu) * p_s
