@@ -214,6 +214,16 @@ def test_jcpot_takes_the_log_route_where_the_kernel_underflows(monkeypatch):
     assert 0.5 * np.abs(m.target_proportions_ - np.bincount(yt) / 300).sum() < 0.05
 
 
+def test_jcpot_refuses_plans_beyond_the_memory_budget(monkeypatch):
+    from shiftlearn import _resources
+
+    X, y, sd, _ = _shifted(n_s=40, n_t=30)
+    monkeypatch.setattr(_resources, "MEMORY_BUDGET", 40 * 30 * 8)
+    with pytest.raises(ValueError, match=r"JCPOT on 40 source and 30 target rows needs about "
+                                         r".*Use BBSE or RLLS"):
+        JCPOT().fit(X, y, sd)
+
+
 def test_jcpot_without_pot_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ot", None)
     X, y, sd, _ = _shifted(n_s=30, n_t=30)

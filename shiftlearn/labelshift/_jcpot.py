@@ -10,6 +10,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._constraints import HasMethods, Interval, StrOptions
+from .._resources import check_dense_memory
 from .._stacklevel import user_stacklevel
 from ._base import BaseLabelShift, LabelShiftRows
 
@@ -126,6 +127,11 @@ def jcpot_proportions(Xs: list[np.ndarray], codes: list[np.ndarray], Xt: np.ndar
     Cost: ``O(sum_s n_s n_t d)`` for the costs, ``O(sum_s n_s n_t)`` time per iteration (a
     few times more in the log domain) and memory ``O(sum_s n_s n_t)`` (every plan is kept).
     """
+    n_s = sum(x.shape[0] for x in Xs)
+    check_dense_memory(n_s, Xt.shape[0], 3.0, f"JCPOT on {n_s} source and {Xt.shape[0]} "
+                       "target rows", "BBSE or RLLS",
+                       advice="Use BBSE or RLLS, whose memory does not grow with the product "
+                              "of the row counts, or fit on a subsample of the rows.")
     ot = import_ot()
     M = [np.asarray(ot.dist(np.asarray(x, dtype=np.float64), np.asarray(Xt, dtype=np.float64),
                             metric="sqeuclidean")) for x in Xs]
@@ -144,7 +150,10 @@ def jcpot_proportions(Xs: list[np.ndarray], codes: list[np.ndarray], Xt: np.ndar
     n_have = np.sum([cnt > 0 for cnt in counts], axis=0)
     # column minima only: the target marginal is fixed, so a column shift is absorbed by the
     # scaling v; a row shift is not (the source row masses are what h is read from)
-    logK = [-(m - m.min(axis=0, keepdims=True)) / (scale * reg) for m in M]
+    logK = M                            # in place: the costs are not needed after
+    for m in logK:
+        m -= m.min(axis=0, keepdims=True)
+        m /= -(scale * reg)
     out = _bregman_scaling([np.exp(lk) for lk in logK], codes, counts, n_have, k,
                            int(max_iter), tol)
     if out is None:
@@ -199,7 +208,8 @@ class JCPOT(BaseLabelShift):
     ImportError
         Without POT (``pip install pot``).
     ValueError
-        As :class:`BBSE`.
+        As :class:`BBSE`; a source domain without some class; plans larger than the memory
+        budget (3 float64 ``n_s x n_t`` arrays).
 
     Notes
     -----
