@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-FOLDERS = ("adaptation", "mapping", "reweighting", "kernels", "generalization", "boosting",
-           "model_selection", "federated", "datasets")
+FOLDERS = ("adaptation", "mapping", "reweighting", "labelshift", "kernels", "generalization",
+           "boosting", "model_selection", "federated", "datasets")
 # every script: the subpackage folders and the ones still at the top (mutation testing, ...)
 SCRIPTS = sorted(p for p in [*BENCH.glob("*/*.py"), *BENCH.glob("*.py")]
                  if not p.name.startswith(("test_", "_")) and p.parent.name != "scratch")

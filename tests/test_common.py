@@ -53,6 +53,7 @@ from shiftlearn.generalization import (
     TaskGroupSearchCV,
 )
 from shiftlearn.kernels import RandomFourierFeatures
+from shiftlearn.labelshift import BBSE, JCPOT, RLLS
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
 from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
 from shiftlearn.reweighting import (
@@ -147,6 +148,9 @@ ESTIMATORS = [
     FewLabelsLinInt(random_state=0),
     DASVM(),
     DASVM(LogisticRegression()),         # predict_proba, and one-vs-rest on three classes
+    BBSE(random_state=0),
+    RLLS(random_state=0),
+    JCPOT(),
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
@@ -175,6 +179,11 @@ _NO_TARGET_RW = ("fits y without sample_domain, so every row is a source row: wi
                  "row there is no shift to weigh for, the weights are 1 and no solver runs, so "
                  "n_iter_ is 0 (with a warning); tests/test_reweighting.py fits with target rows")
 
+_NO_TARGET_LS = ("fits y without sample_domain, so every row is a source row: with no target "
+                 "row there are no target proportions to estimate, they are the source's (with "
+                 "a warning) and no Bregman iteration runs, so n_iter_ is 0; "
+                 "tests/test_labelshift.py fits with target rows")
+
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "KMM": {"check_transformer_n_iter": _NO_TARGET_RW},
@@ -189,6 +198,10 @@ EXPECTED_FAILED: dict[str, dict[str, str]] = {
                             "check_fit2d_1sample": _ONE_ROW},
     "FewLabelsFeatureAugmentation": {"check_classifiers_classes": _MINUS_ONE,
                                      "check_fit2d_1sample": _ONE_ROW},
+    "BBSE": {"check_classifiers_classes": _MINUS_ONE},
+    "RLLS": {"check_classifiers_classes": _MINUS_ONE},
+    "JCPOT": {"check_classifiers_classes": _MINUS_ONE,
+              "check_non_transformer_estimators_n_iter": _NO_TARGET_LS},
     "Sinkhorn": {"check_transformer_n_iter": _NO_TARGET},
     "ClassRegOT": {"check_transformer_n_iter": _NO_TARGET},
     "DomainAdaptationClassifier": {"check_classifiers_classes": _MINUS_ONE},

@@ -48,6 +48,7 @@ from shiftlearn.generalization import (
     PoolingRegressor,
 )
 from shiftlearn.kernels import RandomFourierFeatures
+from shiftlearn.labelshift import BBSE, JCPOT, RLLS
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
 from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
 from shiftlearn.reweighting import (
@@ -124,6 +125,10 @@ ESTIMATORS = {
     "RegularTransferLC": (lambda: RegularTransferLC(), "fewlabels"),
     "LinInt": (lambda: LinInt(random_state=0), "fewlabels"),
     "DASVM": (lambda: DASVM(max_iter=20), "classifier"),
+    # label shift: the target rows' class proportions, without their labels
+    "BBSE": (lambda: BBSE(random_state=0), "classifier"),
+    "RLLS": (lambda: RLLS(random_state=0), "classifier"),
+    "JCPOT": (lambda: JCPOT(), "classifier"),
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
     "GeneralizationSelector": (lambda: GeneralizationSelector(task="classification"), "dg"),

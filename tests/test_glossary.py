@@ -29,12 +29,13 @@ CONVENTIONS = ROOT / "docs" / "conventions.md"
 #: modules whose ``__all__`` is the public API
 PUBLIC_MODULES = ("shiftlearn", "shiftlearn.adaptation", "shiftlearn.compose",
                   "shiftlearn.boosting", "shiftlearn.generalization", "shiftlearn.mapping",
-                  "shiftlearn.reweighting", "shiftlearn.selflabeling",
+                  "shiftlearn.reweighting", "shiftlearn.selflabeling", "shiftlearn.labelshift",
+                  "shiftlearn.fewlabels",
                   "shiftlearn.model_selection", "shiftlearn.kernels", "shiftlearn.federated",
                   "shiftlearn.datasets", "shiftlearn.domains", "shiftlearn.report",
                   "shiftlearn.io")
 #: modules whose classes are estimators: those with hyper-parameters in ``__init__``
-ESTIMATOR_MODULES = PUBLIC_MODULES[:11]
+ESTIMATOR_MODULES = PUBLIC_MODULES[:13]
 _BACKTICKED = re.compile(r"`([^`]+)`")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 

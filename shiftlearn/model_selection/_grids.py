@@ -41,6 +41,9 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "KDERW": {"bandwidth": ["scott", "median"]},
     "GaussianRW": {"shrinkage": ["auto", 0.1]},
     "DASVM": {"k": [1, 3, 10]},
+    "BBSE": {"confusion": ["hard", "soft"]},
+    "RLLS": {"reg": ["auto", 0.0]},
+    "JCPOT": {"reg_e": [0.05, 0.1, 0.5]},
 }
 
 

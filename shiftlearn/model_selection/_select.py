@@ -64,6 +64,9 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
     # a labeler: predicts labels itself, replacing the final classifier (which it is given as
     # its estimator, so that classifier needs decision_function)
     "DASVM": ("shiftlearn.selflabeling:DASVM", {}),
+    "BBSE": ("shiftlearn.labelshift:BBSE", {"random_state": 0}),
+    "RLLS": ("shiftlearn.labelshift:RLLS", {"random_state": 0}),
+    "JCPOT": ("shiftlearn.labelshift:JCPOT", {}),
 }
 
 #: labels of :data:`ADAPTERS` that ``methods="all"`` (the selector's default) leaves out until
@@ -75,7 +78,10 @@ OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegO
                                     "NearestNeighborRW", "KDERW", "GaussianRW",
                                     # a labeler: its classifier needs decision_function (the
                                     # default 1NN has none)
-                                    "DASVM"})
+                                    "DASVM",
+                                    # label shift: they replace the classifier (their
+                                    # estimator), and correct class proportions only
+                                    "BBSE", "RLLS", "JCPOT"})
 
 #: above this many rows the sized pool takes the random-feature adapters instead of the exact
 #: ones (the same models; a tuned search of the exact ones on 5,000 rows took more than 10

@@ -154,6 +154,26 @@ def _accuracy_line(rep: dict) -> str | None:
             "equals 1.0).")
 
 
+def _estimated_shares(rep: dict) -> list[float] | None:
+    """The target class shares estimated by BBSE (label shift), in the order of the class mix,
+    or None."""
+    est = rep.get("class_mix_estimated") or {}
+    return est.get("shares")
+
+
+def _estimated_words(rep: dict) -> str:
+    """What the estimated target shares are, or why there are none."""
+    est = rep["class_mix_estimated"]
+    if est.get("error"):
+        return f"No estimate of the target class shares (BBSE): {est['error']}."
+    return ("Estimated target share: the share of each class among the target rows, estimated "
+            "without their labels by BBSE (the classifier's cross-fitted confusion matrix on the "
+            "source rows against its predictions on the target; exact under label shift, where "
+            "only the class proportions change). Predicted shares far from it point to "
+            "predictions biased by the shift." + (f" Note: {est['note']}." if est.get("note")
+                                                  else ""))
+
+
 # ---------------------------------------------------------------------------- Markdown -----
 def markdown(rep: dict) -> str:
     """The Markdown report of one ``shiftlearn adapt`` run."""
@@ -205,10 +225,14 @@ def markdown(rep: dict) -> str:
     if cv is not None and cv.get("n_settings"):
         L.append(f"5-fold source CV accuracy of the chosen setting: {100 * cv['mean']:.2f}% "
                  f"(± {100 * cv['std']:.2f}) over {cv['n_settings']} settings.")
-    L += ["", "## Predictions", "", "| class | source share | predicted target share |",
-          "|---|---|---|"]
-    for c, s, p in rep["class_mix"]:
-        L.append(f"| {c} | {100 * s:.1f}% | {100 * p:.1f}% |")
+    est = _estimated_shares(rep)
+    L += ["", "## Predictions", "", "| class | source share | predicted target share |"
+          + (" estimated target share (BBSE) |" if est else ""),
+          "|---|---|---|" + ("---|" if est else "")]
+    for i, (c, s, p) in enumerate(rep["class_mix"]):
+        L.append(f"| {c} | {100 * s:.1f}% | {100 * p:.1f}% |"
+                 + (f" {100 * est[i]:.1f}% |" if est else ""))
+    L += ["", _estimated_words(rep)] if rep.get("class_mix_estimated") else []
     if rep.get("confidence"):
         c = rep["confidence"]
         L += ["", f"Mean confidence of the predictions {c['mean']:.3f}; {c['below_0.5']} "
@@ -254,6 +278,8 @@ def figures(rep: dict, names: list[str], spaces: dict, analyses: dict, *, seed: 
     classes = [c for c, _, _ in rep["class_mix"]]
     series = {"source": [s for _, s, _ in rep["class_mix"]],
               "predicted target": [p for _, _, p in rep["class_mix"]]}
+    if _estimated_shares(rep):
+        series["estimated target (BBSE)"] = _estimated_shares(rep)
     if rep.get("class_mix_true") is not None:
         series["true target (given labels)"] = rep["class_mix_true"]
     out["class_mix"] = grouped_bars(classes, series, title="Class mix", ylabel="share of rows")
@@ -336,11 +362,16 @@ def html(rep: dict, pictures: dict[str, bytes]) -> str:
                                          else "") + "; a predicted mix far from the source's "
                "can be real label shift or a sign of a poor fit.")
     true = rep.get("class_mix_true")
+    est = _estimated_shares(rep)
     doc.table(["class", "source share", "predicted target share"]
+              + (["estimated target share (BBSE)"] if est else [])
               + (["given target labels"] if true else []),
               [[c, f"{100 * s:.1f}%", f"{100 * p:.1f}%"]
+               + ([f"{100 * est[i]:.1f}%"] if est else [])
                + ([f"{100 * true[i]:.1f}%"] if true else [])
                for i, (c, s, p) in enumerate(rep["class_mix"])])
+    if rep.get("class_mix_estimated"):
+        doc.paragraph(_estimated_words(rep), cls="muted")
     if rep.get("confidence"):
         c = rep["confidence"]
         doc.paragraph(f"Mean confidence of the predictions {c['mean']:.3f}; {c['below_0.5']} "
