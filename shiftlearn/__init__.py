@@ -21,6 +21,7 @@ _LAZY = {
     "CORAL": "shiftlearn.adaptation",
     "JDA": "shiftlearn.adaptation",
     "DomainAdaptationClassifier": "shiftlearn.adaptation",
+    "DomainAdaptationRegressor": "shiftlearn.adaptation",
     "make_da_pipeline": "shiftlearn.adaptation",
     "LabeledOnly": "shiftlearn.adaptation",
     "FitMemory": "shiftlearn.adaptation",

@@ -9,7 +9,7 @@ from ._base import (
 from ._coral import CORAL, coral_covariance
 from ._jda import JDA, jda_vectors
 from ._memory import FitMemory
-from ._meta import DomainAdaptationClassifier
+from ._meta import DomainAdaptationClassifier, DomainAdaptationRegressor
 from ._pipeline import DomainAwarePipeline, LabeledOnly, make_da_pipeline
 from ._sca import SCA, SCAProblem, sca_problem, sca_solve, uSCA
 from ._tca import TCA, tca_components
@@ -22,6 +22,7 @@ __all__ = [
     "TCA",
     "BaseSubspaceTransformer",
     "DomainAdaptationClassifier",
+    "DomainAdaptationRegressor",
     "DomainAwarePipeline",
     "FitMemory",
     "LabeledOnly",
