@@ -360,6 +360,9 @@ class DomainAdaptationRegressor(RegressorMixin, _DomainAdaptationBase):
         require_y(y, self, ": give the target values of the source rows and NaN for the "
                            "unlabeled target rows.")
         y_arr = np.asarray(y)
+        if y_arr.dtype.kind == "c":
+            raise ValueError(f"{type(self).__name__}: Complex data not supported in y; "
+                             "give real numbers (NaN for unlabeled rows).")
         if y_arr.dtype.kind not in "biuf":
             try:
                 y = y_arr.astype(np.float64)

@@ -685,6 +685,9 @@ class AdaptationRegressorSelector(RegressorMixin, _SelectorBase):
 def _float_values(y, est) -> np.ndarray:
     """``y`` as float64 (NaN kept), or a ``ValueError`` naming the fix for text labels."""
     arr = np.asarray(y)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{type(est).__name__}: Complex data not supported in y; give real "
+                         "numbers (NaN for the unlabeled rows).")
     try:
         return arr.astype(np.float64)
     except (TypeError, ValueError):
