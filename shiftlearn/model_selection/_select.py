@@ -95,19 +95,19 @@ def default_regression_methods(n_rows: int) -> list[str]:
     """The adapters a regression search over ``n_rows`` rows compares with no adaptation by
     default (``methods="sized"`` of :class:`AdaptationRegressorSelector` and ``shiftlearn
     adapt --method auto`` on a regression target): the exact TCA and uSCA up to
-    :data:`EXACT_MAX_ROWS` rows, RF-TCA above; CORAL and two reweighting adapters (a domain
-    discriminator's weights and KLIEP's) always.
+    :data:`EXACT_MAX_ROWS` rows, RF-TCA above; CORAL and the two reweighting adapters that
+    did best in the regression study (uLSIF and GaussianRW) always.
 
     Examples
     --------
     >>> default_regression_methods(300)
-    ['TCA', 'uSCA', 'CORAL', 'DiscriminatorRW', 'KLIEP']
+    ['TCA', 'uSCA', 'CORAL', 'uLSIF', 'GaussianRW']
     >>> default_regression_methods(20_000)
-    ['RF-TCA', 'CORAL', 'DiscriminatorRW', 'KLIEP']
+    ['RF-TCA', 'CORAL', 'uLSIF', 'GaussianRW']
     """
     if n_rows > EXACT_MAX_ROWS:
-        return ["RF-TCA", "CORAL", "DiscriminatorRW", "KLIEP"]
-    return ["TCA", "uSCA", "CORAL", "DiscriminatorRW", "KLIEP"]
+        return ["RF-TCA", "CORAL", "uLSIF", "GaussianRW"]
+    return ["TCA", "uSCA", "CORAL", "uLSIF", "GaussianRW"]
 
 
 def default_methods(n_rows: int) -> list[str]:
