@@ -330,7 +330,7 @@ class DomainAdaptationRegressor(RegressorMixin, _DomainAdaptationBase):
     -----
     Cost: the adapter's fit plus the regressor's on the labeled source rows (``Ridge``:
     ``O(n d^2)`` for ``n`` rows of ``d`` adapted features). One labeled source row is allowed:
-    the default ridge then predicts that row's value, shrunk towards it, for every row.
+    the default ridge then predicts that row's value for every row.
 
     Examples
     --------

@@ -126,16 +126,16 @@ def _write_predictions(out, pred) -> None:
 
 
 def run_regression_command(args: argparse.Namespace, caught: list, command: str, out, paths,
-                           note, save) -> int:
-    """The regression run of ``shiftlearn adapt`` (the outputs are checked already)."""
+                           note, save, *, parse_params, domain_names, cli_note) -> int:
+    """The regression run of ``shiftlearn adapt`` (the outputs are checked already);
+    ``parse_params``, ``domain_names`` and ``cli_note`` are the command's own helpers (passed
+    in: this module is imported by ``adapt``, not the other way round)."""
     from ..workflow import (
         DEFAULT_REGRESSION_SELECT,
         check_regression_options,
         make_regressor,
         run_regression,
     )
-    from .adapt import _cli_note, _names, parse_params
-
     if save is not None:
         raise ValueError("--save keeps classification models for shiftlearn predict; a model "
                          "of a regression target is not saved yet: drop --save (the "
@@ -175,9 +175,9 @@ def run_regression_command(args: argparse.Namespace, caught: list, command: str,
             info(args, f"wrote {len(pred)} predictions to {out}")
 
     files = [str(t.path) for t in [*srcs, tgt]]
-    res = run_regression(args, X, y, sd, y_target, names=_names(srcs, tgt), files=files,
+    res = run_regression(args, X, y, sd, y_target, names=domain_names(srcs, tgt), files=files,
                          label_column=args.label_column, label_name=srcs[0].label_name,
-                         notes=[_cli_note(n) for t in [*srcs, tgt] for n in t.notes],
+                         notes=[cli_note(n) for t in [*srcs, tgt] for n in t.notes],
                          command=command, t_start=t_start, on_selection=selected,
                          on_predictions=predicted)
     rep = res.report

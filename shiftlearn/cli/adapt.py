@@ -423,7 +423,9 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     if _regression_run(args):
         from ._adapt_regression import run_regression_command
 
-        return run_regression_command(args, caught, command, out, paths, note, save)
+        return run_regression_command(args, caught, command, out, paths, note, save,
+                                      parse_params=parse_params, domain_names=_names,
+                                      cli_note=_cli_note)
     if save is not None:
         from ..workflow import skops_io
 
