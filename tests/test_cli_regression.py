@@ -7,8 +7,11 @@ import json
 
 import numpy as np
 import pytest
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
-from shiftlearn import cli
+from shiftlearn import DomainAdaptationRegressor, cli
 
 
 def _f(X):
@@ -166,3 +169,19 @@ def test_python_entry_point_matches_the_command(tmp_path):
     assert "RMSE" in path.read_text()
     with pytest.raises(ValueError, match="finite value per source row"):
         adapt_regression(Xs, np.r_[np.nan, _f(Xs)[1:]], Xt)
+
+
+def test_shiftlearn_adapt_reads_fractions_as_a_regression_target():
+    import shiftlearn
+    from shiftlearn.workflow import RegressionResult
+
+    rng = np.random.default_rng(1)
+    Xs, Xt = rng.normal(0, 1, (60, 2)), rng.normal(1, 1, (60, 2))
+    res = shiftlearn.adapt(Xs, _f(Xs), Xt, method="raw")
+    assert isinstance(res, RegressionResult) and res.report["estimator"] == "ridge"
+    ref = DomainAdaptationRegressor(None, make_pipeline(StandardScaler(), Ridge()))
+    np.testing.assert_allclose(res.predictions, ref.fit(np.vstack([Xs, Xt]),
+                                                        np.r_[_f(Xs), np.full(60, np.nan)],
+                                                        np.r_[np.ones(60), -np.ones(60)]
+                                                        .astype(int)).predict(Xt),
+                               rtol=1e-12)

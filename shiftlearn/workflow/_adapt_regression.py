@@ -388,11 +388,11 @@ def adapt_regression(X_source, y_source, X_target, *, source_domains=None, y_tar
     >>> res.report["choice"], res.predictions.shape
     ('CORAL', (60,))
     """
-    from ._adapt import _features
-
     t_start = time.perf_counter()
-    Xs, _ = _features(X_source, "X_source")
-    Xt, _ = _features(X_target, "X_target")
+    Xs, Xt = np.asarray(X_source, dtype=float), np.asarray(X_target, dtype=float)
+    if Xs.ndim != 2 or Xt.ndim != 2:
+        raise ValueError(f"X_source and X_target must be 2-D (rows x features), got shapes "
+                         f"{Xs.shape} and {Xt.shape}.")
     if Xs.shape[1] != Xt.shape[1]:
         raise ValueError(f"X_target has {Xt.shape[1]} features but X_source has "
                          f"{Xs.shape[1]}.")
