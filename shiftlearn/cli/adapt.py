@@ -114,7 +114,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                    help="adapters --method auto compares with no adaptation: a comma-separated "
                         "list (e.g. TCA,SCA), all, or sized (default: TCA, JDA, SCA, uSCA up "
                         "to 2000 rows, RF-TCA, RF-SCA above; CORAL always: "
-                        "shiftlearn.model_selection.default_methods)")
+                        "shiftlearn.model_selection.default_methods; for a regression "
+                        "target TCA, uSCA, CORAL, uLSIF, GaussianRW, RF-TCA above 2000 rows: "
+                        "default_regression_methods)")
     p.add_argument("--tune", action="store_true",
                    help="search the hyper-parameters (grids: shiftlearn.model_selection."
                         "DEFAULT_GRIDS) by --select with auto, by 5-fold source CV with a named "
