@@ -23,6 +23,7 @@ _LAZY = {
     "DomainAdaptationClassifier": "shiftlearn.compose",
     "make_da_pipeline": "shiftlearn.compose",
     "LabeledOnly": "shiftlearn.compose",
+    "DomainAdaptationRegressor": "shiftlearn.compose",
     "FitMemory": "shiftlearn.adaptation",
     "RFStats": "shiftlearn.adaptation",
     "SA": "shiftlearn.mapping",

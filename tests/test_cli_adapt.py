@@ -323,7 +323,10 @@ def test_labels_that_cannot_be_classes_are_one_line(tmp_path, capsys, case, mess
     else:
         files = [str(_write_csv(tmp_path / "a.csv", Xs, rng.normal(size=len(Xs)).round(3)))]
     tgt = _write_csv(tmp_path / "t.csv", Xt)
-    assert cli.main(["adapt", *files, "--target", str(tgt), "--permutations", "0"]) == 2
+    # numbers with fractions are a regression target unless --task says classes
+    task = ["--task", "classification"] if case == "regression" else []
+    assert cli.main(["adapt", *files, "--target", str(tgt), "--permutations", "0",
+                     *task]) == 2
     line = _one_error_line(capsys)
     assert message in line or case == "regression" and "regression" in line
 

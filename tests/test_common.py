@@ -36,7 +36,7 @@ from shiftlearn.adaptation import (
     uSCA,
 )
 from shiftlearn.boosting import MultiTaskBoostingClassifier
-from shiftlearn.compose import DomainAdaptationClassifier
+from shiftlearn.compose import DomainAdaptationClassifier, DomainAdaptationRegressor
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
     LinInt,
@@ -55,7 +55,11 @@ from shiftlearn.generalization import (
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.labelshift import BBSE, JCPOT, RLLS
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
-from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
+from shiftlearn.model_selection import (
+    AdaptationRegressorSelector,
+    AdaptationSelector,
+    GeneralizationSelector,
+)
 from shiftlearn.reweighting import (
     KDERW,
     KLIEP,
@@ -155,6 +159,11 @@ ESTIMATORS = [
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2, margin="se"),
+    # regression: y = NaN marks unlabeled rows, every other number is a value
+    DomainAdaptationRegressor(TCA()),
+    DomainAdaptationRegressor(CORAL(), memory=FitMemory()),
+    DomainAdaptationRegressor(GaussianRW()),
+    AdaptationRegressorSelector(methods=["TCA"], grids={}, cv=2),
     # the checks fit without sample_domain (one domain): the clustering split still holds out
     GeneralizationSelector(select="cluster", task="classification"),
     GeneralizationSelector(select="cluster", task="regression"),

@@ -32,7 +32,7 @@ from shiftlearn.adaptation import (
     uSCA,
 )
 from shiftlearn.boosting import MultiTaskBoostingClassifier
-from shiftlearn.compose import DomainAdaptationClassifier
+from shiftlearn.compose import DomainAdaptationClassifier, DomainAdaptationRegressor
 from shiftlearn.fewlabels import (
     FeatureAugmentation,
     LinInt,
@@ -50,7 +50,11 @@ from shiftlearn.generalization import (
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.labelshift import BBSE, JCPOT, RLLS
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
-from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
+from shiftlearn.model_selection import (
+    AdaptationRegressorSelector,
+    AdaptationSelector,
+    GeneralizationSelector,
+)
 from shiftlearn.reweighting import (
     KDERW,
     KLIEP,
@@ -132,6 +136,13 @@ ESTIMATORS = {
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
     "GeneralizationSelector": (lambda: GeneralizationSelector(task="classification"), "dg"),
+    # regression targets (y = NaN on the unlabeled rows)
+    "DomainAdaptationRegressor": (lambda: DomainAdaptationRegressor(TCA()), "regressor"),
+    "DomainAdaptationRegressor(CORAL)": (lambda: DomainAdaptationRegressor(CORAL()),
+                                         "regressor"),
+    "DomainAdaptationRegressor(KMM)": (lambda: DomainAdaptationRegressor(KMM()), "regressor"),
+    "AdaptationRegressorSelector": (lambda: AdaptationRegressorSelector(
+        methods=["TCA"], grids={}, cv=2, margin="se"), "regressor"),
 }
 
 #: transformers that map source rows differently from target rows (``transform(X, sd)``)
@@ -238,7 +249,8 @@ def _run(name: str, data) -> None:
                 out = est.transform(X_test) if kind == "transformer" else est.predict(X_test)
                 if name.startswith(_SOURCE_MAPS) or name in (
                         "DomainAdaptationClassifier(CORAL)",
-                        "DomainAdaptationClassifier(LinOT)"):
+                        "DomainAdaptationClassifier(LinOT)",
+                        "DomainAdaptationRegressor(CORAL)"):
                     # the source map too: the test rows as source rows
                     src = np.ones(len(X_test), dtype=np.int64)
                     out = (est.transform(X_test, sample_domain=src) if kind == "transformer"
@@ -267,7 +279,7 @@ FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True,
 
 
 @pytest.mark.parametrize("name", [n for n, (_, k) in ESTIMATORS.items()
-                                  if k not in ("dgreg", "fewreg")])
+                                  if k not in ("dgreg", "fewreg", "regressor")])
 @FUZZ
 @given(data=problems())
 def test_fuzz_classification_and_transformers(name, data):
@@ -275,7 +287,7 @@ def test_fuzz_classification_and_transformers(name, data):
 
 
 @pytest.mark.parametrize("name", [n for n, (_, k) in ESTIMATORS.items()
-                                  if k in ("dgreg", "fewreg")])
+                                  if k in ("dgreg", "fewreg", "regressor")])
 @FUZZ
 @given(data=problems(regression=True))
 def test_fuzz_regressors(name, data):

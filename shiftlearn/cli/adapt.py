@@ -30,10 +30,12 @@ import warnings
 import numpy as np
 
 from ..workflow import (
+    DEFAULT_REGRESSION_SELECT,
     DEFAULT_SELECT,
     ESTIMATORS,
     MAX_ROWS,
     METHODS,
+    REGRESSION_SELECT,
     SCORERS,
     SELECT,
     candidate_methods,
@@ -68,6 +70,10 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     p.add_argument("--target", required=True, help="the unlabeled target file")
     p.add_argument("--label-column", default="-1", metavar="COLUMN",
                    help="label column: a header name or an index (default -1, the last)")
+    p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
+                   help="auto (default): a label column of numbers that are not all whole is "
+                        "a regression target (errors in its units), anything else classes; "
+                        "regression reads whole numbers as values too")
     p.add_argument("--header", choices=tuple(_HEADER), default="auto",
                    help="is the first line of each text file a header? auto (default) decides "
                         "from its cells; a note says when it had to guess")
@@ -77,7 +83,7 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     p.add_argument("--method", choices=METHODS, default="auto",
                    help="auto (default): choose among no adaptation and every adapter by "
                         "--select; or one adapter; or raw for none")
-    p.add_argument("--select", choices=SELECT, default=None,
+    p.add_argument("--select", choices=(*SELECT, *REGRESSION_SELECT), default=None,
                    help="criterion of --method auto: source-cv (5-fold CV on the source "
                         "labels), cluster (the most shifted validation split), lodo "
                         "(leave one source file out), or a target-label-free scorer: "
@@ -86,25 +92,31 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                                     for c, s in DEFAULT_SELECT.items())
                         + " (the selection study's best); mmd with the other estimators that "
                           "give graded probabilities (hgb, rf), circular with those that do "
-                          "not (svm, ridge)")
+                          "not (svm, ridge); for a regression target: source-cv, lodo, "
+                        + ", ".join(REGRESSION_SELECT) + " (default "
+                        + DEFAULT_REGRESSION_SELECT + ")")
     p.add_argument("--margin", type=_margin, default=0.0, metavar="se|NUMBER",
                    help="--method auto adapts only when the best adapter's validation estimate "
                         "beats no adaptation's by more than this: a number (default 0: the "
                         "best estimate wins) or se (the adapter's standard error over the "
                         "folds: more often no adaptation)")
-    p.add_argument("--estimator", "--classifier", dest="estimator", default="1nn",
+    p.add_argument("--estimator", "--classifier", dest="estimator", default=None,
                    metavar="NAME|FILE",
                    help="the classifier trained on the adapted source rows: 1nn (default, the "
                         "papers' choice), logreg (standardised logistic regression), svm "
                         "(standardised RBF SVM), hgb (histogram gradient boosting), rf (random "
                         "forest, seeded by --seed), ridge (standardised ridge classifier), or "
                         "the path of an unfitted scikit-learn classifier saved with skops; "
-                        "--classifier is an alias")
+                        "--classifier is an alias. For a regression target: ridge (default, "
+                        "standardised ridge regression), svm (SVR), hgb, rf, 1nn, or a saved "
+                        "regressor")
     p.add_argument("--candidates", default="sized", metavar="LIST",
                    help="adapters --method auto compares with no adaptation: a comma-separated "
                         "list (e.g. TCA,SCA), all, or sized (default: TCA, JDA, SCA, uSCA up "
                         "to 2000 rows, RF-TCA, RF-SCA above; CORAL always: "
-                        "shiftlearn.model_selection.default_methods)")
+                        "shiftlearn.model_selection.default_methods; for a regression "
+                        "target TCA, uSCA, CORAL, uLSIF, GaussianRW, RF-TCA above 2000 rows: "
+                        "default_regression_methods)")
     p.add_argument("--tune", action="store_true",
                    help="search the hyper-parameters (grids: shiftlearn.model_selection."
                         "DEFAULT_GRIDS) by --select with auto, by 5-fold source CV with a named "
@@ -389,11 +401,33 @@ def _plain_value(c):
     return c.item() if isinstance(c, np.generic) else c
 
 
+def _regression_run(args) -> bool:
+    """A regression target (``--task``, or auto: numbers with fractions)? For classes, the
+    estimator's default is set and a regression criterion is refused here."""
+    from ._adapt_regression import is_regression
+
+    if is_regression(args):
+        return True
+    if args.estimator is None:
+        args.estimator = "1nn"
+    if args.select in REGRESSION_SELECT:
+        raise ValueError(f"--select {args.select} scores regressors, and the label column "
+                         "holds classes; choose one of " + ", ".join(SELECT) + " (or add "
+                         "--task regression if the labels are values to predict).")
+    return False
+
+
 def _run(args: argparse.Namespace, caught: list) -> int:
     from ..workflow import run_adaptation
 
     command = "shiftlearn " + shlex.join(sys.argv[1:] if args._argv is None else args._argv)
     out, paths, note, save = _outputs(args)
+    if _regression_run(args):
+        from ._adapt_regression import run_regression_command
+
+        return run_regression_command(args, caught, command, out, paths, note, save,
+                                      parse_params=parse_params, domain_names=_names,
+                                      cli_note=_cli_note)
     if save is not None:
         from ..workflow import skops_io
 

@@ -65,8 +65,9 @@ def normalise_labels(values, what: str, noun: str = "labels"
                 raise TableError(f"{what}: {noun} with fractions (e.g. {ex}); name them by "
                                  "text or integers.")
             raise TableError(f"{what}: labels with fractions (e.g. {ex}): a regression target?"
-                             " Adaptation here is classification (shiftlearn adapt); give a "
-                             "column of class labels or bin the target into classes.")
+                             " Here they are read as class labels (classification); read them "
+                             "as numbers (shiftlearn adapt --task regression, read_table(..., "
+                             "label_values=True)), or give a column of class labels.")
         out = np.zeros(a.shape, dtype=np.int64)
         big = np.abs(v) >= 2.0 ** 53
         if big.any():   # exact integers beyond float precision, from the text

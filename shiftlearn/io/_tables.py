@@ -608,6 +608,29 @@ def _check_magnitudes(X: np.ndarray, df: pd.DataFrame, layout: _Layout, rows: _R
                      "column (another unit).")
 
 
+def _target_values(col: pd.Series, rows: _Rows, path: Path, what: str, missing_ok: bool
+                   ) -> np.ndarray:
+    """A regression target's column as float64 (NaN where a cell is missing, if allowed)."""
+    st = pd.Series(col.to_numpy(), dtype=object)
+    text = st.astype(str).str.strip()
+    missing = (st.isna() | text.isin(MISSING_TOKENS)).to_numpy()
+    num = pd.to_numeric(text.where(~missing, None), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    bad = ~missing & ~np.isfinite(num)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise TableError(f"{what}: {rows.where(i)}: {text.iloc[i]!r} is not a finite number; "
+                         "a regression target needs a number on every labeled row (fix it, or "
+                         "read the column as classes without --task regression).")
+    if missing.any() and not missing_ok:
+        idx = np.flatnonzero(missing)
+        shown = ", ".join(str(rows.number(int(i))) for i in idx[:8])
+        raise TableError(f"{what}: {idx.size} row(s) without a value ({rows.unit}s {shown}"
+                         f"{', ...' if idx.size > 8 else ''}); fill them in or remove "
+                         "those rows.")
+    return np.where(missing, np.nan, num)
+
+
 def _column_values(col: pd.Series, rows: _Rows, path: Path, what: str, missing_ok: bool,
                    classes: bool) -> np.ndarray:
     vals, missing, kind = normalise_labels(col.to_numpy(), what, "labels" if classes else "domains")
@@ -631,7 +654,7 @@ def _column_values(col: pd.Series, rows: _Rows, path: Path, what: str, missing_o
 
 def read_table(path: str | Path, *, label_column: str | int | None = -1, with_labels: bool = True,
                domain_column: str | int | None = None, header: bool | None = None,
-               allow_missing_labels: bool = False) -> Table:
+               allow_missing_labels: bool = False, label_values: bool = False) -> Table:
     """Read one table: features, labels (as values) and optionally a domain column.
 
     Parameters
@@ -654,6 +677,10 @@ def read_table(path: str | Path, *, label_column: str | int | None = -1, with_la
     allow_missing_labels : bool, default False
         ``True`` (e.g. a target file whose labels are only for evaluation): rows without a
         label get ``None`` in an object ``y``; ``False``: they are an error naming the lines.
+    label_values : bool, default False
+        ``True``: the label column holds the values of a regression target, read as float64
+        numbers (missing cells NaN when ``allow_missing_labels``); a cell that is not a finite
+        number is an error naming its line.
 
     Returns
     -------
@@ -730,9 +757,13 @@ def read_table(path: str | Path, *, label_column: str | int | None = -1, with_la
     y = label_name = domains = None
     if layout.label is not None:
         label_name = layout.names[layout.label] if layout.names else None
-        y = _column_values(df.iloc[:, layout.label], rows, path,
-                           f"{path}, label column {layout.name(layout.label)}",
-                           allow_missing_labels, classes=True)
+        what = f"{path}, label column {layout.name(layout.label)}"
+        if label_values:
+            y = _target_values(df.iloc[:, layout.label], rows, path, what,
+                               allow_missing_labels)
+        else:
+            y = _column_values(df.iloc[:, layout.label], rows, path, what,
+                               allow_missing_labels, classes=True)
     if layout.domain is not None:
         domains = _column_values(df.iloc[:, layout.domain], rows, path,
                                  f"{path}, domain column {layout.name(layout.domain)}",

@@ -73,8 +73,8 @@ class _Fold:
         return _safe_indexing(self.X, idx)
 
 
-def _fold(X, y, sample_domain, name: str, needs_source: bool, needs_target: bool = True
-          ) -> _Fold:
+def _fold(X, y, sample_domain, name: str, needs_source: bool, needs_target: bool = True,
+          task: str = "auto") -> _Fold:
     n = X.shape[0] if hasattr(X, "shape") else len(X)
     if y is None and sample_domain is None:
         raise ValueError(f"{name} needs y (labels, -1/NaN on the target rows) or sample_domain "
@@ -84,7 +84,7 @@ def _fold(X, y, sample_domain, name: str, needs_source: bool, needs_target: bool
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows.")
     sd = None if sample_domain is None else check_sample_domain(sample_domain, n)
-    unl = np.ones(n, bool) if y is None else check_unlabeled_convention(y, sd)
+    unl = np.ones(n, bool) if y is None else check_unlabeled_convention(y, sd, task=task)
     if sd is None:
         src, tgt = ~unl, unl
         sd = np.where(unl, -2, 1).astype(np.int64)
@@ -183,6 +183,7 @@ class _DomainScorer(BaseEstimator):
 
     _needs_source = True
     _needs_target = True
+    _task = "auto"          # "regression": only NaN marks an unlabeled row
 
     def __call__(self, estimator, X, y=None, sample_domain=None, **kwargs) -> float:
         if kwargs:
@@ -190,7 +191,7 @@ class _DomainScorer(BaseEstimator):
                             "it takes sample_domain only.")
         check_params(self)
         fold = _fold(X, y, sample_domain, type(self).__name__, self._needs_source,
-                     self._needs_target)
+                     self._needs_target, self._task)
         return float(self._score(estimator, fold))
 
     def get_metadata_routing(self) -> MetadataRequest:

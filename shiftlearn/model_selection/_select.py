@@ -24,7 +24,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn import config_context
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
@@ -35,8 +35,9 @@ from ._grids import DEFAULT_GRIDS
 from ._halving import halving_results
 from ._scorers import SourceAccuracyScorer
 
-__all__ = ["ADAPTERS", "AdaptationSelector", "candidate_grid", "default_methods",
-           "make_adapter", "method_label"]
+__all__ = ["ADAPTERS", "REGRESSION_METHODS", "AdaptationRegressorSelector",
+           "AdaptationSelector", "candidate_grid", "default_methods",
+           "default_regression_methods", "make_adapter", "method_label"]
 
 #: method label -> ``(import path, constructor keyword arguments)`` of every adapter the selector
 #: knows; ``"none"`` (no adaptation) is implicit and always a candidate.
@@ -87,6 +88,38 @@ OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegO
 #: ones (the same models; a tuned search of the exact ones on 5,000 rows took more than 10
 #: minutes on 2 cores, ``benchmarks/model_selection/auto_cost.py``)
 EXACT_MAX_ROWS = 2000
+
+#: labels of :data:`ADAPTERS` that are candidates for a regression target: the adapters whose
+#: fit never reads ``y`` as classes (the subspace and mapping adapters without class terms, and
+#: the reweighting family, whose weights depend on the inputs only). JDA, SCA, RF-SCA and
+#: ClassRegOT use the classes of the source rows and are left out.
+REGRESSION_METHODS: tuple[str, ...] = (
+    "TCA", "uSCA", "RF-TCA", "CORAL", "SA", "LinOT", "EMD", "Sinkhorn",
+    "KMM", "KLIEP", "uLSIF", "RuLSIF", "DiscriminatorRW", "NearestNeighborRW", "KDERW",
+    "GaussianRW")
+
+#: labels of :data:`REGRESSION_METHODS` that ``methods="all"`` of the regression selector
+#: leaves out: the optimal-transport plans cost ``n_s x n_t`` memory and time per fit
+REGRESSION_OPT_IN: frozenset[str] = frozenset({"EMD", "Sinkhorn"})
+
+
+def default_regression_methods(n_rows: int) -> list[str]:
+    """The adapters a regression search over ``n_rows`` rows compares with no adaptation by
+    default (``methods="sized"`` of :class:`AdaptationRegressorSelector` and ``shiftlearn
+    adapt --method auto`` on a regression target): the exact TCA and uSCA up to
+    :data:`EXACT_MAX_ROWS` rows, RF-TCA above; CORAL and the two reweighting adapters that
+    did best in the regression study (uLSIF and GaussianRW) always.
+
+    Examples
+    --------
+    >>> default_regression_methods(300)
+    ['TCA', 'uSCA', 'CORAL', 'uLSIF', 'GaussianRW']
+    >>> default_regression_methods(20_000)
+    ['RF-TCA', 'CORAL', 'uLSIF', 'GaussianRW']
+    """
+    if n_rows > EXACT_MAX_ROWS:
+        return ["RF-TCA", "CORAL", "uLSIF", "GaussianRW"]
+    return ["TCA", "uSCA", "CORAL", "uLSIF", "GaussianRW"]
 
 
 def default_methods(n_rows: int) -> list[str]:
@@ -228,7 +261,158 @@ def method_label(adapter) -> str:
     return type(adapter).__name__
 
 
-class AdaptationSelector(ClassifierMixin, BaseEstimator):
+class _SelectorBase(BaseEstimator):
+    """What :class:`AdaptationSelector` and :class:`AdaptationRegressorSelector` share: the
+    search (``_search``), the input check and ``predict`` of the chosen candidate, ``report``."""
+
+    def _search(self, X, y, sd, meta, clf, default_scoring):
+        """The search shared by the classification and regression selectors: ``meta`` is
+        ``DomainAdaptationClassifier`` or ``DomainAdaptationRegressor``, ``clf`` the final
+        estimator of every candidate, ``default_scoring`` the criterion of ``scoring=None``."""
+        from ..adaptation import FitMemory
+        from ._splitters import SourceKFold
+
+        methods = self._methods(X.shape[0])
+        kind = "regressor" if meta.__name__.endswith("Regressor") else "classifier"
+        weighted = [m for m in methods if m != "none"
+                    and callable(getattr(make_adapter(m), "compute_weights", None))]
+        inner = _final_estimator(clf)
+        if weighted and not has_fit_parameter(inner, "sample_weight"):
+            raise ValueError(
+                f"{', '.join(weighted)}: reweighting adapters, whose weights go to the "
+                f"{kind}'s sample_weight, but {type(inner).__name__}.fit takes none, so "
+                f"they would change nothing. Use a {kind} that takes sample_weight, e.g. "
+                f"{'Ridge' if kind == 'regressor' else 'LogisticRegression'}, or leave them "
+                "out of methods.")
+        cv = (SourceKFold(int(self.cv), random_state=self.random_state)
+              if isinstance(self.cv, Integral) else self.cv)
+        grid = candidate_grid(methods, grids=self.grids, random_state=self.random_state)
+        mem = FitMemory() if self.memory == "auto" else self.memory
+        scoring = default_scoring if self.scoring is None else self.scoring
+        n_splits = cv.get_n_splits(X, y, groups=sd)
+        halving = None
+        try:
+            with config_context(enable_metadata_routing=False), parallel_workers(self.n_jobs):
+                if self.search == "halving":
+                    res, winner, none, search = halving_results(
+                        meta(None, clf, memory=mem), grid,
+                        scoring=scoring, cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
+                        random_state=self.random_state, factor=3, X=X, y=y, sd=sd)
+                    halving = (winner, none)
+                else:
+                    search = GridSearchCV(
+                        meta(None, clf, memory=mem),
+                        grid if mem is None else _largest_first(grid), scoring=scoring,
+                        cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
+                        error_score=np.nan, refit=False)
+                    search.fit(X, y, groups=sd, sample_domain=sd)
+        finally:
+            if self.memory == "auto":
+                mem.clear()
+        if halving is None:
+            if mem is not None:
+                _reorder_results(search, grid)
+            res = dict(search.cv_results_)
+            k = len(res["params"])
+            res["fit_time"] = np.asarray(res["mean_fit_time"], dtype=float) * n_splits
+            res["score_time"] = np.asarray(res["mean_score_time"], dtype=float) * n_splits
+            res["n_fits"] = np.full(k, n_splits)
+            res["n_resources"] = np.full(k, X.shape[0])
+        mean = np.asarray(res["mean_test_score"], dtype=float)
+        if not np.isfinite(mean).any():
+            raise ValueError("Every candidate failed to fit on the validation folds; run with "
+                             "verbose=1 to see why (e.g. too few labeled source rows).")
+        labels = [method_label(p["adapter"]) for p in res["params"]]
+        fit_time, score_time = res["fit_time"], res["score_time"]
+        times = []
+        summary = []
+        for m in methods:
+            idx = [i for i, lab in enumerate(labels) if lab == m]
+            scores = np.where(np.isfinite(mean[idx]), mean[idx], -np.inf)
+            j = idx[int(np.argmax(scores))]
+            summary.append({"method": m, "score": float(mean[j]),
+                            "std": float(res["std_test_score"][j]),
+                            "params": {k.removeprefix("adapter__"): v for k, v in
+                                       res["params"][j].items() if k != "adapter"},
+                            "rows": int(res["n_resources"][j]), "index": j, "chosen": False})
+            times.append({"method": m, "fit_time": float(fit_time[idx].sum()),
+                          "score_time": float(score_time[idx].sum()),
+                          "n_fits": int(np.sum(res["n_fits"][idx]))})
+        if halving is None:
+            best = max(range(len(summary)), key=lambda i: (np.nan_to_num(summary[i]["score"],
+                                                                         nan=-np.inf), -i))
+        else:       # the last round's best; its own summary row shows its full-row estimate
+            winner = halving[0]
+            best = methods.index(labels[winner])
+            summary[best].update(score=float(mean[winner]),
+                                 std=float(res["std_test_score"][winner]),
+                                 params={k.removeprefix("adapter__"): v for k, v in
+                                         res["params"][winner].items() if k != "adapter"},
+                                 rows=int(res["n_resources"][winner]), index=winner)
+            if not np.isfinite(mean[winner]):
+                best = 0
+        margin = 0.0
+        if best != 0:
+            if self.margin == "se":
+                margin = float(summary[best]["std"]) / np.sqrt(n_splits)
+            else:
+                margin = float(self.margin)
+            # adapt only when the lead over no adaptation is more than the margin
+            if np.isfinite(summary[0]["score"]) and \
+                    summary[best]["score"] - summary[0]["score"] <= margin:
+                best = 0
+        self.margin_ = margin
+        summary[best]["chosen"] = True
+        self.choice_ = summary[best]["method"]
+        params = res["params"][summary[best]["index"]]
+        est = clone(meta(None, clf)).set_params(**params)
+        start = time.perf_counter()
+        self.best_estimator_ = est.fit(X, y, sd)
+        self.refit_time_ = time.perf_counter() - start
+        self.search_ = search
+        self.summary_ = summary
+        self.candidate_times_ = times
+
+    def _check_X(self, X):
+        """``X`` checked against what ``fit`` saw: the number of features and, for a
+        DataFrame, the column names in their order (scikit-learn's ``validate_data(...,
+        reset=False)``; the chosen candidate was refitted on the checked array)."""
+        check_is_fitted(self, "best_estimator_")
+        return check_X(X, estimator=self, reset=False)
+
+    def predict(self, X, sample_domain=None):
+        """Predictions (labels, or values) of ``X`` from the chosen candidate (``sample_domain``
+        as in :meth:`DomainAdaptationClassifier.predict
+        <shiftlearn.compose.DomainAdaptationClassifier.predict>`: without it the rows are
+        target rows)."""
+        X = self._check_X(X)
+        return self.best_estimator_.predict(X, sample_domain)
+
+    def report(self) -> str:
+        """A plain-text table of the candidates' validation estimates and the decision."""
+        check_is_fitted(self, "summary_")
+        lines = [f"{'method':8s} {'validation':>10s} {'± std':>7s}  best setting"]
+        for row in self.summary_:
+            mark = "  <- chosen" if row["chosen"] else ""
+            lines.append(f"{row['method']:8s} {row['score']:10.4f} {row['std']:7.4f}  "
+                         f"{row['params'] or '-'}{mark}")
+        none = self.summary_[0]
+        if self.choice_ == "none":
+            others = [r for r in self.summary_[1:] if np.isfinite(r["score"])]
+            top = max(others, key=lambda r: r["score"]) if others else None
+            by = f" by more than {self.margin_:.4f}" if self.margin_ > 0 else ""
+            lines.append("Decision: do not adapt. No adapter's validation estimate beats the "
+                         f"raw features{by} ({none['score']:.4f}"
+                         + (f"; best adapter {top['method']} {top['score']:.4f})." if top
+                            else ")."))
+        else:
+            row = next(r for r in self.summary_ if r["chosen"])
+            lines.append(f"Decision: adapt with {row['method']} ({row['score']:.4f} vs "
+                         f"{none['score']:.4f} without adaptation).")
+        return "\n".join(lines)
+
+
+class AdaptationSelector(ClassifierMixin, _SelectorBase):
     """Adapt or not, and how: chosen among no adaptation and every adapter without target labels.
 
     Parameters
@@ -370,131 +554,17 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         """Score every candidate on the validation folds and refit the best on all rows."""
         from sklearn.neighbors import KNeighborsClassifier
 
-        from ..adaptation import FitMemory
         from ..compose import DomainAdaptationClassifier
-        from ._splitters import SourceKFold
 
         check_params(self)
         require_y(y, self, ": give the labels of the source rows and -1 (or NaN) for the "
                            "unlabeled target rows.")
         X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
                                     estimator=self)
-        methods = self._methods(X.shape[0])
         clf = KNeighborsClassifier(1) if self.classifier is None else clone(self.classifier)
-        weighted = [m for m in methods if m != "none"
-                    and callable(getattr(make_adapter(m), "compute_weights", None))]
-        inner = _final_estimator(clf)
-        if weighted and not has_fit_parameter(inner, "sample_weight"):
-            raise ValueError(
-                f"{', '.join(weighted)}: reweighting adapters, whose weights go to the "
-                f"classifier's sample_weight, but {type(inner).__name__}.fit takes none, so "
-                "they would change nothing. Use a classifier that takes sample_weight, e.g. "
-                "LogisticRegression, or leave them out of methods.")
-        cv = (SourceKFold(int(self.cv), random_state=self.random_state)
-              if isinstance(self.cv, Integral) else self.cv)
-        grid = candidate_grid(methods, grids=self.grids, random_state=self.random_state)
-        mem = FitMemory() if self.memory == "auto" else self.memory
-        scoring = SourceAccuracyScorer() if self.scoring is None else self.scoring
-        n_splits = cv.get_n_splits(X, y, groups=sd)
-        halving = None
-        try:
-            with config_context(enable_metadata_routing=False), parallel_workers(self.n_jobs):
-                if self.search == "halving":
-                    res, winner, none, search = halving_results(
-                        DomainAdaptationClassifier(None, clf, memory=mem), grid,
-                        scoring=scoring, cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
-                        random_state=self.random_state, factor=3, X=X, y=y, sd=sd)
-                    halving = (winner, none)
-                else:
-                    search = GridSearchCV(
-                        DomainAdaptationClassifier(None, clf, memory=mem),
-                        grid if mem is None else _largest_first(grid), scoring=scoring,
-                        cv=cv, n_jobs=self.n_jobs, verbose=self.verbose,
-                        error_score=np.nan, refit=False)
-                    search.fit(X, y, groups=sd, sample_domain=sd)
-        finally:
-            if self.memory == "auto":
-                mem.clear()
-        if halving is None:
-            if mem is not None:
-                _reorder_results(search, grid)
-            res = dict(search.cv_results_)
-            k = len(res["params"])
-            res["fit_time"] = np.asarray(res["mean_fit_time"], dtype=float) * n_splits
-            res["score_time"] = np.asarray(res["mean_score_time"], dtype=float) * n_splits
-            res["n_fits"] = np.full(k, n_splits)
-            res["n_resources"] = np.full(k, X.shape[0])
-        mean = np.asarray(res["mean_test_score"], dtype=float)
-        if not np.isfinite(mean).any():
-            raise ValueError("Every candidate failed to fit on the validation folds; run with "
-                             "verbose=1 to see why (e.g. too few labeled source rows).")
-        labels = [method_label(p["adapter"]) for p in res["params"]]
-        fit_time, score_time = res["fit_time"], res["score_time"]
-        times = []
-        summary = []
-        for m in methods:
-            idx = [i for i, lab in enumerate(labels) if lab == m]
-            scores = np.where(np.isfinite(mean[idx]), mean[idx], -np.inf)
-            j = idx[int(np.argmax(scores))]
-            summary.append({"method": m, "score": float(mean[j]),
-                            "std": float(res["std_test_score"][j]),
-                            "params": {k.removeprefix("adapter__"): v for k, v in
-                                       res["params"][j].items() if k != "adapter"},
-                            "rows": int(res["n_resources"][j]), "index": j, "chosen": False})
-            times.append({"method": m, "fit_time": float(fit_time[idx].sum()),
-                          "score_time": float(score_time[idx].sum()),
-                          "n_fits": int(np.sum(res["n_fits"][idx]))})
-        if halving is None:
-            best = max(range(len(summary)), key=lambda i: (np.nan_to_num(summary[i]["score"],
-                                                                         nan=-np.inf), -i))
-        else:       # the last round's best; its own summary row shows its full-row estimate
-            winner = halving[0]
-            best = methods.index(labels[winner])
-            summary[best].update(score=float(mean[winner]),
-                                 std=float(res["std_test_score"][winner]),
-                                 params={k.removeprefix("adapter__"): v for k, v in
-                                         res["params"][winner].items() if k != "adapter"},
-                                 rows=int(res["n_resources"][winner]), index=winner)
-            if not np.isfinite(mean[winner]):
-                best = 0
-        margin = 0.0
-        if best != 0:
-            if self.margin == "se":
-                margin = float(summary[best]["std"]) / np.sqrt(n_splits)
-            else:
-                margin = float(self.margin)
-            # adapt only when the lead over no adaptation is more than the margin
-            if np.isfinite(summary[0]["score"]) and \
-                    summary[best]["score"] - summary[0]["score"] <= margin:
-                best = 0
-        self.margin_ = margin
-        summary[best]["chosen"] = True
-        self.choice_ = summary[best]["method"]
-        params = res["params"][summary[best]["index"]]
-        est = clone(DomainAdaptationClassifier(None, clf)).set_params(**params)
-        start = time.perf_counter()
-        self.best_estimator_ = est.fit(X, y, sd)
-        self.refit_time_ = time.perf_counter() - start
-        self.search_ = search
-        self.summary_ = summary
-        self.candidate_times_ = times
+        self._search(X, y, sd, DomainAdaptationClassifier, clf, SourceAccuracyScorer())
         self.classes_ = self.best_estimator_.classes_
         return self
-
-    def _check_X(self, X):
-        """``X`` checked against what ``fit`` saw: the number of features and, for a
-        DataFrame, the column names in their order (scikit-learn's ``validate_data(...,
-        reset=False)``; the chosen candidate was refitted on the checked array)."""
-        check_is_fitted(self, "best_estimator_")
-        return check_X(X, estimator=self, reset=False)
-
-    def predict(self, X, sample_domain=None):
-        """Labels of ``X`` from the chosen candidate (``sample_domain`` as in
-        :meth:`DomainAdaptationClassifier.predict
-        <shiftlearn.compose.DomainAdaptationClassifier.predict>`: without it the rows are
-        target rows)."""
-        X = self._check_X(X)
-        return self.best_estimator_.predict(X, sample_domain)
 
     def predict_proba(self, X, sample_domain=None):
         """Class probabilities from the chosen candidate (when its classifier has them)."""
@@ -514,25 +584,134 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
         return self.best_estimator_.score(X, y, sample_weight=sample_weight,
                                           sample_domain=sample_domain)
 
-    def report(self) -> str:
-        """A plain-text table of the candidates' validation estimates and the decision."""
-        check_is_fitted(self, "summary_")
-        lines = [f"{'method':8s} {'validation':>10s} {'± std':>7s}  best setting"]
-        for row in self.summary_:
-            mark = "  <- chosen" if row["chosen"] else ""
-            lines.append(f"{row['method']:8s} {row['score']:10.4f} {row['std']:7.4f}  "
-                         f"{row['params'] or '-'}{mark}")
-        none = self.summary_[0]
-        if self.choice_ == "none":
-            others = [r for r in self.summary_[1:] if np.isfinite(r["score"])]
-            top = max(others, key=lambda r: r["score"]) if others else None
-            by = f" by more than {self.margin_:.4f}" if self.margin_ > 0 else ""
-            lines.append("Decision: do not adapt. No adapter's validation estimate beats the "
-                         f"raw features{by} ({none['score']:.4f}"
-                         + (f"; best adapter {top['method']} {top['score']:.4f})." if top
-                            else ")."))
-        else:
-            row = next(r for r in self.summary_ if r["chosen"])
-            lines.append(f"Decision: adapt with {row['method']} ({row['score']:.4f} vs "
-                         f"{none['score']:.4f} without adaptation).")
-        return "\n".join(lines)
+
+class AdaptationRegressorSelector(RegressorMixin, _SelectorBase):
+    """Adapt or not, and how, for a regression target: chosen among no adaptation and every
+    adapter that does not read the labels as classes, without target values.
+
+    The regression counterpart of :class:`AdaptationSelector` (the same search, folds, margin
+    and tie rule): one ``GridSearchCV`` over ``DomainAdaptationRegressor(adapter, regressor)``,
+    each candidate scored by a target-value-free criterion, the winner refitted on all rows.
+    Unlabeled target rows are ``y = NaN`` (``-1`` is a value).
+
+    Parameters
+    ----------
+    methods : "all", "sized" or list of str, default="all"
+        Candidate methods: ``"none"`` and labels of :data:`REGRESSION_METHODS` (TCA, uSCA,
+        RF-TCA, CORAL, SA, LinOT, EMD, Sinkhorn and the reweighting family). ``"all"``: every
+        one but EMD and Sinkhorn; ``"sized"``: :func:`default_regression_methods`. A method
+        that needs classes (JDA, SCA, RF-SCA, ClassRegOT) is refused.
+    regressor : regressor or None, default=None
+        The same regressor for every candidate; ``None`` is ``Ridge()``.
+    scoring : str, callable or None, default=None
+        The criterion, greater is better. ``None``: minus the mean squared error on the
+        held-out labeled source rows (:class:`~shiftlearn.model_selection.SourceMSEScorer`);
+        :class:`~shiftlearn.model_selection.ImportanceWeightedMSEScorer` and
+        :class:`~shiftlearn.model_selection.ReverseValidationMSEScorer` use the target rows.
+    cv, grids, random_state, n_jobs, verbose, margin, memory, search
+        As in :class:`AdaptationSelector`; ``margin`` is in the criterion's units (squared
+        units of the label for the MSE criteria).
+
+    Attributes
+    ----------
+    search_, best_estimator_, choice_, margin_, summary_, candidate_times_, refit_time_
+        As in :class:`AdaptationSelector` (``best_estimator_`` a
+        ``DomainAdaptationRegressor``; the ``score`` entries of ``summary_`` are the
+        criterion's, minus an MSE for the built-in ones).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(0, 1, (60, 2)), rng.normal(1, 1, (60, 2))]
+    >>> y = np.r_[X[:60] @ [1.0, 2.0], np.full(60, np.nan)]
+    >>> sel = AdaptationRegressorSelector(methods=["CORAL"], cv=3).fit(X, y)
+    >>> [row["method"] for row in sel.summary_]
+    ['none', 'CORAL']
+    >>> sel.predict(X[60:]).shape
+    (60,)
+    """
+
+    __metadata_request__fit = {"sample_domain": True}
+    __metadata_request__score = {"sample_domain": True}
+    __metadata_request__predict = {"sample_domain": True}
+
+    _parameter_constraints: dict = {
+        **{k: v for k, v in AdaptationSelector._parameter_constraints.items()
+           if k != "classifier"},
+        "regressor": [HasMethods(["fit", "predict"]), None],
+    }
+
+    def __init__(self, methods="all", regressor=None, scoring=None, cv=5, grids=None,
+                 random_state=0, n_jobs=None, verbose=0, memory="auto", margin=0.0,
+                 search="grid"):
+        self.methods = methods
+        self.regressor = regressor
+        self.scoring = scoring
+        self.cv = cv
+        self.grids = grids
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.memory = memory
+        self.margin = margin
+        self.search = search
+
+    def _methods(self, n_rows: int = 0) -> list[str]:
+        if self.methods == "sized":
+            return ["none", *default_regression_methods(n_rows)]
+        ms = ([m for m in REGRESSION_METHODS if m not in REGRESSION_OPT_IN]
+              if self.methods == "all" else list(self.methods))
+        for m in ms:
+            if m != "none" and m not in REGRESSION_METHODS:
+                why = (" needs classes (it reads y as class labels)" if m in ADAPTERS
+                       else " is unknown")
+                raise ValueError(f"Method {m!r}{why}; for a regression target choose from "
+                                 f"'none', {', '.join(repr(a) for a in REGRESSION_METHODS)}.")
+        return ["none", *[m for m in ms if m != "none"]]
+
+    def fit(self, X, y, sample_domain=None):
+        """Score every candidate on the validation folds and refit the best on all rows.
+        ``y``: the source rows' values, NaN on the unlabeled target rows."""
+        from sklearn.linear_model import Ridge
+
+        from ..compose import DomainAdaptationRegressor
+        from ._scorers_regression import SourceMSEScorer
+
+        check_params(self)
+        require_y(y, self, ": give the values of the source rows and NaN for the unlabeled "
+                           "target rows.")
+        X, y, sd = check_X_y_domain(X, _float_values(y, self), sample_domain,
+                                    task="regression", estimator=self)
+        y = np.asarray(y, dtype=np.float64)
+        if not np.any((sd > 0) & ~np.isnan(y)):
+            raise ValueError("No labeled source rows: give rows with a positive sample_domain "
+                             "and a value (y = NaN marks unlabeled rows).")
+        reg = Ridge() if self.regressor is None else clone(self.regressor)
+        self._search(X, y, sd, DomainAdaptationRegressor, reg, SourceMSEScorer())
+        return self
+
+    def score(self, X, y, sample_weight=None, sample_domain=None):
+        """R^2 of the chosen candidate on the rows of ``X`` whose ``y`` is not NaN (the rule
+        of :meth:`DomainAdaptationRegressor.score
+        <shiftlearn.compose.DomainAdaptationRegressor.score>`)."""
+        X = self._check_X(X)
+        return self.best_estimator_.score(X, y, sample_weight=sample_weight,
+                                          sample_domain=sample_domain)
+
+
+def _float_values(y, est) -> np.ndarray:
+    """``y`` as float64 (NaN kept), or a ``ValueError`` naming the fix for text labels."""
+    arr = np.asarray(y)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{type(est).__name__}: Complex data not supported in y; give real "
+                         "numbers (NaN for the unlabeled rows).")
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{type(est).__name__} needs numeric values (NaN for the unlabeled "
+                         f"rows), got values of dtype {arr.dtype}; for class labels use "
+                         "AdaptationSelector.") from None

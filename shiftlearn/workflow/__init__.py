@@ -7,6 +7,8 @@
   (:func:`run_adaptation`) on the rows of its files.
 * :func:`make_estimator`, :func:`default_select`, :func:`candidate_methods`: the estimator
   names, the default criterion and the candidate adapters shared with the command.
+* :func:`adapt_regression`: the same for a regression target (a
+  :class:`~shiftlearn.compose.DomainAdaptationRegressor`, errors in the label's units).
 * :func:`save_model`, :func:`load_model`, :func:`load_estimator`: the model files of
   ``shiftlearn adapt --save`` and ``shiftlearn predict`` (skops, safely loaded, with a
   whole-file SHA-256; needs the ``persist`` extra).
@@ -40,6 +42,18 @@ from ._adapt import (
     make_estimator,
     run_adaptation,
 )
+from ._adapt_regression import (
+    DEFAULT_REGRESSION_SELECT,
+    REGRESSION_SELECT,
+    REGRESSORS,
+    RegressionReport,
+    RegressionResult,
+    adapt_regression,
+    check_regression_options,
+    make_regressor,
+    regression_candidates,
+    run_regression,
+)
 from ._model_file import (
     load_estimator,
     load_model,
@@ -54,4 +68,9 @@ __all__ = ["DEFAULT_SELECT", "ESTIMATORS", "MAX_ROWS", "METHODS", "REWEIGHTING",
            "SELECT", "AdaptationReport", "AdaptationResult", "adapt", "candidate_methods",
            "check_options", "default_select", "load_estimator", "load_model", "make_estimator",
            "read_header", "run_adaptation", "save_model", "skops_io", "trusted_types",
-           "warning_lines", "write_formats"]
+           "warning_lines", "write_formats",
+           # regression targets
+           "DEFAULT_REGRESSION_SELECT", "REGRESSION_SELECT", "REGRESSORS", "RegressionReport",
+           "RegressionResult",
+           "adapt_regression", "check_regression_options", "make_regressor",
+           "regression_candidates", "run_regression"]

@@ -850,7 +850,19 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
     >>> res = adapt(Xs, y, Xt, method="CORAL", permutations=0)
     >>> res.report["method"], float(np.mean(res.predictions == y)) > 0.9
     ('CORAL', True)
+
+    Numbers with fractions in ``y_source`` are a regression target: the run is then
+    :func:`adapt_regression`'s (its :class:`RegressionResult`), with ``estimator="1nn"`` (the
+    default) read as ``"ridge"`` and ``permutations`` unused.
     """
+    if _regression_target(y_source):
+        from ._adapt_regression import adapt_regression
+
+        return adapt_regression(
+            X_source, y_source, X_target, source_domains=source_domains, y_target=y_target,
+            method=method, estimator="ridge" if estimator == "1nn" else estimator,
+            select=select, candidates=candidates, tune=tune, margin=margin, params=params,
+            n_jobs=n_jobs, random_state=random_state, search=search)
     from ..io import encode_labels
     from ._report import warning_lines
 
@@ -924,3 +936,12 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
                              command=command, t_start=t_start)
     res.report["warnings"] = warning_lines(caught)
     return res
+
+
+def _regression_target(y) -> bool:
+    """Does ``y`` hold numbers that are not all whole (a regression target for :func:`adapt`)?"""
+    a = np.asarray(y)
+    if a.dtype.kind != "f":
+        return False
+    v = a[np.isfinite(a)]
+    return bool(np.any(v != np.round(v)))
