@@ -40,6 +40,8 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "NearestNeighborRW": {"laplace_smoothing": [False, True]},
     "KDERW": {"bandwidth": ["scott", "median"]},
     "GaussianRW": {"shrinkage": ["auto", 0.1]},
+    "JDOT": {"alpha": [0.1, 1.0, 10.0]},
+    "OTLabelProp": {"reg_e": [0.0, 1.0]},
 }
 
 

@@ -61,6 +61,9 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
     "NearestNeighborRW": ("shiftlearn.reweighting:NearestNeighborRW", {}),
     "KDERW": ("shiftlearn.reweighting:KDERW", {}),
     "GaussianRW": ("shiftlearn.reweighting:GaussianRW", {}),
+    # labelers: whole estimators that predict the labels and replace the classifier
+    "JDOT": ("shiftlearn.mapping:JDOTClassifier", {}),
+    "OTLabelProp": ("shiftlearn.mapping:OTLabelProp", {}),
 }
 
 #: labels of :data:`ADAPTERS` that ``methods="all"`` (the selector's default) leaves out until
@@ -69,7 +72,9 @@ OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegO
                                     # reweighting: their weights need a classifier that takes
                                     # sample_weight (the default 1NN does not)
                                     "KMM", "KLIEP", "uLSIF", "RuLSIF", "DiscriminatorRW",
-                                    "NearestNeighborRW", "KDERW", "GaussianRW"})
+                                    "NearestNeighborRW", "KDERW", "GaussianRW",
+                                    # labelers (they replace the classifier)
+                                    "JDOT", "OTLabelProp"})
 
 #: above this many rows the sized pool takes the random-feature adapters instead of the exact
 #: ones (the same models; a tuned search of the exact ones on 5,000 rows took more than 10
@@ -196,6 +201,19 @@ def _final_estimator(est):
     while isinstance(est, (Pipeline, LabeledOnly)):
         est = est.steps[-1][1] if isinstance(est, Pipeline) else est.estimator
     return est
+
+
+def _check_labeler(method: str, labeler, clf) -> None:
+    """Refuse up front a labeler candidate that cannot use the selector's classifier, in the
+    labeler's words (``_check_estimator``, optional in the protocol), with the way out."""
+    check = getattr(labeler, "_check_estimator", None)
+    if not callable(check):
+        return
+    try:
+        check(clf)
+    except ValueError as exc:
+        raise ValueError(f"{method}: a labeler, which replaces the classifier and fits it "
+                         f"itself; {exc} Or leave {method} out of methods.") from exc
 
 
 def _method_of(adapter) -> str:
@@ -368,6 +386,9 @@ class AdaptationSelector(ClassifierMixin, BaseEstimator):
                 f"classifier's sample_weight, but {type(inner).__name__}.fit takes none, so "
                 "they would change nothing. Use a classifier that takes sample_weight, e.g. "
                 "LogisticRegression, or leave them out of methods.")
+        for m in methods:           # labelers that cannot use the classifier (JDOT with 1NN)
+            if m != "none" and getattr(type(make_adapter(m)), "_replaces_estimator", False):
+                _check_labeler(m, make_adapter(m), clf)
         cv = (SourceKFold(int(self.cv), random_state=self.random_state)
               if isinstance(self.cv, Integral) else self.cv)
         grid = candidate_grid(methods, grids=self.grids, random_state=self.random_state)
