@@ -13,8 +13,10 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
@@ -50,6 +52,27 @@ def source_only_warning(owner: str) -> None:
         "so there is nothing to transport the labels to: the model is fitted on the labeled "
         "source rows (no adaptation). Pass the unlabeled target rows to fit.", UserWarning,
         stacklevel=user_stacklevel())
+
+
+def _last_step(est):
+    """The step that receives ``sample_weight``: a scikit-learn ``Pipeline``'s last (nested)."""
+    while isinstance(est, Pipeline):
+        est = est.steps[-1][1]
+    return est
+
+
+def _weight_key(est) -> str:
+    """``sample_weight``, or ``<step>__...__sample_weight`` for a ``Pipeline``."""
+    if isinstance(est, Pipeline):
+        return f"{est.steps[-1][0]}__{_weight_key(est.steps[-1][1])}"
+    return "sample_weight"
+
+
+def _fit_weighted(est, X, y, w):
+    """``est.fit`` with the weights as its (last step's) ``sample_weight``; metadata routing
+    off for the call (the weights are the method's, not the user's metadata)."""
+    with config_context(enable_metadata_routing=False):
+        return est.fit(X, y, **{_weight_key(est): w})
 
 
 def _feature_cost(ot, Xs: np.ndarray, Xt: np.ndarray) -> np.ndarray:
@@ -182,7 +205,8 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
     Parameters
     ----------
     estimator : classifier or None, default=None
-        The model ``f``; its ``fit`` must take ``sample_weight`` and it must have
+        The model ``f``; its ``fit`` (a ``Pipeline``'s last step's) must take
+        ``sample_weight`` and it must have
         ``predict_proba`` (the cross-entropy cost). It should minimise the (weighted)
         cross-entropy, as logistic regression does, for the alternation to descend. ``None``:
         ``LogisticRegression()``.
@@ -261,8 +285,8 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
         """Refuse a model whose ``fit`` takes no ``sample_weight`` or without
         ``predict_proba``: JDOT's model step is a weighted fit and its label cost the
         cross-entropy."""
-        name = type(est).__name__
-        if not has_fit_parameter(est, "sample_weight"):
+        name = type(_last_step(est)).__name__
+        if not has_fit_parameter(_last_step(est), "sample_weight"):
             raise ValueError(
                 f"JDOTClassifier fits its model on the target rows weighted by the transport "
                 f"plan, but {name}.fit takes no sample_weight, so the plan's labels would be "
@@ -297,7 +321,7 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
         W = nt * (plan.T @ onehot)                        # n_t x K: the carried labels
         keep = W > _DUST * W.max()
         rows, cols = np.nonzero(keep)
-        self.estimator_.fit(Xt[rows], self.classes_[cols], sample_weight=W[rows, cols])
+        _fit_weighted(self.estimator_, Xt[rows], self.classes_[cols], W[rows, cols])
         logp = self._log_proba(Xt)
         return -logp[:, self._codes].T                    # L_ij = -log p(y_i | x_j)
 
