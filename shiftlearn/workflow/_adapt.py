@@ -23,9 +23,12 @@ from ._model_file import load_estimator
 #: ``candidates="all"`` leaves them out (name them to compare them)
 REWEIGHTING = ("KMM", "KLIEP", "uLSIF", "RuLSIF", "DiscriminatorRW", "NearestNeighborRW",
                "KDERW", "GaussianRW")
+#: the labelers: whole estimators that predict the labels and replace the classifier (JDOT
+#: needs one that takes sample_weight), so ``candidates="all"`` leaves them out too
+LABELERS = ("JDOT", "OTLabelProp")
 #: ``method`` names: ``auto`` (choose), ``raw`` (no adaptation) or one adapter
 METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL", "SA", "LinOT",
-           "EMD", "Sinkhorn", "ClassRegOT", *REWEIGHTING)
+           "EMD", "Sinkhorn", "ClassRegOT", *REWEIGHTING, *LABELERS)
 #: estimator names (anything else is the path of a classifier saved with skops)
 ESTIMATORS = ("1nn", "logreg", "svm", "hgb", "rf", "ridge")
 #: ``select`` name -> scorer class of :mod:`shiftlearn.model_selection` (target-label
@@ -168,7 +171,8 @@ def candidate_methods(text, n_rows: int) -> list[str]:
     ----------
     text : str or sequence of str
         ``"sized"`` (:func:`~shiftlearn.model_selection.default_methods`: exact up to 2000
-        rows, random-feature above), ``"all"`` (every adapter but the reweighting ones), or
+        rows, random-feature above), ``"all"`` (every adapter but the reweighting ones and the
+        labelers), or
         method names (a comma-separated text or a list).
     n_rows : int
         Rows of the data (for ``"sized"``).
@@ -190,7 +194,7 @@ def candidate_methods(text, n_rows: int) -> list[str]:
 
         return default_methods(n_rows)
     if text == "all":
-        return [m for m in adapters if m not in REWEIGHTING]
+        return [m for m in adapters if m not in REWEIGHTING and m not in LABELERS]
     names = [t.strip() for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in adapters]
     if bad or not names:
@@ -693,6 +697,8 @@ def run_adaptation(opts, X: np.ndarray, y: np.ndarray, sd: np.ndarray, codes: np
                              else [None] * K if analyses else []),
            "shift_matrices": {k: v.to_dict() for k, v in analyses.items()},
            "params": final, "params_from": params_from, "source_cv": cv_info,
+           "replaces_classifier": bool(getattr(type(getattr(model, "adapter_", None)),
+                                               "_replaces_estimator", False)),
            "selection": selection,
            "class_mix": [[str(_value(classes[c])), float(s), float(p)]
                          for c, s, p in zip(seen, src_share, tgt_share, strict=True)],
