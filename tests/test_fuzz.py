@@ -48,7 +48,16 @@ from shiftlearn.generalization import (
     PoolingRegressor,
 )
 from shiftlearn.kernels import RandomFourierFeatures
-from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
+from shiftlearn.mapping import (
+    EMD,
+    SA,
+    ClassRegOT,
+    JDOTClassifier,
+    JDOTRegressor,
+    LinOT,
+    OTLabelProp,
+    Sinkhorn,
+)
 from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
 from shiftlearn.reweighting import (
     KDERW,
@@ -65,7 +74,8 @@ FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
 
 #: name -> (factory, kind): "transformer" (fit + transform), "classifier", "regressor",
 #: "fewlabels"/"fewreg" (few labeled target rows: classification/regression),
-#: "dg" (domain generalization: predict takes the test task's sample_domain)
+#: "dg" (domain generalization: predict takes the test task's sample_domain), "reg" (a
+#: domain-adaptation regressor: unlabeled target rows, predict)
 ESTIMATORS = {
     "TCA": (lambda: TCA(), "transformer"),
     "JDA": (lambda: JDA(), "transformer"),
@@ -93,6 +103,13 @@ ESTIMATORS = {
     "ClassRegOT": (lambda: ClassRegOT(), "transformer"),
     "DomainAdaptationClassifier(LinOT)": (lambda: DomainAdaptationClassifier(LinOT()),
                                           "classifier"),
+    # labelers: they predict the target rows themselves
+    "JDOTClassifier": (lambda: JDOTClassifier(max_iter=5), "classifier"),
+    "JDOTRegressor": (lambda: JDOTRegressor(max_iter=5), "reg"),
+    "OTLabelProp": (lambda: OTLabelProp(), "classifier"),
+    "DomainAdaptationClassifier(JDOTClassifier)": (
+        lambda: DomainAdaptationClassifier(JDOTClassifier(max_iter=5), LogisticRegression()),
+        "classifier"),
     # reweighting: transform is the identity; the weights are checked after every fit
     "KMM": (lambda: KMM(), "transformer"),
     "KLIEP": (lambda: KLIEP(random_state=0), "transformer"),
@@ -260,7 +277,7 @@ FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True,
 
 
 @pytest.mark.parametrize("name", [n for n, (_, k) in ESTIMATORS.items()
-                                  if k not in ("dgreg", "fewreg")])
+                                  if k not in ("dgreg", "fewreg", "reg")])
 @FUZZ
 @given(data=problems())
 def test_fuzz_classification_and_transformers(name, data):
@@ -268,7 +285,7 @@ def test_fuzz_classification_and_transformers(name, data):
 
 
 @pytest.mark.parametrize("name", [n for n, (_, k) in ESTIMATORS.items()
-                                  if k in ("dgreg", "fewreg")])
+                                  if k in ("dgreg", "fewreg", "reg")])
 @FUZZ
 @given(data=problems(regression=True))
 def test_fuzz_regressors(name, data):
