@@ -383,7 +383,7 @@ def test_domain_adaptation_classifier_refuses_jdot_with_1nn_before_fitting():
 
 def test_domain_adaptation_classifier_refuses_a_predictor_that_is_no_labeler():
     X, y, sd = _domains()
-    with pytest.raises(ValueError, match="not a labeler"):
+    with pytest.raises(ValueError, match="'adapter' parameter.*a labeler"):
         DomainAdaptationClassifier(LogisticRegression()).fit(X, y, sd)
     DomainAdaptationClassifier(TCA(n_components=2)).fit(X, y, sd)        # unchanged
 

@@ -34,6 +34,21 @@ from ._pipeline import (
 __all__ = ["DomainAdaptationClassifier"]
 
 
+class _Labeler(HasMethods):
+    """Parameter constraint: a labeler (``_replaces_estimator = True`` on its class) with
+    ``fit`` and ``predict``."""
+
+    def __init__(self):
+        super().__init__(["fit", "predict"])
+
+    def is_satisfied_by(self, val) -> bool:
+        return _is_labeler(val) and super().is_satisfied_by(val)
+
+    def __str__(self) -> str:
+        return ("a labeler (a class with _replaces_estimator = True, e.g. JDOTClassifier(), "
+                "OTLabelProp())")
+
+
 def _estimator_has(attr: str):
     """``available_if`` test: the fitted classifier (else the given one, else the default 1NN)
     has ``attr``."""
@@ -125,7 +140,7 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     __metadata_request__transform = {"sample_domain": True}
 
     _parameter_constraints: dict = {
-        "adapter": [HasMethods(["fit", "transform"]), HasMethods(["fit", "predict"]), None],
+        "adapter": [HasMethods(["fit", "transform"]), _Labeler(), None],
         "estimator": [HasMethods(["fit", "predict"]), None],
         "memory": [FitMemory, None],
     }
@@ -204,12 +219,6 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
             self.estimator_ = self.adapter_.estimator_
             self.classes_ = self.adapter_.classes_
             return X
-        if self.adapter is not None and not hasattr(self.adapter, "transform"):
-            raise ValueError(
-                f"adapter={type(self.adapter).__name__} has no transform and is not a labeler "
-                "(a domain-adaptation estimator with _replaces_estimator = True that predicts "
-                "the labels itself): give a transformer (TCA(), CORAL(), ...), a labeler "
-                "(JDOTClassifier(), OTLabelProp()), or pass a plain classifier as estimator.")
         if _gives_weights(self.adapter):        # refused before any fit
             check_weights_reach(self.adapter, KNeighborsClassifier(n_neighbors=1)
                                 if self.estimator is None else self.estimator)
