@@ -110,6 +110,7 @@ def test_boosting_accepts_minus_one_in_target_domains_and_class_minus_two():
 # --------------------------------------------------- DataFrame columns checked by every estimator
 def _public_estimators():
     """Every public estimator and meta-estimator, with data it fits (rows of the toy frame)."""
+    from sklearn.linear_model import LogisticRegression
     from sklearn.neighbors import KNeighborsClassifier
 
     from shiftlearn import adaptation as A
@@ -130,7 +131,16 @@ def _public_estimators():
         TaskGroupSearchCV,
     )
     from shiftlearn.kernels import RandomFourierFeatures
-    from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
+    from shiftlearn.mapping import (
+        EMD,
+        SA,
+        ClassRegOT,
+        JDOTClassifier,
+        JDOTRegressor,
+        LinOT,
+        OTLabelProp,
+        Sinkhorn,
+    )
     from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
     from shiftlearn.reweighting import (
         KDERW,
@@ -163,6 +173,9 @@ def _public_estimators():
         (PoolingRegressor(random_state=0), dgr),
         (TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}, cv=2), dg),
         *[(M(), da) for M in (SA, LinOT, EMD, Sinkhorn, ClassRegOT)],
+        (JDOTClassifier(max_iter=3), da), (OTLabelProp(), da),
+        (JDOTRegressor(max_iter=3), "da_regression"),
+        (A.DomainAdaptationClassifier(JDOTClassifier(max_iter=3), LogisticRegression()), da),
         *[(R(), da) for R in (KMM, KLIEP, uLSIF, RuLSIF, DiscriminatorRW, NearestNeighborRW,
                               KDERW, GaussianRW)],
         *[(F(), few) for F in (FeatureAugmentation, TrAdaBoost, RegularTransferLC, LinInt)],
@@ -179,6 +192,8 @@ def _frame(kind):
         sd = np.r_[np.repeat([1, 2], 30), np.full(25, 3)]
         if kind == "dg_regression":
             y = X[:, 0] + 0.1 * y
+    if kind == "da_regression":                  # source values, NaN on the target rows
+        y = np.where(y == -1, np.nan, X[:, 0] + 0.1 * y)
     if kind in ("few", "few_regression"):        # a few labeled target rows (both classes)
         y = np.where((sd < 0) & (np.arange(len(y)) % 5 == 0), np.arange(len(y)) % 2, y)
         if kind == "few_regression":
@@ -242,9 +257,11 @@ def _da_scorers():
 
     from shiftlearn.adaptation import CORAL, TCA, DomainAdaptationClassifier, make_da_pipeline
     from shiftlearn.boosting import MultiTaskBoostingClassifier
+    from shiftlearn.mapping import JDOTClassifier, OTLabelProp
     from shiftlearn.model_selection import AdaptationSelector
 
     return [AdaptationSelector(methods=["TCA", "CORAL"], grids={}, cv=2),
+            JDOTClassifier(max_iter=3), OTLabelProp(),
             DomainAdaptationClassifier(TCA(n_components=2)),
             DomainAdaptationClassifier(CORAL()),
             make_da_pipeline(TCA(n_components=2), KNeighborsClassifier(1)),

@@ -23,10 +23,11 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 from .._constraints import HasMethods, Interval, check_params
 from .._resources import check_dense_memory
 from .._stacklevel import user_stacklevel
-from .._validation import check_X, check_X_y_domain, require_y
+from .._validation import check_X, check_X_y_domain, require_y, scored_rows
 from ._ot import entropic_plan, import_ot
 
-__all__ = ["JDOTClassifier", "JDOTRegressor", "label_plan", "source_only_warning"]
+__all__ = ["JDOTClassifier", "JDOTRegressor", "label_plan", "labeled_score",
+           "source_only_warning"]
 
 #: weights of the duplicated target rows below this share of the largest are dropped: exact
 #: plans are sparse (their zeros go), entropic ones have dust far below the solver's tolerance
@@ -75,6 +76,20 @@ def _fit_weighted(est, X, y, w):
         return est.fit(X, y, **{_weight_key(est): w})
 
 
+def labeled_score(est, X, y, sample_weight, task: str) -> float:
+    """The score of ``est`` (scikit-learn's accuracy or R^2) on the labeled rows of ``X`` only,
+    the package's one scoring rule (:func:`shiftlearn._validation.scored_rows`)."""
+    from sklearn.metrics import accuracy_score, r2_score
+    from sklearn.utils import _safe_indexing
+
+    keep, y = scored_rows(y, task=task)
+    w = None if sample_weight is None else np.asarray(sample_weight)[keep]
+    pred = est.predict(_safe_indexing(X, np.flatnonzero(keep)))
+    if task == "classification":
+        return float(accuracy_score(y[keep], pred, sample_weight=w))
+    return float(r2_score(np.asarray(y[keep], dtype=np.float64), pred, sample_weight=w))
+
+
 def _feature_cost(ot, Xs: np.ndarray, Xt: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances divided by their mean (all zero when the rows coincide)."""
     D = ot.dist(Xs, Xt, metric="sqeuclidean")
@@ -89,6 +104,11 @@ class _BaseJDOT(BaseEstimator):
 
     # scikit-learn metadata routing: sample_domain is requested by default
     __metadata_request__fit = {"sample_domain": True}
+    # and to the prediction methods and score, which take it for the protocol's sake (every
+    # row is predicted by the target model)
+    __metadata_request__predict = {"sample_domain": True}
+    __metadata_request__predict_proba = {"sample_domain": True}
+    __metadata_request__score = {"sample_domain": True}
 
     #: a labeler: DomainAdaptationClassifier fits it (with its classifier as ``estimator``)
     #: in place of adapter + classifier
@@ -170,8 +190,10 @@ class _BaseJDOT(BaseEstimator):
         self.n_iter_ = len(history)
         return self
 
-    def predict(self, X):
-        """The target model's predictions for the rows of ``X`` (target rows)."""
+    def predict(self, X, sample_domain=None):
+        """The target model's predictions for the rows of ``X`` (target rows;
+        ``sample_domain`` is accepted for the package's protocol and ignored: every row is
+        predicted by the target model)."""
         check_is_fitted(self, "estimator_")
         X = check_X(X, estimator=self, reset=False)
         return self.estimator_.predict(X)
@@ -277,6 +299,11 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
 
     _task = "classification"
 
+    def score(self, X, y, sample_weight=None, sample_domain=None):
+        """Accuracy on the rows of ``X`` that carry a label: unlabeled rows (``-1``, NaN,
+        ...) are skipped, never counted as errors (``sample_domain`` ignored)."""
+        return labeled_score(self, X, y, sample_weight, "classification")
+
     @staticmethod
     def _default():
         return LogisticRegression()
@@ -347,8 +374,9 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
     @available_if(lambda self: hasattr(self.estimator_ if hasattr(self, "estimator_") else
                                        (self._default() if self.estimator is None
                                         else self.estimator), "predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities of the rows of ``X`` (columns in ``classes_`` order)."""
+    def predict_proba(self, X, sample_domain=None):
+        """Class probabilities of the rows of ``X`` (columns in ``classes_`` order;
+        ``sample_domain`` ignored, as in :meth:`predict`)."""
         check_is_fitted(self, "estimator_")
         X = check_X(X, estimator=self, reset=False)
         return self._full_proba(X)
@@ -432,6 +460,11 @@ class JDOTRegressor(RegressorMixin, _BaseJDOT):
     """
 
     _task = "regression"
+
+    def score(self, X, y, sample_weight=None, sample_domain=None):
+        """R^2 on the rows of ``X`` that carry a value: NaN rows are skipped
+        (``sample_domain`` ignored)."""
+        return labeled_score(self, X, y, sample_weight, "regression")
 
     @staticmethod
     def _default():

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._constraints import HasMethods, Interval, check_params
 from .._resources import check_dense_memory
 from .._validation import check_X, check_X_y_domain, require_y
-from ._jdot import label_plan, source_only_warning
+from ._jdot import label_plan, labeled_score, source_only_warning
 from ._ot import import_ot
 
 __all__ = ["OTLabelProp"]
@@ -111,6 +111,11 @@ class OTLabelProp(ClassifierMixin, BaseEstimator):
 
     # scikit-learn metadata routing: sample_domain is requested by default
     __metadata_request__fit = {"sample_domain": True}
+    # and to the prediction methods and score, which take it for the protocol's sake (every
+    # row is predicted by the target model)
+    __metadata_request__predict = {"sample_domain": True}
+    __metadata_request__predict_proba = {"sample_domain": True}
+    __metadata_request__score = {"sample_domain": True}
 
     #: a labeler: DomainAdaptationClassifier fits it in place of adapter + classifier
     _replaces_estimator = True
@@ -194,14 +199,19 @@ class OTLabelProp(ClassifierMixin, BaseEstimator):
             self.estimator_ = clone(est).fit(Xt, labels)
         return self
 
-    def predict(self, X):
-        """Labels of the rows of ``X`` (target rows) from the fitted classifier."""
+    def predict(self, X, sample_domain=None):
+        """Labels of the rows of ``X`` (target rows) from the fitted classifier
+        (``sample_domain`` is accepted for the package's protocol and ignored)."""
         check_is_fitted(self, "estimator_")
         X = check_X(X, estimator=self, reset=False)
         return self.estimator_.predict(X)
 
+    def score(self, X, y, sample_weight=None, sample_domain=None):
+        """Accuracy on the rows of ``X`` that carry a label (unlabeled rows are skipped)."""
+        return labeled_score(self, X, y, sample_weight, "classification")
+
     @available_if(_has_proba)
-    def predict_proba(self, X):
+    def predict_proba(self, X, sample_domain=None):
         """Class probabilities of the rows of ``X`` (columns in ``classes_`` order; ``0`` for
         a class no target row was given)."""
         check_is_fitted(self, "estimator_")
