@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
@@ -427,3 +428,36 @@ def test_the_adapt_report_says_the_labeler_replaces_the_classifier():
     assert "replaces the classifier" in decision(res.report)
     res = adapt(Xs, ys, Xt, method="CORAL", permutations=0)
     assert "replaces" not in decision(res.report)
+
+
+class _SourceModelLabeler(ClassifierMixin, BaseEstimator):
+    """The smallest labeler of the protocol (``_replaces_estimator = True``, an ``estimator``
+    parameter, ``fit(X, y, sample_domain)``, ``predict``), without the optional
+    ``_check_estimator`` and without ``estimator_``: what another family's labeler (a
+    self-labeling SVM) may look like."""
+
+    _replaces_estimator = True
+
+    def __init__(self, estimator=None):
+        self.estimator = estimator
+
+    def fit(self, X, y, sample_domain=None):
+        src = np.asarray(sample_domain) > 0
+        est = KNeighborsClassifier(1) if self.estimator is None else self.estimator
+        self.model_ = clone(est).fit(X[src], y[src])
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def test_the_protocol_takes_a_minimal_labeler():
+    X, y, sd = _domains()
+    model = DomainAdaptationClassifier(_SourceModelLabeler(), LogisticRegression()).fit(
+        X, y, sd)
+    assert isinstance(model.adapter_.model_, LogisticRegression)
+    assert model.estimator_ is model.adapter_                   # no estimator_ of its own
+    ref = LogisticRegression().fit(X[sd > 0], y[sd > 0])
+    np.testing.assert_array_equal(model.predict(X[sd < 0]), ref.predict(X[sd < 0]))
+    assert not hasattr(model, "predict_proba")                  # the labeler has none

@@ -105,7 +105,8 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     adapter_ : fitted clone of ``adapter``
-    estimator_ : fitted clone of ``estimator`` (for a labeler: its fitted model)
+    estimator_ : fitted clone of ``estimator`` (for a labeler: its fitted model
+        ``estimator_``, else the fitted labeler)
     classes_ : ndarray
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -216,7 +217,8 @@ class DomainAdaptationClassifier(ClassifierMixin, BaseEstimator):
             # the labeler predicts the labels itself: it replaces the classifier
             check_labeler_reach(self.adapter, self.estimator)     # refused before any fit
             self.adapter_ = self._labeler().fit(X, y, sample_domain=sd)
-            self.estimator_ = self.adapter_.estimator_
+            # its fitted model when it exposes one (the protocol asks only for predict)
+            self.estimator_ = getattr(self.adapter_, "estimator_", self.adapter_)
             self.classes_ = self.adapter_.classes_
             return X
         if _gives_weights(self.adapter):        # refused before any fit
