@@ -461,3 +461,17 @@ def test_the_protocol_takes_a_minimal_labeler():
     ref = LogisticRegression().fit(X[sd > 0], y[sd > 0])
     np.testing.assert_array_equal(model.predict(X[sd < 0]), ref.predict(X[sd < 0]))
     assert not hasattr(model, "predict_proba")                  # the labeler has none
+
+
+def test_jdot_entropic_first_plan_is_sinkhorns():
+    """``reg_e > 0``: the first plan is the entropic plan of ``alpha D`` (POT's Sinkhorn run
+    here to a tighter tolerance): both are the unique entropic optimum, so they agree to the
+    stopping tolerance of ours (marginal error 1e-9) over the entries."""
+    X, y, sd = _domains()
+    Xs, Xt = X[sd > 0], X[sd < 0]
+    ns, nt = len(Xs), len(Xt)
+    est = JDOTClassifier(max_iter=1, reg_e=0.1).fit(X, y, sd)
+    ref = ot.sinkhorn(np.full(ns, 1 / ns), np.full(nt, 1 / nt), _normalised_cost(Xs, Xt), 0.1,
+                      method="sinkhorn_log", numItermax=100000, stopThr=1e-13)
+    np.testing.assert_allclose(est.plan_, ref, atol=1e-9)
+    assert est.predict(Xt).shape == (nt,)
