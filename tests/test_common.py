@@ -54,7 +54,16 @@ from shiftlearn.generalization import (
 )
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.labelshift import BBSE, JCPOT, RLLS
-from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
+from shiftlearn.mapping import (
+    EMD,
+    SA,
+    ClassRegOT,
+    JDOTClassifier,
+    JDOTRegressor,
+    LinOT,
+    OTLabelProp,
+    Sinkhorn,
+)
 from shiftlearn.model_selection import (
     AdaptationRegressorSelector,
     AdaptationSelector,
@@ -124,6 +133,11 @@ ESTIMATORS = [
     EMD(),
     Sinkhorn(),
     ClassRegOT(),
+    JDOTClassifier(),
+    JDOTRegressor(),
+    OTLabelProp(),
+    DomainAdaptationClassifier(JDOTClassifier(), LogisticRegression()),
+    DomainAdaptationClassifier(OTLabelProp()),
     DomainAdaptationClassifier(TCA()),
     DomainAdaptationClassifier(SCA(), memory=FitMemory()),
     DomainAdaptationClassifier(CORAL()),     # a memory shared by the clones
@@ -215,6 +229,8 @@ EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "ClassRegOT": {"check_transformer_n_iter": _NO_TARGET},
     "DomainAdaptationClassifier": {"check_classifiers_classes": _MINUS_ONE},
     "DASVM": {"check_classifiers_classes": _MINUS_ONE},
+    "JDOTClassifier": {"check_classifiers_classes": _MINUS_ONE},
+    "OTLabelProp": {"check_classifiers_classes": _MINUS_ONE},
     "MarginalTransferClassifier": {"check_classifiers_classes": _MINUS_ONE,
                                    "check_methods_subset_invariance": _TEST_TASK},
     "MarginalTransferRegressor": {"check_methods_subset_invariance": _TEST_TASK},

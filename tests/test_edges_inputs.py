@@ -110,9 +110,11 @@ def test_boosting_accepts_minus_one_in_target_domains_and_class_minus_two():
 # --------------------------------------------------- DataFrame columns checked by every estimator
 def _public_estimators():
     """Every public estimator and meta-estimator, with data it fits (rows of the toy frame)."""
+    from sklearn.linear_model import LogisticRegression
     from sklearn.neighbors import KNeighborsClassifier
 
     from shiftlearn import adaptation as A
+    from shiftlearn import compose as C
     from shiftlearn.boosting import MultiTaskBoostingClassifier
     from shiftlearn.fewlabels import (
         FeatureAugmentation,
@@ -130,8 +132,22 @@ def _public_estimators():
         TaskGroupSearchCV,
     )
     from shiftlearn.kernels import RandomFourierFeatures
-    from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
-    from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
+    from shiftlearn.labelshift import BBSE, JCPOT, RLLS
+    from shiftlearn.mapping import (
+        EMD,
+        SA,
+        ClassRegOT,
+        JDOTClassifier,
+        JDOTRegressor,
+        LinOT,
+        OTLabelProp,
+        Sinkhorn,
+    )
+    from shiftlearn.model_selection import (
+        AdaptationRegressorSelector,
+        AdaptationSelector,
+        GeneralizationSelector,
+    )
     from shiftlearn.reweighting import (
         KDERW,
         KLIEP,
@@ -142,6 +158,7 @@ def _public_estimators():
         RuLSIF,
         uLSIF,
     )
+    from shiftlearn.selflabeling import DASVM
 
     da, dg, dgr, none = "da", "dg", "dg_regression", "unsupervised"
     few, few_regression = "few", "few_regression"
@@ -151,10 +168,10 @@ def _public_estimators():
         (A.RFTCA(n_components=2, n_features=20, random_state=0), da),
         (A.RFSCA(n_components=2, n_features=20, random_state=0), da),
         (RandomFourierFeatures(n_features=5, random_state=0), none),
-        (A.DomainAdaptationClassifier(A.TCA(n_components=2)), da),
-        (A.DomainAdaptationClassifier(A.CORAL()), da),
-        (A.make_da_pipeline(A.TCA(n_components=2), KNeighborsClassifier(1)), da),
-        (A.LabeledOnly(KNeighborsClassifier(1)), da),
+        (C.DomainAdaptationClassifier(A.TCA(n_components=2)), da),
+        (C.DomainAdaptationClassifier(A.CORAL()), da),
+        (C.make_da_pipeline(A.TCA(n_components=2), KNeighborsClassifier(1)), da),
+        (C.LabeledOnly(KNeighborsClassifier(1)), da),
         (AdaptationSelector(methods=["TCA", "CORAL"], grids={}, cv=2), da),
         (MultiTaskBoostingClassifier(n_estimators=5), da),
         (MarginalTransferClassifier(random_state=0), dg),
@@ -163,11 +180,18 @@ def _public_estimators():
         (PoolingRegressor(random_state=0), dgr),
         (TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}, cv=2), dg),
         *[(M(), da) for M in (SA, LinOT, EMD, Sinkhorn, ClassRegOT)],
+        (JDOTClassifier(max_iter=3), da), (OTLabelProp(), da),
+        (JDOTRegressor(max_iter=3), "da_regression"),
+        (C.DomainAdaptationClassifier(JDOTClassifier(max_iter=3), LogisticRegression()), da),
         *[(R(), da) for R in (KMM, KLIEP, uLSIF, RuLSIF, DiscriminatorRW, NearestNeighborRW,
                               KDERW, GaussianRW)],
         *[(F(), few) for F in (FeatureAugmentation, TrAdaBoost, RegularTransferLC, LinInt)],
         *[(F(), few_regression) for F in (TrAdaBoostR2, RegularTransferLR)],
         (GeneralizationSelector(), dg),
+        (DASVM(), da), *[(L(random_state=0), da) for L in (BBSE, RLLS)], (JCPOT(), da),
+        (C.DomainAdaptationRegressor(A.TCA(n_components=2)), "da_regression"),
+        (AdaptationRegressorSelector(methods=["TCA", "CORAL"], grids={}, cv=2),
+         "da_regression"),
     ]
 
 
@@ -179,6 +203,8 @@ def _frame(kind):
         sd = np.r_[np.repeat([1, 2], 30), np.full(25, 3)]
         if kind == "dg_regression":
             y = X[:, 0] + 0.1 * y
+    if kind == "da_regression":                  # source values, NaN on the target rows
+        y = np.where(y == -1, np.nan, X[:, 0] + 0.1 * y)
     if kind in ("few", "few_regression"):        # a few labeled target rows (both classes)
         y = np.where((sd < 0) & (np.arange(len(y)) % 5 == 0), np.arange(len(y)) % 2, y)
         if kind == "few_regression":
@@ -197,10 +223,10 @@ def test_every_public_estimator_is_in_the_feature_name_check():
 
     listed = {type(e).__name__ for e, _ in _public_estimators()}
     public = set()
-    from shiftlearn import fewlabels, mapping, reweighting
+    from shiftlearn import compose, fewlabels, labelshift, mapping, reweighting, selflabeling
 
-    for mod in (shiftlearn, adaptation, generalization, model_selection, mapping, reweighting,
-                fewlabels):
+    for mod in (shiftlearn, adaptation, compose, generalization, model_selection, mapping,
+                reweighting, fewlabels, selflabeling, labelshift):
         for name in mod.__all__:
             obj = getattr(mod, name)
             if inspect.isclass(obj) and hasattr(obj, "fit") and not inspect.isabstract(obj) \
@@ -243,9 +269,11 @@ def _da_scorers():
     from shiftlearn.adaptation import CORAL, TCA
     from shiftlearn.boosting import MultiTaskBoostingClassifier
     from shiftlearn.compose import DomainAdaptationClassifier, make_da_pipeline
+    from shiftlearn.mapping import JDOTClassifier, OTLabelProp
     from shiftlearn.model_selection import AdaptationSelector
 
     return [AdaptationSelector(methods=["TCA", "CORAL"], grids={}, cv=2),
+            JDOTClassifier(max_iter=3), OTLabelProp(),
             DomainAdaptationClassifier(TCA(n_components=2)),
             DomainAdaptationClassifier(CORAL()),
             make_da_pipeline(TCA(n_components=2), KNeighborsClassifier(1)),

@@ -49,7 +49,16 @@ from shiftlearn.generalization import (
 )
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.labelshift import BBSE, JCPOT, RLLS
-from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
+from shiftlearn.mapping import (
+    EMD,
+    SA,
+    ClassRegOT,
+    JDOTClassifier,
+    JDOTRegressor,
+    LinOT,
+    OTLabelProp,
+    Sinkhorn,
+)
 from shiftlearn.model_selection import (
     AdaptationRegressorSelector,
     AdaptationSelector,
@@ -69,7 +78,8 @@ from shiftlearn.selflabeling import DASVM
 
 FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
 
-#: name -> (factory, kind): "transformer" (fit + transform), "classifier", "regressor",
+#: name -> (factory, kind): "transformer" (fit + transform), "classifier", "regressor" (a
+#: domain-adaptation regressor: unlabeled target rows with y = NaN, predict),
 #: "fewlabels"/"fewreg" (few labeled target rows: classification/regression),
 #: "dg" (domain generalization: predict takes the test task's sample_domain)
 ESTIMATORS = {
@@ -99,6 +109,13 @@ ESTIMATORS = {
     "ClassRegOT": (lambda: ClassRegOT(), "transformer"),
     "DomainAdaptationClassifier(LinOT)": (lambda: DomainAdaptationClassifier(LinOT()),
                                           "classifier"),
+    # labelers: they predict the target rows themselves
+    "JDOTClassifier": (lambda: JDOTClassifier(max_iter=5), "classifier"),
+    "JDOTRegressor": (lambda: JDOTRegressor(max_iter=5), "regressor"),
+    "OTLabelProp": (lambda: OTLabelProp(), "classifier"),
+    "DomainAdaptationClassifier(JDOTClassifier)": (
+        lambda: DomainAdaptationClassifier(JDOTClassifier(max_iter=5), LogisticRegression()),
+        "classifier"),
     # reweighting: transform is the identity; the weights are checked after every fit
     "KMM": (lambda: KMM(), "transformer"),
     "KLIEP": (lambda: KLIEP(random_state=0), "transformer"),

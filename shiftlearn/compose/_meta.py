@@ -28,6 +28,8 @@ from ..adaptation import FitMemory
 from ._pipeline import (
     _fitted_weights,
     _gives_weights,
+    _is_labeler,
+    check_labeler_reach,
     check_weights_reach,
     fit_weighted,
 )
@@ -35,11 +37,28 @@ from ._pipeline import (
 __all__ = ["DomainAdaptationClassifier", "DomainAdaptationRegressor"]
 
 
+class _Labeler(HasMethods):
+    """Parameter constraint: a labeler (``_replaces_estimator = True`` on its class) with
+    ``fit`` and ``predict``."""
+
+    def __init__(self):
+        super().__init__(["fit", "predict"])
+
+    def is_satisfied_by(self, val) -> bool:
+        return _is_labeler(val) and super().is_satisfied_by(val)
+
+    def __str__(self) -> str:
+        return ("a labeler (a class with _replaces_estimator = True, e.g. JDOTClassifier(), "
+                "OTLabelProp())")
+
+
 def _estimator_has(attr: str):
     """``available_if`` test: the fitted classifier (else the given one, else the default 1NN)
-    has ``attr``."""
+    has ``attr``; for a labeler adapter, the labeler."""
     def check(self) -> bool:
-        if hasattr(self, "estimator_"):
+        if _is_labeler(self.adapter):
+            est = self.adapter_ if hasattr(self, "adapter_") else self._labeler()
+        elif hasattr(self, "estimator_"):
             est = self.estimator_
         else:
             est = KNeighborsClassifier(1) if self.estimator is None else self.estimator
@@ -93,8 +112,24 @@ class _DomainAdaptationBase(BaseEstimator):
         self._fit_transform(X, y, sample_domain)
         return self
 
+    def _labeler(self):
+        """A clone of the labeler adapter, given this estimator's final estimator (if any)."""
+        labeler = clone(self.adapter)
+        if self.estimator is not None:
+            labeler.set_params(estimator=clone(self.estimator))
+        return labeler
+
     def _fit_transform(self, X, y, sample_domain):
         X, y, sd, lab = self._validate(X, y, sample_domain)
+        if _is_labeler(self.adapter):
+            # the labeler predicts the labels itself: it replaces the final estimator
+            check_labeler_reach(self.adapter, self.estimator)     # refused before any fit
+            self.adapter_ = self._labeler().fit(X, y, sample_domain=sd)
+            # its fitted model when it exposes one (the protocol asks only for predict)
+            self.estimator_ = getattr(self.adapter_, "estimator_", self.adapter_)
+            if hasattr(self.adapter_, "classes_"):
+                self.classes_ = self.adapter_.classes_
+            return X
         if _gives_weights(self.adapter):        # refused before any fit
             check_weights_reach(self.adapter, self._default_estimator()
                                 if self.estimator is None else self.estimator)
@@ -131,7 +166,7 @@ class _DomainAdaptationBase(BaseEstimator):
         not take it."""
         check_is_fitted(self, "estimator_")
         X = check_X(X, estimator=self, reset=False)
-        if self.adapter_ is None:
+        if self.adapter_ is None or _is_labeler(self.adapter_):
             return X
         if sample_domain is not None and takes_sample_domain(self.adapter_, "transform"):
             return self.adapter_.transform(X, sample_domain=sample_domain)
@@ -142,7 +177,8 @@ class _DomainAdaptationBase(BaseEstimator):
         ``input_features``, if given, must match the names seen in ``fit``."""
         check_is_fitted(self, "estimator_")
         names = _check_feature_names_in(self, input_features)
-        return names if self.adapter_ is None else self.adapter_.get_feature_names_out()
+        return names if self.adapter_ is None or _is_labeler(self.adapter_) \
+            else self.adapter_.get_feature_names_out()
 
 
 class DomainAdaptationClassifier(ClassifierMixin, _DomainAdaptationBase):
@@ -160,13 +196,25 @@ class DomainAdaptationClassifier(ClassifierMixin, _DomainAdaptationBase):
     ``sample_weight`` (the default 1NN) is then refused with a ``ValueError`` before anything
     is fitted, rather than dropping the weights.
 
+    A labeler adapter (a class with ``_replaces_estimator = True`` and an ``estimator``
+    parameter, e.g. :class:`shiftlearn.mapping.JDOTClassifier`,
+    :class:`shiftlearn.mapping.OTLabelProp`, :class:`shiftlearn.selflabeling.DASVM`,
+    :class:`shiftlearn.labelshift.BBSE`) predicts the target labels itself: it *replaces the
+    classifier*. Its clone, with ``estimator`` set to this estimator's (when not ``None``; else
+    the labeler keeps its own model), is fitted on every row with ``sample_domain``, and
+    ``predict``/``predict_proba`` are its own; ``transform`` is the identity (the scorers that
+    embed rows see the raw features). A classifier the labeler cannot use (JDOT's weighted fit
+    with the 1NN, which takes no ``sample_weight``) is refused with a ``ValueError`` before
+    anything is fitted.
+
     Parameters
     ----------
-    adapter : transformer with ``fit(X, y, sample_domain)``, or None
+    adapter : transformer with ``fit(X, y, sample_domain)``, labeler, or None
         Cloned in ``fit``. ``None`` means no adaptation: the classifier is trained on the raw
         features of the labeled source rows (the baseline every selection includes).
     estimator : classifier or None, default=None
-        ``None`` means ``KNeighborsClassifier(n_neighbors=1)`` (the papers' 1NN protocol).
+        ``None`` means ``KNeighborsClassifier(n_neighbors=1)`` (the papers' 1NN protocol); for
+        a labeler adapter, ``None`` keeps the labeler's own model.
     memory : FitMemory or None, default=None
         Given to the adapter's clone (it replaces the adapter's own ``memory``), so that a
         search over this estimator shares work between fits on the same rows
@@ -176,7 +224,8 @@ class DomainAdaptationClassifier(ClassifierMixin, _DomainAdaptationBase):
     Attributes
     ----------
     adapter_ : fitted clone of ``adapter``
-    estimator_ : fitted clone of ``estimator``
+    estimator_ : fitted clone of ``estimator`` (for a labeler: its fitted model
+        ``estimator_``, else the fitted labeler)
     classes_ : ndarray
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -212,7 +261,7 @@ class DomainAdaptationClassifier(ClassifierMixin, _DomainAdaptationBase):
     __metadata_request__transform = {"sample_domain": True}
 
     _parameter_constraints: dict = {
-        "adapter": [HasMethods(["fit", "transform"]), None],
+        "adapter": [HasMethods(["fit", "transform"]), _Labeler(), None],
         "estimator": [HasMethods(["fit", "predict"]), None],
         "memory": [FitMemory, None],
     }
@@ -260,6 +309,8 @@ class DomainAdaptationClassifier(ClassifierMixin, _DomainAdaptationBase):
     def predict(self, X, sample_domain=None):
         """Labels of ``X`` (the target rows; ``sample_domain`` as in :meth:`transform`)."""
         Z = self.transform(X, sample_domain)
+        if _is_labeler(self.adapter_):
+            return self.adapter_.predict(Z)
         return self.estimator_.predict(Z)
 
     @available_if(_estimator_has("predict_proba"))
@@ -267,6 +318,8 @@ class DomainAdaptationClassifier(ClassifierMixin, _DomainAdaptationBase):
         """Class probabilities, when the classifier has ``predict_proba`` (``sample_domain`` as
         in :meth:`transform`)."""
         Z = self.transform(X, sample_domain)
+        if _is_labeler(self.adapter_):
+            return self.adapter_.predict_proba(Z)
         return self.estimator_.predict_proba(Z)
 
     def score(self, X, y, sample_weight=None, sample_domain=None):

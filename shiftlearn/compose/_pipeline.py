@@ -39,8 +39,8 @@ from .._validation import (
     unlabeled_mask,
 )
 
-__all__ = ["DomainAwarePipeline", "LabeledOnly", "check_weights_reach", "fit_weighted",
-           "make_da_pipeline"]
+__all__ = ["DomainAwarePipeline", "LabeledOnly", "check_labeler_reach", "check_weights_reach",
+           "fit_weighted", "make_da_pipeline"]
 
 
 def _gives_weights(est) -> bool:
@@ -48,6 +48,26 @@ def _gives_weights(est) -> bool:
     has a ``compute_weights`` method; once fitted, ``weights_`` holds the training rows'."""
     return est is not None and not isinstance(est, str) and \
         callable(getattr(est, "compute_weights", None))
+
+
+def _is_labeler(est) -> bool:
+    """A labeler (the protocol of :class:`~shiftlearn.mapping.JDOTClassifier`,
+    :class:`~shiftlearn.mapping.OTLabelProp`): a domain-adaptation estimator that predicts the
+    target labels itself, marked by the class attribute ``_replaces_estimator = True``, with an
+    ``estimator`` parameter (its model) and ``fit(X, y, sample_domain)``; it replaces the
+    adapter + classifier pair of :class:`DomainAdaptationClassifier`."""
+    return est is not None and not isinstance(est, str) and \
+        bool(getattr(type(est), "_replaces_estimator", False))
+
+
+def check_labeler_reach(labeler, estimator) -> None:
+    """Refuse, before anything is fitted, a labeler given an ``estimator`` it cannot use (JDOT
+    with a classifier whose ``fit`` takes no ``sample_weight``): the labeler's optional
+    ``_check_estimator(estimator)`` raises the ``ValueError`` that names the reason and the fix.
+    ``estimator=None`` keeps the labeler's own model."""
+    check = getattr(labeler, "_check_estimator", None)
+    if estimator is not None and callable(check):
+        check(estimator)
 
 
 def _fitted_weights(est, X, sample_domain) -> np.ndarray:

@@ -1,10 +1,14 @@
 """shiftlearn.mapping: maps of the source rows onto the target domain: Subspace Alignment, the
 linear (Gaussian) optimal-transport map and the barycentric optimal-transport maps (exact,
-entropic, class-regularised; these need POT, ``pip install shiftlearn[ot]``)."""
+entropic, class-regularised), and the optimal-transport labelers that predict the target rows
+themselves (JDOT, OT label propagation); the optimal-transport ones need POT,
+``pip install shiftlearn[ot]``."""
 
+from ._jdot import JDOTClassifier, JDOTRegressor
+from ._labelprop import OTLabelProp
 from ._linot import LinOT, monge_matrix
 from ._ot import EMD, ClassRegOT, Sinkhorn, barycentric_map
 from ._sa import SA, pca_basis
 
-__all__ = ["EMD", "SA", "ClassRegOT", "LinOT", "Sinkhorn", "barycentric_map", "monge_matrix",
-           "pca_basis"]
+__all__ = ["EMD", "SA", "ClassRegOT", "JDOTClassifier", "JDOTRegressor", "LinOT", "OTLabelProp",
+           "Sinkhorn", "barycentric_map", "monge_matrix", "pca_basis"]

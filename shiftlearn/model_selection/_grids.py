@@ -44,6 +44,8 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "BBSE": {"confusion": ["hard", "soft"]},
     "RLLS": {"reg": ["auto", 0.0]},
     "JCPOT": {"reg_e": [0.05, 0.1, 0.5]},
+    "JDOT": {"alpha": [0.1, 1.0, 10.0]},
+    "OTLabelProp": {"reg_e": [0.0, 1.0]},
 }
 
 

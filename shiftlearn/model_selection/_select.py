@@ -68,6 +68,9 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
     "BBSE": ("shiftlearn.labelshift:BBSE", {"random_state": 0}),
     "RLLS": ("shiftlearn.labelshift:RLLS", {"random_state": 0}),
     "JCPOT": ("shiftlearn.labelshift:JCPOT", {}),
+    # labelers: whole estimators that predict the labels and replace the classifier
+    "JDOT": ("shiftlearn.mapping:JDOTClassifier", {}),
+    "OTLabelProp": ("shiftlearn.mapping:OTLabelProp", {}),
 }
 
 #: labels of :data:`ADAPTERS` that ``methods="all"`` (the selector's default) leaves out until
@@ -82,7 +85,9 @@ OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegO
                                     "DASVM",
                                     # label shift: they replace the classifier (their
                                     # estimator), and correct class proportions only
-                                    "BBSE", "RLLS", "JCPOT"})
+                                    "BBSE", "RLLS", "JCPOT",
+                                    # labelers (they replace the classifier)
+                                    "JDOT", "OTLabelProp"})
 
 #: above this many rows the sized pool takes the random-feature adapters instead of the exact
 #: ones (the same models; a tuned search of the exact ones on 5,000 rows took more than 10
@@ -243,6 +248,19 @@ def _final_estimator(est):
     return est
 
 
+def _check_labeler(method: str, labeler, clf) -> None:
+    """Refuse up front a labeler candidate that cannot use the selector's classifier, in the
+    labeler's words (``_check_estimator``, optional in the protocol), with the way out."""
+    check = getattr(labeler, "_check_estimator", None)
+    if not callable(check):
+        return
+    try:
+        check(clf)
+    except ValueError as exc:
+        raise ValueError(f"{method}: a labeler, which replaces the classifier and fits it "
+                         f"itself; {exc} Or leave {method} out of methods.") from exc
+
+
 def method_label(adapter) -> str:
     """The label of :data:`ADAPTERS` an adapter's class is registered under (``"none"`` for
     ``None``, the class name for an adapter the registry does not know).
@@ -284,6 +302,9 @@ class _SelectorBase(BaseEstimator):
                 f"they would change nothing. Use a {kind} that takes sample_weight, e.g. "
                 f"{'Ridge' if kind == 'regressor' else 'LogisticRegression'}, or leave them "
                 "out of methods.")
+        for m in methods:           # labelers that cannot use the classifier (JDOT with 1NN)
+            if m != "none" and getattr(type(make_adapter(m)), "_replaces_estimator", False):
+                _check_labeler(m, make_adapter(m), clf)
         cv = (SourceKFold(int(self.cv), random_state=self.random_state)
               if isinstance(self.cv, Integral) else self.cv)
         grid = candidate_grid(methods, grids=self.grids, random_state=self.random_state)

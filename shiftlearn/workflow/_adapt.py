@@ -25,9 +25,12 @@ REWEIGHTING = ("KMM", "KLIEP", "uLSIF", "RuLSIF", "DiscriminatorRW", "NearestNei
                "KDERW", "GaussianRW")
 #: the label-shift methods: they correct the classifier for the target's class proportions
 LABEL_SHIFT = ("BBSE", "RLLS", "JCPOT")
+#: the labelers: whole estimators that predict the labels and replace the classifier (JDOT
+#: needs one that takes sample_weight), so ``candidates="all"`` leaves them out too
+LABELERS = ("JDOT", "OTLabelProp", "DASVM")
 #: ``method`` names: ``auto`` (choose), ``raw`` (no adaptation) or one adapter
 METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL", "SA", "LinOT",
-           "EMD", "Sinkhorn", "ClassRegOT", *REWEIGHTING, *LABEL_SHIFT)
+           "EMD", "Sinkhorn", "ClassRegOT", *REWEIGHTING, *LABEL_SHIFT, *LABELERS)
 #: estimator names (anything else is the path of a classifier saved with skops)
 ESTIMATORS = ("1nn", "logreg", "svm", "hgb", "rf", "ridge")
 #: ``select`` name -> scorer class of :mod:`shiftlearn.model_selection` (target-label
@@ -171,8 +174,8 @@ def candidate_methods(text, n_rows: int) -> list[str]:
     ----------
     text : str or sequence of str
         ``"sized"`` (:func:`~shiftlearn.model_selection.default_methods`: exact up to 2000
-        rows, random-feature above), ``"all"`` (every adapter but the reweighting and the
-        label-shift ones), or
+        rows, random-feature above), ``"all"`` (every adapter but the reweighting ones, the
+        label-shift ones and the labelers), or
         method names (a comma-separated text or a list).
     n_rows : int
         Rows of the data (for ``"sized"``).
@@ -194,7 +197,7 @@ def candidate_methods(text, n_rows: int) -> list[str]:
 
         return default_methods(n_rows)
     if text == "all":
-        return [m for m in adapters if m not in (*REWEIGHTING, *LABEL_SHIFT)]
+        return [m for m in adapters if m not in (*REWEIGHTING, *LABEL_SHIFT, *LABELERS)]
     names = [t.strip() for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in adapters]
     if bad or not names:
@@ -697,6 +700,8 @@ def run_adaptation(opts, X: np.ndarray, y: np.ndarray, sd: np.ndarray, codes: np
                              else [None] * K if analyses else []),
            "shift_matrices": {k: v.to_dict() for k, v in analyses.items()},
            "params": final, "params_from": params_from, "source_cv": cv_info,
+           "replaces_classifier": bool(getattr(type(getattr(model, "adapter_", None)),
+                                               "_replaces_estimator", False)),
            "selection": selection,
            "class_mix": [[str(_value(classes[c])), float(s), float(p)]
                          for c, s, p in zip(seen, src_share, tgt_share, strict=True)],

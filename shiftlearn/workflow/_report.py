@@ -68,7 +68,18 @@ def _label_column_words(rep: dict) -> str:
 
 
 def decision(rep: dict) -> str:
-    """One sentence: what was chosen (or asked for), and on what evidence."""
+    """One sentence: what was chosen (or asked for), and on what evidence; for a labeler
+    (JDOT, OTLabelProp), a second one: it predicts the labels itself and replaces the
+    classifier."""
+    text = _decision(rep)
+    if rep.get("replaces_classifier"):
+        text += (" It predicts the target labels itself: it replaces the classifier (the "
+                 f"{rep.get('classifier', 'given')} classifier is its model), and its "
+                 "adapted features are the raw ones.")
+    return text
+
+
+def _decision(rep: dict) -> str:
     sel = rep.get("selection")
     if sel is None:
         how = rep["params_from"]
