@@ -20,6 +20,7 @@ _LAZY = {
     "RFSCA": "shiftlearn.adaptation",
     "CORAL": "shiftlearn.adaptation",
     "JDA": "shiftlearn.adaptation",
+    "TJM": "shiftlearn.adaptation",
     "DomainAdaptationClassifier": "shiftlearn.adaptation",
     "make_da_pipeline": "shiftlearn.adaptation",
     "LabeledOnly": "shiftlearn.adaptation",

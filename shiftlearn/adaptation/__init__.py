@@ -13,6 +13,7 @@ from ._meta import DomainAdaptationClassifier
 from ._pipeline import DomainAwarePipeline, LabeledOnly, make_da_pipeline
 from ._sca import SCA, SCAProblem, sca_problem, sca_solve, uSCA
 from ._tca import TCA, tca_components
+from ._tjm import TJM
 
 __all__ = [
     "CORAL",
@@ -20,6 +21,7 @@ __all__ = [
     "SCA",
     "SCAProblem",
     "TCA",
+    "TJM",
     "BaseSubspaceTransformer",
     "DomainAdaptationClassifier",
     "DomainAwarePipeline",
