@@ -32,6 +32,7 @@ from shiftlearn.adaptation import (
     RFTCA,
     SCA,
     TCA,
+    TJM,
     DomainAdaptationClassifier,
     FitMemory,
     uSCA,
@@ -106,6 +107,7 @@ class FewLabelsLinInt(_WithTargetRows, LinInt):
 ESTIMATORS = [
     TCA(),
     JDA(),
+    TJM(),
     RFTCA(random_state=0),
     SCA(),
     uSCA(),
@@ -238,6 +240,7 @@ FRAME_ESTIMATORS = [
     RandomFourierFeatures(n_features=5, random_state=0),
     CORAL(),
     JDA(n_components=2),
+    TJM(n_components=2),
     SA(n_components=2),
     LinOT(),
     EMD(),

@@ -29,6 +29,7 @@ from shiftlearn.adaptation import (
     RFTCA,
     SCA,
     TCA,
+    TJM,
     DomainAdaptationClassifier,
     uSCA,
 )
@@ -69,6 +70,7 @@ FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
 ESTIMATORS = {
     "TCA": (lambda: TCA(), "transformer"),
     "JDA": (lambda: JDA(), "transformer"),
+    "TJM": (lambda: TJM(n_iter=3), "transformer"),
     "DomainAdaptationClassifier(JDA)": (lambda: DomainAdaptationClassifier(JDA()),
                                         "classifier"),
     "SCA": (lambda: SCA(), "transformer"),
