@@ -28,6 +28,8 @@ _LAZY = {
     "RFStats": "shiftlearn.adaptation",
     "SA": "shiftlearn.mapping",
     "LinOT": "shiftlearn.mapping",
+    "MultiLinOT": "shiftlearn.mapping",
+    "MMDLS": "shiftlearn.mapping",
     "EMD": "shiftlearn.mapping",
     "Sinkhorn": "shiftlearn.mapping",
     "ClassRegOT": "shiftlearn.mapping",

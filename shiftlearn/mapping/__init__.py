@@ -3,8 +3,10 @@ linear (Gaussian) optimal-transport map and the barycentric optimal-transport ma
 entropic, class-regularised; these need POT, ``pip install shiftlearn[ot]``)."""
 
 from ._linot import LinOT, monge_matrix
+from ._mmdls import MMDLS
+from ._multilinot import MultiLinOT, bures_barycenter
 from ._ot import EMD, ClassRegOT, Sinkhorn, barycentric_map
 from ._sa import SA, pca_basis
 
-__all__ = ["EMD", "SA", "ClassRegOT", "LinOT", "Sinkhorn", "barycentric_map", "monge_matrix",
-           "pca_basis"]
+__all__ = ["EMD", "SA", "ClassRegOT", "LinOT", "MMDLS", "MultiLinOT", "Sinkhorn", "barycentric_map",
+           "bures_barycenter", "monge_matrix", "pca_basis"]
