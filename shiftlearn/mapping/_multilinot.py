@@ -88,7 +88,7 @@ class MultiLinOT(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     ``fit(X, y, sample_domain)`` estimates, for every domain ``k`` (each distinct
     ``sample_domain``), the mean ``m_k`` and covariance ``C_k = X_k^T X_k / n_k + reg I``
     (centred rows, ``1/n``); the barycenter ``N(m_b, C_b)`` of the source domains'
-    Gaussians with equal weights (of the target domains' when there is no source row); and
+    Gaussians with equal weights; and
     each domain's map ``x -> x A_k + b_k``, ``A_k = C_k^{-1/2} (C_k^{1/2} C_b C_k^{1/2})^{1/2}
     C_k^{-1/2}``, ``b_k = m_b - m_k A_k`` (:func:`~shiftlearn.mapping.monge_matrix`). Every
     row, source or target, is mapped: a classifier trained on the mapped source rows is
@@ -232,7 +232,7 @@ class MultiLinOT(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                                       "rows than features, whose route needs no d x d matrix.")
         means = np.stack([X[sd == k].mean(axis=0) for k in domains])
         centred = [X[sd == k] - means[i] for i, k in enumerate(domains)]
-        ref = domains > 0 if np.any(domains > 0) else domains < 0
+        ref = domains > 0                    # fit_rows guarantees a source row
         if factored:
             Q, _ = np.linalg.qr(np.vstack(centred).T)
             eye = np.eye(Q.shape[1])
