@@ -54,7 +54,7 @@ from shiftlearn.generalization import (
     TaskGroupSearchCV,
 )
 from shiftlearn.kernels import RandomFourierFeatures
-from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
+from shiftlearn.mapping import EMD, MMDLS, SA, ClassRegOT, LinOT, MultiLinOT, Sinkhorn
 from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
 from shiftlearn.reweighting import (
     KDERW,
@@ -117,6 +117,8 @@ ESTIMATORS = [
     CORAL(shrinkage="ledoit_wolf"),
     SA(),
     LinOT(),
+    MultiLinOT(),
+    MMDLS(),
     EMD(),
     Sinkhorn(),
     ClassRegOT(),
@@ -190,6 +192,10 @@ EXPECTED_FAILED: dict[str, dict[str, str]] = {
                                      "check_fit2d_1sample": _ONE_ROW},
     "Sinkhorn": {"check_transformer_n_iter": _NO_TARGET},
     "ClassRegOT": {"check_transformer_n_iter": _NO_TARGET},
+    "MMDLS": {"check_transformer_n_iter": _NO_TARGET},
+    "MultiLinOT": {"check_transformer_n_iter": (
+        "the check's fit has one domain (every row a labeled source row), whose Gaussian is its "
+        "own barycenter: no fixed-point iteration runs (n_iter_ = 0)")},
     "DomainAdaptationClassifier": {"check_classifiers_classes": _MINUS_ONE},
     "MarginalTransferClassifier": {"check_classifiers_classes": _MINUS_ONE,
                                    "check_methods_subset_invariance": _TEST_TASK},
@@ -243,6 +249,8 @@ FRAME_ESTIMATORS = [
     TJM(n_components=2),
     SA(n_components=2),
     LinOT(),
+    MultiLinOT(),
+    MMDLS(),
     EMD(),
     DomainAdaptationClassifier(TCA(n_components=2)),
 ]
@@ -267,7 +275,8 @@ def test_dataframe_feature_names(estimator):
         np.testing.assert_allclose(est.transform(df.to_numpy()), Z)
     names = est.get_feature_names_out()
     assert len(names) == Z.shape[1] and len(set(names)) == len(names)
-    if isinstance(est, (CORAL, LinOT, EMD)):    # one-to-one: the input features, moved
+    # one-to-one: the input features, moved
+    if isinstance(est, (CORAL, LinOT, MultiLinOT, MMDLS, EMD)):
         assert names.tolist() == ["a", "b", "c"]
     else:
         assert names[0].startswith(type(est.adapter_ if hasattr(est, "adapter_") else est)

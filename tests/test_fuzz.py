@@ -49,7 +49,7 @@ from shiftlearn.generalization import (
     PoolingRegressor,
 )
 from shiftlearn.kernels import RandomFourierFeatures
-from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
+from shiftlearn.mapping import EMD, MMDLS, SA, ClassRegOT, LinOT, MultiLinOT, Sinkhorn
 from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
 from shiftlearn.reweighting import (
     KDERW,
@@ -90,6 +90,8 @@ ESTIMATORS = {
     "SA": (lambda: SA(), "transformer"),
     "SA(2)": (lambda: SA(n_components=2), "transformer"),
     "LinOT": (lambda: LinOT(), "transformer"),
+    "MultiLinOT": (lambda: MultiLinOT(), "transformer"),
+    "MMDLS": (lambda: MMDLS(max_iter=20), "transformer"),
     "EMD": (lambda: EMD(), "transformer"),
     "Sinkhorn": (lambda: Sinkhorn(), "transformer"),
     "ClassRegOT": (lambda: ClassRegOT(), "transformer"),
@@ -130,7 +132,7 @@ ESTIMATORS = {
 }
 
 #: transformers that map source rows differently from target rows (``transform(X, sd)``)
-_SOURCE_MAPS = ("CORAL", "SA", "LinOT", "EMD", "Sinkhorn", "ClassRegOT")
+_SOURCE_MAPS = ("CORAL", "SA", "LinOT", "EMD", "Sinkhorn", "ClassRegOT", "MultiLinOT", "MMDLS")
 
 ENCODINGS = ("int", "pm1", "str", "float", "shifted", "object")
 

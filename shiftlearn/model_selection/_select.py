@@ -51,6 +51,8 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
     "CORAL": ("shiftlearn.adaptation:CORAL", {}),
     "SA": ("shiftlearn.mapping:SA", {}),
     "LinOT": ("shiftlearn.mapping:LinOT", {}),
+    "MultiLinOT": ("shiftlearn.mapping:MultiLinOT", {}),
+    "MMD-LS": ("shiftlearn.mapping:MMDLS", {}),
     "EMD": ("shiftlearn.mapping:EMD", {}),
     "Sinkhorn": ("shiftlearn.mapping:Sinkhorn", {}),
     "ClassRegOT": ("shiftlearn.mapping:ClassRegOT", {}),
@@ -73,6 +75,8 @@ OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegO
                                     "NearestNeighborRW", "KDERW", "GaussianRW",
                                     # not yet measured by the selection study
                                     "TJM",
+                                    "MultiLinOT",
+                                    "MMD-LS",
                                     })
 
 #: above this many rows the sized pool takes the random-feature adapters instead of the exact
