@@ -135,11 +135,13 @@ def _public_estimators():
     from shiftlearn.labelshift import BBSE, JCPOT, RLLS
     from shiftlearn.mapping import (
         EMD,
+        MMDLS,
         SA,
         ClassRegOT,
         JDOTClassifier,
         JDOTRegressor,
         LinOT,
+        MultiLinOT,
         OTLabelProp,
         Sinkhorn,
     )
@@ -179,7 +181,8 @@ def _public_estimators():
         (MarginalTransferRegressor(random_state=0), dgr),
         (PoolingRegressor(random_state=0), dgr),
         (TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}, cv=2), dg),
-        *[(M(), da) for M in (SA, LinOT, EMD, Sinkhorn, ClassRegOT)],
+        *[(M(), da) for M in (SA, LinOT, EMD, Sinkhorn, ClassRegOT, MultiLinOT, MMDLS)],
+        (A.TJM(n_components=2), da),
         (JDOTClassifier(max_iter=3), da), (OTLabelProp(), da),
         (JDOTRegressor(max_iter=3), "da_regression"),
         (C.DomainAdaptationClassifier(JDOTClassifier(max_iter=3), LogisticRegression()), da),

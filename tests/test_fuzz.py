@@ -29,6 +29,7 @@ from shiftlearn.adaptation import (
     RFTCA,
     SCA,
     TCA,
+    TJM,
     uSCA,
 )
 from shiftlearn.boosting import MultiTaskBoostingClassifier
@@ -51,11 +52,13 @@ from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.labelshift import BBSE, JCPOT, RLLS
 from shiftlearn.mapping import (
     EMD,
+    MMDLS,
     SA,
     ClassRegOT,
     JDOTClassifier,
     JDOTRegressor,
     LinOT,
+    MultiLinOT,
     OTLabelProp,
     Sinkhorn,
 )
@@ -85,6 +88,7 @@ FUZZ_EXAMPLES = int(os.environ.get("SHIFTLEARN_FUZZ_EXAMPLES", "25"))
 ESTIMATORS = {
     "TCA": (lambda: TCA(), "transformer"),
     "JDA": (lambda: JDA(), "transformer"),
+    "TJM": (lambda: TJM(n_iter=3), "transformer"),
     "DomainAdaptationClassifier(JDA)": (lambda: DomainAdaptationClassifier(JDA()),
                                         "classifier"),
     "SCA": (lambda: SCA(), "transformer"),
@@ -104,6 +108,8 @@ ESTIMATORS = {
     "SA": (lambda: SA(), "transformer"),
     "SA(2)": (lambda: SA(n_components=2), "transformer"),
     "LinOT": (lambda: LinOT(), "transformer"),
+    "MultiLinOT": (lambda: MultiLinOT(), "transformer"),
+    "MMDLS": (lambda: MMDLS(max_iter=20), "transformer"),
     "EMD": (lambda: EMD(), "transformer"),
     "Sinkhorn": (lambda: Sinkhorn(), "transformer"),
     "ClassRegOT": (lambda: ClassRegOT(), "transformer"),
@@ -163,7 +169,7 @@ ESTIMATORS = {
 }
 
 #: transformers that map source rows differently from target rows (``transform(X, sd)``)
-_SOURCE_MAPS = ("CORAL", "SA", "LinOT", "EMD", "Sinkhorn", "ClassRegOT")
+_SOURCE_MAPS = ("CORAL", "SA", "LinOT", "EMD", "Sinkhorn", "ClassRegOT", "MultiLinOT", "MMDLS")
 
 ENCODINGS = ("int", "pm1", "str", "float", "shifted", "object")
 

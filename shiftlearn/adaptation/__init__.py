@@ -11,6 +11,7 @@ from ._jda import JDA, jda_vectors
 from ._memory import FitMemory
 from ._sca import SCA, SCAProblem, sca_problem, sca_solve, uSCA
 from ._tca import TCA, tca_components
+from ._tjm import TJM
 
 __all__ = [
     "CORAL",
@@ -18,6 +19,7 @@ __all__ = [
     "SCA",
     "SCAProblem",
     "TCA",
+    "TJM",
     "BaseSubspaceTransformer",
     "FitMemory",
     "check_n_components",

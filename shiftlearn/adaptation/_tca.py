@@ -59,6 +59,7 @@ def tca_components(
     tol: float = ARPACK_TOL,
     random_state=0,
     overwrite_K: bool = False,
+    reg_diagonal: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Leading TCA eigenpairs of ``K H K w = lambda (I + mu K l l^T K) w``.
 
@@ -85,11 +86,18 @@ def tca_components(
         Seed of ARPACK's start vector (results are deterministic).
     overwrite_K : bool
         Allow ``K`` to be overwritten (saves one n×n copy).
+    reg_diagonal : ndarray of shape (n,) or None
+        Positive diagonal ``g`` replacing the identity of the regulariser, so that the
+        denominator is ``diag(g) + mu K L K`` (TJM's reweighting matrix,
+        :class:`~shiftlearn.adaptation.TJM`); ``None`` is the identity. The Lanczos route
+        scales the columns of ``H K`` and the rows of ``K ell`` by ``g^{-1/2}``
+        (``B = diag(g)^{-1/2} (I + mu v v^T)^{-1/2}``, ``v = g^{-1/2} K ell``, has
+        ``B B^T = (diag(g) + mu K L K)^{-1}``), at no extra cost.
 
     Returns
     -------
     eigenvalues : ndarray of shape (k,), descending
-    W : ndarray of shape (n, k), normalised ``W^T (I + mu K l l^T K) W = I``.
+    W : ndarray of shape (n, k), normalised ``W^T (diag(g) + mu K l l^T K) W = I``.
     KW : ndarray of shape (n, k)
         The training embedding ``K W``.
 
@@ -113,11 +121,15 @@ def tca_components(
         HK = K - col_mean[None, :]
         A = HK.T @ HK
         M = mu * (np.outer(u, u) if u.ndim == 1 else u @ u.T)
-        M.flat[:: n + 1] += 1.0
+        M.flat[:: n + 1] += 1.0 if reg_diagonal is None else reg_diagonal
         w, W = leading_eigh(A, n_components, M, overwrite=True, owner="TCA")
         return w, W, HK @ W + (col_mean @ W)[None, :]
     G = K if overwrite_K else K.copy()
     G -= col_mean[None, :]             # H K
+    if reg_diagonal is not None:       # H K diag(g)^{-1/2} and g^{-1/2} K ell
+        r = 1.0 / np.sqrt(reg_diagonal)
+        G *= r[None, :]
+        u = u * (r if u.ndim == 1 else r[:, None])
     if u.ndim == 1:
         # M^{-1/2} = I + alpha u u^T  for  M = I + mu u u^T
         uu = float(u @ u)
@@ -145,6 +157,8 @@ def tca_components(
         W = V + alpha * np.outer(u, u @ V)  # w = M^{-1/2} v
     else:
         W = V + u @ (alpha[:, None] * (u.T @ V))
+    if reg_diagonal is not None:
+        W *= r[:, None]                # w = diag(g)^{-1/2} M'^{-1/2} v
     # K W = H K W + 1 (col_mean^T W) and H K W = H K M^{-1/2} V = G V
     return w, W, G @ V + (col_mean @ W)[None, :]
 

@@ -7,8 +7,11 @@ themselves (JDOT, OT label propagation); the optimal-transport ones need POT,
 from ._jdot import JDOTClassifier, JDOTRegressor
 from ._labelprop import OTLabelProp
 from ._linot import LinOT, monge_matrix
+from ._mmdls import MMDLS
+from ._multilinot import MultiLinOT, bures_barycenter
 from ._ot import EMD, ClassRegOT, Sinkhorn, barycentric_map
 from ._sa import SA, pca_basis
 
-__all__ = ["EMD", "SA", "ClassRegOT", "JDOTClassifier", "JDOTRegressor", "LinOT", "OTLabelProp",
-           "Sinkhorn", "barycentric_map", "monge_matrix", "pca_basis"]
+__all__ = ["EMD", "MMDLS", "SA", "ClassRegOT", "JDOTClassifier", "JDOTRegressor", "LinOT",
+           "MultiLinOT", "OTLabelProp", "Sinkhorn", "barycentric_map", "bures_barycenter",
+           "monge_matrix", "pca_basis"]

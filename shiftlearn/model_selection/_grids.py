@@ -20,6 +20,7 @@ __all__ = ["DEFAULT_GRIDS", "fit_source_cv"]
 DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "TCA": {"kernel": ["linear", "rbf"], "n_components": [10, 20, 30, 50]},
     "JDA": {"kernel": ["linear"], "mu": [1.0, 10.0], "n_components": [20, 50, 100]},
+    "TJM": {"kernel": ["linear", "rbf"], "mu": [1.0, 10.0], "n_components": [20, 50]},
     "SCA": {"kernel": ["linear", "rbf"], "beta": [0.1, 0.5, 0.9], "whiten": [False],
             "n_components": [10, 20, 30, 50]},
     "uSCA": {"kernel": ["linear", "rbf"], "delta": [0.1, 1.0, 10.0], "whiten": [False],
@@ -29,6 +30,8 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "CORAL": {"shrinkage": ["auto", 1.0]},
     "SA": {"n_components": [10, 20, 50, 100]},
     "LinOT": {"reg": [1e-8, 1e-2, 1.0]},
+    "MultiLinOT": {"reg": [1e-8, 1e-2, 1.0]},
+    "MMD-LS": {"prior_weight": [1e-3, 1e-1], "bandwidth": ["median", "0.5*median"]},
     "EMD": {},
     "Sinkhorn": {"reg_e": [0.1, 1.0, 10.0]},
     "ClassRegOT": {"reg_e": [0.1, 1.0], "reg_cl": [0.1, 1.0]},

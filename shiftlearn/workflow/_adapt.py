@@ -29,8 +29,9 @@ LABEL_SHIFT = ("BBSE", "RLLS", "JCPOT")
 #: needs one that takes sample_weight), so ``candidates="all"`` leaves them out too
 LABELERS = ("JDOT", "OTLabelProp", "DASVM")
 #: ``method`` names: ``auto`` (choose), ``raw`` (no adaptation) or one adapter
-METHODS = ("auto", "raw", "TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL", "SA", "LinOT",
-           "EMD", "Sinkhorn", "ClassRegOT", *REWEIGHTING, *LABEL_SHIFT, *LABELERS)
+METHODS = ("auto", "raw", "TCA", "JDA", "TJM", "SCA", "uSCA", "RF-TCA", "RF-SCA", "CORAL", "SA",
+           "LinOT", "MultiLinOT", "MMD-LS", "EMD", "Sinkhorn", "ClassRegOT", *REWEIGHTING,
+           *LABEL_SHIFT, *LABELERS)
 #: estimator names (anything else is the path of a classifier saved with skops)
 ESTIMATORS = ("1nn", "logreg", "svm", "hgb", "rf", "ridge")
 #: ``select`` name -> scorer class of :mod:`shiftlearn.model_selection` (target-label
