@@ -1,7 +1,8 @@
 """Seeded outputs of every public estimator, as sha256 hashes: a refactoring changes none.
 
 Fits each public estimator of ``shiftlearn`` (adaptation, kernels' random features, boosting,
-generalization, the model-selection searches) with fixed seeds on small synthetic data, NumPy
+generalization, the model-selection searches, the maps, reweighting, labelers, label shift, the
+few-label methods and the regression meta-estimators) with fixed seeds on small synthetic data, NumPy
 input and, where an estimator has a Dask route, Dask input too, and writes
 ``{case: sha256 of the output array's bytes}`` as JSON. Run it before a change and after, and
 compare::
@@ -178,6 +179,91 @@ def cases() -> dict[str, str]:
                              cv=2).fit(X, y, sd)
     out["AdaptationSelector.predict_proba"] = _digest(sel.predict_proba(Xte))
     out["AdaptationSelector.scores"] = _digest(np.array([r["score"] for r in sel.summary_]))
+    out.update(_catalog_cases(X, y, sd, Xte))
+    return out
+
+
+def _catalog_cases(X, y, sd, Xte) -> dict[str, str]:
+    """The families beyond the papers: maps, reweighting, labelers, label shift, a few labeled
+    target rows, regression."""
+    from sklearn.linear_model import LogisticRegression
+
+    from shiftlearn.adaptation import TCA, TJM
+    from shiftlearn.compose import DomainAdaptationClassifier, DomainAdaptationRegressor
+    from shiftlearn.fewlabels import (
+        FeatureAugmentation,
+        LinInt,
+        RegularTransferLC,
+        RegularTransferLR,
+        TrAdaBoost,
+        TrAdaBoostR2,
+    )
+    from shiftlearn.labelshift import BBSE, JCPOT, RLLS
+    from shiftlearn.mapping import (
+        EMD,
+        MMDLS,
+        SA,
+        ClassRegOT,
+        JDOTClassifier,
+        JDOTRegressor,
+        LinOT,
+        MultiLinOT,
+        OTLabelProp,
+        Sinkhorn,
+    )
+    from shiftlearn.model_selection import AdaptationRegressorSelector
+    from shiftlearn.reweighting import (
+        KDERW,
+        KLIEP,
+        KMM,
+        DiscriminatorRW,
+        GaussianRW,
+        NearestNeighborRW,
+        RuLSIF,
+        uLSIF,
+    )
+    from shiftlearn.selflabeling import DASVM
+
+    out: dict[str, str] = {}
+    maps = {"SA": SA(n_components=3), "LinOT": LinOT(), "EMD": EMD(), "Sinkhorn": Sinkhorn(),
+            "ClassRegOT": ClassRegOT(), "TJM": TJM(n_components=3),
+            "MultiLinOT": MultiLinOT(), "MMDLS": MMDLS()}
+    for name, est in maps.items():
+        est.fit(X, y, sd)
+        out[f"{name}.transform"] = _digest(est.transform(Xte))
+    weights = {"KMM": KMM(), "KLIEP": KLIEP(random_state=0), "uLSIF": uLSIF(random_state=0),
+               "RuLSIF": RuLSIF(random_state=0), "DiscriminatorRW": DiscriminatorRW(
+                   random_state=0), "NearestNeighborRW": NearestNeighborRW(),
+               "KDERW": KDERW(), "GaussianRW": GaussianRW()}
+    for name, est in weights.items():
+        out[f"{name}.weights_"] = _digest(est.fit(X, y, sd).weights_)
+    labelers = {"JDOTClassifier": JDOTClassifier(), "OTLabelProp": OTLabelProp(),
+                "BBSE": BBSE(random_state=0), "RLLS": RLLS(random_state=0), "JCPOT": JCPOT()}
+    for name, est in labelers.items():
+        out[f"{name}.predict_proba"] = _digest(est.fit(X, y, sd).predict_proba(Xte))
+    out["DASVM.predict"] = _digest(DASVM().fit(X, y, sd).predict(Xte))
+    dac = DomainAdaptationClassifier(JDOTClassifier(), LogisticRegression()).fit(X, y, sd)
+    out["DomainAdaptationClassifier[JDOT].predict_proba"] = _digest(dac.predict_proba(Xte))
+
+    yr = np.where(sd > 0, X[:, 0] + 0.5 * X[:, 1] ** 2, np.nan)
+    out["JDOTRegressor.predict"] = _digest(JDOTRegressor().fit(X, yr, sd).predict(Xte))
+    dar = DomainAdaptationRegressor(TCA(n_components=3)).fit(X, yr, sd)
+    out["DomainAdaptationRegressor[TCA].predict"] = _digest(dar.predict(Xte))
+    ars = AdaptationRegressorSelector(methods=["TCA", "CORAL"], grids={}, cv=2)
+    out["AdaptationRegressorSelector.predict"] = _digest(ars.fit(X, yr, sd).predict(Xte))
+
+    # a few labeled target rows: every fifth target row keeps a label
+    few = (sd < 0) & (np.arange(len(y)) % 5 == 0)
+    yf = np.where(few, (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int), y)
+    yfr = np.where(few, X[:, 0] + 0.5 * X[:, 1] ** 2, yr)
+    for name, est in {"FeatureAugmentation": FeatureAugmentation(),
+                      "TrAdaBoost": TrAdaBoost(n_estimators=5, random_state=0),
+                      "RegularTransferLC": RegularTransferLC(),
+                      "LinInt": LinInt(random_state=0)}.items():
+        out[f"{name}.predict"] = _digest(est.fit(X, yf, sd).predict(Xte))
+    for name, est in {"TrAdaBoostR2": TrAdaBoostR2(n_estimators=5, random_state=0),
+                      "RegularTransferLR": RegularTransferLR()}.items():
+        out[f"{name}.predict"] = _digest(est.fit(X, yfr, sd).predict(Xte))
     return out
 
 
@@ -195,11 +281,17 @@ def main(argv=None) -> int:
     if args.compare:
         with open(args.compare) as f:
             ref = json.load(f)
-        moved = sorted(k for k in ref.keys() | got.keys() if ref.get(k) != got.get(k))
+        moved = sorted(k for k in ref.keys() & got.keys() if ref[k] != got[k])
+        gone, new = sorted(ref.keys() - got.keys()), sorted(got.keys() - ref.keys())
         for k in moved:
             print(f"DIFFERS: {k}")
-        print("identical" if not moved else f"{len(moved)} of {len(ref)} cases differ")
-        return 1 if moved else 0
+        for k in gone:
+            print(f"GONE: {k}")
+        if new:
+            print(f"{len(new)} new case(s), not compared: {', '.join(new)}")
+        print("identical" if not moved and not gone else
+              f"{len(moved)} of {len(ref)} cases differ, {len(gone)} gone")
+        return 1 if moved or gone else 0
     return 0
 
 
