@@ -2,8 +2,8 @@
 
 Fits each public estimator of ``shiftlearn`` (adaptation, kernels' random features, boosting,
 generalization, the model-selection searches, the maps, reweighting, labelers, label shift, the
-few-label methods and the regression meta-estimators) with fixed seeds on small synthetic data, NumPy
-input and, where an estimator has a Dask route, Dask input too, and writes
+few-label methods and the regression meta-estimators) with fixed seeds on small synthetic
+data, NumPy input and, where an estimator has a Dask route, Dask input too, and writes
 ``{case: sha256 of the output array's bytes}`` as JSON. Run it before a change and after, and
 compare::
 
