@@ -52,6 +52,7 @@ _LAZY = {
     "ClusterSplit": "shiftlearn.model_selection",
     "SourceKFold": "shiftlearn.model_selection",
     "fit_source_cv": "shiftlearn.model_selection",
+    "FewLabelSelector": "shiftlearn.model_selection",
     "RandomFourierFeatures": "shiftlearn.kernels",
     "adapt": "shiftlearn.workflow",
 }
