@@ -40,6 +40,7 @@ from ._adapt import (
     make_estimator,
     run_adaptation,
 )
+from ._fewlabels import FEW_ONLY, few_label_methods, run_few_labels
 from ._model_file import (
     load_estimator,
     load_model,
@@ -55,3 +56,4 @@ __all__ = ["DEFAULT_SELECT", "ESTIMATORS", "MAX_ROWS", "METHODS", "REWEIGHTING",
            "check_options", "default_select", "load_estimator", "load_model", "make_estimator",
            "read_header", "run_adaptation", "save_model", "skops_io", "trusted_types",
            "warning_lines", "write_formats"]
+__all__ += ["FEW_ONLY", "few_label_methods", "run_few_labels"]
