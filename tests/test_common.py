@@ -54,7 +54,11 @@ from shiftlearn.generalization import (
 )
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
-from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
+from shiftlearn.model_selection import (
+    AdaptationSelector,
+    FewLabelSelector,
+    GeneralizationSelector,
+)
 from shiftlearn.reweighting import (
     KDERW,
     KLIEP,
@@ -103,6 +107,10 @@ class FewLabelsLinInt(_WithTargetRows, LinInt):
     pass
 
 
+class FewLabelsFewLabelSelector(_WithTargetRows, FewLabelSelector):
+    pass
+
+
 ESTIMATORS = [
     TCA(),
     JDA(),
@@ -144,6 +152,7 @@ ESTIMATORS = [
     FewLabelsRegularTransferLR(),
     FewLabelsRegularTransferLC(),
     FewLabelsLinInt(random_state=0),
+    FewLabelsFewLabelSelector(methods=["pooled", "FeatureAugmentation"]),
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
@@ -176,6 +185,12 @@ _NO_TARGET_RW = ("fits y without sample_domain, so every row is a source row: wi
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "KMM": {"check_transformer_n_iter": _NO_TARGET_RW},
     "KLIEP": {"check_transformer_n_iter": _NO_TARGET_RW},
+    "FewLabelsFewLabelSelector": {
+        "check_classifiers_classes": _MINUS_ONE, "check_fit2d_1sample": _ONE_ROW,
+        "check_estimators_dtypes": (
+            "its y puts a class on the target rows only (every other row is a target row "
+            "under the checks), and a labeled target class no source row has is refused by "
+            "design, with the fix named (tests/test_fewlabels_select.py)")},
     "FewLabelsLinInt": {"check_classifiers_classes": _MINUS_ONE,
                         "check_fit2d_1sample": _ONE_ROW},
     "FewLabelsRegularTransferLC": {"check_classifiers_classes": _MINUS_ONE,

@@ -49,7 +49,11 @@ from shiftlearn.generalization import (
 )
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.mapping import EMD, SA, ClassRegOT, LinOT, Sinkhorn
-from shiftlearn.model_selection import AdaptationSelector, GeneralizationSelector
+from shiftlearn.model_selection import (
+    AdaptationSelector,
+    FewLabelSelector,
+    GeneralizationSelector,
+)
 from shiftlearn.reweighting import (
     KDERW,
     KLIEP,
@@ -122,6 +126,8 @@ ESTIMATORS = {
     "RegularTransferLR": (lambda: RegularTransferLR(), "fewreg"),
     "RegularTransferLC": (lambda: RegularTransferLC(), "fewlabels"),
     "LinInt": (lambda: LinInt(random_state=0), "fewlabels"),
+    "FewLabelSelector": (lambda: FewLabelSelector(methods=["pooled", "FeatureAugmentation",
+                                                           "target-only"]), "fewlabels"),
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
     "GeneralizationSelector": (lambda: GeneralizationSelector(task="classification"), "dg"),

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import HasMethods, Interval, StrOptions, check_params
@@ -356,6 +357,7 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         X, y, sd = check_X_y_domain(X, y, sample_domain, task="classification",
                                     estimator=self)
         unl = unlabeled_mask(y, task="classification")
+        check_classification_targets(y[~unl])       # a continuous y is refused
         tgt = (sd < 0) & ~unl
         if not tgt.any():
             how = ("" if sample_domain is not None else " sample_domain was not given, so "
