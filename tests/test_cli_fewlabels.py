@@ -168,3 +168,15 @@ def test_target_has_labels_keeps_them_for_the_accuracy_only(tmp_path):
                 str(tmp_path / "r.json")) == 0
     rep = json.loads((tmp_path / "r.json").read_text())
     assert "few_labels" not in rep and rep["target_accuracy"]["rows"] == 6
+
+
+def test_the_saved_model_predicts_target_rows(tmp_path):
+    pytest.importorskip("skops")
+    truth, known = _files(tmp_path)
+    model = tmp_path / "m.skops"
+    assert _run(tmp_path, "--method", "FeatureAugmentation", "--save", str(model)) == 0
+    assert cli.main(["predict", str(model), str(tmp_path / "target.csv"), "--out",
+                     str(tmp_path / "q.csv"), "--quiet"]) == 0
+    with open(tmp_path / "q.csv") as f:
+        pred = np.array([r["prediction"] for r in csv.DictReader(f)])
+    assert pred.shape == (40,) and np.mean(pred == truth) > 0.9
