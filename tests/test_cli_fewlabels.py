@@ -154,6 +154,17 @@ def test_a_few_label_method_without_target_labels(tmp_path, capsys):
     assert "learns from labeled target rows" in _error(capsys)
 
 
+def test_margin_se_applies_to_the_choice(tmp_path):
+    _files(tmp_path)
+    assert _run(tmp_path, *FAST, "--margin", "se", "--report", str(tmp_path / "r.json")) == 0
+    few = json.loads((tmp_path / "r.json").read_text())["few_labels"]
+    best = max(r["score"] for r in few["candidates"] if r["score"] is not None)
+    chosen = next(r for r in few["candidates"] if r["chosen"])
+    assert chosen["score"] >= best - few["margin"] - 1e-12
+    earlier = few["candidates"][:few["candidates"].index(chosen)]
+    assert all(r["score"] is None or r["score"] < best - few["margin"] for r in earlier)
+
+
 def test_options_of_the_unlabeled_choice_are_refused(tmp_path, capsys):
     _files(tmp_path)
     assert _run(tmp_path, "--select", "mmd") == 2

@@ -174,3 +174,16 @@ def test_other_refusals():
     Xn[0, 0] = np.nan
     with pytest.raises(ValueError):
         FewLabelSelector().fit(Xn, y, sd)
+
+
+def test_margin_keeps_the_earlier_candidate_within_it():
+    X, y, sd, _ = _task(flip=True, m_per_class=4)
+    methods = ["source-only", "target-only"]
+    # a margin of 1 (all of the accuracy scale) keeps the first candidate whatever the scores
+    assert FewLabelSelector(methods=methods, margin=1.0).fit(X, y, sd).best_method_ == \
+        "source-only"
+    # one standard error: target-only's lead (about 1.0 against 0.0) is far beyond it
+    sel = FewLabelSelector(methods=methods, margin="se").fit(X, y, sd)
+    assert sel.best_method_ == "target-only"
+    i = sel.cv_results_["method"].index("target-only")
+    assert sel.margin_ == sel.cv_results_["se_test_score"][i]

@@ -493,8 +493,7 @@ def _check_few_labels(args, tgt, tgt_codes, codes, classes) -> None:
                          "target labels empty.")
     bad = [f for f, on in (("--select", args._select_given), ("--tune", args.tune),
                            ("--param", bool(args.param)),
-                           ("--search halving", args.search == "halving"),
-                           ("--margin", args.margin != 0.0)) if on]
+                           ("--search halving", args.search == "halving")) if on]
     if bad:
         raise ValueError(f"{', '.join(bad)}: options of the choice without target labels; "
                          "with labeled target rows the methods are compared by "

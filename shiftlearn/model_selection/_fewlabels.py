@@ -21,7 +21,7 @@ one that is not. Design notes: ``docs/dev/fewlabels.md``.
 from __future__ import annotations
 
 import time
-from numbers import Integral
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
@@ -270,6 +270,11 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Parallel workers over the candidates' fold fits (joblib's convention); the choice does
         not depend on it.
+    margin : "se" or float, default=0.0
+        The winner is the earliest candidate in ``methods`` whose mean accuracy is at least
+        the best mean minus ``margin``: ``0.0`` takes the best (ties to the earlier);
+        ``"se"``, the best candidate's standard error (the one-standard-error rule: with a few
+        labels, a lead within the noise does not displace an earlier candidate).
 
     Attributes
     ----------
@@ -283,6 +288,7 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         (over the labeled target rows' mean correctness). Optimistic: the same labels chose
         the winner (:func:`nested_estimate` is not).
     split_rule_ : str, the split used, in words.
+    margin_ : float, the margin applied (``"se"`` resolved to a number).
     n_repeats_ : int
     classes_ : ndarray
     n_features_in_, feature_names_in_ : as scikit-learn records them.
@@ -329,16 +335,18 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         "n_repeats": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "random_state": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": [Integral, None],
+        "margin": [StrOptions({"se"}), Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(self, methods="default", estimator=None, n_splits=5, n_repeats="auto",
-                 random_state=0, n_jobs=None):
+                 random_state=0, n_jobs=None, margin=0.0):
         self.methods = methods
         self.estimator = estimator
         self.n_splits = n_splits
         self.n_repeats = n_repeats
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.margin = margin
 
     def _methods(self) -> list[str]:
         ms = {"default": list(FEWLABEL_DEFAULT), "all": list(FEWLABEL_METHODS)}.get(
@@ -418,7 +426,11 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
             raise ValueError("Every candidate failed on the validation folds; e.g. "
                              f"{methods[0]}: {errors[0]}")
         score = np.where(failed, -np.inf, mean)
-        best = int(np.argmax(score))                        # the first of the best: ties
+        top = int(np.argmax(score))                         # the first of the best: ties
+        margin = (float(se[top]) if self.margin == "se" else float(self.margin))
+        margin = 0.0 if not np.isfinite(margin) else margin
+        # the earliest candidate within the margin of the best
+        best = int(np.flatnonzero(score >= score[top] - margin - 1e-12)[0])
         order = np.argsort(-score, kind="stable")
         rank = np.empty(len(cands), dtype=int)
         rank[order] = np.arange(1, len(cands) + 1)
@@ -429,6 +441,7 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         self.best_estimator_ = clone(cands[best]).fit(X, codes, sd)
         self.estimate_ = Estimate(float(mean[best]), float(se[best]), int(m))
         self.split_rule_ = rule
+        self.margin_ = margin
         self.n_repeats_ = r
         self.classes_ = classes
         return self

@@ -87,8 +87,8 @@ def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files
     Parameters
     ----------
     opts : namespace
-        ``method``, ``candidates``, ``permutations``, ``n_jobs``, ``seed``, ``_estimator``
-        and ``_estimator_name``, as the command's options.
+        ``method``, ``candidates``, ``margin``, ``permutations``, ``n_jobs``, ``seed``,
+        ``_estimator`` and ``_estimator_name``, as the command's options.
     X, y, sd, codes, classes : arrays
         As :func:`~shiftlearn.workflow.run_adaptation` takes them (``y`` -1 on the target).
     target_codes : array
@@ -117,7 +117,7 @@ def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files
     m = int(np.sum(target_codes >= 0))
     methods, how = few_label_methods(opts.method, getattr(opts, "candidates", "sized"))
     sel = FewLabelSelector(methods=methods, estimator=opts._estimator, random_state=opts.seed,
-                           n_jobs=opts.n_jobs)
+                           n_jobs=opts.n_jobs, margin=getattr(opts, "margin", 0.0))
     t0 = time.perf_counter()
     with task("choosing on the labeled target rows", None):
         sel.fit(X, y, sd)
@@ -139,7 +139,7 @@ def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files
     labeled_classes = [_value(classes[c]) for c in np.unique(target_codes[target_codes >= 0])]
     few = {"labeled_target_rows": m, "labeled_classes": [str(c) for c in labeled_classes],
            "split": sel.split_rule_, "candidates": cands, "how": how, "choice": sel.best_method_,
-           "chose": chose,
+           "chose": chose, "margin": float(sel.margin_),
            "estimate": {"accuracy": sel.estimate_.accuracy, "se": _f(sel.estimate_.se),
                         "rows": sel.estimate_.rows},
            "nested": None if nested is None else {"accuracy": nested.accuracy,
