@@ -468,14 +468,15 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
     def score(self, X, y, sample_weight=None):
         """Accuracy on the rows of ``X`` that carry a label (unlabeled rows skipped)."""
         from sklearn.metrics import accuracy_score
+        from sklearn.utils import _safe_indexing
 
         y = np.asarray(y)
         keep = ~unlabeled_mask(y, task="classification")
         if not keep.any():
             raise ValueError("score needs labeled rows: every y is the unlabeled marker.")
         w = None if sample_weight is None else np.asarray(sample_weight)[keep]
-        return float(accuracy_score(y[keep], self.predict(np.asarray(X)[keep]),
-                                    sample_weight=w))
+        pred = self.predict(_safe_indexing(X, np.flatnonzero(keep)))  # a DataFrame stays one
+        return float(accuracy_score(y[keep], pred, sample_weight=w))
 
 
 def nested_estimate(selector: FewLabelSelector, X, y, sample_domain,
