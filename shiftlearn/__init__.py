@@ -65,6 +65,7 @@ _LAZY = {
     "SourceKFold": "shiftlearn.model_selection",
     "MaNoScorer": "shiftlearn.model_selection",
     "fit_source_cv": "shiftlearn.model_selection",
+    "FewLabelSelector": "shiftlearn.model_selection",
     "RandomFourierFeatures": "shiftlearn.kernels",
     "adapt": "shiftlearn.workflow",
 }

@@ -105,13 +105,15 @@ def test_adapt_target_label_column_in_the_middle_is_found_by_name(tmp_path, caps
 
 
 def test_adapt_target_label_column_filled_on_some_rows_is_explained(tmp_path, capsys):
+    # a few target labels: the few-label run (tests/test_cli_fewlabels.py), with a note
     src, tgt, yt = _frames()
     some = yt.astype(object)
     some[::3] = ""
-    assert _adapt(tmp_path, src, tgt.assign(cultivar=some)) == 2
-    line = _error(capsys)
-    assert "filled on 20 of 30 rows" in line and "--target-has-labels" in line
-    assert "is not a number" not in line and "is empty" not in line
+    assert _adapt(tmp_path, src, tgt.assign(cultivar=some)) == 0
+    err = capsys.readouterr().err
+    assert "filled on 20 of 30 rows: those are labeled target rows" in err
+    assert "--target-has-labels" in err
+    assert "is not a number" not in err and "is empty" not in err
 
 
 def test_adapt_target_label_column_left_empty_is_ignored(tmp_path, capsys):

@@ -70,6 +70,7 @@ from shiftlearn.mapping import (
 from shiftlearn.model_selection import (
     AdaptationRegressorSelector,
     AdaptationSelector,
+    FewLabelSelector,
     GeneralizationSelector,
 )
 from shiftlearn.reweighting import (
@@ -118,6 +119,10 @@ class FewLabelsRegularTransferLC(_WithTargetRows, RegularTransferLC):
 
 
 class FewLabelsLinInt(_WithTargetRows, LinInt):
+    pass
+
+
+class FewLabelsFewLabelSelector(_WithTargetRows, FewLabelSelector):
     pass
 
 
@@ -175,6 +180,7 @@ ESTIMATORS = [
     BBSE(random_state=0),
     RLLS(random_state=0),
     JCPOT(),
+    FewLabelsFewLabelSelector(methods=["pooled", "FeatureAugmentation"]),
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
     TaskGroupSearchCV(MarginalTransferRegressor(random_state=0), {"C": [1.0]}),
     AdaptationSelector(methods=["TCA"], grids={}, cv=2),
@@ -217,6 +223,12 @@ _NO_TARGET_LS = ("fits y without sample_domain, so every row is a source row: wi
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "KMM": {"check_transformer_n_iter": _NO_TARGET_RW},
     "KLIEP": {"check_transformer_n_iter": _NO_TARGET_RW},
+    "FewLabelsFewLabelSelector": {
+        "check_classifiers_classes": _MINUS_ONE, "check_fit2d_1sample": _ONE_ROW,
+        "check_estimators_dtypes": (
+            "its y puts a class on the target rows only (every other row is a target row "
+            "under the checks), and a labeled target class no source row has is refused by "
+            "design, with the fix named (tests/test_fewlabels_select.py)")},
     "FewLabelsLinInt": {"check_classifiers_classes": _MINUS_ONE,
                         "check_fit2d_1sample": _ONE_ROW},
     "FewLabelsRegularTransferLC": {"check_classifiers_classes": _MINUS_ONE,

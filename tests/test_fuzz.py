@@ -65,6 +65,7 @@ from shiftlearn.mapping import (
 from shiftlearn.model_selection import (
     AdaptationRegressorSelector,
     AdaptationSelector,
+    FewLabelSelector,
     GeneralizationSelector,
 )
 from shiftlearn.reweighting import (
@@ -156,6 +157,8 @@ ESTIMATORS = {
     "BBSE": (lambda: BBSE(random_state=0), "classifier"),
     "RLLS": (lambda: RLLS(random_state=0), "classifier"),
     "JCPOT": (lambda: JCPOT(), "classifier"),
+    "FewLabelSelector": (lambda: FewLabelSelector(methods=["pooled", "FeatureAugmentation",
+                                                           "target-only"]), "fewlabels"),
     "AdaptationSelector": (lambda: AdaptationSelector(methods=["TCA"], grids={}, cv=2,
                                                       margin="se"), "classifier"),
     "GeneralizationSelector": (lambda: GeneralizationSelector(task="classification"), "dg"),

@@ -33,6 +33,7 @@ from ..workflow import (
     DEFAULT_REGRESSION_SELECT,
     DEFAULT_SELECT,
     ESTIMATORS,
+    FEW_ONLY,
     MAX_ROWS,
     METHODS,
     REGRESSION_SELECT,
@@ -80,9 +81,13 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     p.add_argument("--target-has-labels", action="store_true",
                    help="the target file has the label column too (only used to print the "
                         "accuracy, never to choose anything)")
-    p.add_argument("--method", choices=METHODS, default="auto",
+    p.add_argument("--method", choices=(*METHODS, *FEW_ONLY), default="auto",
                    help="auto (default): choose among no adaptation and every adapter by "
-                        "--select; or one adapter; or raw for none")
+                        "--select; or one adapter; or raw for none. When the target file's "
+                        "label column is filled for a few rows, those rows choose (auto) "
+                        "among the few-label methods by cross-validation, or train the one "
+                        "named: " + ", ".join(FEW_ONLY) + ", or an adapter (then a classifier "
+                        "on the source and labeled target rows)")
     p.add_argument("--select", choices=(*SELECT, *REGRESSION_SELECT), default=None,
                    help="criterion of --method auto: source-cv (5-fold CV on the source "
                         "labels), cluster (the most shifted validation split), lodo "
@@ -235,10 +240,18 @@ def _read_target(args, srcs, header):
         raise ValueError(f"{lab.path}: the target file has the label column {col}, filled on "
                          "every row; add --target-has-labels (its labels are then only used "
                          "to print the accuracy) or remove that column.")
-    raise ValueError(f"{lab.path}: the target file has the label column {col}, filled on "
-                     f"{given} of {len(lab.y)} rows; a target with a few labels is not used "
-                     "for training here: add --target-has-labels (the given labels are then "
-                     "only used to print the accuracy) or remove that column.")
+    return _few_labels_target(lab, given, col)
+
+
+def _few_labels_target(lab, given: int, col: str):
+    """A target file whose label column is filled on some rows: those are labeled target
+    rows, used to choose and train (the few-label run)."""
+    lab.few_labels = True
+    lab.notes.append(f"{lab.path}: the label column {col} is filled on {given} of "
+                     f"{len(lab.y)} rows: those are labeled target rows, used to choose and "
+                     "train the method; the other rows are predicted (add --target-has-labels "
+                     "to use them only to print an accuracy instead).")
+    return lab
 
 
 def _check_sizes(args, srcs, tgt) -> None:
@@ -306,6 +319,9 @@ def _n_jobs(text: str) -> int:
 def _check_options(args) -> None:
     """Refuse inconsistent options before any file is read."""
     args.params = parse_params(args.param)
+    few = {c.strip() for c in str(args.candidates).split(",")} & set(FEW_ONLY)
+    if args.method in FEW_ONLY or few:      # checked once the target's labels are read
+        return
     check_options(args, len(args.sources))
 
 
@@ -436,11 +452,15 @@ def _run(args: argparse.Namespace, caught: list) -> int:
     args._estimator = make_estimator(args.estimator, args.seed)
     args._estimator_name = (args.estimator if args.estimator in ESTIMATORS else
                             f"{type(args._estimator).__name__} ({args.estimator})")
+    args._select_given = args.select is not None
     if args.select is None:
         args.select = (default_select(args.estimator, args._estimator) if args.method == "auto"
                        else "source-cv")
     t_start = time.perf_counter()
     srcs, tgt, classes, codes, tgt_codes, X, y, sd = _load(args)
+    if getattr(tgt, "few_labels", False) or args.method in FEW_ONLY:
+        return _run_few_labels(args, caught, command, (out, paths, note, save), srcs, tgt,
+                               classes, codes, tgt_codes, X, y, sd, t_start)
     _check_sizes(args, srcs, tgt)
     K, d, n_src = len(srcs), X.shape[1], len(codes)
     how = {"auto": f" (chosen among no adaptation and every adapter by {args.select}"
@@ -467,6 +487,121 @@ def _run(args: argparse.Namespace, caught: list) -> int:
                          notes=[_cli_note(n) for t in [*srcs, tgt] for n in t.notes],
                          command=command, html="html" in paths, t_start=t_start,
                          on_selection=selected, on_predictions=predicted)
+    rep = res.report
+    rep["warnings"] = warning_lines(caught)
+    if not paths:
+        print(rep.markdown())
+    else:
+        written = [rep.write(path, kind) for kind, path in paths.items()]
+        info(args, "wrote " + " and ".join(str(p) for p in written))
+    if note:
+        info(args, f"note: {note}")
+    return 0
+
+
+# ------------------------------------------------------------- few labeled target rows -----
+def _given(args, *flags: str) -> bool:
+    """Did the command line name one of ``flags`` (``--x`` or ``--x=value``)?"""
+    tokens = sys.argv[1:] if args._argv is None else args._argv
+    return any(t == f or t.startswith(f + "=") for t in tokens for f in flags)
+
+
+def _check_few_labels(args, tgt, tgt_codes, codes, classes) -> None:
+    """Refuse, in the command's words, what the few-label run cannot do."""
+    if tgt_codes is None or not np.any(tgt_codes >= 0):
+        raise ValueError(f"--method {args.method} learns from labeled target rows, and the "
+                         f"target file {tgt.path} has none: fill its label column "
+                         f"({args.label_column}) for the target rows you know (leave the others "
+                         "empty), or choose a method for an unlabeled target (e.g. --method "
+                         "auto or CORAL).")
+    if getattr(args, "target_has_labels", False):
+        raise ValueError("--target-has-labels reads the target labels only to print an "
+                         f"accuracy, and --method {args.method} trains on them; drop one of "
+                         "the two.")
+    unseen = sorted(set(tgt_codes[tgt_codes >= 0].tolist()) - set(codes.tolist()))
+    if unseen:
+        names = ", ".join(repr(_plain_value(classes[c])) for c in unseen)
+        raise ValueError(f"{tgt.path}: labeled target rows of class(es) {names}, which no "
+                         "source row has: the methods that learn from the source could never "
+                         "predict them. Add source rows of those classes, or leave those "
+                         "target labels empty.")
+    bad = [f for f, on in (("--select", args._select_given), ("--tune", args.tune),
+                           ("--param", bool(args.param)),
+                           ("--search halving", args.search == "halving")) if on]
+    if bad:
+        raise ValueError(f"{', '.join(bad)}: options of the choice without target labels; "
+                         "with labeled target rows the methods are compared by "
+                         "cross-validation over those rows, with their defaults. Drop "
+                         f"{', '.join(bad)}, or leave the target labels empty.")
+    if len(tgt.X) < 2:
+        raise ValueError(f"{tgt.path}: 1 target row; give more target rows.")
+
+
+def _write_few_predictions(out, classes, pred_codes, conf, rows) -> None:
+    """The unlabeled target rows' predictions; ``row`` is the row's number in the target
+    file (1 = its first data row), so the labeled rows are absent."""
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["row", "prediction"] + (["confidence"] if conf is not None else []))
+        for i, c, r in zip(range(len(rows)), pred_codes, rows, strict=True):
+            w.writerow([int(r) + 1, _plain_value(classes[c])]
+                       + ([f"{conf[i]:.4f}"] if conf is not None else []))
+
+
+def _few_label_lines(few: dict) -> list[str]:
+    """What a person must know about the choice on the labeled target rows (stderr)."""
+    def pct(e):
+        se = f" ± {100 * e['se']:.1f}" if e.get("se") is not None else ""
+        return f"{100 * e['accuracy']:.1f}%{se}"
+
+    what = "chose" if few["chose"] else "fitted"
+    out = [f"{what} {few['choice']} on {few['labeled_target_rows']} labeled target rows "
+           f"({few['split']}): estimated accuracy {pct(few['estimate'])}"
+           + (f", nested {pct(few['nested'])}" if few.get("nested") else "")]
+    failed = [r for r in few["candidates"] if r.get("failed")]
+    if failed:
+        out.append(f"note: {len(failed)} of {len(few['candidates'])} candidates could not be "
+                   "validated (" + ", ".join(r["method"] for r in failed)
+                   + f"; e.g. {failed[0]['failed'][:120]}); the report lists the reasons.")
+    out.append("note: " + few["caveat"])
+    return out
+
+
+def _run_few_labels(args, caught, command, outputs, srcs, tgt, classes, codes, tgt_codes, X,
+                    y, sd, t_start) -> int:
+    """The run with labeled target rows: choose on them, predict the other target rows."""
+    from ..workflow import run_few_labels
+
+    out, paths, note, save = outputs
+    _check_few_labels(args, tgt, tgt_codes, codes, classes)
+    _check_sizes(args, srcs, tgt)
+    if not _given(args, "--estimator", "--classifier"):
+        # the few-label methods are regularised linear models by design (the study's setting)
+        args._estimator, args._estimator_name = make_estimator("logreg", args.seed), "logreg"
+    m = int(np.sum(tgt_codes >= 0))
+    info(args, f"shiftlearn adapt: {len(srcs)} source file(s), {len(codes)} labeled rows, "
+               f"{len(tgt.X)} target rows of which {m} labeled, {X.shape[1]} features; "
+               f"method {args.method} on the labeled target rows, estimator "
+               f"{args._estimator_name}")
+
+    def chosen(few):
+        for line in _few_label_lines(few):
+            info(args, line)
+
+    def predicted(model, pred_codes, conf, method, rows):
+        if out is not None:
+            _write_few_predictions(out, classes, pred_codes, conf, rows)
+            info(args, f"wrote {len(pred_codes)} predictions (the unlabeled target rows) to "
+                       f"{out}")
+        if save is not None:
+            _save_model(args, save, model, srcs, tgt, classes, command, method, conf)
+
+    res = run_few_labels(args, X, y, sd, codes, classes, tgt_codes, names=_names(srcs, tgt),
+                         files=[str(t.path) for t in [*srcs, tgt]],
+                         label_column=args.label_column, label_name=srcs[0].label_name,
+                         notes=[_cli_note(n) for t in [*srcs, tgt] for n in t.notes],
+                         command=command, html="html" in paths, t_start=t_start,
+                         on_choice=chosen, on_predictions=predicted)
     rep = res.report
     rep["warnings"] = warning_lines(caught)
     if not paths:

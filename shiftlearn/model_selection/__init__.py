@@ -3,7 +3,8 @@
 Domain-aware splitters (held-out labeled source rows, target rows in every fold), target-label-free
 scorers for ``GridSearchCV``/``cross_validate``, the selector that decides whether and how to adapt
 (:class:`AdaptationSelector`), the one that chooses a method for unseen domains
-(:class:`GeneralizationSelector`), evaluation utilities, the cluster-based validation split and the
+(:class:`GeneralizationSelector`), the one that chooses on a few labeled target rows
+(:class:`FewLabelSelector`), evaluation utilities, the cluster-based validation split and the
 default grids.
 """
 
@@ -17,6 +18,15 @@ from ._evaluation import (
     rank_correlation,
     selected_index,
     selection_summary,
+)
+from ._fewlabels import (
+    FEWLABEL_DEFAULT,
+    FEWLABEL_METHODS,
+    Estimate,
+    FewLabelSelector,
+    few_label_folds,
+    make_few_label_candidate,
+    nested_estimate,
 )
 from ._generalize import GENERALIZATION_CANDIDATES, GeneralizationSelector, infer_task
 from ._grids import DEFAULT_GRIDS, fit_source_cv
@@ -59,6 +69,8 @@ from ._splitters import (
 __all__ = [
     "ADAPTERS",
     "DEFAULT_GRIDS",
+    "FEWLABEL_DEFAULT",
+    "FEWLABEL_METHODS",
     "GENERALIZATION_CANDIDATES",
     "REGRESSION_CRITERIA",
     "REGRESSION_METHODS",
@@ -68,6 +80,8 @@ __all__ = [
     "ClusterSplit",
     "DeepEmbeddedValidation",
     "DomainAwareSplit",
+    "Estimate",
+    "FewLabelSelector",
     "GeneralizationSelector",
     "ImportanceWeightedMSEScorer",
     "ImportanceWeightedScorer",
@@ -89,11 +103,14 @@ __all__ = [
     "default_methods",
     "default_regression_methods",
     "constrained_kernel_kmeans",
+    "few_label_folds",
     "fit_source_cv",
     "gap_closed",
     "infer_task",
     "make_adapter",
     "method_label",
+    "make_few_label_candidate",
+    "nested_estimate",
     "rank_correlation",
     "selected_index",
     "selection_summary",

@@ -54,6 +54,7 @@ from ._adapt_regression import (
     regression_candidates,
     run_regression,
 )
+from ._fewlabels import FEW_ONLY, few_label_methods, run_few_labels
 from ._model_file import (
     load_estimator,
     load_model,
@@ -74,3 +75,4 @@ __all__ = ["DEFAULT_SELECT", "ESTIMATORS", "MAX_ROWS", "METHODS", "REWEIGHTING",
            "RegressionResult",
            "adapt_regression", "check_regression_options", "make_regressor",
            "regression_candidates", "run_regression"]
+__all__ += ["FEW_ONLY", "few_label_methods", "run_few_labels"]

@@ -71,6 +71,8 @@ def decision(rep: dict) -> str:
     """One sentence: what was chosen (or asked for), and on what evidence; for a labeler
     (JDOT, OTLabelProp), a second one: it predicts the labels itself and replaces the
     classifier."""
+    if rep.get("few_labels"):
+        return few_labels_decision(rep["few_labels"])
     text = _decision(rep)
     if rep.get("replaces_classifier"):
         text += (" It predicts the target labels itself: it replaces the classifier (the "
@@ -199,6 +201,7 @@ def markdown(rep: dict) -> str:
     L += ["", f"{rep['n_features']} features; label column {_label_column_words(rep)}."]
     if rep.get("notes"):
         L += ["", "Notes from reading the files:", ""] + [f"* {n}" for n in rep["notes"]]
+    L += few_labels_markdown(rep.get("few_labels"))
     sel = rep.get("selection")
     if sel is not None:
         L += ["", "## Which method?", "", f"Criterion: {sel['how']}"
@@ -286,6 +289,16 @@ def figures(rep: dict, names: list[str], spaces: dict, analyses: dict, *, seed: 
             errors=[0 if r["std"] is None else r["std"] for r in rows], highlight=chosen,
             title=f"Validation estimate of each candidate ({sel['criterion']})",
             ylabel="validation estimate (greater is better)")
+    few = rep.get("few_labels")
+    if few is not None:
+        rows = few["candidates"]
+        out["candidates"] = bar_chart(
+            [r["method"] for r in rows],
+            [np.nan if r["score"] is None else r["score"] for r in rows],
+            errors=[0 if r["se"] is None else r["se"] for r in rows],
+            highlight=next(i for i, r in enumerate(rows) if r["chosen"]),
+            title="Accuracy of each candidate on the held-out labeled target rows",
+            ylabel="cross-validated accuracy")
     classes = [c for c, _, _ in rep["class_mix"]]
     series = {"source": [s for _, s, _ in rep["class_mix"]],
               "predicted target": [p for _, _, p in rep["class_mix"]]}
@@ -322,6 +335,7 @@ def html(rep: dict, pictures: dict[str, bytes]) -> str:
                 d["classes"]] for d in rep["domains"]])
     doc.paragraph(f"{rep['n_features']} features; label column {_label_column_words(rep)}.",
                   cls="muted")
+    few_labels_html(doc, rep.get("few_labels"), pictures)
     if sel is not None:
         doc.heading("Which method?")
         doc.paragraph(f"Candidates: no adaptation (the same classifier on the raw features, "
@@ -426,3 +440,65 @@ def write_formats(rep: dict, paths: dict[str, Path], markdown, html,
             path.write_text(json.dumps(rep, indent=2, allow_nan=False), encoding="utf-8")
         written.append(path)
     return written
+
+
+# ------------------------------------------------------------------- few labeled target rows -----
+def _est_words(e: dict | None) -> str:
+    if e is None:
+        return "–"
+    se = f" ± {100 * e['se']:.1f}" if e.get("se") is not None else ""
+    return f"{100 * e['accuracy']:.1f}%{se} (on {e['rows']} labeled target row(s))"
+
+
+def few_labels_decision(few: dict) -> str:
+    """The decision sentence of a run with labeled target rows."""
+    what = (f"Decision: {few['choice']}, chosen among {len(few['candidates'])} candidates"
+            if few["chose"] else f"{few['choice']} as asked")
+    nested = few.get("nested")
+    return (f"{what} by cross-validation on the labeled target rows ({few['split']}); "
+            f"estimated accuracy {_est_words(few['estimate'])}"
+            + (f", nested estimate {_est_words(nested)}" if nested else "") + ". "
+            + few["caveat"])
+
+
+def few_labels_markdown(few: dict | None) -> list[str]:
+    """The Markdown section of the choice on the labeled target rows (none without them)."""
+    if not few:
+        return []
+    L = ["", "## Which method? (labeled target rows)", "",
+         f"{few['labeled_target_rows']} target rows carry a label (classes "
+         f"{', '.join(few['labeled_classes'])}); every candidate was scored on them by "
+         f"{few['split']}: a held-out row's label is hidden while the candidate is fitted on "
+         "every other row (the source rows, the other labeled target rows and every unlabeled "
+         "target row). Candidates: " + few["how"] + ".", "",
+         "| candidate | accuracy on held-out labeled target rows | ± se | seconds | chosen | "
+         "note |", "|---|---|---|---|---|---|"]
+    for r in few["candidates"]:
+        note = ("not validated: " + r["failed"]).replace("|", "\\|") if r.get("failed") else ""
+        L.append(f"| {r['method']} | {_num(r['score'])} | {_num(r['se'])} | "
+                 f"{r['seconds']:.2f} | {'**yes**' if r['chosen'] else ''} | {note} |")
+    L += ["", f"Estimated accuracy of the chosen method: {_est_words(few['estimate'])}"
+          + (f"; nested estimate: {_est_words(few['nested'])}" if few.get("nested") else "")
+          + ".", "", few["caveat"]]
+    return L
+
+
+def few_labels_html(doc, few: dict | None, pictures: dict) -> None:
+    """The HTML section of the choice on the labeled target rows (nothing without them)."""
+    if not few:
+        return
+    doc.heading("Which method? (labeled target rows)")
+    doc.paragraph(f"{few['labeled_target_rows']} target rows carry a label; every candidate was "
+                  f"scored on them by {few['split']} (a held-out row's label hidden while the "
+                  "candidate is fitted on every other row). Candidates: " + few["how"] + ".")
+    if "candidates" in pictures:
+        doc.figure(pictures["candidates"], "Cross-validated accuracy of each candidate on the "
+                   "labeled target rows (bars: ± one standard error); the chosen one is "
+                   "highlighted.")
+    doc.table(["candidate", "accuracy (held-out labeled target rows)", "± se", "seconds",
+               "chosen", "note"],
+              [[r["method"], _num(r["score"]), _num(r["se"]), f"{r['seconds']:.2f}",
+                "chosen" if r["chosen"] else "", ("not validated: " + r["failed"])
+                if r.get("failed") else ""] for r in few["candidates"]],
+              highlight=[r["chosen"] for r in few["candidates"]])
+    doc.paragraph(few["caveat"], cls="warning")

@@ -1,0 +1,189 @@
+"""FewLabelSelector: the choice among the few-labels methods on the labeled target rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.neighbors import KNeighborsClassifier
+
+from shiftlearn.model_selection import FewLabelSelector, nested_estimate
+from shiftlearn.model_selection._fewlabels import few_label_folds
+
+
+def _task(n=60, m_per_class=3, flip=False, seed=0, sep=3.0):
+    """Two Gaussian classes; target shifted; ``flip``: the source's labels are the opposite
+    of the target's (so only the target labels can teach the target concept)."""
+    rng = np.random.default_rng(seed)
+    ys = np.tile([0, 1], n // 2)
+    yt = np.tile([0, 1], n // 2)
+    Xs = rng.normal(size=(n, 2)) + sep * ys[:, None]
+    Xt = rng.normal(size=(n, 2)) + sep * yt[:, None] + [0.5, 0.0]
+    if flip:
+        ys = 1 - ys
+    X = np.vstack([Xs, Xt])
+    y_true = np.r_[ys, yt]
+    sd = np.r_[np.ones(n, int), -2 * np.ones(n, int)]
+    y = y_true.copy()
+    keep = np.r_[np.zeros(n, bool), np.zeros(n, bool)]
+    for c in (0, 1):
+        keep[n + np.flatnonzero(yt == c)[:m_per_class]] = True
+    y[(sd < 0) & ~keep] = -1
+    return X, y, sd, y_true
+
+
+def test_target_only_wins_when_the_source_labels_are_reversed():
+    X, y, sd, y_true = _task(flip=True, m_per_class=4)
+    sel = FewLabelSelector(methods=["source-only", "pooled", "target-only"]).fit(X, y, sd)
+    res = dict(zip(sel.cv_results_["method"], sel.cv_results_["mean_test_score"],
+                   strict=True))
+    assert sel.best_method_ == "target-only"
+    assert res["source-only"] < 0.2 < 0.8 < res["target-only"]
+    tgt = (sd < 0) & (y == -1)
+    assert sel.score(X[tgt], y_true[tgt]) > 0.8
+
+
+def test_source_wins_when_the_target_labels_are_noise_free_but_few():
+    # no shift in the concept: the pooled model (many rows) is at least as good as target only
+    X, y, sd, _ = _task(m_per_class=2, sep=4.0)
+    sel = FewLabelSelector(methods=["pooled", "target-only"]).fit(X, y, sd)
+    assert sel.best_method_ == "pooled"
+
+
+def test_leave_one_out_with_one_label_per_class():
+    X, y, sd, _ = _task(m_per_class=1)
+    sel = FewLabelSelector(methods=["pooled", "source-only"]).fit(X, y, sd)
+    assert sel.split_rule_.startswith("leave-one-out over the 2 labeled target rows")
+    assert sel.n_repeats_ == 1
+    assert sel.estimate_.rows == 2
+
+
+def test_stratified_repeated_when_every_class_has_two():
+    X, y, sd, _ = _task(m_per_class=3)
+    sel = FewLabelSelector(methods=["pooled"]).fit(X, y, sd)
+    # 6 rows: 3-fold (the smallest class has 3), ceil(30 / 6) = 5 repeats
+    assert sel.split_rule_ == ("stratified 3-fold, repeated 5 times over the 6 labeled target "
+                               "rows")
+    assert sel.n_repeats_ == 5
+
+
+def test_each_repeat_holds_out_every_labeled_row_once():
+    y = np.array([0, 0, 0, 1, 1, 1, 1, 2, 2])
+    folds, r, _ = few_label_folds(y, n_splits=5, n_repeats=3, random_state=0)
+    per = len(folds) // r
+    assert per == 2                                  # the smallest class has 2 rows
+    for rep in range(r):
+        rows = np.sort(np.concatenate(folds[rep * per:(rep + 1) * per]))
+        assert rows.tolist() == list(range(y.size))
+        for f in folds[rep * per:(rep + 1) * per]:   # stratified: each class in each fold
+            assert set(y[f].tolist()) == {0, 1, 2}
+
+
+def test_no_validation_label_reaches_the_training():
+    # target labels are coin flips independent of X: a 1-NN on the labeled target rows scores
+    # about 1/2 on held-out rows, and exactly 1 if a held-out row's label were in training
+    rng = np.random.default_rng(1)
+    n = 40
+    X = rng.normal(size=(2 * n, 3))
+    sd = np.r_[np.ones(n, int), -np.ones(n, int)]
+    y = np.r_[np.tile([0, 1], n // 2), rng.permutation(np.tile([0, 1], n // 2))]
+    sel = FewLabelSelector(methods=["target-only"], estimator=KNeighborsClassifier(1),
+                           n_repeats=2).fit(X, y, sd)
+    assert sel.cv_results_["mean_test_score"][0] < 0.75
+    # with every target label, the in-sample accuracy of the same 1-NN is 1: the test above
+    # could fail
+    assert sel.best_estimator_.predict(X[sd < 0]).tolist() == y[sd < 0].tolist()
+
+
+def test_ties_go_to_the_earlier_method():
+    X, y, sd, _ = _task(m_per_class=3, sep=8.0)
+    a = FewLabelSelector(methods=["source-only", "pooled"]).fit(X, y, sd)
+    b = FewLabelSelector(methods=["pooled", "source-only"]).fit(X, y, sd)
+    assert a.cv_results_["mean_test_score"] == [1.0, 1.0]
+    assert (a.best_method_, b.best_method_) == ("source-only", "pooled")
+
+
+def test_a_failing_candidate_is_reported_and_not_chosen():
+    X, y, sd, _ = _task(m_per_class=3)
+    # TrAdaBoost weighs its learner's rows; 1-NN takes no sample_weight
+    sel = FewLabelSelector(methods=["TrAdaBoost", "pooled"],
+                           estimator=KNeighborsClassifier(1)).fit(X, y, sd)
+    i = sel.cv_results_["method"].index("TrAdaBoost")
+    assert sel.cv_results_["error"][i]
+    assert np.isnan(sel.cv_results_["mean_test_score"][i])
+    assert sel.best_method_ == "pooled"
+
+
+def test_estimate_is_the_winners_and_labels_keep_their_type():
+    X, y, sd, y_true = _task(m_per_class=3)
+    names = np.array(["neg", "pos"], dtype=object)
+    y_s = np.where(y >= 0, names[np.clip(y, 0, 1)], -1).astype(object)
+    sel = FewLabelSelector(methods=["pooled", "FeatureAugmentation"]).fit(X, y_s, sd)
+    i = sel.cv_results_["method"].index(sel.best_method_)
+    assert sel.estimate_.accuracy == sel.cv_results_["mean_test_score"][i]
+    assert sel.estimate_.se == sel.cv_results_["se_test_score"][i]
+    assert set(sel.predict(X[sd < 0]).tolist()) <= {"neg", "pos"}
+    p = sel.predict_proba(X[sd < 0])
+    assert p.shape == (60, 2) and np.allclose(p.sum(axis=1), 1)
+
+
+def test_n_jobs_does_not_change_the_result():
+    X, y, sd, _ = _task(m_per_class=3)
+    a = FewLabelSelector(methods=["pooled", "LinInt", "CORAL"]).fit(X, y, sd)
+    b = FewLabelSelector(methods=["pooled", "LinInt", "CORAL"], n_jobs=2).fit(X, y, sd)
+    assert a.cv_results_["mean_test_score"] == b.cv_results_["mean_test_score"]
+    assert a.best_method_ == b.best_method_
+
+
+def test_every_default_candidate_fits():
+    X, y, sd, _ = _task(m_per_class=3)
+    sel = FewLabelSelector(methods="all").fit(X, y, sd)
+    assert not any(sel.cv_results_["error"]), sel.cv_results_["error"]
+    assert np.all(np.isfinite(sel.cv_results_["mean_test_score"]))
+
+
+def test_nested_estimate_scores_every_labeled_row_once():
+    X, y, sd, _ = _task(m_per_class=4, sep=5.0)
+    est = nested_estimate(FewLabelSelector(methods=["pooled", "target-only"]), X, y, sd)
+    assert est.rows == 8
+    assert est.accuracy > 0.8
+
+
+def test_no_labeled_target_row_names_the_unlabeled_selector():
+    X, y, sd, _ = _task()
+    y[sd < 0] = -1
+    with pytest.raises(ValueError, match="AdaptationSelector"):
+        FewLabelSelector().fit(X, y, sd)
+    with pytest.raises(ValueError, match="sample_domain was not given"):
+        FewLabelSelector().fit(X, np.where(sd < 0, 0, y))
+
+
+def test_a_target_class_unseen_in_the_source_is_refused():
+    X, y, sd, _ = _task(m_per_class=2)
+    y[np.flatnonzero(y >= 0)[-1]] = 7
+    with pytest.raises(ValueError, match=r"class\(es\) \[7\] that no source row has"):
+        FewLabelSelector().fit(X, y, sd)
+
+
+def test_other_refusals():
+    X, y, sd, _ = _task(m_per_class=2)
+    with pytest.raises(ValueError, match="unknown"):
+        FewLabelSelector(methods=["pooled", "nope"]).fit(X, y, sd)
+    with pytest.raises(ValueError, match="(?i)no source row"):
+        FewLabelSelector().fit(X[sd < 0], y[sd < 0], sd[sd < 0])
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        FewLabelSelector().fit(Xn, y, sd)
+
+
+def test_margin_keeps_the_earlier_candidate_within_it():
+    X, y, sd, _ = _task(flip=True, m_per_class=4)
+    methods = ["source-only", "target-only"]
+    # a margin of 1 (all of the accuracy scale) keeps the first candidate whatever the scores
+    assert FewLabelSelector(methods=methods, margin=1.0).fit(X, y, sd).best_method_ == \
+        "source-only"
+    # one standard error: target-only's lead (about 1.0 against 0.0) is far beyond it
+    sel = FewLabelSelector(methods=methods, margin="se").fit(X, y, sd)
+    assert sel.best_method_ == "target-only"
+    i = sel.cv_results_["method"].index("target-only")
+    assert sel.margin_ == sel.cv_results_["se_test_score"][i]
