@@ -113,9 +113,9 @@ def test_auto_candidates_are_sized_to_the_data(monkeypatch):
     assert adapt._candidates("sized", EXACT_MAX_ROWS) == ["TCA", "JDA", "SCA", "uSCA", "CORAL"]
     assert adapt._candidates("sized", EXACT_MAX_ROWS + 1) == ["RF-TCA", "RF-SCA", "CORAL"]
     # every adapter, the opt-in ones too (named on purpose; never in the sized default)
-    assert adapt._candidates("all", 10) == ["TCA", "JDA", "SCA", "uSCA", "RF-TCA", "RF-SCA",
-                                            "CORAL", "SA", "LinOT", "EMD", "Sinkhorn",
-                                            "ClassRegOT"]
+    assert adapt._candidates("all", 10) == ["TCA", "JDA", "TJM", "SCA", "uSCA", "RF-TCA",
+                                            "RF-SCA", "CORAL", "SA", "LinOT", "MultiLinOT",
+                                            "MMD-LS", "EMD", "Sinkhorn", "ClassRegOT"]
     assert adapt._candidates("SCA, TCA,SCA", 10) == ["SCA", "TCA"]
 
 

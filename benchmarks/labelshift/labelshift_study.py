@@ -109,6 +109,7 @@ def run_one(Xs, ys, Xt, yt, seed: int, est) -> dict:
     return out
 
 
+@progress()
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=SEEDS)

@@ -149,6 +149,7 @@ class DASVM(ClassifierMixin, BaseEstimator):
 
     _replaces_estimator = True
     __metadata_request__fit = {"sample_domain": True}
+    __metadata_request__score = {"sample_domain": True}
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "decision_function"]), None],
