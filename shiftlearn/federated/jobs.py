@@ -52,7 +52,12 @@ __all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "FORMER_KEYS", "TARGET_
 
 DEFAULTS: dict = {
     "protocol": "oneshot",         # "oneshot" | "iterative"
-    "dataset": "synthetic",        # "synthetic" | "office_caltech" | "digits"
+    "dataset": "synthetic",        # "synthetic" | "office_caltech" | "digits" | "files"
+    "source-files": "",            # files: the sources' tables, ";"- (or ",")-separated
+    "target-file": "",             # files: the target's table
+    "label-column": "-1",          # files: a header name or an index (-1: the last column)
+    "feature-columns": "",         # files: names, comma-separated ("": all but the label)
+    "classes": "",                 # files: comma-separated ("": the sources' labels pooled)
     "target": "",                  # "": amazon (office_caltech), usps (digits)
     "clients-per-domain": 1,       # digits: clients per source domain
     "preprocessing": "sum_zscore",  # office_caltech, per client: "sum_zscore" | "l2"
@@ -291,7 +296,8 @@ def simulate_job(overrides: dict | None = None,
     secure_oneshot`; no network faults are simulated for it, ``conditions`` is ignored).
 
     Iterative jobs: ``target_accuracy`` (the federated model on the target's labels, for
-    evaluation only), ``baseline`` (:func:`baseline`: ``source_only`` and ``chance``) and,
+    evaluation only; absent when the target has none, e.g. a target file without its label
+    column), ``baseline`` (:func:`baseline`: ``source_only`` and ``chance``) and,
     when the federated model is below either, ``warning`` (:func:`baseline_warning`).
 
     Examples
@@ -332,16 +338,18 @@ def simulate_job(overrides: dict | None = None,
         ic = iterative_config(cfg, sigma)
         res = run_iterative([(p.X, p.y) for p in parts[:-1]], target.X, ic,
                             n_classes=parts[0].n_classes, conditions=conditions)
-        acc = float(np.mean(res.predict(target.X, ic) == target.y_true))
-        base = baseline(cfg, sigma, parts)
-        out.update(W=res.W, C=res.C, rounds=ic.n_rounds, target_accuracy=acc, baseline=base)
+        out.update(W=res.W, C=res.C, rounds=ic.n_rounds)
         if res.G is not None:
             out["G"] = res.G
         if ic.vote:
             out["voters"] = sorted(res.vote_C)
-        warning = baseline_warning(acc, base)
-        if warning:
-            out["warning"] = warning
+        if target.y_true is not None:   # a target file without labels: nothing to score
+            acc = float(np.mean(res.predict(target.X, ic) == target.y_true))
+            base = baseline(cfg, sigma, parts)
+            out.update(target_accuracy=acc, baseline=base)
+            warning = baseline_warning(acc, base)
+            if warning:
+                out["warning"] = warning
         traffic = res.traffic
     else:
         raise ValueError(f"protocol must be 'oneshot' or 'iterative', got {cfg['protocol']!r}.")

@@ -445,7 +445,10 @@ class LoopbackDeployment:
         if npz.exists():
             with np.load(npz) as z:
                 result.update({k: z[k] for k in z.files})
-        if isinstance(result.get("target_accuracy"), float) and "sigma" in result:
+        acc = result.get("target_accuracy")
+        if isinstance(acc, float) and np.isnan(acc):   # the target has no labels to score
+            del result["target_accuracy"]
+        elif isinstance(acc, float) and "sigma" in result:
             result["baseline"] = baseline(cfg, float(result["sigma"]))
             warning = baseline_warning(result["target_accuracy"], result["baseline"])
             if warning:
