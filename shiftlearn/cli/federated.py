@@ -342,8 +342,7 @@ def _with_classes(job: dict) -> dict:
     """A files job whose SuperNodes each read only their own table needs the job key
     ``classes``: read every file here (all at hand), check them as the simulator does, and
     write the sources' classes into the job where it lists none."""
-    from ..federated._data import file_classes, load_files
-    from ..federated.jobs import job_config
+    from ..federated.jobs import file_classes, job_config, load_files
 
     if job.get("dataset") != "files":
         return job
@@ -396,7 +395,7 @@ _DEFAULT_TARGET = {"office_caltech": "amazon", "digits": "usps"}
 
 def _title(action: str, cfg: dict) -> str:
     if cfg["dataset"] == "files":
-        from ..federated._data import split_list
+        from ..federated.jobs import split_list
 
         n = len(split_list(cfg["source-files"], "source-files"))
         data = (f"your files ({n} source{'s' * (n != 1)}, target "
@@ -499,8 +498,7 @@ def _network(args: argparse.Namespace) -> str | None:
 
 def _score_oneshot(cfg: dict, res: dict) -> None:
     """Add ``target_accuracy``, ``baseline`` (and ``warning``) to a one-shot result."""
-    from ..federated._data import load_all
-    from ..federated.jobs import oneshot_accuracy, oneshot_warning
+    from ..federated.jobs import load_all, oneshot_accuracy, oneshot_warning
 
     if cfg["protocol"] != "oneshot" or res.get("W") is None or "target_accuracy" in res:
         return
@@ -588,8 +586,8 @@ def run(args: argparse.Namespace) -> int:
         _report(args, cfg, res, _network(args))
         return 0
     folder = flower_bin()
-    from ..federated._data import n_clients_of
     from ..federated.flower import LoopbackDeployment
+    from ..federated.jobs import n_clients_of
 
     if cfg["dataset"] == "files":
         with task("reading and checking the client files"):

@@ -421,8 +421,8 @@ def _classes_of(cfg: dict, source_labels: list) -> np.ndarray:
                          "class names, comma-separated, e.g. classes=\"cat,dog\"), so that "
                          "every client codes its labels the same way.")
     if len(classes) < 2:
-        raise ValueError(f"the sources hold a single class ({classes[0]!r}); adaptation for "
-                         "classification needs at least two.")
+        raise ValueError(f"the sources hold a single class ({classes.tolist()[0]!r}); "
+                         "adaptation for classification needs at least two.")
     return classes
 
 
@@ -485,8 +485,9 @@ def load_files(cfg: dict) -> list[ClientData]:
              for i, (X, y, _, path) in enumerate(tables, start=1)]
     present = np.unique(np.concatenate([p.y for p in parts[:-1]]))
     if present.size < 2:
-        raise ValueError(f"the source files hold a single class ({classes[present[0]]!r}); "
-                         "adaptation for classification needs at least two.")
+        one = classes.tolist()[present[0]]
+        raise ValueError(f"the source files hold a single class ({one!r}); adaptation for "
+                         "classification needs at least two.")
     return parts
 
 

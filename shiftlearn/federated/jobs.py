@@ -39,16 +39,25 @@ import numpy as np
 from .._constraints import parse_bandwidth_spec
 from .._stacklevel import user_stacklevel
 from ..kernels import rff_map
-from ._data import agree_bandwidth, load_all, local_bandwidth
+from ._data import (
+    agree_bandwidth,
+    file_classes,
+    load_all,
+    load_files,
+    local_bandwidth,
+    n_clients_of,
+    split_list,
+)
 from ._iterative import FedRFTCAConfig, predict, train_softmax
 from ._oneshot import OneShotConfig
 from ._run import run_iterative, run_oneshot, train_source_only
 from ._simulator import NetworkConditions
 
 __all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "FORMER_KEYS", "TARGET_DEFAULTS",
-           "baseline", "baseline_warning", "check_bandwidth", "former_keys", "iterative_config",
-           "job_config", "oneshot_accuracy", "oneshot_config", "oneshot_warning", "resolve_sigma",
-           "simulate_job"]
+           "baseline", "baseline_warning", "check_bandwidth", "file_classes", "former_keys",
+           "iterative_config", "job_config", "load_all", "load_files", "n_clients_of",
+           "oneshot_accuracy", "oneshot_config", "oneshot_warning", "resolve_sigma",
+           "simulate_job", "split_list"]
 
 DEFAULTS: dict = {
     "protocol": "oneshot",         # "oneshot" | "iterative"
