@@ -107,6 +107,20 @@ def test_each_client_alone_reads_its_own_file_as_the_simulator_does(tmp_path):
     assert t.domain_id == -3 and t.y is None and t.y_true is not None
 
 
+def test_feature_columns_pick_and_order_the_columns_of_every_file(tmp_path):
+    """Columns in another order, and an extra id column, in one file: refused as they are,
+    matched by name with feature-columns."""
+    paths = _write(tmp_path)
+    _rewrite(paths[1], lambda d: d[["species", *reversed([f"f{j}" for j in range(5)])]]
+             .assign(site_id=7))
+    with pytest.raises(ValueError, match="feature columns differ from .*extra 'site_id'"):
+        load_files(job_config(_job(paths)))
+    cols = ",".join(f"f{j}" for j in range(5))
+    parts = load_files(job_config(_job(paths, **{"feature-columns": cols})))
+    for p, r in zip(parts, load_all(job_config(BLOBS)), strict=True):
+        np.testing.assert_array_equal(p.X, r.X)
+
+
 def test_target_without_labels_runs_unscored(tmp_path):
     paths = _write(tmp_path, target_labels=False)
     ref = simulate_job({**BLOBS, "protocol": "iterative", "rounds": 2})
@@ -168,6 +182,17 @@ def test_app_folder_on_files_holds_the_paths_classes_and_node_configs(tmp_path, 
         assert f"partition-id={i} num-partitions=3 data-file=\"{p}\"" in readme
 
 
+def test_app_folder_for_files_on_the_nodes_needs_the_classes(tmp_path, capsys):
+    code, _, err = _cli(capsys, "app", str(tmp_path / "a"), "--set", "dataset=files")
+    assert code == 2 and "needs the classes: --set classes=a,b" in err
+    code, _, err = _cli(capsys, "app", str(tmp_path / "b"), "--set", "dataset=files",
+                        "num-clients=3", "classes=cat,dog,owl", "--label-column", "species")
+    assert code == 0, err
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert "partition-id=2 num-partitions=3 data-file=" in readme
+    assert 'label-column = "species"' in (tmp_path / "b" / "pyproject.toml").read_text()
+
+
 def _rewrite(path, fn):
     df = fn(pd.read_csv(path))
     df.to_csv(path, index=False)
@@ -184,6 +209,8 @@ def _rewrite(path, fn):
     ("listed classes", "'owl' are not among the job's classes"),
     ("no target", "give --source (one or more files) and --target together"),
     ("dataset", "asks for a built-in data set"),
+    ("label alone", "--label-column names the label column of your files"),
+    ("both ways", "--label-column and --set label-column=... both set"),
 ])
 def test_refusals_are_one_line_naming_the_file(tmp_path, capsys, case, expected):
     paths = _write(tmp_path)
@@ -210,6 +237,10 @@ def test_refusals_are_one_line_naming_the_file(tmp_path, capsys, case, expected)
         argv = ["--source", *paths[:-1]]
     elif case == "dataset":
         extra = ["--set", "dataset=digits"]
+    elif case == "label alone":
+        argv = ["--label-column", "species"]
+    elif case == "both ways":
+        extra = ["--set", "label-column=species"]
     code, out, err = _cli(capsys, "simulate", *argv, *extra)
     lines = err.splitlines()
     assert code == 2 and out == ""

@@ -315,8 +315,13 @@ def _file_keys(args: argparse.Namespace, job: dict) -> None:
     given = {o: getattr(args, o, None) for o in _FILE_OPTIONS}
     if all(v is None for v in given.values()):
         return
-    if given["label_column"] is not None and given["source"] is None and \
-            given["target"] is None and job.get("dataset") == "files":
+    if given["source"] is None and given["target"] is None:   # --label-column alone
+        if job.get("dataset") != "files":
+            raise ValueError("--label-column names the label column of your files: give "
+                             "them with --source and --target (or --set dataset=files).")
+        if "label-column" in job:
+            raise ValueError("--label-column and --set label-column=... both set "
+                             "label-column; give one of them.")
         job["label-column"] = given["label_column"]
         return
     if (given["source"] is None) != (given["target"] is None):
@@ -348,6 +353,11 @@ def _with_classes(job: dict) -> dict:
         return job
     cfg = job_config(job)
     if not cfg["source-files"]:
+        if not str(cfg["classes"]).strip():
+            raise ValueError("a files job whose SuperNodes name their own files (--node-config "
+                             "data-file) needs the classes: --set classes=a,b,... (and "
+                             "num-clients, the sources + the target), or give the files with "
+                             "--source and --target.")
         return job
     if not str(cfg["classes"]).strip():
         job = dict(job, classes=_join([str(c) for c in file_classes(cfg)], "a class name"))
