@@ -69,11 +69,19 @@ def test_files_load_the_arrays_they_were_written_from(tmp_path, kind):
 
 
 def test_oneshot_job_on_files_equals_the_job_on_the_arrays(tmp_path):
-    job = _job(_write(tmp_path))
+    paths = _write(tmp_path)
+    job = _job(paths)
     res, ref = simulate_job(job), simulate_job(BLOBS)
     _same(res, ref, ["sigma", "W", "eigenvalues", "rounds", "bytes_up", "bytes_down"])
     ev = oneshot_accuracy(job, res["sigma"], res["W"])
     assert ev == oneshot_accuracy(BLOBS, ref["sigma"], ref["W"])
+    # a Python list is the same job (one string in the run config: a path may hold a comma)
+    (tmp_path / "a,b").mkdir()
+    moved = str(tmp_path / "a,b" / "client1.csv")
+    os.rename(paths[0], moved)
+    listed = {**job, "source-files": [moved, paths[1]]}
+    assert job_config(listed)["source-files"] == f"{moved};{paths[1]}"
+    _same(simulate_job(listed), ref, ["W", "eigenvalues"])
 
 
 def test_iterative_job_on_files_equals_the_job_on_the_arrays(tmp_path):

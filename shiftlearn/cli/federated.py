@@ -298,17 +298,6 @@ _FILE_OPTIONS = {"source": "source-files", "target": "target-file",
                  "label_column": "label-column"}
 
 
-def _join(values: list[str], what: str) -> str:
-    """A list as one job value: joined by ``,``, or by ``;`` where an item holds a comma (the
-    rule of :func:`shiftlearn.federated._data.split_list`)."""
-    sep = ";" if any("," in v for v in values) else ","
-    bad = [v for v in values if ";" in v]
-    if bad:
-        raise ValueError(f"{what}: {bad[0]!r} holds a ';', which separates the entries of a "
-                         "job's list; rename it.")
-    return sep.join(values)
-
-
 def _file_keys(args: argparse.Namespace, job: dict) -> None:
     """``--source``/``--target``/``--label-column`` -> the job keys of ``dataset=files``
     (paths made absolute: the SuperNodes of a loopback run elsewhere)."""
@@ -336,18 +325,27 @@ def _file_keys(args: argparse.Namespace, job: dict) -> None:
                          "one of them.")
     job["dataset"] = "files"
     if given["source"] is not None:
-        paths = [str(Path(p).expanduser().absolute()) for p in given["source"]]
-        job["source-files"] = _join(paths, "--source")
-        job["target-file"] = str(Path(given["target"]).expanduser().absolute())
+        job["source-files"], job["target-file"] = list(given["source"]), given["target"]
     if given["label_column"] is not None:
         job["label-column"] = given["label_column"]
+
+
+def _absolute(job: dict) -> None:
+    """The job's file paths made absolute (a loopback's SuperNodes run in other folders)."""
+    from ..federated.jobs import split_list
+
+    if job.get("source-files"):
+        job["source-files"] = [str(Path(p).expanduser().absolute())
+                               for p in split_list(job["source-files"], "source-files")]
+    if job.get("target-file"):
+        job["target-file"] = str(Path(str(job["target-file"])).expanduser().absolute())
 
 
 def _with_classes(job: dict) -> dict:
     """A files job whose SuperNodes each read only their own table needs the job key
     ``classes``: read every file here (all at hand), check them as the simulator does, and
     write the sources' classes into the job where it lists none."""
-    from ..federated.jobs import file_classes, job_config, load_files
+    from ..federated.jobs import file_classes, job_config, join_list, load_files
 
     if job.get("dataset") != "files":
         return job
@@ -360,7 +358,7 @@ def _with_classes(job: dict) -> dict:
                              "--source and --target.")
         return job
     if not str(cfg["classes"]).strip():
-        job = dict(job, classes=_join([str(c) for c in file_classes(cfg)], "a class name"))
+        job = dict(job, classes=join_list([str(c) for c in file_classes(cfg)], "classes"))
     load_files(job_config(job))
     return job
 
@@ -368,6 +366,7 @@ def _with_classes(job: dict) -> dict:
 def _job(args: argparse.Namespace) -> dict:
     job = parse_sets(args.set)
     _file_keys(args, job)
+    _absolute(job)
     if "seed" in args._explicit:
         if "seed" in job and job["seed"] != args.seed:
             raise ValueError(f"--seed {args.seed} and --set seed={job['seed']} disagree; give "
@@ -541,6 +540,7 @@ def run(args: argparse.Namespace) -> int:
 
         job = parse_sets(args.set)
         _file_keys(args, job)
+        _absolute(job)
         folder = write_app(Path(args.directory), _with_classes(job))
         print(folder / "pyproject.toml")
         info(args, f"deploy it as {folder / 'README.md'} says: the SuperLink on "

@@ -42,9 +42,9 @@ import numpy as np
 
 from ..kernels import median_heuristic
 
-__all__ = ["ClientData", "agree_bandwidth", "digit_domains", "file_classes", "load_client_data",
-           "load_files", "make_federated_blobs", "n_classes_of", "n_clients_of", "split_list",
-           "uci_digits_16"]
+__all__ = ["ClientData", "agree_bandwidth", "digit_domains", "file_classes", "join_list",
+           "load_client_data", "load_files", "make_federated_blobs", "n_classes_of",
+           "n_clients_of", "split_list", "uci_digits_16"]
 
 OFFICE_DOMAINS = ("amazon", "caltech", "dslr", "webcam")
 DIGIT_DOMAINS = ("mnist", "usps", "uci")
@@ -322,6 +322,28 @@ def split_list(value, what: str) -> list[str]:
     else:
         raise ValueError(f"{what} must be a string or a list of strings, got {value!r}.")
     return [v for v in items if v]
+
+
+def join_list(items, what: str) -> str:
+    """A list as one job value that :func:`split_list` reads back (a Flower run config holds
+    strings only): joined by ``,``, or by ``;`` (with one at the end for a single item) when
+    an item holds a comma; an item holding a ``;`` is refused.
+
+    Examples
+    --------
+    >>> join_list(["a.csv", "b.csv"], "f"), join_list(["x,1.csv"], "f")
+    ('a.csv,b.csv', 'x,1.csv;')
+    >>> split_list(join_list(["x,1.csv"], "f"), "f")
+    ['x,1.csv']
+    """
+    items = [str(v).strip() for v in items]
+    bad = [v for v in items if ";" in v]
+    if bad:
+        raise ValueError(f"{what}: {bad[0]!r} holds a ';', which separates the entries of a "
+                         "job's list; rename it.")
+    if not any("," in v for v in items):
+        return ",".join(items)
+    return ";".join(items) + (";" if len(items) == 1 else "")
 
 
 def _file_list(cfg: dict) -> list[str]:

@@ -42,6 +42,7 @@ from ..kernels import rff_map
 from ._data import (
     agree_bandwidth,
     file_classes,
+    join_list,
     load_all,
     load_files,
     local_bandwidth,
@@ -53,11 +54,11 @@ from ._oneshot import OneShotConfig
 from ._run import run_iterative, run_oneshot, train_source_only
 from ._simulator import NetworkConditions
 
-__all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "FORMER_KEYS", "TARGET_DEFAULTS",
-           "baseline", "baseline_warning", "check_bandwidth", "file_classes", "former_keys",
-           "iterative_config", "job_config", "load_all", "load_files", "n_clients_of",
-           "oneshot_accuracy", "oneshot_config", "oneshot_warning", "resolve_sigma",
-           "simulate_job", "split_list"]
+__all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "FORMER_KEYS", "LIST_KEYS",
+           "TARGET_DEFAULTS", "baseline", "baseline_warning", "check_bandwidth", "file_classes",
+           "former_keys", "iterative_config", "job_config", "join_list", "load_all",
+           "load_files", "n_clients_of", "oneshot_accuracy", "oneshot_config",
+           "oneshot_warning", "resolve_sigma", "simulate_job", "split_list"]
 
 DEFAULTS: dict = {
     "protocol": "oneshot",         # "oneshot" | "iterative"
@@ -129,6 +130,9 @@ TARGET_DEFAULTS: dict[tuple[str, str], dict] = {
 #: ``bandwidth = "median"``.
 DEEP_SIGMA = 0.5
 
+#: job keys that hold a list, as one string (``;``- or ``,``-separated; a list in Python)
+LIST_KEYS = ("source-files", "feature-columns", "classes")
+
 #: former job keys, read for one release: ``{former: new}``
 FORMER_KEYS = {"sigma": "bandwidth"}
 
@@ -196,6 +200,9 @@ def job_config(overrides: dict | None = None) -> dict:
             raise ValueError(f"Unknown job key {k!r}; known keys: {sorted(DEFAULTS)}.")
     if "bandwidth" in overrides:
         overrides["bandwidth"] = check_bandwidth(overrides["bandwidth"])
+    for k in LIST_KEYS:   # a list given in Python: one string, as a run config holds it
+        if isinstance(overrides.get(k), list | tuple):
+            overrides[k] = join_list(overrides[k], k)
     cfg = dict(DEFAULTS)
     dataset = str(overrides.get("dataset", cfg["dataset"]))
     cfg.update(DATASET_DEFAULTS.get(dataset, {}))
