@@ -300,7 +300,7 @@ _FILE_OPTIONS = {"source": "source-files", "target": "target-file",
 
 def _file_keys(args: argparse.Namespace, job: dict) -> None:
     """``--source``/``--target``/``--label-column`` -> the job keys of ``dataset=files``
-    (paths made absolute: the SuperNodes of a loopback run elsewhere)."""
+    (:func:`_absolute` then makes the paths absolute)."""
     given = {o: getattr(args, o, None) for o in _FILE_OPTIONS}
     if all(v is None for v in given.values()):
         return
