@@ -5,6 +5,7 @@ Run a job in the fault-injecting simulator, on a Flower loopback (a SuperLink an
 
     shiftlearn federated simulate --set protocol=iterative rounds=50 --loss 0.3
     shiftlearn federated simulate --set dataset=digits target=usps extractor=cnn  # deep model
+    shiftlearn federated simulate --source a.csv b.csv --target t.csv --label-column y
     shiftlearn federated loopback --nodes 4 --set protocol=oneshot
     shiftlearn federated loopback --set secure-aggregation=true   # one-shot under SecAgg+
     shiftlearn federated app ./fedrftca-app      # its README.md: the deployment steps
@@ -82,8 +83,9 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                         description="Start a Flower SuperLink and one SuperNode per client on "
                                     "127.0.0.1, run one job, stop them (needs the federated "
                                     "extra).")
-    lp.add_argument("--nodes", type=count(2), default=4, metavar="N",
-                    help="SuperNodes to start, one per client (default 4)")
+    lp.add_argument("--nodes", type=count(2), default=None, metavar="N",
+                    help="SuperNodes to start, one per client (default: the job's clients, "
+                         "4 for the synthetic blobs)")
     lp.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                     help="job keys, e.g. protocol=oneshot dataset=office_caltech")
     lp.add_argument("--insecure", action="store_true",
@@ -127,6 +129,17 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
     k = sub.add_parser("keys", parents=parents, help="list the job keys and their defaults",
                        description="List every job key (Flower run-config name) and its "
                                    "default.")
+    for action in (s, lp, a):
+        g = action.add_argument_group(
+            "your own files (the job's data set files: one table per client)")
+        g.add_argument("--source", nargs="+", default=None, metavar="FILE",
+                       help="the sources' tables, one per client (CSV, TSV, Parquet, ...)")
+        g.add_argument("--target", default=None, metavar="FILE",
+                       help="the target client's table (its label column is optional: "
+                            "used only to score the model)")
+        g.add_argument("--label-column", default=None, metavar="COLUMN",
+                       help="the label column: a header name or an index (default -1, the "
+                            "last); name it to find the target's optional labels")
     for action in (s, lp, c, nk):
         action.add_argument("--json", action="store_true",
                             help="print the result as JSON (for programs) instead of a table")
@@ -280,8 +293,80 @@ def _headline(res: dict) -> str | None:
             + (f" (baseline: {', '.join(parts)})" if parts else ""))
 
 
+#: The job keys the file options set (``--source``, ``--target``, ``--label-column``).
+_FILE_OPTIONS = {"source": "source-files", "target": "target-file",
+                 "label_column": "label-column"}
+
+
+def _file_keys(args: argparse.Namespace, job: dict) -> None:
+    """``--source``/``--target``/``--label-column`` -> the job keys of ``dataset=files``
+    (:func:`_absolute` then makes the paths absolute)."""
+    given = {o: getattr(args, o, None) for o in _FILE_OPTIONS}
+    if all(v is None for v in given.values()):
+        return
+    if given["source"] is None and given["target"] is None:   # --label-column alone
+        if job.get("dataset") != "files":
+            raise ValueError("--label-column names the label column of your files: give "
+                             "them with --source and --target (or --set dataset=files).")
+        if "label-column" in job:
+            raise ValueError("--label-column and --set label-column=... both set "
+                             "label-column; give one of them.")
+        job["label-column"] = given["label_column"]
+        return
+    if (given["source"] is None) != (given["target"] is None):
+        raise ValueError("give --source (one or more files) and --target together.")
+    for option, key in _FILE_OPTIONS.items():
+        if given[option] is not None and key in job:
+            raise ValueError(f"--{option.replace('_', '-')} and --set {key}=... both set "
+                             f"{key}; give one of them.")
+    if job.get("dataset", "files") != "files":
+        raise ValueError(f"--source/--target run the job on your files (dataset=files), but "
+                         f"--set dataset={job['dataset']} asks for a built-in data set; give "
+                         "one of them.")
+    job["dataset"] = "files"
+    if given["source"] is not None:
+        job["source-files"], job["target-file"] = list(given["source"]), given["target"]
+    if given["label_column"] is not None:
+        job["label-column"] = given["label_column"]
+
+
+def _absolute(job: dict) -> None:
+    """The job's file paths made absolute (a loopback's SuperNodes run in other folders)."""
+    from ..federated.jobs import split_list
+
+    if job.get("source-files"):
+        job["source-files"] = [str(Path(p).expanduser().absolute())
+                               for p in split_list(job["source-files"], "source-files")]
+    if job.get("target-file"):
+        job["target-file"] = str(Path(str(job["target-file"])).expanduser().absolute())
+
+
+def _with_classes(job: dict) -> dict:
+    """A files job whose SuperNodes each read only their own table needs the job key
+    ``classes``: read every file here (all at hand), check them as the simulator does, and
+    write the sources' classes into the job where it lists none."""
+    from ..federated.jobs import file_classes, job_config, join_list, load_files
+
+    if job.get("dataset") != "files":
+        return job
+    cfg = job_config(job)
+    if not cfg["source-files"]:
+        if not str(cfg["classes"]).strip():
+            raise ValueError("a files job whose SuperNodes name their own files (--node-config "
+                             "data-file) needs the classes: --set classes=a,b,... (and "
+                             "num-clients, the sources + the target), or give the files with "
+                             "--source and --target.")
+        return job
+    if not str(cfg["classes"]).strip():
+        job = dict(job, classes=join_list([str(c) for c in file_classes(cfg)], "classes"))
+    load_files(job_config(job))
+    return job
+
+
 def _job(args: argparse.Namespace) -> dict:
     job = parse_sets(args.set)
+    _file_keys(args, job)
+    _absolute(job)
     if "seed" in args._explicit:
         if "seed" in job and job["seed"] != args.seed:
             raise ValueError(f"--seed {args.seed} and --set seed={job['seed']} disagree; give "
@@ -318,6 +403,13 @@ _DEFAULT_TARGET = {"office_caltech": "amazon", "digits": "usps"}
 
 
 def _title(action: str, cfg: dict) -> str:
+    if cfg["dataset"] == "files":
+        from ..federated.jobs import split_list
+
+        n = len(split_list(cfg["source-files"], "source-files"))
+        data = (f"your files ({n} source{'s' * (n != 1)}, target "
+                f"{Path(str(cfg['target-file'])).name})" if n else "your files")
+        return f"federated {action}: {_method(cfg)} on {data}"
     target = cfg["target"] or _DEFAULT_TARGET.get(str(cfg["dataset"]), "")
     data = str(cfg["dataset"]) + (f", target {target}" if target else "")
     return f"federated {action}: {_method(cfg)} on {data}"
@@ -415,11 +507,14 @@ def _network(args: argparse.Namespace) -> str | None:
 
 def _score_oneshot(cfg: dict, res: dict) -> None:
     """Add ``target_accuracy``, ``baseline`` (and ``warning``) to a one-shot result."""
-    from ..federated.jobs import oneshot_accuracy, oneshot_warning
+    from ..federated.jobs import load_all, oneshot_accuracy, oneshot_warning
 
     if cfg["protocol"] != "oneshot" or res.get("W") is None or "target_accuracy" in res:
         return
-    res.update(oneshot_accuracy(cfg, float(res["sigma"]), res["W"]))
+    parts = load_all(cfg)
+    if parts[-1].y_true is None:     # a target file without labels: nothing to score
+        return
+    res.update(oneshot_accuracy(cfg, float(res["sigma"]), res["W"], parts))
     warning = oneshot_warning(res["target_accuracy"], res["baseline"])
     if warning:
         res["warning"] = warning
@@ -443,7 +538,10 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "app":
         from ..federated.flower import SUPERLINK_PORT, write_app
 
-        folder = write_app(Path(args.directory), parse_sets(args.set))
+        job = parse_sets(args.set)
+        _file_keys(args, job)
+        _absolute(job)
+        folder = write_app(Path(args.directory), _with_classes(job))
         print(folder / "pyproject.toml")
         info(args, f"deploy it as {folder / 'README.md'} says: the SuperLink on "
              f"127.0.0.1:{SUPERLINK_PORT} of the server, every machine through "
@@ -499,6 +597,18 @@ def run(args: argparse.Namespace) -> int:
         return 0
     folder = flower_bin()
     from ..federated.flower import LoopbackDeployment
+    from ..federated.jobs import n_clients_of
+
+    if cfg["dataset"] == "files":
+        with task("reading and checking the client files"):
+            job = _with_classes(job)
+            cfg = job_config(job)
+    n_clients = n_clients_of(cfg)
+    if args.nodes is None:
+        args.nodes = n_clients if cfg["dataset"] == "files" else 4
+    elif cfg["dataset"] == "files" and args.nodes != n_clients:
+        raise ValueError(f"--nodes {args.nodes}, but the job has {n_clients} clients (one per "
+                         "file); leave --nodes out or give every client a file.")
 
     if args.insecure:            # a security fact, shown even with --quiet
         print(f"{args._prog}: warning: --insecure: the SuperLink and the SuperNodes talk in "

@@ -39,20 +39,35 @@ import numpy as np
 from .._constraints import parse_bandwidth_spec
 from .._stacklevel import user_stacklevel
 from ..kernels import rff_map
-from ._data import agree_bandwidth, load_all, local_bandwidth
+from ._data import (
+    agree_bandwidth,
+    file_classes,
+    join_list,
+    load_all,
+    load_files,
+    local_bandwidth,
+    n_clients_of,
+    split_list,
+)
 from ._iterative import FedRFTCAConfig, predict, train_softmax
 from ._oneshot import OneShotConfig
 from ._run import run_iterative, run_oneshot, train_source_only
 from ._simulator import NetworkConditions
 
-__all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "FORMER_KEYS", "TARGET_DEFAULTS",
-           "baseline", "baseline_warning", "check_bandwidth", "former_keys", "iterative_config",
-           "job_config", "oneshot_accuracy", "oneshot_config", "oneshot_warning", "resolve_sigma",
-           "simulate_job"]
+__all__ = ["DATASET_DEFAULTS", "DEEP_SIGMA", "DEFAULTS", "FORMER_KEYS", "LIST_KEYS",
+           "TARGET_DEFAULTS", "baseline", "baseline_warning", "check_bandwidth", "file_classes",
+           "former_keys", "iterative_config", "job_config", "join_list", "load_all",
+           "load_files", "n_clients_of", "oneshot_accuracy", "oneshot_config",
+           "oneshot_warning", "resolve_sigma", "simulate_job", "split_list"]
 
 DEFAULTS: dict = {
     "protocol": "oneshot",         # "oneshot" | "iterative"
-    "dataset": "synthetic",        # "synthetic" | "office_caltech" | "digits"
+    "dataset": "synthetic",        # "synthetic" | "office_caltech" | "digits" | "files"
+    "source-files": "",            # files: the sources' tables, ";"- (or ",")-separated
+    "target-file": "",             # files: the target's table
+    "label-column": "-1",          # files: a header name or an index (-1: the last column)
+    "feature-columns": "",         # files: names, comma-separated ("": all but the label)
+    "classes": "",                 # files: comma-separated ("": the sources' labels pooled)
     "target": "",                  # "": amazon (office_caltech), usps (digits)
     "clients-per-domain": 1,       # digits: clients per source domain
     "preprocessing": "sum_zscore",  # office_caltech, per client: "sum_zscore" | "l2"
@@ -114,6 +129,9 @@ TARGET_DEFAULTS: dict[tuple[str, str], dict] = {
 #: ``sigma`` of the random features on unit-norm extracted features when the job says
 #: ``bandwidth = "median"``.
 DEEP_SIGMA = 0.5
+
+#: job keys that hold a list, as one string (``;``- or ``,``-separated; a list in Python)
+LIST_KEYS = ("source-files", "feature-columns", "classes")
 
 #: former job keys, read for one release: ``{former: new}``
 FORMER_KEYS = {"sigma": "bandwidth"}
@@ -182,6 +200,9 @@ def job_config(overrides: dict | None = None) -> dict:
             raise ValueError(f"Unknown job key {k!r}; known keys: {sorted(DEFAULTS)}.")
     if "bandwidth" in overrides:
         overrides["bandwidth"] = check_bandwidth(overrides["bandwidth"])
+    for k in LIST_KEYS:   # a list given in Python: one string, as a run config holds it
+        if isinstance(overrides.get(k), list | tuple):
+            overrides[k] = join_list(overrides[k], k)
     cfg = dict(DEFAULTS)
     dataset = str(overrides.get("dataset", cfg["dataset"]))
     cfg.update(DATASET_DEFAULTS.get(dataset, {}))
@@ -291,7 +312,8 @@ def simulate_job(overrides: dict | None = None,
     secure_oneshot`; no network faults are simulated for it, ``conditions`` is ignored).
 
     Iterative jobs: ``target_accuracy`` (the federated model on the target's labels, for
-    evaluation only), ``baseline`` (:func:`baseline`: ``source_only`` and ``chance``) and,
+    evaluation only; absent when the target has none, e.g. a target file without its label
+    column), ``baseline`` (:func:`baseline`: ``source_only`` and ``chance``) and,
     when the federated model is below either, ``warning`` (:func:`baseline_warning`).
 
     Examples
@@ -332,16 +354,18 @@ def simulate_job(overrides: dict | None = None,
         ic = iterative_config(cfg, sigma)
         res = run_iterative([(p.X, p.y) for p in parts[:-1]], target.X, ic,
                             n_classes=parts[0].n_classes, conditions=conditions)
-        acc = float(np.mean(res.predict(target.X, ic) == target.y_true))
-        base = baseline(cfg, sigma, parts)
-        out.update(W=res.W, C=res.C, rounds=ic.n_rounds, target_accuracy=acc, baseline=base)
+        out.update(W=res.W, C=res.C, rounds=ic.n_rounds)
         if res.G is not None:
             out["G"] = res.G
         if ic.vote:
             out["voters"] = sorted(res.vote_C)
-        warning = baseline_warning(acc, base)
-        if warning:
-            out["warning"] = warning
+        if target.y_true is not None:   # a target file without labels: nothing to score
+            acc = float(np.mean(res.predict(target.X, ic) == target.y_true))
+            base = baseline(cfg, sigma, parts)
+            out.update(target_accuracy=acc, baseline=base)
+            warning = baseline_warning(acc, base)
+            if warning:
+                out["warning"] = warning
         traffic = res.traffic
     else:
         raise ValueError(f"protocol must be 'oneshot' or 'iterative', got {cfg['protocol']!r}.")

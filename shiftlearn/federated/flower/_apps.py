@@ -9,7 +9,8 @@
 A job (keys and defaults: :data:`shiftlearn.federated.jobs.DEFAULTS`) runs as
 
 1. ``query.hello``: each SuperNode answers its client id (``partition-id + 1`` from its
-   ``--node-config``) and its local median-heuristic bandwidth; the server fixes
+   ``--node-config``; a ``dataset="files"`` job reads the node's own table, ``data-file``
+   there, else the job's entry for it) and its local median-heuristic bandwidth; the server fixes
    ``sigma`` = their median (unless the job's ``bandwidth`` is a number);
 2. the protocol rounds (``query.fedrftca``): one-shot = statistics, then the ``W`` broadcast;
    iterative = ``rounds`` FedRF-TCA rounds;
@@ -219,8 +220,12 @@ client_app = ClientApp()
 
 
 def _client_data(context: Context):
+    """The job and this SuperNode's rows: ``partition-id`` from its ``--node-config`` and,
+    for ``dataset="files"``, its own table ``data-file`` there (else the job's entry)."""
     cfg = _job(context)
-    return cfg, load_client_data(cfg, int(context.node_config.get("partition-id", 0)))
+    data_file = context.node_config.get("data-file")
+    return cfg, load_client_data(cfg, int(context.node_config.get("partition-id", 0)),
+                                 None if data_file is None else str(data_file))
 
 
 @client_app.query("hello")

@@ -186,8 +186,36 @@ clientapp = "shiftlearn.federated.flower:client_app"
 [tool.flwr.app.config]
 {conf}
 """)
-    (directory / "README.md").write_text(app_readme())
+    readme = app_readme()
+    cfg = job_config(job)
+    if cfg["dataset"] == "files":
+        readme += files_readme(cfg)
+    (directory / "README.md").write_text(readme)
     return directory
+
+
+def files_readme(cfg: dict) -> str:
+    """The README's section for a ``dataset="files"`` job: each SuperNode's own table."""
+    from .._data import _file_list, n_clients_of
+
+    k = n_clients_of(cfg)
+    paths = _file_list(cfg) or [f"/path/to/client{i}.csv" for i in range(k)]
+    lines = "\n".join(f"       flower-supernode ... --node-config "
+                      f"'partition-id={i} num-partitions={k} data-file={json.dumps(p)}'"
+                      for i, p in enumerate(paths))
+    return f"""
+## Your own files
+
+This job reads one table per client (`dataset = "files"`, label column
+`{cfg["label-column"]}`, classes `{cfg["classes"] or "(set the key classes)"}`). Each client
+machine keeps its own table and names it in step 5 (the last client, {k - 1}, is the target;
+its label column is optional and only scores the model):
+
+{lines}
+
+A SuperNode without `data-file` reads the job's `source-files`/`target-file` entry for its
+partition. Every table needs the same feature columns; every label must be one of `classes`.
+"""
 
 
 def app_readme(port: int = SUPERLINK_PORT) -> str:
@@ -445,7 +473,10 @@ class LoopbackDeployment:
         if npz.exists():
             with np.load(npz) as z:
                 result.update({k: z[k] for k in z.files})
-        if isinstance(result.get("target_accuracy"), float) and "sigma" in result:
+        acc = result.get("target_accuracy")
+        if isinstance(acc, float) and np.isnan(acc):   # the target has no labels to score
+            del result["target_accuracy"]
+        elif isinstance(acc, float) and "sigma" in result:
             result["baseline"] = baseline(cfg, float(result["sigma"]))
             warning = baseline_warning(result["target_accuracy"], result["baseline"])
             if warning:
