@@ -106,7 +106,7 @@ BENCH_ARGS ?=
 bench: install-test
 	$(PY) -c "import pytest_benchmark" 2>/dev/null || $(PIP) install -q -e '.[bench]'
 	cd $(BENCH_SRC) && OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-	  $(abspath $(PY)) -m pytest $(CURDIR)/benchmarks/test_speed_history.py -q -p no:cacheprovider \
+	  $(abspath $(PY)) -m pytest $(CURDIR)/benchmarks/speed -q -p no:cacheprovider \
 	  --rootdir=$(CURDIR) --import-mode=importlib --benchmark-only --benchmark-storage=$(CURDIR)/.benchmarks \
 	  --benchmark-autosave $$(ls $(CURDIR)/.benchmarks/*/*.json >/dev/null 2>&1 && \
 	  echo --benchmark-compare) $(BENCH_ARGS)

@@ -24,7 +24,7 @@ FOLDERS = ("adaptation", "mapping", "reweighting", "labelshift", "kernels", "gen
            "boosting", "model_selection", "federated", "datasets")
 # every script: the subpackage folders and the ones still at the top (mutation testing, ...)
 SCRIPTS = sorted(p for p in [*BENCH.glob("*/*.py"), *BENCH.glob("*.py")]
-                 if not p.name.startswith(("test_", "_")) and p.parent.name != "scratch")
+                 if not p.name.startswith(("test_", "_")) and p.parent.name not in ("scratch", "speed"))
 
 
 @pytest.fixture

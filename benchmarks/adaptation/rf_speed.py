@@ -22,7 +22,7 @@ check (no tuning; RF-SCA at ``beta = 0.5``).
 
 A rerun overwrites ``results/rf_speed.md`` / ``.json`` (``git diff`` shows the change). The fit
 times across commits are tracked by ``make bench`` (pytest-benchmark,
-``benchmarks/test_speed_history.py``), which also times an older commit's code against the
+``benchmarks/speed/``), which also times an older commit's code against the
 current one (``benchmarks/README.md``, "Speed history"); the former ``--baseline REV`` option,
 which imported an old ``_rf_stats.py`` through ``git show``, is gone.
 """
