@@ -22,9 +22,11 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 FOLDERS = ("adaptation", "mapping", "reweighting", "labelshift", "kernels", "generalization",
            "boosting", "model_selection", "federated", "datasets")
-# every script: the subpackage folders and the ones still at the top (mutation testing, ...)
+# every script: the subpackage folders and the ones still at the top (mutation testing, ...);
+# not the speed suite (speed/: pytest-benchmark cases, make bench)
 SCRIPTS = sorted(p for p in [*BENCH.glob("*/*.py"), *BENCH.glob("*.py")]
-                 if not p.name.startswith(("test_", "_")) and p.parent.name not in ("scratch", "speed"))
+                 if not p.name.startswith(("test_", "_"))
+                 and p.parent.name not in ("scratch", "speed"))
 
 
 @pytest.fixture
