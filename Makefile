@@ -88,12 +88,12 @@ clean:
 
 # mutation testing of the core modules (mutmut, one worker; outside `make test`): each module
 # group runs in its own snapshot of HEAD under .mutation/ in minutes; pick groups with
-# MUTATION_GROUPS="kernels sca". Scores: benchmarks/results/mutation.md (docs/testing.md)
+# MUTATION_GROUPS="kernels sca". Scores: tools/results/mutation.md (docs/testing.md)
 MUTATION_GROUPS ?=
 .PHONY: mutation
 mutation: install-test
 	$(PY) -c "import mutmut" 2>/dev/null || $(PIP) install -q -e '.[mutation]'
-	$(PY) benchmarks/mutation.py $(MUTATION_GROUPS)
+	$(PY) tools/mutation.py $(MUTATION_GROUPS)
 
 # speed history (pytest-benchmark, the bench extra): benchmarks/test_speed_history.py times the
 # fits the docs promise on one BLAS thread, saves each run in .benchmarks/ (ignored by git) and

@@ -41,8 +41,6 @@ import numpy as np
 T = TypeVar("T")
 
 BENCHMARKS = Path(__file__).resolve().parent
-# results of the scripts still at the top of benchmarks/ (mutation testing, ...)
-RESULTS = BENCHMARKS / "results"
 SCRATCH_ENV = "SHIFTLEARN_BENCH_RESULTS"
 os.environ.setdefault("SHIFTLEARN_DATA", str(BENCHMARKS.parents[1] / "shared" / "data"))
 

@@ -104,7 +104,7 @@ def test_write_results_uses_the_callers_folder_and_name(bench_path, tmp_path, mo
 def test_regenerate_compares_results_and_skips_timings(bench_path):
     """benchmarks/regenerate.py: equal results are identical whatever the timings; a changed
     accuracy or label differs; a last-bit change is round-off."""
-    regen = _import(BENCH / "regenerate.py")
+    regen = _import(BENCH.parent / "tools" / "regenerate.py")
     old = {"title": "T", "command": "python x.py", "machine": {"cpu": "a"},
            "results": {"rows": [{"method": "TCA", "accuracy": 0.5, "fit_s": 1.0,
                                  "wall / HGB 1 thr": 2.0, "peak MB": 300}],
@@ -145,7 +145,7 @@ def test_regenerate_compares_results_and_skips_timings(bench_path):
 
 def test_regenerate_recompares_a_kept_rerun(bench_path, tmp_path, monkeypatch):
     """--recompare: the kept rerun is compared again with the published file (no rerun)."""
-    regen = _import(BENCH / "regenerate.py")
+    regen = _import(BENCH.parent / "tools" / "regenerate.py")
     monkeypatch.setattr(regen, "ROOT", tmp_path)
     monkeypatch.setattr(regen, "KEEP_DIR", tmp_path / "kept")
     pub = tmp_path / "r.json"
@@ -165,7 +165,7 @@ def test_regenerate_recompares_a_kept_rerun(bench_path, tmp_path, monkeypatch):
 def test_regenerate_report_keeps_the_published_checks(bench_path, tmp_path):
     """A fresh clone has no checkpoint of checks: the table is rebuilt from the published
     checks with this machine's over them, never from the new checks alone."""
-    regen = _import(BENCH / "regenerate.py")
+    regen = _import(BENCH.parent / "tools" / "regenerate.py")
     published = tmp_path / "regenerate.json"
     published.write_text(json.dumps({"results": {"checks": {
         "a.json": {"verdict": "identical"}, "b.json": {"verdict": "differs"}}}}))
@@ -184,7 +184,7 @@ def test_regenerate_report_names_the_unchecked_published_files(bench_path, tmp_p
                                                                monkeypatch):
     """The table says how many published results files are checked and names the others
     (checkpoints, ``_*``, are not published)."""
-    regen = _import(BENCH / "regenerate.py")
+    regen = _import(BENCH.parent / "tools" / "regenerate.py")
     monkeypatch.setattr(regen, "ROOT", tmp_path)
     res = tmp_path / "benchmarks" / "kernels" / "results"
     res.mkdir(parents=True)
@@ -210,7 +210,7 @@ def test_regenerate_parts_name_real_scripts_and_options(bench_path, monkeypatch)
     import argparse
     import inspect
 
-    regen = _import(BENCH / "regenerate.py")
+    regen = _import(BENCH.parent / "tools" / "regenerate.py")
 
     class Parsed(Exception):
         pass

@@ -5,7 +5,7 @@ copy of the code, one at a time, and reruns the tests that call the mutated func
 the tests do not notice "survives". The score of a module is the share of *behaviour-changing*
 mutants killed: ``(killed + timeout) / (total - equivalent - wording - skipped)``, where
 ``equivalent`` are survivors judged by hand to change no behaviour (listed, with the reason,
-in ``benchmarks/mutation_equivalent.toml`` and in the results file) and ``wording`` survivors
+in ``tools/mutation_equivalent.toml`` and in the results file) and ``wording`` survivors
 that only change the letter case of an error/warning message or wrap it in mutmut's ``XX``
 (detected automatically: same syntax tree once the strings inside ``raise`` and ``warn`` are
 lower-cased; the error is still raised, with the same words).
@@ -24,10 +24,10 @@ Design decisions
   baseline run); ``--worktree`` snapshots
   the working tree instead and the results then list the group's uncommitted files.
 * **One worker** (``--max-children 1``) and one BLAS thread: the machine is shared.
-* **Results** are kept per group in ``benchmarks/results/_mutation_parts.json`` (so groups can
-  be rerun one at a time), then ``benchmarks/results/mutation.md`` and ``.json`` are written
-  from all groups, and the score table of ``docs/testing.md`` (under its marker comment) is
-  rewritten from the same rows, so the docs never quote stale scores.
+* **Results** are kept per group in ``tools/results/_mutation_parts.json`` (so groups can
+  be rerun one at a time), then ``tools/results/mutation.md`` and ``.json`` are written
+  from all groups (``docs/results/mutation.md`` is generated from them by
+  ``tools/results_pages.py``, so the docs never quote stale scores).
 * **Rerunning survivors** (``--survivors``): after tests are added, only the mutants the
   last run did not kill are run again (mutmut 3 reruns named mutants and collects the new
   tests' coverage), in the same snapshot of the code; a killed mutant stays killed (tests
@@ -38,10 +38,10 @@ Design decisions
 
 Usage::
 
-    python benchmarks/mutation.py                 # every group
-    python benchmarks/mutation.py kernels sca     # some groups
-    python benchmarks/mutation.py --report        # rewrite the results from the stored parts
-    python benchmarks/mutation.py sca --survivors # rerun the last run's survivors, new tests
+    python tools/mutation.py                 # every group
+    python tools/mutation.py kernels sca     # some groups
+    python tools/mutation.py --report        # rewrite the results from the stored parts
+    python tools/mutation.py sca --survivors # rerun the last run's survivors, new tests
 """
 
 from __future__ import annotations
@@ -63,16 +63,14 @@ try:
 except ModuleNotFoundError:     # Python 3.10
     import tomli as tomllib
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, PartsFile, header, markdown_table, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # _common
+from _common import PartsFile, header, markdown_table, write_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".mutation"
-PARTS = PartsFile(RESULTS / "_mutation_parts.json")
+PARTS = PartsFile(Path(__file__).resolve().parent / "results" / "_mutation_parts.json")
 EQUIVALENT = Path(__file__).resolve().parent / "mutation_equivalent.toml"
 TARGET = 0.95
-DOCS = ROOT / "docs" / "testing.md"
-DOCS_MARKER = "<!-- the table below is copied from benchmarks/results/mutation.md -->"
 
 #: group -> (modules to mutate, test files run against them); missing test files are skipped
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
@@ -326,7 +324,7 @@ def rerun_survivors(group: str) -> dict:
     wd = WORK / group
     if group not in parts or not (wd / "mutants").is_dir():
         raise SystemExit(f"--survivors needs a previous run of group {group!r} in {wd}; "
-                         f"run `python benchmarks/mutation.py {group}` first.")
+                         f"run `python tools/mutation.py {group}` first.")
     prev = parts[group]
     modules, tests = GROUPS[group]
     tests_commit = _git("rev-parse", "--short", "HEAD")
@@ -423,7 +421,7 @@ def report(machine: dict) -> None:
             if s["equivalent"]:
                 lists.append(f"\n### {mod}: {len(s['equivalent'])} survivors judged equivalent "
                              "(grouped by reason; mutated lines in "
-                             "`benchmarks/mutation_equivalent.toml`)\n")
+                             "`tools/mutation_equivalent.toml`)\n")
                 by_reason: dict[str, list[str]] = {}
                 for n, r in s["equivalent"].items():
                     by_reason.setdefault(r, []).append(n.rsplit(".", 1)[-1])
@@ -445,7 +443,7 @@ def report(machine: dict) -> None:
     body = (
         "Score = (killed + timeout) / (mutants - equivalent - message wording - skipped): "
         "the share of behaviour-changing mutants the tests kill. Equivalent = survivors judged "
-        "by hand to change no behaviour (reasons below; `benchmarks/mutation_equivalent.toml`); "
+        "by hand to change no behaviour (reasons below; `tools/mutation_equivalent.toml`); "
         "'of which harmless' counts those whose reason starts with 'Harmless, not strictly "
         "equivalent': they change behaviour only in a case named in the reason. "
         "Message wording = survivors that only change the letter case of an error or warning "
@@ -454,26 +452,8 @@ def report(machine: dict) -> None:
         "group ran in its own snapshot (`.mutation/<group>/`) against only its test files, "
         "one worker; `commit` is the commit measured.\n\n"
         + markdown_table(rows) + "\n" + "\n".join(lists))
-    path = write_results("mutation", "Mutation testing of the core modules (mutmut)", body,
+    write_results("mutation", "Mutation testing of the core modules (mutmut)", body,
                          data, machine)
-    if Path(path).resolve().parent == (ROOT / "benchmarks" / "results").resolve():
-        sync_docs_table(markdown_table(rows))
-
-
-def sync_docs_table(table: str) -> None:
-    """Replace the table under ``DOCS_MARKER`` in ``docs/testing.md`` by ``table`` (the docs
-    quote the per-module scores; this keeps them equal to the results file)."""
-    lines = DOCS.read_text().splitlines()
-    if DOCS_MARKER not in lines:
-        raise SystemExit(f"{DOCS} lost the line {DOCS_MARKER!r} that marks the score table; "
-                         "put it back just above the table.")
-    start = lines.index(DOCS_MARKER) + 1
-    while start < len(lines) and not lines[start].strip():
-        start += 1
-    end = start
-    while end < len(lines) and lines[end].startswith("|"):
-        end += 1
-    DOCS.write_text("\n".join(lines[:start] + table.splitlines() + lines[end:]) + "\n")
 
 
 def main(argv=None) -> None:

@@ -14,15 +14,15 @@ leaf by leaf:
 Verdicts: ``identical`` (every compared leaf equal), ``round-off`` (numbers within a relative
 ``1e-9`` or an absolute ``1e-12``, strings equal), ``differs`` (the first differences are
 listed). Checks are kept in
-``benchmarks/results/_regenerate_parts.json`` (ignored) and the table
-``benchmarks/results/regenerate.md`` is rebuilt after each one from the published checks
+``tools/results/_regenerate_parts.json`` (ignored) and the table
+``tools/results/regenerate.md`` is rebuilt after each one from the published checks
 (``regenerate.json``) with this machine's checks over them. BLAS runs on one thread
 (``--threads``), the setting of the published timing runs: a different thread count may
 change a matrix product's last bits.
 
-    python benchmarks/regenerate.py benchmarks/kernels/results/kernels_sanity.json [...]
-    python benchmarks/regenerate.py --report
-    python benchmarks/regenerate.py --recompare [results.json ...]
+    python tools/regenerate.py benchmarks/kernels/results/kernels_sanity.json [...]
+    python tools/regenerate.py --report
+    python tools/regenerate.py --recompare [results.json ...]
 
 Each rerun's JSON is kept in ``benchmarks/scratch/regenerate/`` (ignored), so ``--recompare``
 applies changed skip rules without rerunning.
@@ -42,7 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # _common
 from _common import PartsFile, header, markdown_table, write_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,7 +194,7 @@ def _script_of(command: str) -> list[str]:
 #: the skip rules above change, without rerunning the script
 KEEP_DIR = ROOT / "benchmarks" / "scratch" / "regenerate"
 #: the published table of checks (its JSON)
-PUBLISHED = ROOT / "benchmarks" / "results" / "regenerate.json"
+PUBLISHED = Path(__file__).resolve().parent / "results" / "regenerate.json"
 
 
 def _result(results_json: Path, published: dict, rerun: dict, wall: float) -> dict:
@@ -275,7 +275,7 @@ def report(parts: dict, machine: dict) -> None:
     unchecked = [f for f in published if f not in parts]
     body = [f"{len(parts)} of the {len(published)} published results files rerun from the "
             "command they record, in a scratch folder, one BLAS thread; the JSONs compared leaf "
-            "by leaf (see `benchmarks/regenerate.py`: timing, memory, load, date and machine "
+            "by leaf (see `tools/regenerate.py`: timing, memory, load, date and machine "
             "keys skipped).", "",
             ("Not checked: " + ", ".join(f"`{f}`" for f in unchecked) + "." if unchecked
              else "Every published results file is checked."), "",
@@ -293,7 +293,7 @@ def report(parts: dict, machine: dict) -> None:
             body.append("")
     keys = sorted({k for r in parts.values() for k in r.get("skipped_keys", [])})
     body += ["Keys skipped (and everything below them): " + ", ".join(f"`{k}`" for k in keys)]
-    write_results("regenerate", "Published tables rerun from their scripts (issue #16)",
+    write_results("regenerate", "Published tables rerun from their scripts",
                   "\n".join(body), {"checks": parts}, machine)
 
 
