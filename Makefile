@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	$(PIP) install -q -e .
 	@touch $@
 
-# docs: tests/test_docs_build.py builds the API reference with warnings as errors in make test
+# docs: tests/house/test_docs_build.py builds the API reference with warnings as errors in make test
 $(VENV)/.installed-test: pyproject.toml | $(PY)
 	$(PIP) install -q -e '.[test,federated,dask,docs]'
 	@touch $@ $(VENV)/.installed
@@ -75,7 +75,7 @@ baselines: install
 	$(PY) benchmarks/datasets/datasets_raw_1nn.py
 
 # the docs pages and the API reference (Sphinx + numpydoc + MyST, the docs extra) as HTML in
-# docs/_build/html (ignored by git), warnings as errors as in CI (tests/test_docs_build.py).
+# docs/_build/html (ignored by git), warnings as errors as in CI (tests/house/test_docs_build.py).
 # Every page is re-read (-E): an incremental build would not repeat the warnings of the pages
 # it skips, so a second `make docs` would pass with the same faults.
 SPHINXOPTS ?=

@@ -1,7 +1,7 @@
 """Sphinx configuration: the docs pages (Markdown, MyST) and the API reference (numpydoc).
 
 ``make docs`` builds HTML into ``docs/_build/html`` with warnings as errors;
-``tests/test_docs_build.py`` runs the same build in ``make test``. The build needs the ``docs``
+``tests/house/test_docs_build.py`` runs the same build in ``make test``. The build needs the ``docs``
 extra (``pip install -e '.[docs]'``: sphinx, numpydoc, myst-parser, furo).
 
 Design decisions
@@ -12,7 +12,7 @@ Design decisions
   ``:members:``): each object is documented once, where it is defined for users (the
   subpackage that exports it, following its ``__all__``); the names re-exported by the
   top-level ``shiftlearn`` namespace link there (``docs/api/index.rst``, checked against
-  ``shiftlearn.__all__`` by ``tests/test_docs_build.py``).
+  ``shiftlearn.__all__`` by ``tests/house/test_docs_build.py``).
 * **Links to repository files** outside ``docs/`` (``../README.md``, benchmark results) are
   not pages of the site; they are turned into plain links to the file in the working tree
   (relative to the built page), so they work when ``docs/_build/html`` is opened locally and

@@ -11,7 +11,7 @@ import importlib
 __version__ = "0.1.0"
 
 # public name -> module that defines it: every estimator and function the README documents
-# (tests/test_glossary.py checks the README against this table)
+# (tests/house/test_glossary.py checks the README against this table)
 _LAZY = {
     "TCA": "shiftlearn.adaptation",
     "RFTCA": "shiftlearn.adaptation",

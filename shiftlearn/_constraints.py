@@ -9,7 +9,7 @@ allowed kinds) and calls :func:`check_params` at the start of ``fit``. The const
 parameter, its value and what is allowed) are scikit-learn's, imported from
 ``sklearn.utils._param_validation``: the module scikit-learn's own estimators use, whose
 names and messages have been stable since scikit-learn 1.2.
-``tests/test_constraints.py`` pins them against the versions ``pyproject.toml`` admits.
+``tests/core/test_constraints.py`` pins them against the versions ``pyproject.toml`` admits.
 
 One kind is the library's own: :class:`BandwidthSpec`, the form of every ``bandwidth*``
 parameter (a positive float, a rule name, or ``"<f>*<rule>"``), parsed by

@@ -67,7 +67,7 @@ Conventions (decided once, here, for the whole library)
   ``RandomState``) is turned into a Generator by ``numpy.random.default_rng`` itself, here and
   in every module of the library, with no wrapper of our own (a ``RandomState`` drives the
   Generator through its own bit generator).
-* **One home per primitive** (``tests/test_one_home.py`` keeps it so): the
+* **One home per primitive** (``tests/house/test_one_home.py`` keeps it so): the
   domain-mean matrix ``E`` (:func:`domain_mean_matrix`, also the task-mean matrix of marginal
   transfer), TCA's MMD vector and matrix (:func:`mmd_vector`, :func:`mmd_matrix`), the
   bandwidth rules (:func:`median_heuristic`, :func:`sigma_from_sq_distances` for precomputed

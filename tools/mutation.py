@@ -76,34 +76,35 @@ TARGET = 0.95
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
     # test_dask.py: mmd2_rff's Dask path (per-block feature sums) lives in kernels.py
     "kernels": (["shiftlearn/kernels.py"],
-                ["tests/test_kernels.py", "tests/test_kernels_shift_invariant.py",
-                 "tests/test_edges_kernels.py", "tests/test_edges_kernel_families.py",
-                 "tests/test_dask.py"]),
+                ["tests/kernels/test_kernels.py",
+                 "tests/kernels/test_kernels_shift_invariant.py",
+                 "tests/kernels/test_kernel_families.py", "tests/core/test_dask.py"]),
     "tca": (["shiftlearn/adaptation/_tca.py"],
-            ["tests/test_tca.py", "tests/test_edges_tca.py"]),
+            ["tests/adaptation/test_tca.py"]),
     "sca": (["shiftlearn/adaptation/_sca.py"],
-            ["tests/test_sca.py", "tests/test_edges_sca.py"]),
+            ["tests/adaptation/test_sca.py"]),
     "rf": (["shiftlearn/adaptation/_rf_stats.py", "shiftlearn/adaptation/_rf_solvers.py"],
-           ["tests/test_rf.py", "tests/test_edges_rf.py"]),
+           ["tests/adaptation/test_rf.py"]),
     "validation": (["shiftlearn/_validation.py"],
-                   ["tests/test_validation.py", "tests/test_edges_validation.py"]),
+                   ["tests/core/test_validation.py"]),
     "cluster": (["shiftlearn/model_selection/_cluster_kmeans.py",
                  "shiftlearn/model_selection/_cluster_split.py"],
-                ["tests/test_cluster_split.py", "tests/test_domain_splits.py",
-                 "tests/test_edges_cluster.py"]),
+                ["tests/model_selection/test_cluster_split.py",
+                 "tests/model_selection/test_domain_splits.py"]),
     "marginal": (["shiftlearn/generalization/_embedding.py",
                   "shiftlearn/generalization/_marginal_base.py"],
-                 ["tests/test_marginal.py", "tests/test_marginal_kernels.py",
-                  "tests/test_edges_marginal.py"]),
+                 ["tests/generalization/test_marginal.py",
+                  "tests/generalization/test_marginal_kernels.py"]),
     "boosting": (["shiftlearn/boosting/_core.py", "shiftlearn/boosting/_splits.py"],
-                 ["tests/test_boosting.py", "tests/test_edges_boosting.py"]),
+                 ["tests/boosting/test_boosting.py"]),
 }
 
 #: tests that cannot pass under mutmut whatever the mutant: they check the stack level of a
 #: warning (the file it points at), and mutmut's trampoline adds a frame to every call
 DESELECT = {
-    "tca": ["tests/test_tca.py::test_default_n_components_is_clipped_on_small_data"],
-    "marginal": ["tests/test_edges_marginal.py::test_marginal_warnings_point_at_the_callers_line"],
+    "tca": ["tests/adaptation/test_tca.py::test_default_n_components_is_clipped_on_small_data"],
+    "marginal": ["tests/generalization/test_marginal.py"
+                 "::test_marginal_warnings_point_at_the_callers_line"],
 }
 
 KILLED = ("killed", "timeout", "caught by type check", "segfault")
@@ -139,6 +140,10 @@ def check_config() -> dict:
     return cfg
 
 
+#: the tests' shared helper modules (tests/_*.py), beside conftest.py in every work folder
+HELPERS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("_*.py"))
+
+
 def prepare(group: str, worktree: bool = False, commit: str = "HEAD") -> tuple[Path, list[str]]:
     """A fresh work folder: a snapshot of the package (``commit``, or the working tree with
     ``worktree=True``), the group's tests and its config."""
@@ -152,13 +157,16 @@ def prepare(group: str, worktree: bool = False, commit: str = "HEAD") -> tuple[P
         (wd / "tests").mkdir()
         shutil.copytree(ROOT / "shiftlearn", wd / "shiftlearn",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        for t in ["tests/conftest.py", *tests]:
+        for t in ["tests/conftest.py", *HELPERS, *tests]:
+            (wd / t).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / t, wd / t)
     else:
         tracked = set(_git("ls-tree", "-r", "--name-only", commit, "--", "tests").splitlines())
         tests = [t for t in tests if t in tracked]
+        helpers = [t for t in HELPERS if t in tracked]
         archive = subprocess.run(["git", "archive", commit, "shiftlearn", "tests/conftest.py",
-                                  *tests], cwd=ROOT, capture_output=True, check=True).stdout
+                                  *helpers, *tests], cwd=ROOT, capture_output=True,
+                                 check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
     _write_config(wd, group, tests)
     return wd, tests

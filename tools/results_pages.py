@@ -17,7 +17,7 @@ Usage::
     python tools/results_pages.py           # (re)write docs/results/
     python tools/results_pages.py --check   # exit 1 if a page differs from its results files
 
-``tests/test_results_pages.py`` runs the check, so a results file changed without regenerating
+``tests/house/test_results_pages.py`` runs the check, so a results file changed without regenerating
 the pages fails ``make test``. Nothing here runs a benchmark: it reads files only.
 """
 

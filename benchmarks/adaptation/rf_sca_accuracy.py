@@ -14,7 +14,7 @@ orthogonal, frequency seeds 0-2. Target labels only score. ::
     OMP_NUM_THREADS=1 python benchmarks/adaptation/rf_sca_accuracy.py --reverse  # 2nd worker
     python benchmarks/adaptation/rf_sca_accuracy.py --report
 
-``tests/test_benchmarks.py`` imports this script, so a rename fails the test suite.
+``tests/house/test_benchmarks.py`` imports this script, so a rename fails the test suite.
 """
 
 from __future__ import annotations

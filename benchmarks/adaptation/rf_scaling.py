@@ -12,7 +12,7 @@ stop above ``--exact-max`` rows (their n x n kernels: 20,000 rows = 3.2 GB per c
     python benchmarks/adaptation/rf_scaling.py [--cap 120] [--exact-max 10000] [--repeat 3]
 
 Every fit starts from scratch (no ``memory=``: the adapters share nothing between fits unless
-given a :class:`~shiftlearn.adaptation.FitMemory`). ``tests/test_benchmarks.py`` imports this
+given a :class:`~shiftlearn.adaptation.FitMemory`). ``tests/house/test_benchmarks.py`` imports this
 script, so a rename fails the test suite.
 """
 

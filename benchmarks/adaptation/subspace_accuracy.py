@@ -16,7 +16,7 @@ Run the parts (they can run in parallel and are resumable), then assemble the re
     python benchmarks/adaptation/subspace_accuracy.py --part toy
     python benchmarks/adaptation/subspace_accuracy.py --report
 
-``tests/test_benchmarks.py`` imports this script, so a rename fails the test suite.
+``tests/house/test_benchmarks.py`` imports this script, so a rename fails the test suite.
 """
 
 from __future__ import annotations

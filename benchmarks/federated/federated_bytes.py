@@ -12,7 +12,7 @@ messages).
 
 Internals on purpose: the federated simulation harness (``_data.make_federated_blobs``), which
 ``shiftlearn.federated`` does not export (the CLI runs on the same functions).
-``tests/test_benchmarks.py`` imports this script, so a rename fails the test suite.
+``tests/house/test_benchmarks.py`` imports this script, so a rename fails the test suite.
 """
 
 from __future__ import annotations

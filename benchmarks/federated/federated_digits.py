@@ -30,7 +30,7 @@ rows per client (``--stage bytes``). Every run is a unit of a resumable checkpoi
 
 Internals on purpose: the federated simulation harness (``_data``, ``_jobs``, ``_deep``), which
 ``shiftlearn.federated`` does not export. PyTorch is imported by the stages, not at module level,
-so ``tests/test_benchmarks.py`` imports this script without the deep extra.
+so ``tests/house/test_benchmarks.py`` imports this script without the deep extra.
 """
 
 from __future__ import annotations

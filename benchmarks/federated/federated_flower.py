@@ -5,7 +5,7 @@ target) on 127.0.0.1, both protocols, checked against the simulator, timed end t
 
 Internals on purpose: the federated simulation harness (``_deploy.LoopbackDeployment``,
 ``_deploy.live_processes``, ``_jobs.simulate_job``), which ``shiftlearn.federated`` does not
-export (the CLI runs on the same functions). ``tests/test_benchmarks.py`` imports this script,
+export (the CLI runs on the same functions). ``tests/house/test_benchmarks.py`` imports this script,
 so a rename fails the test suite.
 """
 

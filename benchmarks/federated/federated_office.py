@@ -24,8 +24,8 @@ the target labels are used only to report accuracy.
 
 Internals on purpose: the federated simulation harness (``_data``: the Office+Caltech client
 partitions and the bandwidth agreement), which ``shiftlearn.federated`` does not export (the CLI
-runs on the same functions). ``tests/test_benchmarks.py`` imports this script, so a rename fails
-the test suite.
+runs on the same functions). ``tests/house/test_benchmarks.py`` imports this script, so a
+rename fails the test suite.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ whether the MMD term helps once that shift is left in; results go to
 
 Internals on purpose: the federated simulation harness (``_data``: the Office+Caltech client
 partitions and the bandwidth agreement), which ``shiftlearn.federated`` does not export (the CLI
-runs on the same functions). ``tests/test_benchmarks.py`` imports this script, so a rename fails
-the test suite.
+runs on the same functions). ``tests/house/test_benchmarks.py`` imports this script, so a
+rename fails the test suite.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ its baselines.
 
 Internals on purpose: the federated simulation harness (``_data``: the blobs, client data and
 bandwidth agreement; ``_jobs``: the CLI's job configuration), which ``shiftlearn.federated``
-does not export (the CLI runs on the same functions). ``tests/test_benchmarks.py`` imports this
-script, so a rename fails the test suite.
+does not export (the CLI runs on the same functions). ``tests/house/test_benchmarks.py``
+imports this script, so a rename fails the test suite.
 """
 
 from __future__ import annotations

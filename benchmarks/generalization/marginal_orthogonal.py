@@ -20,7 +20,7 @@ frequencies with :func:`shiftlearn.kernels.rff_weights` ``(sampling="orthogonal"
 
 Internals on purpose: the kernel error is measured on the embedding and product-kernel building
 blocks of ``shiftlearn.generalization._embedding``, which no public function exposes.
-``tests/test_benchmarks.py`` imports this script, so a rename fails the test suite.
+``tests/house/test_benchmarks.py`` imports this script, so a rename fails the test suite.
 """
 
 from __future__ import annotations

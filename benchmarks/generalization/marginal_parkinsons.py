@@ -26,7 +26,7 @@ the patient level, not a result.
 
 Internals on purpose: the ceiling diagnostic regresses on the task embeddings of
 ``shiftlearn.generalization._embedding``, which no public function exposes.
-``tests/test_benchmarks.py`` imports this script, so a rename fails the test suite.
+``tests/house/test_benchmarks.py`` imports this script, so a rename fails the test suite.
 """
 
 from __future__ import annotations

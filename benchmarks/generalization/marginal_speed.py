@@ -18,7 +18,7 @@ function exposes. The exact solver is dual coordinate descent on the kernel matr
 (``_dual_cd``) since 2026-11-25; results of 2026-11-23 timed the pure-Python dual coordinate
 descent, and for a while in between it was a pivoted-Cholesky factor + liblinear
 (``marginal_solvers.py`` compares the three).
-``tests/test_benchmarks.py`` imports this script, so a rename fails the test suite.
+``tests/house/test_benchmarks.py`` imports this script, so a rename fails the test suite.
 """
 
 from __future__ import annotations

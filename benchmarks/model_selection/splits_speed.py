@@ -11,7 +11,7 @@ printed next to them, and the closed-form/LP comparison is a ratio from the same
 Internals on purpose: the assignment step is timed on its own (``kernel_operator``,
 ``group_bounds``, ``assign_two_clusters`` and ``_stats`` of
 ``shiftlearn.model_selection._cluster_kmeans``), which no public function exposes; the full
-pipeline uses the public ``constrained_kernel_kmeans``. ``tests/test_benchmarks.py`` imports
+pipeline uses the public ``constrained_kernel_kmeans``. ``tests/house/test_benchmarks.py`` imports
 this script, so a rename of those internals fails the test suite.
 """
 

@@ -75,7 +75,7 @@ __all__ = ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_f
 #: eigendecomposition of Z^T Z; the ARPACK solver needs less but may fall back to dense),
 #: and of the n <= N row-space fit in float64 n x 2N matrices (3.0: the features, their float64
 #: transpose and Q) plus n x n ones (up to 6: statistics and pencils in the n coordinates;
-#: measured 5.3-6.0 n x 2N at n = N); tests/test_rf.py checks them.
+#: measured 5.3-6.0 n x 2N at n = N); tests/adaptation/test_rf.py checks them.
 #: Peak memory of an ``RFTCA(exact=True)`` fit in float64 n x n matrices (kernel, its
 #: eigendecomposition's workspace and vectors, the features Phi and the map P)
 EXACT_FIT_MATRICES = 5.0

@@ -274,7 +274,7 @@ def resolve_sca_solver(eigen_solver: str, n: int, n_components: int) -> str:
 
 #: Peak numpy memory of ``SCA.fit`` in n x n float64 matrices, per solver (tracemalloc at
 #: n = 1,500: 4.52 with ARPACK (kernel, centred kernel, M0, its Cholesky factor, L^{-1} K~;
-#: ``memory`` keeps four of them) and 6.04 dense); ``tests/test_sca.py`` checks them.
+#: ``memory`` keeps four of them) and 6.04 dense); ``tests/adaptation/test_sca.py`` checks them.
 FIT_MATRICES = {"arpack": 4.6, "dense": 6.1}
 
 

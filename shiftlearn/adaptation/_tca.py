@@ -282,7 +282,8 @@ def resolve_tca_solver(eigen_solver: str, n: int, n_components: int) -> str:
 
 #: Peak numpy memory of ``TCA.fit`` in n x n float64 matrices, per solver (tracemalloc at
 #: n = 1,500: 1.12 with ARPACK, which overwrites the kernel in place, and 6.04 dense: kernel,
-#: H K, the two sides of the pencil and LAPACK's copies); ``tests/test_tca.py`` checks them.
+#: H K, the two sides of the pencil and LAPACK's copies); ``tests/adaptation/test_tca.py``
+#: checks them.
 FIT_MATRICES = {"arpack": 1.2, "dense": 6.1}
 
 

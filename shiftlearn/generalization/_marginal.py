@@ -74,7 +74,7 @@ The model where the paper leaves it open (see ``docs/marginal_transfer.md``)
   scikit-learn's ``validate_data`` (feature names recorded in ``fit``; a DataFrame with
   reordered columns is refused at ``predict``). ``predict`` on a subset of a batch differs from
   the batch's prediction by design (the batch is one test task): scikit-learn's
-  ``check_methods_subset_invariance`` is an expected failure (``tests/test_common.py``).
+  ``check_methods_subset_invariance`` is an expected failure (``tests/house/test_common.py``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ Which rows are which (one rule for every scorer)
   ``ValueError`` that names the splitter to use.
 
 Each scorer re-implements skada's algorithm with skada's default hyper-parameters, works
-without skada and is checked against skada's on the same inputs (``tests/test_scorers.py``).
+without skada and is checked against skada's on the same inputs
+(``tests/model_selection/test_scorers.py``).
 ``sample_domain`` is passed to an estimator's methods only when they take it. The embedding of
 a candidate (DEV, MMD) is what its final classifier sees (``transform`` of a
 ``DomainAdaptationClassifier``, a ``Pipeline`` up to its last step with ``transform``, the raw
@@ -445,13 +446,13 @@ class DeepEmbeddedValidation(_DomainScorer):
     skada's ``DeepEmbeddedValidation`` (0.6) computes a different number on the same inputs:
     it multiplies weights of shape ``(m, 1)`` by losses of shape ``(m,)``, an ``m x m``
     matrix, so its ``mean(w l)`` is ``mean(w) mean(l)`` and its control variate is computed
-    from the matrix's first two columns. ``tests/test_scorers.py`` reproduces both values from
-    the same weights and losses (same split, domain classifier and embedding). skada also looks
-    the true class up by its *value* in the probability columns, which is wrong for labels other
-    than ``0..K-1``; here the column is found in ``classes_``. skada only accepts a
-    ``Pipeline`` (or a skorch model); here any estimator works (embedding: see the module
-    docstring). skada's default domain classifier is ``LogisticRegression()``
-    (100 iterations). Works without skada.
+    from the matrix's first two columns. ``tests/model_selection/test_scorers.py`` reproduces
+    both values from the same weights and losses (same split, domain classifier and
+    embedding). skada also looks the true class up by its *value* in the probability
+    columns, which is wrong for labels other than ``0..K-1``; here the column is found in
+    ``classes_``. skada only accepts a ``Pipeline`` (or a skorch model); here any estimator
+    works (embedding: see the module docstring). skada's default domain classifier is
+    ``LogisticRegression()`` (100 iterations). Works without skada.
     """
 
     _parameter_constraints: dict = {
