@@ -29,8 +29,11 @@ target accuracies, the choice under a criterion), with every method of
   each single method: the best of its own grid under the same criterion.
 
 One search per method and task (so each method has its own time and its own failure record),
-every search of a task sharing one ``FitMemory``. No per-candidate time limit: every fit sees at
-most ``2 x --max-rows`` rows; the time per method is reported so that a slow one can be named.
+every search of a task sharing one ``FitMemory``. A time limit per method and task
+(``--time-limit``, 300 s by default: its search, cluster split and refits together): a method
+stopped by it is listed with the task and left out of that task (its means then count fewer
+tasks and are not compared). skada's ``MultiLinearMongeAlignmentAdapter`` needed it: its
+barycenter iterations on Office's 800 features ran past 6 minutes on one task.
 
 Run: ``python benchmarks/model_selection/selection_catalog.py`` (parts in
 ``results/_selection_catalog_parts_r<max rows>.json``, one key per task and classifier, so an
@@ -42,9 +45,11 @@ tasks, both classifiers, a few methods, into ``selection_catalog_quick``).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -179,6 +184,31 @@ def _criteria(cvr, clus, sc) -> dict:
             "cluster": list(map(float, clus["mean_test_score"]))}
 
 
+class TimeLimit(BaseException):
+    """Raised by the alarm of :func:`time_limit`; a ``BaseException`` so that neither
+    ``GridSearchCV`` (``error_score``) nor the study's refits take it for one failed fit."""
+
+
+@contextmanager
+def time_limit(seconds: float | None):
+    """Stop the body after ``seconds`` (SIGALRM, POSIX; checked between Python steps, so a
+    long LAPACK call ends first). ``None`` or 0: no limit."""
+    if not seconds:
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _error(exc: Exception) -> str:
     """The error in one line: for a search whose every fit failed, the fits' own error (the
     last line of scikit-learn's message), not its preamble."""
@@ -190,12 +220,14 @@ def _error(exc: Exception) -> str:
 
 def _say(name, s, t, clf_name, m, res) -> None:
     """A progress line per method (for a log: one line, flushed)."""
-    fail = " FAILED" if m in res["errors"] else ""
+    fail = (" FAILED" if m in res["errors"] else
+            " STOPPED (time limit)" if m in res["timeouts"] else "")
     print(f"  {name}:{s}->{t}|{clf_name} {m}: {res['seconds_method'][m]:.1f} s{fail}",
           flush=True)
 
 
-def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None) -> dict:
+def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
+             limit: float | None = None) -> dict:
     """One task and classifier: every method of ``methods`` (ours) and ``peers`` (skada's),
     searched one by one; ``ours`` holds every candidate of ours in one list (as in
     selection_study.py), ``na`` the methods the classifier cannot use and why."""
@@ -206,7 +238,7 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None) -
     ours = {"labels": [], "params": [], "criteria": {c: [] for c in CRITERIA},
             "target": []}
     res = {"n": int(X.shape[0]), "ours": ours, "peers": {}, "na": {}, "errors": {},
-           "seconds_method": {}}
+           "timeouts": {}, "seconds_method": {}}
     kfold, cluster = SourceKFold(3, random_state=0), ClusterSplit(test_size=0.3, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -219,11 +251,15 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None) -
             est = DomainAdaptationClassifier(None, clf, memory=memory)
             grid = candidate_grid([m], grids=CATALOG_GRIDS)
             try:
-                cvr = study._search(est, grid, X, y, sd, kfold, sc, False)
-                clus = study._search(est, grid, X, y, sd, cluster, SourceAccuracyScorer(),
-                                     False)
-                crit = _criteria(cvr, clus, sc)
-                target = study._target_accuracies(est, cvr["params"], X, y, sd, yt, False)
+                with time_limit(limit):
+                    cvr = study._search(est, grid, X, y, sd, kfold, sc, False)
+                    clus = study._search(est, grid, X, y, sd, cluster, SourceAccuracyScorer(),
+                                         False)
+                    crit = _criteria(cvr, clus, sc)
+                    target = study._target_accuracies(est, cvr["params"], X, y, sd, yt, False)
+            except TimeLimit:
+                res["timeouts"][m] = limit
+                continue
             except Exception as exc:  # noqa: BLE001 - a method that cannot run is reported
                 res["errors"][m] = _error(exc)
                 continue
@@ -245,12 +281,15 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None) -
                 continue
             t1 = time.perf_counter()
             try:
-                pr = study._search(pipe, pgrid, X, y, sd, kfold, sc, True)
-                pc = study._search(pipe, pgrid, X, y, sd, cluster, SourceAccuracyScorer(),
-                                   True)
-                res["peers"][label] = {
-                    "params": [repr(p) for p in pr["params"]], "criteria": _criteria(pr, pc, sc),
-                    "target": study._target_accuracies(pipe, pr["params"], X, y, sd, yt, True)}
+                with time_limit(limit):
+                    pr = study._search(pipe, pgrid, X, y, sd, kfold, sc, True)
+                    pc = study._search(pipe, pgrid, X, y, sd, cluster, SourceAccuracyScorer(),
+                                       True)
+                    target = study._target_accuracies(pipe, pr["params"], X, y, sd, yt, True)
+                res["peers"][label] = {"params": [repr(p) for p in pr["params"]],
+                                       "criteria": _criteria(pr, pc, sc), "target": target}
+            except TimeLimit:
+                res["timeouts"][label] = limit
             except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported
                 res["errors"][label] = _error(exc)
             res["seconds_method"][label] = time.perf_counter() - t1
@@ -291,12 +330,15 @@ def report(parts: dict, machine: dict, seconds: float | None, name: str, methods
         keys = sorted(k for k in parts if k.endswith(f"|{clf}"))
         na = {}
         errors = {}
+        stopped = {}
         secs = {}
         for k in keys:
             for m, why in parts[k]["na"].items():
                 na.setdefault(m, why)
             for m, why in parts[k]["errors"].items():
                 errors.setdefault(m, []).append(f"{k.rsplit('|', 1)[0]}: {why}")
+            for m, lim in parts[k].get("timeouts", {}).items():
+                stopped.setdefault(m, []).append(f"{k.rsplit('|', 1)[0]} ({lim:.0f} s)")
             for m, s in parts[k]["seconds_method"].items():
                 secs.setdefault(m, []).append(s)
         table = [r for r in table if r["method"] not in na]
@@ -358,11 +400,14 @@ def report(parts: dict, machine: dict, seconds: float | None, name: str, methods
             body += [f"### N/A with {clf} (not failures: the classifier cannot serve them)", "",
                      markdown_table([{"method": m, "why": why.replace("|", "/")}
                                      for m, why in na.items()]), ""]
+        if stopped:
+            body += [f"### stopped by the time limit ({clf}; left out of those tasks' means)",
+                     "", *[f"* {m}: {', '.join(v)}" for m, v in stopped.items()], ""]
         if errors:
             body += [f"### failures ({clf})", "",
                      *[f"* {m}: {'; '.join(v)}" for m, v in errors.items()], ""]
         data[clf] = {"table": table, "per_task": per_task, "best_criterion": best,
-                     "verdicts": verdicts, "na": na, "errors": errors,
+                     "verdicts": verdicts, "na": na, "errors": errors, "stopped": stopped,
                      "seconds_per_method": {m: list(v) for m, v in secs.items()},
                      "seconds_per_task": dict(zip(keys, task_s, strict=True)),
                      "auto_minus_raw": {"mean": float(gaps.mean()), "min": float(gaps.min()),
@@ -385,6 +430,9 @@ def main(argv=None):
                          "contains one of these strings")
     ap.add_argument("--max-rows", type=int, default=400,
                     help="rows per domain, every method (default 400)")
+    ap.add_argument("--time-limit", type=float, default=300,
+                    help="seconds per method and task (search + refits; default 300, 0: "
+                         "none); a method stopped by it is reported, left out of that task")
     ap.add_argument("--report", action="store_true", help="only rebuild the tables")
     ap.add_argument("--reverse", action="store_true",
                     help="run the tasks last to first (a second process shares the parts)")
@@ -395,6 +443,10 @@ def main(argv=None):
     machine = header("Selection without target labels: the whole catalog")
     store = PartsFile(results_dir(__file__) / f"_{name}_parts_r{args.max_rows}.json")
     t0 = time.perf_counter()
+    # imported before any timed region: the time limit's alarm must never interrupt an import
+    # (a half-imported torch, through POT's backends, crashed the process)
+    import ot  # noqa: F401
+    import skada  # noqa: F401
     with threadpool_limits(limits=1):
         if not args.report:
             order = study.tasks(args.quick)
@@ -407,7 +459,8 @@ def main(argv=None):
                     key = f"{tname}:{s}->{t}|{clf}"
                     if key in store:
                         continue
-                    r = run_task(tname, s, t, clf, args.max_rows, methods, peers, memory)
+                    r = run_task(tname, s, t, clf, args.max_rows, methods, peers, memory,
+                                 args.time_limit)
                     store.save(key, r)
                     slow = sorted(r["seconds_method"].items(), key=lambda kv: -kv[1])[:3]
                     print(f"{key}: {r['seconds']:.0f} s (ours {r['seconds_ours']:.0f} s; "
