@@ -33,7 +33,9 @@ every search of a task sharing one ``FitMemory``. A time limit per method and ta
 (``--time-limit``, 300 s by default: its search, cluster split and refits together): a method
 stopped by it is listed with the task and left out of that task (its means then count fewer
 tasks and are not compared). skada's ``MultiLinearMongeAlignmentAdapter`` needed it: its
-barycenter iterations on Office's 800 features ran past 6 minutes on one task.
+barycenter iterations on Office's 800 features ran past 6 minutes on one task; a size rule
+(:data:`MAX_FEATURES`) skips it above 300 features rather than spend the limit on each of the
+12 Office tasks.
 
 Run: ``python benchmarks/model_selection/selection_catalog.py`` (parts in
 ``results/_selection_catalog_parts_r<max rows>.json``, one key per task and classifier, so an
@@ -100,6 +102,8 @@ PEER_OF = {"skada CORAL": "CORAL", "skada SA": "SA", "skada TCA": "TCA", "skada 
            "skada KDERW": "KDERW", "skada EMD": "EMD", "skada Sinkhorn": "Sinkhorn",
            "skada ClassRegOT": "ClassRegOT"}
 PEERS = tuple(PEER_OF)
+#: size rule: methods skipped above this many features (they ran past the time limit there)
+MAX_FEATURES = {"skada MultiLinOT": 300}
 #: --quick: a few methods of each kind (subspace, mapping, reweighting, labelers)
 QUICK_METHODS = ("none", "TCA", "CORAL", "SA", "LinOT", "KMM", "GaussianRW", "JDOT",
                  "OTLabelProp", "DASVM")
@@ -238,7 +242,7 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
     ours = {"labels": [], "params": [], "criteria": {c: [] for c in CRITERIA},
             "target": []}
     res = {"n": int(X.shape[0]), "ours": ours, "peers": {}, "na": {}, "errors": {},
-           "timeouts": {}, "seconds_method": {}}
+           "timeouts": {}, "skipped": {}, "seconds_method": {}}
     kfold, cluster = SourceKFold(3, random_state=0), ClusterSplit(test_size=0.3, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -278,6 +282,10 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
                 continue
             if PEER_OF[label] in res["na"]:
                 res["na"][label] = f"as ours ({PEER_OF[label]} with {clf_name})"
+                continue
+            if X.shape[1] > MAX_FEATURES.get(label, np.inf):
+                res["skipped"][label] = (f"{X.shape[1]} features > {MAX_FEATURES[label]} "
+                                         "(size rule)")
                 continue
             t1 = time.perf_counter()
             try:
@@ -339,6 +347,8 @@ def report(parts: dict, machine: dict, seconds: float | None, name: str, methods
                 errors.setdefault(m, []).append(f"{k.rsplit('|', 1)[0]}: {why}")
             for m, lim in parts[k].get("timeouts", {}).items():
                 stopped.setdefault(m, []).append(f"{k.rsplit('|', 1)[0]} ({lim:.0f} s)")
+            for m, why in parts[k].get("skipped", {}).items():
+                stopped.setdefault(m, []).append(f"{k.rsplit('|', 1)[0]} ({why})")
             for m, s in parts[k]["seconds_method"].items():
                 secs.setdefault(m, []).append(s)
         table = [r for r in table if r["method"] not in na]
@@ -401,7 +411,8 @@ def report(parts: dict, machine: dict, seconds: float | None, name: str, methods
                      markdown_table([{"method": m, "why": why.replace("|", "/")}
                                      for m, why in na.items()]), ""]
         if stopped:
-            body += [f"### stopped by the time limit ({clf}; left out of those tasks' means)",
+            body += [f"### stopped by the time limit or skipped by the size rule ({clf}; left "
+                     "out of those tasks' means)",
                      "", *[f"* {m}: {', '.join(v)}" for m, v in stopped.items()], ""]
         if errors:
             body += [f"### failures ({clf})", "",
