@@ -280,7 +280,12 @@ def _pick(criteria: dict, target: list, crit: str, idx=None) -> float:
     return float(tg[idx[int(np.argmax(vv))]])   # ties: first (no adaptation comes first)
 
 
-def summarise(parts: dict, clf: str) -> tuple[list[dict], list[dict], dict]:
+def summarise(parts: dict, clf: str, ours=OURS, peers=PEERS, criteria=CRITERIA
+              ) -> tuple[list[dict], list[dict], dict]:
+    """Per classifier: the table (one row per method, its mean target accuracy under each
+    criterion), the per-task lines of ``auto`` and the task count. ``ours``, ``peers`` and
+    ``criteria`` name the methods and criteria of the parts (``selection_catalog.py`` passes
+    its own)."""
     keys = sorted(k for k in parts if k.endswith(f"|{clf}"))
     rows, per_task = {}, []
     for k in keys:
@@ -289,34 +294,34 @@ def summarise(parts: dict, clf: str) -> tuple[list[dict], list[dict], dict]:
         labels = o["labels"]
         task = k.rsplit("|", 1)[0]
         line = {"task": task, "raw": o["target"][labels.index("none")]}
-        for crit in (*CRITERIA, "oracle"):
+        for crit in (*criteria, "oracle"):
             rows.setdefault("auto (ours, incl. no adaptation)", {}).setdefault(crit, []).append(
                 _pick(o["criteria"], o["target"], crit))
             line[crit] = rows["auto (ours, incl. no adaptation)"][crit][-1]
-            for m in OURS[1:]:
+            for m in ours[1:]:
                 idx = [i for i, lab in enumerate(labels) if lab == m]
                 rows.setdefault(m, {}).setdefault(crit, []).append(
                     _pick(o["criteria"], o["target"], crit, idx))
-            for p in PEERS:
+            for p in peers:
                 pr = r["peers"].get(p, {})
                 val = (_pick(pr["criteria"], pr["target"], crit) if "criteria" in pr
                        else float("nan"))
                 rows.setdefault(p, {}).setdefault(crit, []).append(val)
         rows.setdefault("source only (no adaptation)", {})
-        for crit in (*CRITERIA, "oracle"):
+        for crit in (*criteria, "oracle"):
             rows["source only (no adaptation)"].setdefault(crit, []).append(line["raw"])
         per_task.append(line)
     table = []
     for method, d in rows.items():
         row = {"method": method}
-        for crit in (*CRITERIA, "oracle"):
+        for crit in (*criteria, "oracle"):
             v = np.asarray(d[crit], float)
             row[crit] = 100 * float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
             if not np.isfinite(v).all():
                 row[crit + " n"] = int(np.isfinite(v).sum())
         table.append(row)
-    order = ["auto (ours, incl. no adaptation)", "source only (no adaptation)", *OURS[1:],
-             *PEERS]
+    order = ["auto (ours, incl. no adaptation)", "source only (no adaptation)", *ours[1:],
+             *peers]
     table.sort(key=lambda r: order.index(r["method"]))
     return table, per_task, {"tasks": len(keys)}
 

@@ -1,0 +1,485 @@
+"""The selection study with the whole catalog: every adapter of ``ADAPTERS``, ours and skada's.
+
+The protocol of ``selection_study.py`` (whose functions this script imports: the tasks, the
+seeded subsample of at most ``--max-rows`` rows per domain, the classifiers, the searches, the
+target accuracies, the choice under a criterion), with every method of
+:data:`shiftlearn.model_selection.ADAPTERS` as a candidate and an eighth criterion, MaNo
+(``MaNoScorer``, the normalised 4-norm of the target rows' class probabilities):
+
+* candidates, ours: no adaptation and every label of ``ADAPTERS`` (subspace, mapping,
+  reweighting, self-labeling, label-shift and OT labelers), each over the study grid
+  :data:`CATALOG_GRIDS`: ``selection_study.py``'s grids for the methods it already had (2-8
+  points, so that those rows repeat the study), ``DEFAULT_GRIDS`` for the others (1-4 points;
+  TJM cut to 4);
+* peers: skada 0.6's implementation of the same method where skada has one, each in
+  ``skada.make_da_pipeline(<adapter>, <the same classifier>)`` over a grid of 1-4 points
+  (:func:`catalog_peers`; skada's gamma of KLIEP and MMD-LS is ``1 / (2 m)`` and ``1 / m``,
+  ``m`` the median squared distance of the task's rows; skada's JDOT and DASVM use a plain
+  logistic regression);
+* criteria: ``selection_study.py``'s seven (source CV, cluster split, IW, PE, DEV, circular,
+  MMD) + MaNo, and the ORACLE (target accuracy, reference only);
+* N/A, not failure: a candidate the classifier cannot use. The reweighting adapters hand their
+  weights to the classifier's ``sample_weight`` and 1NN takes none; JDOT refits its classifier
+  with sample weights; DASVM needs ``decision_function``. Each is refused by the library's own
+  check, whose message is recorded as the reason (the same check ``DomainAdaptationClassifier``
+  and ``AdaptationSelector`` run before fitting; this script imports it from
+  ``shiftlearn.compose._pipeline`` for that reason only). skada's implementation of a method
+  is N/A where ours is, for the same reason;
+* ``auto``: the best of ALL ours (no adaptation included, first on ties) under a criterion;
+  each single method: the best of its own grid under the same criterion.
+
+One search per method and task (so each method has its own time and its own failure record),
+every search of a task sharing one ``FitMemory``. A time limit per method and task
+(``--time-limit``, 300 s by default: its search, cluster split and refits together): a method
+stopped by it is listed with the task and left out of that task (its means then count fewer
+tasks and are not compared). skada's ``MultiLinearMongeAlignmentAdapter`` needed it: its
+barycenter iterations on Office's 800 features ran past 6 minutes on one task; a size rule
+(:data:`MAX_FEATURES`) skips it above 300 features rather than spend the limit on each of the
+12 Office tasks.
+
+Run: ``python benchmarks/model_selection/selection_catalog.py`` (parts in
+``results/_selection_catalog_parts_r<max rows>.json``, one key per task and classifier, so an
+interrupted run resumes; ``--report`` rebuilds the tables from the parts; ``--tasks`` keeps
+the tasks whose name contains one of the given strings; ``--quick``: the toy and two Office
+tasks, both classifiers, a few methods, into ``selection_catalog_quick``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
+sys.path.insert(0, str(Path(__file__).resolve().parent))      # selection_study
+import selection_study as study  # noqa: E402
+from _common import (  # noqa: E402
+    PartsFile,
+    header,
+    markdown_table,
+    progress,
+    results_dir,
+    track,
+    write_results,
+)
+
+from shiftlearn import DomainAdaptationClassifier  # noqa: E402
+from shiftlearn.adaptation import FitMemory  # noqa: E402
+from shiftlearn.compose._pipeline import (  # noqa: E402 - the library's own N/A checks
+    check_labeler_reach,
+    check_weights_reach,
+)
+from shiftlearn.model_selection import (  # noqa: E402
+    ADAPTERS,
+    DEFAULT_GRIDS,
+    ClusterSplit,
+    MaNoScorer,
+    SourceAccuracyScorer,
+    SourceKFold,
+    candidate_grid,
+    make_adapter,
+)
+
+OURS = ("none", *ADAPTERS)
+#: the study grid: selection_study.py's for its methods, DEFAULT_GRIDS (1-4 points) otherwise
+CATALOG_GRIDS = {**{m: DEFAULT_GRIDS.get(m, {}) for m in ADAPTERS}, **study.OUR_GRIDS,
+                 "TJM": {"kernel": ["linear", "rbf"], "mu": [1.0], "n_components": [30, 10]}}
+CRITERIA = (*study.CRITERIA, "MaNo")
+#: skada's implementation of our method (peer label -> our label)
+PEER_OF = {"skada CORAL": "CORAL", "skada SA": "SA", "skada TCA": "TCA", "skada JDOT": "JDOT",
+           "skada KMM": "KMM", "skada LinOT": "LinOT", "skada OTLabelProp": "OTLabelProp",
+           "skada MMD-LS": "MMD-LS", "skada MultiLinOT": "MultiLinOT", "skada DASVM": "DASVM",
+           "skada TJM": "TJM", "skada JCPOT": "JCPOT", "skada KLIEP": "KLIEP",
+           "skada NearestNeighborRW": "NearestNeighborRW",
+           "skada DiscriminatorRW": "DiscriminatorRW", "skada GaussianRW": "GaussianRW",
+           "skada KDERW": "KDERW", "skada EMD": "EMD", "skada Sinkhorn": "Sinkhorn",
+           "skada ClassRegOT": "ClassRegOT"}
+PEERS = tuple(PEER_OF)
+#: size rule: methods skipped above this many features (they ran past the time limit there)
+MAX_FEATURES = {"skada MultiLinOT": 300}
+#: --quick: a few methods of each kind (subspace, mapping, reweighting, labelers)
+QUICK_METHODS = ("none", "TCA", "CORAL", "SA", "LinOT", "KMM", "GaussianRW", "JDOT",
+                 "OTLabelProp", "DASVM")
+#: selection_study.py's peers, relabeled as the catalog names them
+_STUDY_PEERS = {"skada CORAL": "skada CORAL", "SA": "skada SA", "JDOT": "skada JDOT",
+                "KMM": "skada KMM", "LinOT": "skada LinOT", "OTLabelProp": "skada OTLabelProp",
+                "skada TCA": "skada TCA"}
+
+
+def scorers() -> dict:
+    return {**study.scorers(), "MaNo": MaNoScorer()}
+
+
+def na_reason(method: str, clf) -> str | None:
+    """Why ``clf`` cannot be the classifier of ``method`` (the library's own message), or
+    ``None`` when it can."""
+    if method == "none":
+        return None
+    adapter = make_adapter(method)
+    try:
+        check_weights_reach(adapter, clf)
+        check_labeler_reach(adapter, clf)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _median_sq_distance(X, n: int = 500) -> float:
+    Z = X[np.random.default_rng(0).choice(X.shape[0], min(n, X.shape[0]), replace=False)]
+    sq = (Z ** 2).sum(1)
+    d = sq[:, None] + sq[None, :] - 2 * Z @ Z.T
+    return float(np.median(d[np.triu_indices_from(d, 1)]))
+
+
+def catalog_peers(clf_name: str, X) -> list[tuple[str, object, dict]]:
+    """``(label, skada estimator, grid)`` for each peer: selection_study.py's seven, relabeled,
+    and skada's other implementations of our methods."""
+    import skada
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KernelDensity
+
+    def pipe(adapter):
+        return skada.make_da_pipeline(adapter, *study.classifier_steps(clf_name))
+
+    m = _median_sq_distance(X)
+    gammas = [1 / (2 * m), 1 / m]
+    out = [(_STUDY_PEERS[label], est, grid) for label, est, grid in
+           study.peer_candidates(clf_name)]
+    out += [
+        ("skada MMD-LS", pipe(skada.MMDLSConSMappingAdapter(gamma=gammas[0])),
+         {"mmdlsconsmappingadapter__gamma": gammas}),
+        ("skada MultiLinOT", pipe(skada.MultiLinearMongeAlignmentAdapter()),
+         {"multilinearmongealignmentadapter__reg": [1e-8, 1e-2, 1.0]}),
+        ("skada DASVM", skada.DASVMClassifier(LogisticRegression(max_iter=1000)),
+         {"k": [1, 3, 10]}),
+        ("skada TJM", pipe(skada.TransferJointMatchingAdapter()),
+         {"transferjointmatchingadapter__kernel": ["linear", "rbf"],
+          "transferjointmatchingadapter__n_components": [30, 10]}),
+        ("skada JCPOT", pipe(skada.JCPOTLabelPropAdapter()),
+         {"jcpotlabelpropadapter__reg": [0.05, 0.1, 0.5]}),
+        ("skada KLIEP", pipe(skada.KLIEPReweightAdapter(gamma=gammas[0], random_state=0)),
+         {"kliepreweightadapter__gamma": gammas}),
+        ("skada NearestNeighborRW", pipe(skada.NearestNeighborReweightAdapter()),
+         {"nearestneighborreweightadapter__laplace_smoothing": [False, True]}),
+        ("skada DiscriminatorRW", pipe(skada.DiscriminatorReweightAdapter()), {}),
+        ("skada GaussianRW", pipe(skada.GaussianReweightAdapter()),
+         {"gaussianreweightadapter__reg": ["auto", 0.1]}),
+        ("skada KDERW", pipe(skada.DensityReweightAdapter()),
+         {"densityreweightadapter__weight_estimator": [KernelDensity(bandwidth="scott")]}),
+        ("skada EMD", pipe(skada.OTMappingAdapter()), {}),
+        ("skada Sinkhorn", pipe(skada.EntropicOTMappingAdapter()),
+         {"entropicotmappingadapter__reg_e": [0.1, 1.0, 10.0]}),
+        ("skada ClassRegOT", pipe(skada.ClassRegularizerOTMappingAdapter()),
+         {"classregularizerotmappingadapter__reg_e": [0.1, 1.0],
+          "classregularizerotmappingadapter__reg_cl": [0.1, 1.0]}),
+    ]
+    return out
+
+
+def _criteria(cvr, clus, sc) -> dict:
+    return {**{c: list(map(float, cvr[f"mean_test_{c}"])) for c in sc},
+            "cluster": list(map(float, clus["mean_test_score"]))}
+
+
+class TimeLimit(BaseException):
+    """Raised by the alarm of :func:`time_limit`; a ``BaseException`` so that neither
+    ``GridSearchCV`` (``error_score``) nor the study's refits take it for one failed fit."""
+
+
+@contextmanager
+def time_limit(seconds: float | None):
+    """Stop the body after ``seconds`` (SIGALRM, POSIX; checked between Python steps, so a
+    long LAPACK call ends first). ``None`` or 0: no limit."""
+    if not seconds:
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _error(exc: Exception) -> str:
+    """The error in one line: for a search whose every fit failed, the fits' own error (the
+    last line of scikit-learn's message), not its preamble."""
+    msg = str(exc).strip()
+    if "fits failed" in msg:
+        return msg.splitlines()[-1][:300]
+    return f"{type(exc).__name__}: {msg}"[:300]
+
+
+def _say(name, s, t, clf_name, m, res) -> None:
+    """A progress line per method (for a log: one line, flushed)."""
+    fail = (" FAILED" if m in res["errors"] else
+            " STOPPED (time limit)" if m in res["timeouts"] else "")
+    print(f"  {name}:{s}->{t}|{clf_name} {m}: {res['seconds_method'][m]:.1f} s{fail}",
+          flush=True)
+
+
+def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
+             limit: float | None = None) -> dict:
+    """One task and classifier: every method of ``methods`` (ours) and ``peers`` (skada's),
+    searched one by one; ``ours`` holds every candidate of ours in one list (as in
+    selection_study.py), ``na`` the methods the classifier cannot use and why."""
+    X, y, sd, yt = study.study_rows(name, s, t, max_rows)
+    clf = study.classifiers()[clf_name]()
+    sc = scorers()
+    t0 = time.perf_counter()
+    ours = {"labels": [], "params": [], "criteria": {c: [] for c in CRITERIA},
+            "target": []}
+    res = {"n": int(X.shape[0]), "ours": ours, "peers": {}, "na": {}, "errors": {},
+           "timeouts": {}, "skipped": {}, "seconds_method": {}}
+    kfold, cluster = SourceKFold(3, random_state=0), ClusterSplit(test_size=0.3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for m in methods:
+            why = na_reason(m, clf)
+            if why is not None:
+                res["na"][m] = why
+                continue
+            t1 = time.perf_counter()
+            est = DomainAdaptationClassifier(None, clf, memory=memory)
+            grid = candidate_grid([m], grids=CATALOG_GRIDS)
+            try:
+                with time_limit(limit):
+                    cvr = study._search(est, grid, X, y, sd, kfold, sc, False)
+                    clus = study._search(est, grid, X, y, sd, cluster, SourceAccuracyScorer(),
+                                         False)
+                    crit = _criteria(cvr, clus, sc)
+                    target = study._target_accuracies(est, cvr["params"], X, y, sd, yt, False)
+            except TimeLimit:
+                res["timeouts"][m] = limit
+                continue
+            except Exception as exc:  # noqa: BLE001 - a method that cannot run is reported
+                res["errors"][m] = _error(exc)
+                continue
+            finally:
+                res["seconds_method"][m] = time.perf_counter() - t1
+                _say(name, s, t, clf_name, m, res)
+            ours["labels"] += [m] * len(target)
+            ours["params"] += [repr({k: v for k, v in p.items() if k != "adapter"})
+                               for p in cvr["params"]]
+            for c in CRITERIA:
+                ours["criteria"][c] += crit[c]
+            ours["target"] += target
+        res["seconds_ours"] = time.perf_counter() - t0
+        for label, pipe, pgrid in catalog_peers(clf_name, X):
+            if label not in peers:
+                continue
+            if PEER_OF[label] in res["na"]:
+                res["na"][label] = f"as ours ({PEER_OF[label]} with {clf_name})"
+                continue
+            if X.shape[1] > MAX_FEATURES.get(label, np.inf):
+                res["skipped"][label] = (f"{X.shape[1]} features > {MAX_FEATURES[label]} "
+                                         "(size rule)")
+                continue
+            t1 = time.perf_counter()
+            try:
+                with time_limit(limit):
+                    pr = study._search(pipe, pgrid, X, y, sd, kfold, sc, True)
+                    pc = study._search(pipe, pgrid, X, y, sd, cluster, SourceAccuracyScorer(),
+                                       True)
+                    target = study._target_accuracies(pipe, pr["params"], X, y, sd, yt, True)
+                res["peers"][label] = {"params": [repr(p) for p in pr["params"]],
+                                       "criteria": _criteria(pr, pc, sc), "target": target}
+            except TimeLimit:
+                res["timeouts"][label] = limit
+            except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported
+                res["errors"][label] = _error(exc)
+            res["seconds_method"][label] = time.perf_counter() - t1
+            _say(name, s, t, clf_name, label, res)
+    res["seconds"] = time.perf_counter() - t0
+    return res
+
+
+# ----------------------------------------------------------------------------------- tables
+AUTO, RAW = "auto (ours, incl. no adaptation)", "source only (no adaptation)"
+
+
+def _verdict(table: list[dict], crit: str, n_tasks: int) -> dict:
+    """``auto`` against every single method computed on every task, under ``crit``."""
+    auto = next(r for r in table if r["method"] == AUTO)
+    singles = [r for r in table if r["method"] != AUTO and np.isfinite(r[crit])]
+    full = [r for r in singles if crit + " n" not in r]
+    best = max(full, key=lambda r: r[crit])
+    return {"criterion": crit, "auto": auto[crit], "best single": best["method"],
+            "best single %": best[crit], "margin": auto[crit] - best[crit],
+            "beats all by >= 1": bool(auto[crit] - best[crit] >= 1.0),
+            "at least all": bool(auto[crit] >= best[crit]),
+            "not within 1 point": [r["method"] for r in full if auto[crit] - r[crit] < 1.0],
+            "partial (fewer tasks, not compared)": [r["method"] for r in singles
+                                                    if crit + " n" in r]}
+
+
+def report(parts: dict, machine: dict, seconds: float | None, name: str, methods, peers
+           ) -> None:
+    body = ["\n\n".join(p.strip() for p in __doc__.split("\n\n")[1:4]), ""]
+    data = {}
+    for clf in study.classifiers():
+        table, per_task, info = study.summarise(parts, clf, ours=methods, peers=peers,
+                                                criteria=CRITERIA)
+        n = info["tasks"]
+        if not n:
+            continue
+        keys = sorted(k for k in parts if k.endswith(f"|{clf}"))
+        na = {}
+        errors = {}
+        stopped = {}
+        secs = {}
+        for k in keys:
+            for m, why in parts[k]["na"].items():
+                na.setdefault(m, why)
+            for m, why in parts[k]["errors"].items():
+                errors.setdefault(m, []).append(f"{k.rsplit('|', 1)[0]}: {why}")
+            for m, lim in parts[k].get("timeouts", {}).items():
+                stopped.setdefault(m, []).append(f"{k.rsplit('|', 1)[0]} ({lim:.0f} s)")
+            for m, why in parts[k].get("skipped", {}).items():
+                stopped.setdefault(m, []).append(f"{k.rsplit('|', 1)[0]} ({why})")
+            for m, s in parts[k]["seconds_method"].items():
+                secs.setdefault(m, []).append(s)
+        table = [r for r in table if r["method"] not in na]
+        cols = ["method", *CRITERIA, "oracle"]
+
+        def cell(r, c, n=n):
+            v = r.get(c, "")
+            return f"{v:.2f} ({r[c + ' n']}/{n} tasks)" if c + " n" in r else v
+
+        body += [f"## classifier: {clf} ({n} tasks), mean target accuracy %", "",
+                 markdown_table([{c: cell(r, c) for c in cols} for r in table], cols), "",
+                 "A cell with a task count is the mean over the tasks where the method and "
+                 "criterion could be computed: not comparable with the full means, and left "
+                 "out of the comparison below.", ""]
+        verdicts = [_verdict(table, c, n) for c in CRITERIA]
+        best = max(CRITERIA, key=lambda c: table[0][c])
+        vb = next(v for v in verdicts if v["criterion"] == best)
+        body += [f"Best target-free criterion for `auto`: **{best}** ({table[0][best]:.2f}% "
+                 f"vs {table[1][best]:.2f}% source only).", "",
+                 f"### `auto` against every single method under the same criterion ({clf})", "",
+                 markdown_table([{"criterion": v["criterion"], "auto %": v["auto"],
+                                  "best single method": v["best single"],
+                                  "its %": v["best single %"],
+                                  "auto - best single": v["margin"],
+                                  "auto >= every single": "yes" if v["at least all"]
+                                  else "no",
+                                  "auto >= every single + 1": "yes" if v["beats all by >= 1"]
+                                  else "no"} for v in verdicts]),
+                 "", "Single methods: each of ours and skada's, and source only, over the "
+                 "tasks where it ran (N/A methods left out; those that failed on a task are "
+                 "left out of this comparison and listed under failures).", ""]
+        if vb["beats all by >= 1"]:
+            body += [f"Under {best}, `auto` beats every single method computed on all {n} "
+                     f"tasks by at least 1 point (margin {vb['margin']:+.2f}).", ""]
+        else:
+            body += [f"Under {best}, `auto` does **not** beat every single method by 1 point: "
+                     f"within 1 point or above it: {', '.join(vb['not within 1 point'])} "
+                     f"(best single: {vb['best single']}, {vb['best single %']:.2f}% against "
+                     f"{vb['auto']:.2f}%, margin {vb['margin']:+.2f}).", ""]
+        lines = [{"task": t["task"], "raw": 100 * t["raw"],
+                  **{c: 100 * t[c] for c in (*CRITERIA, "oracle")},
+                  "auto - raw (best criterion)": 100 * (t[best] - t["raw"])} for t in per_task]
+        body += [f"### per task, `auto` under each criterion ({clf})", "",
+                 markdown_table(lines, ["task", "raw", *CRITERIA, "oracle",
+                                        "auto - raw (best criterion)"]), ""]
+        gaps = np.array([t[best] - t["raw"] for t in per_task]) * 100
+        below = [t["task"] for t, g in zip(per_task, gaps, strict=True) if g < -1.0]
+        body += [f"`auto` under {best} minus no adaptation: mean {gaps.mean():+.2f} points, "
+                 f"worst {gaps.min():+.2f} ({per_task[int(np.argmin(gaps))]['task']}); "
+                 f"{len(below)} of {len(per_task)} tasks more than 1 point below no adaptation"
+                 + (f": {', '.join(below)}." if below else "."), ""]
+        timing = [{"method": m, "tasks": len(v), "mean s / task": float(np.mean(v)),
+                   "max s": float(np.max(v))} for m, v in secs.items()]
+        task_s = [parts[k]["seconds"] for k in keys]
+        body += [f"### time per method ({clf}; search + cluster split + refits, one thread)",
+                 "", markdown_table(timing), "",
+                 f"Per task: mean {np.mean(task_s):.0f} s, max {np.max(task_s):.0f} s.", ""]
+        if na:
+            body += [f"### N/A with {clf} (not failures: the classifier cannot serve them)", "",
+                     markdown_table([{"method": m, "why": why.replace("|", "/")}
+                                     for m, why in na.items()]), ""]
+        if stopped:
+            body += [f"### stopped by the time limit or skipped by the size rule ({clf}; left "
+                     "out of those tasks' means)",
+                     "", *[f"* {m}: {', '.join(v)}" for m, v in stopped.items()], ""]
+        if errors:
+            body += [f"### failures ({clf})", "",
+                     *[f"* {m}: {'; '.join(v)}" for m, v in errors.items()], ""]
+        data[clf] = {"table": table, "per_task": per_task, "best_criterion": best,
+                     "verdicts": verdicts, "na": na, "errors": errors, "stopped": stopped,
+                     "seconds_per_method": {m: list(v) for m, v in secs.items()},
+                     "seconds_per_task": dict(zip(keys, task_s, strict=True)),
+                     "auto_minus_raw": {"mean": float(gaps.mean()), "min": float(gaps.min()),
+                                        "tasks_below_1_point": below}}
+    if seconds is not None:
+        body.append(f"Wall time of this run: {seconds / 60:.1f} min.")
+    write_results(name, "Selection without target labels: the whole catalog",
+                  "\n".join(body), data, machine)
+
+
+@progress()
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="the toy and two Office tasks, a few methods (selection_catalog_quick)")
+    ap.add_argument("--classifiers", nargs="+", default=list(study.classifiers()),
+                    choices=list(study.classifiers()))
+    ap.add_argument("--tasks", nargs="+", default=None,
+                    help="keep the tasks whose name (e.g. office_caltech:amazon->dslr) "
+                         "contains one of these strings")
+    ap.add_argument("--max-rows", type=int, default=400,
+                    help="rows per domain, every method (default 400)")
+    ap.add_argument("--time-limit", type=float, default=300,
+                    help="seconds per method and task (search + refits; default 300, 0: "
+                         "none); a method stopped by it is reported, left out of that task")
+    ap.add_argument("--report", action="store_true", help="only rebuild the tables")
+    ap.add_argument("--reverse", action="store_true",
+                    help="run the tasks last to first (a second process shares the parts)")
+    args = ap.parse_args(argv)
+    methods = QUICK_METHODS if args.quick else OURS
+    peers = tuple(p for p in PEERS if PEER_OF[p] in methods)
+    name = "selection_catalog_quick" if args.quick else "selection_catalog"
+    machine = header("Selection without target labels: the whole catalog")
+    store = PartsFile(results_dir(__file__) / f"_{name}_parts_r{args.max_rows}.json")
+    t0 = time.perf_counter()
+    # imported before any timed region: the time limit's alarm must never interrupt an import
+    # (a half-imported torch, through POT's backends, crashed the process)
+    import ot  # noqa: F401
+    import skada  # noqa: F401
+    with threadpool_limits(limits=1):
+        if not args.report:
+            order = study.tasks(args.quick)
+            if args.tasks:
+                order = [o for o in order if any(f in f"{o[0]}:{o[1]}->{o[2]}"
+                                                 for f in args.tasks)]
+            for tname, s, t in track(order[::-1] if args.reverse else order, "tasks"):
+                memory = FitMemory(max_bytes=3 << 30)
+                for clf in args.classifiers:
+                    key = f"{tname}:{s}->{t}|{clf}"
+                    if key in store:
+                        continue
+                    r = run_task(tname, s, t, clf, args.max_rows, methods, peers, memory,
+                                 args.time_limit)
+                    store.save(key, r)
+                    slow = sorted(r["seconds_method"].items(), key=lambda kv: -kv[1])[:3]
+                    print(f"{key}: {r['seconds']:.0f} s (ours {r['seconds_ours']:.0f} s; "
+                          f"slowest: {', '.join(f'{m} {v:.0f} s' for m, v in slow)})",
+                          flush=True)
+    report(store.load(), machine, None if args.report else time.perf_counter() - t0, name,
+           methods, peers)
+
+
+if __name__ == "__main__":
+    main()
