@@ -148,6 +148,7 @@ def _public_estimators():
     from shiftlearn.model_selection import (
         AdaptationRegressorSelector,
         AdaptationSelector,
+        FewLabelSelector,
         GeneralizationSelector,
     )
     from shiftlearn.reweighting import (
@@ -195,6 +196,7 @@ def _public_estimators():
         (C.DomainAdaptationRegressor(A.TCA(n_components=2)), "da_regression"),
         (AdaptationRegressorSelector(methods=["TCA", "CORAL"], grids={}, cv=2),
          "da_regression"),
+        (FewLabelSelector(methods=["pooled", "FeatureAugmentation", "target-only"]), few),
     ]
 
 
