@@ -8,7 +8,8 @@ estimator's ``sample_weight``):
 
 * ``fit(X, y, sample_domain)`` stores ``weights_``, one weight per training row: the source
   rows' importance weights (mean 1 over the source rows) and ``1.0`` on the target rows (they
-  are drawn from the target distribution already);
+  are drawn from the target distribution already), and ``effective_sample_size_``, Kish's
+  ``(sum w)^2 / sum w^2`` over the source rows (a warning when it is below 1% of them, or 2);
 * ``compute_weights(X, sample_domain=None)`` gives the weights of any rows with the fitted
   ratio and the same normalisation (rows with ``sample_domain < 0`` get ``1.0``).
 
@@ -30,11 +31,15 @@ from .._stacklevel import user_stacklevel
 from .._validation import check_sample_domain, check_X, check_X_y_domain
 from ..kernels import resolve_bandwidth
 
-__all__ = ["BaseReweighting", "check_finite_weights", "is_reweighting", "kernel_centers",
-           "kernel_sigma"]
+__all__ = ["MIN_EFFECTIVE_SHARE", "BaseReweighting", "check_finite_weights",
+           "effective_sample_size", "is_reweighting", "kernel_centers", "kernel_sigma"]
 
 #: largest exponent of a weight: ``exp(700)`` is finite in float64
 _MAX_LOG = 700.0
+
+#: ``fit`` warns when the weights' effective sample size is below this share of the source
+#: rows (or below 2): a weighted model then learns from a handful of rows
+MIN_EFFECTIVE_SHARE = 0.01
 
 
 def is_reweighting(adapter) -> bool:
@@ -112,13 +117,24 @@ class BaseReweighting(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 "adaptation). Pass the unlabeled target rows to fit.", UserWarning,
                 stacklevel=user_stacklevel())
             self.log_scale_ = 0.0
+            self.effective_sample_size_ = float(ns)
             self._no_target = True
             if "max_iter" in self.get_params(deep=False):
                 self.n_iter_ = 0            # no solver ran
             return X
         self._no_target = False
         values, is_log = self._fit_ratio(X64[src], X64[tgt])
-        self.weights_[src] = self._normalise(np.asarray(values, dtype=np.float64), is_log)
+        w = self._normalise(np.asarray(values, dtype=np.float64), is_log)
+        self.weights_[src] = w
+        self.effective_sample_size_ = effective_sample_size(w)
+        if self.effective_sample_size_ < max(2.0, MIN_EFFECTIVE_SHARE * ns):
+            warnings.warn(
+                f"{owner}: the weights put their mass on about "
+                f"{self.effective_sample_size_:.1f} of the {ns} source rows (effective sample "
+                "size), so a weighted model learns from about that many rows. The density "
+                "ratio is ill-estimated here (often: many features for the rows); try "
+                "DiscriminatorRW or uLSIF, a larger bandwidth, or no reweighting.",
+                UserWarning, stacklevel=user_stacklevel())
         return X
 
     def _normalise(self, values: np.ndarray, is_log: bool) -> np.ndarray:
@@ -183,6 +199,14 @@ class BaseReweighting(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def _ratio(self, X: np.ndarray) -> tuple[np.ndarray, bool]:
         raise NotImplementedError
+
+
+def effective_sample_size(w: np.ndarray) -> float:
+    """Kish's effective sample size of non-negative weights, ``(sum w)^2 / sum w^2``: ``n`` for
+    equal weights, ``1`` when one row holds all the mass."""
+    total = float(np.sum(w))
+    squares = float(np.sum(np.square(w)))
+    return total * total / squares if squares > 0 else 0.0
 
 
 def kernel_sigma(bandwidth, Xs: np.ndarray, Xt: np.ndarray) -> float:

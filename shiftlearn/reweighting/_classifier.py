@@ -55,6 +55,9 @@ class DiscriminatorRW(BaseReweighting):
     ----------
     weights_ : ndarray of shape (n_samples,)
     domain_classifier_ : fitted classifier (the calibrated one when calibrated)
+    effective_sample_size_ : float
+        Kish's effective sample size of the source rows' weights, ``(sum w)^2 / sum w^2``
+        (fit warns below 1% of the source rows, or 2).
     log_scale_ : float
     n_source_, n_target_ : int
     n_features_in_ : int
@@ -157,6 +160,9 @@ class NearestNeighborRW(BaseReweighting):
     weights_ : ndarray of shape (n_samples,)
     counts_ : ndarray of shape (n_source,)
         The (smoothed) counts, before the scaling.
+    effective_sample_size_ : float
+        Kish's effective sample size of the source rows' weights, ``(sum w)^2 / sum w^2``
+        (fit warns below 1% of the source rows, or 2).
     log_scale_ : float
     n_source_, n_target_ : int
     n_features_in_ : int

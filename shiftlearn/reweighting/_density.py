@@ -143,6 +143,9 @@ class GaussianRW(BaseReweighting):
     covariance_source_, covariance_target_ : ndarray of shape (n_features, n_features)
         Built on access when the domain has fewer rows than features (the fit keeps the
         covariance as ``diag(a) + U U^T`` then, with ``U`` of the domain's rows).
+    effective_sample_size_ : float
+        Kish's effective sample size of the source rows' weights, ``(sum w)^2 / sum w^2``
+        (fit warns below 1% of the source rows, or 2).
     log_scale_ : float
         Log of the mean of the raw ratio over the training source rows (the normalisation
         :meth:`compute_weights` applies).
@@ -272,6 +275,9 @@ class KDERW(BaseReweighting):
         ``h`` used.
     X_source_, X_target_ : ndarray
         The centres of the two estimates.
+    effective_sample_size_ : float
+        Kish's effective sample size of the source rows' weights, ``(sum w)^2 / sum w^2``
+        (fit warns below 1% of the source rows, or 2).
     log_scale_ : float
     n_source_, n_target_ : int
     n_features_in_ : int

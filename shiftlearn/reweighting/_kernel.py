@@ -140,6 +140,9 @@ class KMM(BaseReweighting):
     n_iter_ : int
         L-BFGS-B iterations over every solve (0 without target rows).
     X_source_ : ndarray of shape (n_source, n_features)
+    effective_sample_size_ : float
+        Kish's effective sample size of the source rows' weights, ``(sum w)^2 / sum w^2``
+        (fit warns below 1% of the source rows, or 2).
     log_scale_ : float
     n_source_, n_target_ : int
     n_features_in_ : int
@@ -292,6 +295,9 @@ class KLIEP(BaseReweighting):
         Accelerated EM iterations (0 without target rows).
     gap_ : float
         The final certified gap.
+    effective_sample_size_ : float
+        Kish's effective sample size of the source rows' weights, ``(sum w)^2 / sum w^2``
+        (fit warns below 1% of the source rows, or 2).
     log_scale_ : float
     n_source_, n_target_ : int
     n_features_in_ : int
@@ -492,6 +498,9 @@ class uLSIF(_LSIF):
     loo_scores_ : ndarray of shape (5, 5)
         The leave-one-out scores (rows: bandwidths, columns: ridges; lower is better), when
         ``loo`` and both domains have 2 rows or more.
+    effective_sample_size_ : float
+        Kish's effective sample size of the source rows' weights, ``(sum w)^2 / sum w^2``
+        (fit warns below 1% of the source rows, or 2).
     log_scale_ : float
     n_source_, n_target_ : int
     n_features_in_ : int
@@ -568,6 +577,9 @@ class RuLSIF(_LSIF):
     theta_ : ndarray of shape (n_centers,)
     centers_ : ndarray of shape (n_centers, n_features)
     sigma_, reg_ : float
+    effective_sample_size_ : float
+        Kish's effective sample size of the source rows' weights, ``(sum w)^2 / sum w^2``
+        (fit warns below 1% of the source rows, or 2).
     log_scale_ : float
     n_source_, n_target_ : int
     n_features_in_ : int

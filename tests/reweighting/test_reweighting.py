@@ -383,3 +383,33 @@ def test_registered_opt_in_with_a_grid(label):
     adapter = make_adapter(label)
     assert callable(adapter.compute_weights)
     assert set(DEFAULT_GRIDS[label]) <= set(adapter.get_params())
+
+
+def test_effective_sample_size_is_kish_and_a_degenerate_weighting_warns():
+    """Kish's ``(sum w)^2 / sum w^2``: n for equal weights, 1 for one row holding the mass; a
+    density ratio in many dimensions from few rows (the Gaussian fit of 60 rows in 200
+    features) puts nearly all the mass on one source row, and fit says so instead of
+    handing a classifier one row's worth of data in silence."""
+    import warnings
+
+    from shiftlearn.reweighting import GaussianRW
+    from shiftlearn.reweighting._base import effective_sample_size
+
+    assert effective_sample_size(np.ones(7)) == pytest.approx(7.0, rel=1e-15)
+    assert effective_sample_size(np.r_[1.0, np.zeros(9)]) == pytest.approx(1.0, rel=1e-15)
+    assert effective_sample_size(np.r_[2.0, 2.0, 0.0, 0.0]) == pytest.approx(2.0, rel=1e-15)
+
+    rng = np.random.default_rng(0)
+    n, d = 60, 200
+    X = np.vstack([rng.normal(size=(n, d)), rng.normal(size=(n, d)) + 0.8])
+    sd = np.r_[np.ones(n, int), -np.ones(n, int)]
+    with pytest.warns(UserWarning, match=r"effective sample size"):
+        est = GaussianRW().fit(X, sample_domain=sd)
+    assert est.effective_sample_size_ < 2.0
+
+    # no shift, few features: the weights stay spread and nothing is said
+    Xq = rng.normal(size=(2 * n, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = GaussianRW().fit(Xq, sample_domain=sd)
+    assert est.effective_sample_size_ > 0.5 * n
