@@ -41,19 +41,16 @@ else:
     __all__ += ["RFSCA", "RFTCA", "RFStats", "rf_stats", "rfsca_from_stats", "rftca_from_stats"]
 
 
-#: names that moved to :mod:`shiftlearn.compose` (an adapter and an estimator as one); the
-#: old spelling works, with a FutureWarning, until the next release
+#: names that moved to :mod:`shiftlearn.compose` (an adapter and an estimator as one); reading
+#: them here is an error that names their home (``compose`` is a layer above this one, so this
+#: package cannot hand them out)
 _MOVED_TO_COMPOSE = ("DomainAdaptationClassifier", "DomainAwarePipeline", "LabeledOnly",
                      "make_da_pipeline")
 
 
 def __getattr__(name: str):
     if name in _MOVED_TO_COMPOSE:
-        import importlib
-        import warnings
-
-        warnings.warn(f"shiftlearn.adaptation.{name} moved to shiftlearn.compose.{name} (also "
-                      f"shiftlearn.{name}); the old name will be removed in the next release.",
-                      FutureWarning, stacklevel=2)
-        return getattr(importlib.import_module("shiftlearn.compose"), name)
+        raise AttributeError(f"shiftlearn.adaptation.{name} moved to shiftlearn.compose: use "
+                             f"`from shiftlearn.compose import {name}` (or `from shiftlearn "
+                             f"import {name}`).")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

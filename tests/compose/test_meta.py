@@ -123,13 +123,12 @@ def test_fit_source_cv_errors_clipping_and_failed_settings():
     assert isinstance(clf, DomainAdaptationClassifier) and hasattr(clf, "estimator_")
 
 
-def test_the_former_adaptation_names_warn_and_are_the_compose_ones():
+def test_the_former_adaptation_names_say_where_they_moved():
     import shiftlearn.adaptation as adaptation
-    import shiftlearn.compose as compose
 
     for name in ("DomainAdaptationClassifier", "DomainAwarePipeline", "LabeledOnly",
                  "make_da_pipeline"):
-        with pytest.warns(FutureWarning, match=f"moved to shiftlearn.compose.{name}"):
-            assert getattr(adaptation, name) is getattr(compose, name)
-    with pytest.raises(AttributeError):
+        with pytest.raises(AttributeError, match=f"from shiftlearn.compose import {name}"):
+            getattr(adaptation, name)
+    with pytest.raises(AttributeError, match="has no attribute 'NotAName'"):
         adaptation.NotAName  # noqa: B018
