@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from ._common import info, match_columns, warning_lines
+from ._common import emit_report, info, match_columns
 
 __all__ = ["is_regression", "run_regression_command"]
 
@@ -180,13 +180,4 @@ def run_regression_command(args: argparse.Namespace, caught: list, command: str,
                          notes=[cli_note(n) for t in [*srcs, tgt] for n in t.notes],
                          command=command, t_start=t_start, on_selection=selected,
                          on_predictions=predicted)
-    rep = res.report
-    rep["warnings"] = warning_lines(caught)
-    if not paths:
-        print(rep.markdown())
-    else:
-        written = [rep.write(path, kind) for kind, path in paths.items()]
-        info(args, "wrote " + " and ".join(str(p) for p in written))
-    if note:
-        info(args, f"note: {note}")
-    return 0
+    return emit_report(args, res.report, caught, paths, note)

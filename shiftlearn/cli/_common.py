@@ -16,8 +16,9 @@ import numpy as np
 
 from ..workflow import warning_lines
 
-__all__ = ["check_output", "count", "fraction", "info", "match_columns", "nonnegative",
-           "positive", "print_table", "report_paths", "subsample", "warning_lines"]
+__all__ = ["check_output", "count", "emit_report", "fraction", "info", "match_columns",
+           "nonnegative", "positive", "print_table", "report_paths", "subsample",
+           "warning_lines"]
 
 
 def info(args: argparse.Namespace, msg: str) -> None:
@@ -268,3 +269,18 @@ def check_outputs(inputs, out: str | None, save: str | None, report: str | None)
                                      "file; give them different names.")
             check_output(path, "--report", inputs=inputs)
     return out_path, paths, note, save_path
+
+
+def emit_report(args: argparse.Namespace, rep, caught, paths: dict, note: str | None) -> int:
+    """The end of an ``adapt`` run, whatever its kind: the warnings caught during the run go
+    into the report; the report is printed as Markdown, or written in every asked format; a
+    note goes to stderr. Returns the command's exit status, 0."""
+    rep["warnings"] = warning_lines(caught)
+    if not paths:
+        print(rep.markdown())
+    else:
+        written = [rep.write(path, kind) for kind, path in paths.items()]
+        info(args, "wrote " + " and ".join(str(p) for p in written))
+    if note:
+        info(args, f"note: {note}")
+    return 0

@@ -44,7 +44,7 @@ from ..workflow import (
     default_select,
     make_estimator,
 )
-from ._common import check_outputs, count, info, match_columns, warning_lines
+from ._common import check_outputs, count, emit_report, info, match_columns
 
 __all__ = ["CLASSIFIERS", "DEFAULT_SELECT", "ESTIMATORS", "METHODS", "SCORERS", "SELECT",
            "add_parser", "default_select", "make_estimator", "parse_params", "run"]
@@ -487,16 +487,7 @@ def _run(args: argparse.Namespace, caught: list) -> int:
                          notes=[_cli_note(n) for t in [*srcs, tgt] for n in t.notes],
                          command=command, html="html" in paths, t_start=t_start,
                          on_selection=selected, on_predictions=predicted)
-    rep = res.report
-    rep["warnings"] = warning_lines(caught)
-    if not paths:
-        print(rep.markdown())
-    else:
-        written = [rep.write(path, kind) for kind, path in paths.items()]
-        info(args, "wrote " + " and ".join(str(p) for p in written))
-    if note:
-        info(args, f"note: {note}")
-    return 0
+    return emit_report(args, res.report, caught, paths, note)
 
 
 # ------------------------------------------------------------- few labeled target rows -----
@@ -602,13 +593,4 @@ def _run_few_labels(args, caught, command, outputs, srcs, tgt, classes, codes, t
                          notes=[_cli_note(n) for t in [*srcs, tgt] for n in t.notes],
                          command=command, html="html" in paths, t_start=t_start,
                          on_choice=chosen, on_predictions=predicted)
-    rep = res.report
-    rep["warnings"] = warning_lines(caught)
-    if not paths:
-        print(rep.markdown())
-    else:
-        written = [rep.write(path, kind) for kind, path in paths.items()]
-        info(args, "wrote " + " and ".join(str(p) for p in written))
-    if note:
-        info(args, f"note: {note}")
-    return 0
+    return emit_report(args, res.report, caught, paths, note)
