@@ -58,8 +58,8 @@ from shiftlearn.adaptation import (  # noqa: E402
     RFSCA,
     RFTCA,
     TCA,
-    DomainAdaptationClassifier,
 )
+from shiftlearn.compose import DomainAdaptationClassifier  # noqa: E402
 from shiftlearn.datasets import load_mnist_usps, load_office_caltech  # noqa: E402
 from shiftlearn.kernels import center_kernel, rbf_kernel, rff_map  # noqa: E402
 from shiftlearn.model_selection import fit_source_cv  # noqa: E402

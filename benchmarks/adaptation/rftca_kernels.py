@@ -72,9 +72,9 @@ from _common import (  # noqa: E402
 from shiftlearn.adaptation import (  # noqa: E402
     RFTCA,
     TCA,
-    DomainAdaptationClassifier,
     FitMemory,
 )
+from shiftlearn.compose import DomainAdaptationClassifier  # noqa: E402
 from shiftlearn.datasets import load_mnist_usps, load_office_caltech  # noqa: E402
 from shiftlearn.kernels import RFF_KERNELS, median_heuristic  # noqa: E402
 from shiftlearn.model_selection import fit_source_cv  # noqa: E402

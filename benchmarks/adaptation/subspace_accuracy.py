@@ -48,10 +48,10 @@ from _common import (  # noqa: E402
 from shiftlearn.adaptation import (  # noqa: E402
     SCA,
     TCA,
-    DomainAdaptationClassifier,
     FitMemory,
     uSCA,
 )
+from shiftlearn.compose import DomainAdaptationClassifier  # noqa: E402
 from shiftlearn.datasets import (  # noqa: E402
     load_mnist_usps,
     load_msrc_voc,
