@@ -1,13 +1,15 @@
 """Shared helpers for benchmark scripts: machine facts, timing, writing results.
 
-Layout (``benchmarks/README.md``): one folder per subpackage, ``benchmarks/<folder>/<script>.py``,
-and each script writes its published results beside it, ``benchmarks/<folder>/results/
-<script>.md`` and ``.json`` (a variant the script names from its options:
-``<script>_<variant>``). :func:`write_results` derives the folder from the calling script and
-refuses a name that does not start with the script's name, so a result file always says which
-script made it. Checkpoints of resumable scripts are ``results/_<script>...`` (ignored by git).
-A rerun overwrites the published file (``git diff`` shows what changed); to keep a scratch run
-apart, set ``SHIFTLEARN_BENCH_RESULTS=<folder>`` (``benchmarks/scratch/`` is ignored by git).
+Layout (``benchmarks/README.md``): one folder per subpackage,
+``benchmarks/<folder>/<script>.py``, and each script writes its published results beside it,
+``benchmarks/<folder>/results/<script>.md`` and ``.json`` (a variant the script names from its
+options: ``<script>_<variant>``; a JSON over :data:`MAX_PLAIN_JSON` bytes is written gzipped,
+``.json.gz``, and read back by :func:`read_results`). :func:`write_results` derives the folder
+from the calling script and refuses a name that does not start with the script's name, so a
+result file always says which script made it. Checkpoints of resumable scripts are
+``results/_<script>...`` (ignored by git). A rerun overwrites the published file (``git diff``
+shows what changed); to keep a scratch run apart, set ``SHIFTLEARN_BENCH_RESULTS=<folder>``
+(``benchmarks/scratch/`` is ignored by git).
 
 Scripts put ``benchmarks/`` on ``sys.path`` and import this module as ``_common``. Importing it
 sets the data home to ``../shared/data`` beside the clone when ``SHIFTLEARN_DATA`` is unset (as
@@ -24,6 +26,7 @@ stdout and written by :func:`write_results` never contain them.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import platform
@@ -42,6 +45,9 @@ T = TypeVar("T")
 
 BENCHMARKS = Path(__file__).resolve().parent
 SCRATCH_ENV = "SHIFTLEARN_BENCH_RESULTS"
+#: the largest results JSON kept as plain text; a larger one is written as ``<name>.json.gz``
+#: (no tracked file of the repository is over 300 KB)
+MAX_PLAIN_JSON = 300_000
 os.environ.setdefault("SHIFTLEARN_DATA", str(BENCHMARKS.parents[1] / "shared" / "data"))
 
 
@@ -195,11 +201,35 @@ def write_results(name: str, title: str, body_md: str, data: dict, machine: dict
     cmd = command_line()
     md.write_text(f"# {title}\n\nMachine: " + ", ".join(f"{k}={v}" for k, v in machine.items())
                   + f"\n\nCommand: `{cmd}`\n\n{body_md}\n")
-    (out / f"{name}.json").write_text(json.dumps(
-        {"title": title, "command": cmd, "machine": machine, "results": data}, indent=2,
-        default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+    text = json.dumps({"title": title, "command": cmd, "machine": machine, "results": data},
+                      indent=2, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+    plain, packed = out / f"{name}.json", out / f"{name}.json.gz"
+    if len(text.encode()) > MAX_PLAIN_JSON:
+        # mtime=0: the same results give the same bytes, so a rerun shows no spurious change
+        packed.write_bytes(gzip.compress(text.encode(), mtime=0))
+        plain.unlink(missing_ok=True)
+    else:
+        plain.write_text(text)
+        packed.unlink(missing_ok=True)
     print(f"wrote {md}")
     return md
+
+
+def results_json(md: Path) -> Path | None:
+    """The JSON written beside the results page ``md`` (``.json`` or ``.json.gz``), or
+    ``None`` where the script wrote none."""
+    for suffix in (".json", ".json.gz"):
+        path = Path(md).with_suffix(suffix)
+        if path.is_file():
+            return path
+    return None
+
+
+def read_results(path: Path) -> dict:
+    """A results JSON written by :func:`write_results`, plain or gzipped."""
+    path = Path(path)
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if path.name.endswith(".gz") else raw)
 
 
 class PartsFile:

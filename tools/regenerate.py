@@ -43,7 +43,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # _common
-from _common import PartsFile, header, markdown_table, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    PartsFile,
+    header,
+    markdown_table,
+    read_results,
+    write_results,
+)
+from _common import results_json as json_beside  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 #: key names whose values (and everything below them) are not expected to repeat: words
@@ -197,8 +204,13 @@ KEEP_DIR = ROOT / "benchmarks" / "scratch" / "regenerate"
 PUBLISHED = Path(__file__).resolve().parent / "results" / "regenerate.json"
 
 
+def _name(results_json: Path) -> str:
+    """The results file's name as the tables key it: ``<name>.json``, gzipped or not."""
+    return results_json.name.removesuffix(".gz")
+
+
 def _result(results_json: Path, published: dict, rerun: dict, wall: float) -> dict:
-    res = compare(published, rerun, results_json.name)
+    res = compare(published, rerun, _name(results_json))
     res.update({"file": str(results_json.relative_to(ROOT)), "command": published["command"],
                 "wall_s": wall})
     return res
@@ -206,23 +218,22 @@ def _result(results_json: Path, published: dict, rerun: dict, wall: float) -> di
 
 def recompare(results_json: Path, previous: dict | None) -> dict | None:
     """The check of ``results_json`` from its kept rerun (``None``: no kept rerun)."""
-    kept = KEEP_DIR / results_json.name
+    kept = KEEP_DIR / _name(results_json)
     if not kept.exists():
         return None
     wall = (previous or {}).get("wall_s", float("nan"))
-    return _result(results_json, json.loads(results_json.read_text()),
-                   json.loads(kept.read_text()), wall)
+    return _result(results_json, read_results(results_json), read_results(kept), wall)
 
 
 def check(results_json: Path, threads: int) -> dict:
-    published = json.loads(results_json.read_text())
+    published = read_results(results_json)
     argv = _script_of(published["command"])
     with tempfile.TemporaryDirectory(prefix="regenerate_") as tmp:
         env = dict(os.environ, SHIFTLEARN_BENCH_RESULTS=tmp, OMP_NUM_THREADS=str(threads),
                    OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
         env.setdefault("SHIFTLEARN_DATA", str(ROOT.parent / "shared" / "data"))
         t0 = time.perf_counter()
-        for part in PARTS.get(results_json.name, []):
+        for part in PARTS.get(_name(results_json), []):
             proc = subprocess.run(_script_of(part), cwd=ROOT, env=env, capture_output=True,
                                   text=True)
             if proc.returncode != 0:
@@ -230,15 +241,16 @@ def check(results_json: Path, threads: int) -> dict:
         else:
             proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
-        rerun = Path(tmp) / results_json.name
-        if proc.returncode != 0 or not rerun.exists():
+        rerun = json_beside(Path(tmp) / _name(results_json).replace(".json", ".md"))
+        if proc.returncode != 0 or rerun is None:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
             return {"file": str(results_json.relative_to(ROOT)), "command": published["command"],
                     "verdict": f"rerun failed (rc {proc.returncode})", "wall_s": wall,
                     "error": " | ".join(tail)}
         KEEP_DIR.mkdir(parents=True, exist_ok=True)
-        (KEEP_DIR / results_json.name).write_text(rerun.read_text())
-        return _result(results_json, published, json.loads(rerun.read_text()), wall)
+        rerun_data = read_results(rerun)
+        (KEEP_DIR / _name(results_json)).write_text(json.dumps(rerun_data))
+        return _result(results_json, published, rerun_data, wall)
 
 
 def all_checks(store: PartsFile, published: Path = PUBLISHED) -> dict:
@@ -247,13 +259,19 @@ def all_checks(store: PartsFile, published: Path = PUBLISHED) -> dict:
     without the published checks one new check would rebuild the table from that one row."""
     checks = (json.loads(published.read_text())["results"]["checks"]
               if published.exists() else {})
-    return {**checks, **store.load()}
+    merged = {**checks, **store.load()}
+    # a results file written gzipped since its check keeps its check, under its new name
+    moved = {key for key in merged
+             if not (ROOT / key).exists() and (ROOT / (key + ".gz")).exists()}
+    return {key + ".gz" if key in moved else key:
+            dict(res, file=key + ".gz") if key in moved else res for key, res in merged.items()}
 
 
 def published_files() -> list[str]:
     """The published results files: every tracked ``benchmarks/<subpackage>/results/*.json``
-    (checkpoints, ``_*``, are ignored by git and left out)."""
-    return sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("benchmarks/*/results/*.json")
+    or ``*.json.gz`` (checkpoints, ``_*``, are ignored by git and left out)."""
+    return sorted(str(p.relative_to(ROOT)) for pattern in ("*.json", "*.json.gz")
+                  for p in ROOT.glob(f"benchmarks/*/results/{pattern}")
                   if not p.name.startswith("_"))
 
 

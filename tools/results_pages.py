@@ -24,11 +24,13 @@ the pages fails ``make test``. Nothing here runs a benchmark: it reads files onl
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # _common
+from _common import read_results, results_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
@@ -83,8 +85,7 @@ def find_results() -> list[Results]:
         if md.name.startswith("_") or "scratch" in md.parts:
             continue
         family = md.parent.parent.name if md.parent != tools else ""
-        js = md.with_suffix(".json")
-        found.append(Results(md.stem, family, md, js if js.is_file() else None))
+        found.append(Results(md.stem, family, md, results_json(md)))
     names = [r.name for r in found]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -154,7 +155,7 @@ def page(r: Results) -> str:
     """The Markdown of ``docs/results/<name>.md``."""
     text = r.md.read_text()
     if r.json is not None:
-        data = json.loads(r.json.read_text())
+        data = read_results(r.json)
         title, command, machine = data["title"], data["command"], machine_line(data["machine"])
         source = f"{r.json.relative_to(ROOT)} and {r.md.name}"
     else:
@@ -187,7 +188,7 @@ def index(results: list[Results]) -> str:
             continue
         lines += [f"## {FAMILIES.get(family, family)}", ""]
         for r in rows:
-            title = (json.loads(r.json.read_text())["title"] if r.json is not None
+            title = (read_results(r.json)["title"] if r.json is not None
                      else r.md.read_text().splitlines()[0].removeprefix("# "))
             lines.append(f"* [{_product(title, r.md)}]({r.name}.md)")
         lines.append("")

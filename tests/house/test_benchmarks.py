@@ -77,14 +77,48 @@ def test_script_listed_and_names_its_results(path):
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
-def test_results_are_named_after_a_script(folder):
+def test_results_are_named_after_a_script(folder, bench_path):
+    common = _import(BENCH / "_common.py")
     stems = {p.stem for p in (BENCH / folder).glob("*.py")}
     results = sorted((BENCH / folder / "results").glob("*.md"))
     assert results, f"benchmarks/{folder}/results has no published results"
     for md in results:
         assert any(md.stem == s or md.stem.startswith(s + "_") for s in stems), md.name
-        data = json.loads(md.with_suffix(".json").read_text())
+        data = common.read_results(common.results_json(md))
         assert {"title", "command", "machine", "results"} <= set(data), md.name
+
+
+def test_no_tracked_file_is_large():
+    """Large raw outputs stay out of git or are compressed: no tracked file over 300 KB."""
+    import subprocess
+
+    root = BENCH.parent
+    try:
+        files = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True,
+                               check=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    large = {f: (root / f).stat().st_size for f in files
+             if f and (root / f).is_file() and (root / f).stat().st_size > 300_000}
+    assert not large, f"tracked files over 300 KB: {large}"
+
+
+def test_large_results_are_gzipped_and_read_back(bench_path, tmp_path, monkeypatch):
+    common = _import(BENCH / "_common.py")
+    script = tmp_path / "adaptation" / "rf_demo.py"
+    monkeypatch.setattr(common, "MAX_PLAIN_JSON", 1_000)
+    big = {"x": list(range(1_000))}
+    md = common.write_results("rf_demo", "T", "body", big, {"cpu": "test"}, script=script)
+    assert common.results_json(md) == md.with_suffix(".json.gz")
+    assert not md.with_suffix(".json").exists()
+    first = md.with_suffix(".json.gz").read_bytes()
+    assert common.read_results(md.with_suffix(".json.gz"))["results"] == big
+    common.write_results("rf_demo", "T", "body", big, {"cpu": "test"}, script=script)
+    assert md.with_suffix(".json.gz").read_bytes() == first      # the same bytes on a rerun
+    md = common.write_results("rf_demo", "T", "body", {"x": 1}, {"cpu": "test"}, script=script)
+    assert common.results_json(md) == md.with_suffix(".json")   # small again: plain, gz gone
+    assert not md.with_suffix(".json.gz").exists()
+    assert common.results_json(tmp_path / "none.md") is None
 
 
 def test_write_results_uses_the_callers_folder_and_name(bench_path, tmp_path, monkeypatch):
@@ -223,7 +257,7 @@ def test_regenerate_parts_name_real_scripts_and_options(bench_path, monkeypatch)
 
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
     for name, commands in regen.PARTS.items():
-        assert sorted(BENCH.glob(f"*/results/{name}")), name
+        assert sorted(BENCH.glob(f"*/results/{name}*")), name     # .json or .json.gz
         for command in commands:
             argv = regen._script_of(command)
             assert (BENCH.parent / argv[1]).exists(), command
