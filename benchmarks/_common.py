@@ -32,8 +32,10 @@ import os
 import platform
 import resource
 import shlex
+import subprocess
 import sys
 import time
+import types
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -260,3 +262,44 @@ class PartsFile:
             tmp = self.path.with_suffix(f".tmp{os.getpid()}")
             tmp.write_text(json.dumps(data, indent=1, default=float))
             os.replace(tmp, self.path)
+
+
+def from_git(commit: str, path: str) -> str:
+    """The text of ``path`` at ``commit`` of this repository (``git show``).
+
+    A benchmark that measures a former version of the code (a replaced solver, a former
+    generator) reads it from the history instead of keeping a frozen copy in the tree. Raises
+    ``RuntimeError`` naming the fix where the clone lacks that commit (a shallow clone)."""
+    try:
+        done = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=BENCHMARKS.parent,
+                              capture_output=True, text=True, check=True)
+    except FileNotFoundError as exc:
+        raise RuntimeError(f"reading {path} at commit {commit} needs git on PATH") from exc
+    except subprocess.CalledProcessError as exc:
+        raise RuntimeError(f"{path} at commit {commit} is not in this clone "
+                           f"({exc.stderr.strip()}): this comparison reads the former code from "
+                           "the history; run it in a full clone (git fetch --unshallow)") from exc
+    return done.stdout
+
+
+def module_from_git(commit: str, path: str, name: str) -> types.ModuleType:
+    """The module ``path`` as it was at ``commit`` (:func:`from_git`), imported as ``name``."""
+    module = types.ModuleType(name)
+    module.__file__ = f"{commit}:{path}"
+    exec(compile(from_git(commit, path), module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def function_from_git(commit: str, path: str, name: str, namespace: dict) -> Callable:
+    """The function ``name`` of ``path`` as it was at ``commit``, defined alone in a copy of
+    ``namespace`` (the names its body uses), without running the rest of that file."""
+    import ast
+
+    tree = ast.parse(from_git(commit, path))
+    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name]
+    if not found:
+        raise RuntimeError(f"{path} at commit {commit} defines no function {name!r}")
+    scope = dict(namespace)
+    exec(compile(ast.Module(body=found, type_ignores=[]), f"{commit}:{path}", "exec"), scope)
+    return scope[name]
+

@@ -2,15 +2,15 @@
 start 2 %), and the synthetic blobs before and after the fix, each FedRF-TCA number beside
 its baselines.
 
-1. The diagnosis on the former generator (kept below as ``legacy_blobs``, verbatim but for
-   the name), data seed 0, the README job's settings (N = 50, m = 5, 50 rounds x 5 Adam steps,
-   lr 0.01, lambda = 1, bandwidth = median of the clients' median heuristics): the same job
-   without faults, with lambda = 0, the same model trained centrally on the pooled sources
-   (lambda = 0 and lambda = 1), centralized RF-TCA + the same softmax, linear TCA + logistic
-   regression, logistic regression on the raw features, on per-domain centred features, and
-   trained on the target's own labels (ORACLE, reference only); the geometry (target shift vs
-   class distance); how many data seeds of 0-99 pose an ill-defined problem (a target class
-   mean nearer another class's source mean than its own).
+1. The diagnosis on the former generator (``legacy_blobs``, read from the repository's history
+   at the commit before the fix: a full clone), data seed 0, the README job's settings (N = 50,
+   m = 5, 50 rounds x 5 Adam steps, lr 0.01, lambda = 1, bandwidth = median of the clients'
+   median heuristics): the same job without faults, with lambda = 0, the same model trained
+   centrally on the pooled sources (lambda = 0 and lambda = 1), centralized RF-TCA + the same
+   softmax, linear TCA + logistic regression, logistic regression on the raw features, on
+   per-domain centred features, and trained on the target's own labels (ORACLE, reference only);
+   the geometry (target shift vs class distance); how many data seeds of 0-99 pose an
+   ill-defined problem (a target class mean nearer another class's source mean than its own).
 2. The README command and the docs' quick start on the former and on the fixed generator.
 3. 20 data seeds of the fixed generator: source only, FedAvg (lambda = 0), FedRF-TCA on a
    perfect network and under the README's faults (30 % loss, 10 % dropout).
@@ -35,7 +35,14 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-from _common import header, markdown_table, progress, track, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    function_from_git,
+    header,
+    markdown_table,
+    progress,
+    track,
+    write_results,
+)
 
 from shiftlearn.adaptation import RFTCA, TCA  # noqa: E402
 from shiftlearn.federated import (  # noqa: E402
@@ -58,22 +65,16 @@ from shiftlearn.kernels import rff_map  # noqa: E402
 README_NET = NetworkConditions(loss=0.3, dropout=0.1, seed=0)
 SEEDS = range(20)
 SHIFTS = (0.4, 0.6, 0.8, 1.0, 1.2)
+#: the former generator: the library's make_federated_blobs before the fix
+LEGACY_BLOBS = ("8cd2467", "shiftlearn/federated/_data.py")
 
 
 def legacy_blobs(n_clients=4, n_per_client=120, n_input=5, n_classes=3, seed=0):
-    """The earlier make_federated_blobs (commit 8cd2467), for the diagnosis only."""
-    rng = np.random.default_rng([seed, 11])
-    centers = rng.normal(scale=2.0, size=(n_classes, n_input))
-    out = []
-    for c in range(1, n_clients + 1):
-        r = np.random.default_rng([seed, 12, c])
-        shift = r.normal(scale=0.7 if c < n_clients else 1.2, size=n_input)
-        y = np.arange(n_per_client) % n_classes
-        X = centers[y] + shift + r.normal(size=(n_per_client, n_input))
-        target = c == n_clients
-        out.append(ClientData(c, X, None if target else y, -c if target else c, n_classes,
-                              y if target else None, f"blob{c}"))
-    return out
+    """The earlier ``make_federated_blobs``, read from the history (:data:`LEGACY_BLOBS`), for
+    the diagnosis only."""
+    former = function_from_git(*LEGACY_BLOBS, "make_federated_blobs",
+                               {"np": np, "ClientData": ClientData})
+    return former(n_clients, n_per_client, n_input, n_classes, seed)
 
 
 def _pooled(parts):

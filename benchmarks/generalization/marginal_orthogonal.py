@@ -100,7 +100,7 @@ def part_ellipses(Q=100):
         X, y, sd = make_rotated_ellipses(64, 64, random_state=seed)
         Xt, yt, sdt = make_rotated_ellipses(50, 200, first_domain=1000, random_state=100 + seed)
         for sampling in SAMPLINGS:
-            clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver="rf", n_features=Q,
+            clf = MarginalTransferClassifier(C=10.0, bandwidth_x=0.3, solver="rf", n_features=Q,
                                              sampling=sampling, random_state=seed)
             errs[sampling].append(100 * (1 - task_group_score(clf.fit(X, y, sd), Xt, yt, sdt)))
     diff = np.subtract(errs["orthogonal"], errs["gaussian"])

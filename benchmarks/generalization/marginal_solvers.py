@@ -3,7 +3,7 @@
 Part ``exact``: on the same product kernel ``K`` (rotated ellipses, C = 10, sigma_x = 0.3,
 median rules), the library's exact solver (dual coordinate descent on ``K`` keeping the
 gradient, ``shiftlearn.generalization._dual_cd.kernel_svm`` / ``kernel_svr``) against the two
-before it (``_marginal_legacy.py``, verbatim): the pure-Python dual coordinate descent of
+before it (read from the history, :data:`LEGACY`): the pure-Python dual coordinate descent of
 the time issue #19 was filed ("old") and the pivoted-Cholesky factor of ``K`` fed to
 liblinear ("factor"). Each at its default tolerance (``1e-2``; the SVR ``1e-3`` for factor
 and new, whose ``tol`` is liblinear's relative one) and ``max_iter = 1000``, for the hinge,
@@ -27,7 +27,8 @@ Cauchy ``kernel_x``) on 48 ellipse tasks of 32 points, exact and (where it appli
                                                         [--repeats R] [--quick]
 
 Internals on purpose: the solver stage is timed with ``_dual_cd`` and the kernel built with
-``_embedding`` (no public function exposes them); the legacy solvers live beside this script.
+``_embedding`` (no public function exposes them). The two former solvers are no frozen copy in
+the tree: part ``exact`` reads them from the repository's history (``git show``, a full clone).
 """
 
 from __future__ import annotations
@@ -41,10 +42,17 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
-sys.path.insert(0, str(Path(__file__).resolve().parent))      # _marginal_legacy
 
 import numpy as np  # noqa: E402
-from _common import header, markdown_table, progress, timer, track, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    header,
+    markdown_table,
+    module_from_git,
+    progress,
+    timer,
+    track,
+    write_results,
+)
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 from shiftlearn.datasets import make_rotated_ellipses  # noqa: E402
@@ -54,6 +62,12 @@ from shiftlearn.generalization import (  # noqa: E402
 )
 
 warnings.simplefilter("ignore", ConvergenceWarning)
+
+#: where the two former exact solvers are kept: the file that held them (the Python dual
+#: coordinate descent of shiftlearn/generalization/_solvers.py before d23ad06, and the
+#: pivoted-Cholesky factor + liblinear solver of d23ad06 to 81bda78^, verbatim but for the
+#: names) at the last commit that tracked it
+LEGACY = ("c7aba41", "benchmarks/generalization/_marginal_legacy.py")
 
 EXACT_SIZES = [(16, 16), (32, 16), (32, 32), (64, 32), (64, 64)]
 PAPER_GRID = [(N, n) for N in (16, 64, 256) for n in (8, 16, 32, 256) if N * n <= 8192]
@@ -79,12 +93,9 @@ def _primal(K, beta, y, c, loss, epsilon=0.1):
 
 def _exact_cell(N, n, Xt, yt, sdt, repeats):
     """The rows of one training size: the three losses on one kernel."""
-    from _marginal_legacy import (
-        kernel_svm_dual,
-        kernel_svm_factor,
-        kernel_svr_dual,
-        kernel_svr_factor,
-    )
+    legacy = module_from_git(*LEGACY, "_marginal_legacy")
+    kernel_svm_dual, kernel_svm_factor = legacy.kernel_svm_dual, legacy.kernel_svm_factor
+    kernel_svr_dual, kernel_svr_factor = legacy.kernel_svr_dual, legacy.kernel_svr_factor
 
     from shiftlearn.generalization._dual_cd import kernel_svm, kernel_svr
     from shiftlearn.generalization._embedding import exact_embedding_gram, product_kernel
@@ -94,7 +105,7 @@ def _exact_cell(N, n, Xt, yt, sdt, repeats):
     M = N * n
     task = np.repeat(np.arange(N), n)
     repeats = repeats if M <= 2048 else 1
-    clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver="exact", random_state=0)
+    clf = MarginalTransferClassifier(C=10.0, bandwidth_x=0.3, solver="exact", random_state=0)
     t_fit, _ = _best(partial(clf.fit, X, y, sd), repeats)              # the whole new fit
     t_gram, _ = _best(partial(exact_embedding_gram, X, task, N, sigma=clf.sigma_emb_), repeats)
     KP = clf._train_task_kernel(X, task, False, "rbf")
@@ -170,7 +181,7 @@ def nystroem_part(Xt, yt, sdt, repeats, grid):
         for name, kw in (("exact", dict(solver="exact")),
                          ("nystroem M/10", dict(solver="nystroem", n_landmarks=0.1)),
                          ("rf", dict(solver="rf"))):
-            est = MarginalTransferClassifier(C=10.0, sigma_x=0.3, random_state=0, **kw)
+            est = MarginalTransferClassifier(C=10.0, bandwidth_x=0.3, random_state=0, **kw)
             t, _ = _best(partial(est.fit, X, y, sd), repeats if N * n <= 4096 else 1)
             row[f"{name} fit (s)"] = t
             row[f"{name} err (%)"] = 100 * (1 - task_group_score(est, Xt, yt, sdt))
@@ -211,7 +222,7 @@ def kernels_part(Xt, yt, sdt, repeats, N=48, n=32):
         row = {"configuration": name}
         for solver in ("exact", "rf"):
             est = MarginalTransferClassifier(C=10.0, random_state=0, solver=solver,
-                                             sigma_x=0.3 if kw.get("kernel_x", "rbf") == "rbf"
+                                             bandwidth_x=0.3 if kw.get("kernel_x", "rbf") == "rbf"
                                              else "median", **kw)
             if solver == "rf" and est._rf_obstacle() is not None:
                 row["rf err (%)"] = row["rf fit (s)"] = float("nan")

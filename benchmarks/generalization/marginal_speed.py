@@ -50,7 +50,7 @@ warnings.simplefilter("ignore", ConvergenceWarning)
 
 def run(N, n, solver, Xt, yt, sdt, repeats=1, **kw):
     X, y, sd = make_rotated_ellipses(N, n, random_state=N * 1000 + n)
-    clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver=solver, random_state=0, **kw)
+    clf = MarginalTransferClassifier(C=10.0, bandwidth_x=0.3, solver=solver, random_state=0, **kw)
     times = []
     for _ in range(repeats):
         with timer() as t:
@@ -93,7 +93,7 @@ def breakdown(N=100, n=100, repeats=3):
 
     out = {}
     for Q in (300, 100):
-        clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver="rf", n_features=Q,
+        clf = MarginalTransferClassifier(C=10.0, bandwidth_x=0.3, solver="rf", n_features=Q,
                                          random_state=0).fit(X, y, sd)
         t_emb, ZP = best(lambda c=clf: rff_embeddings(X, task, N, c.W_, dtype=np.float32))
         t_feat, Z = best(lambda c=clf, ZP=ZP: rff_product_features(
@@ -127,7 +127,7 @@ def breakdown(N=100, n=100, repeats=3):
             sq[f"{name} (s)"] = best(lambda m=m, Z=Z: m.fit(Z, y))[0]
             sq[f"{name} iterations"] = int(m.n_iter_)
         out[f"RF Q={Q} squared_hinge"] = sq
-    clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver="exact", random_state=0)
+    clf = MarginalTransferClassifier(C=10.0, bandwidth_x=0.3, solver="exact", random_state=0)
     clf.fit(X, y, sd)
     t_g, G = best(lambda: exact_embedding_gram(X, task, N, sigma=clf.sigma_emb_))
     D2 = embedding_sq_distances(G, np.diag(G), np.diag(G))
@@ -198,7 +198,7 @@ def main(argv=None):
         X, y, sd = make_rotated_ellipses(N, n, random_state=7)
         bigs = []
         for loss in ("hinge", "squared_hinge"):
-            clf = MarginalTransferClassifier(C=10.0, sigma_x=0.3, solver="rf", n_features=100,
+            clf = MarginalTransferClassifier(C=10.0, bandwidth_x=0.3, solver="rf", n_features=100,
                                              loss=loss, random_state=0)
             with timer() as t:
                 clf.fit(X, y, sd)

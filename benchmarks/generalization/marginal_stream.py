@@ -42,7 +42,7 @@ def main() -> None:
     Xt, yt, sdt = Xt[order], yt[order], sdt[order]
     rows, data = [], {}
     for solver in ("rf", "exact"):
-        clf = MarginalTransferClassifier(C=10.0, sigma_x=0.4, solver=solver, random_state=0)
+        clf = MarginalTransferClassifier(C=10.0, bandwidth_x=0.4, solver=solver, random_state=0)
         clf.fit(X, y, sd)
         errs = {}
         for m in SIZES:

@@ -265,3 +265,29 @@ def test_regenerate_parts_name_real_scripts_and_options(bench_path, monkeypatch)
             main = _import(BENCH.parent / argv[1]).main
             with pytest.raises(Parsed):
                 main(argv[2:]) if inspect.signature(main).parameters else main()
+
+
+def test_former_code_is_read_from_the_history(bench_path):
+    """No frozen copy of a former solver in the tree: a benchmark reads it from git, and a
+    clone without that commit gets an error that names the fix."""
+    import subprocess
+
+    common = _import(BENCH / "_common.py")
+    try:
+        subprocess.run(["git", "cat-file", "-e", "8cd2467^{commit}"], cwd=BENCH.parent,
+                       check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a full clone")
+    import numpy as np
+
+    from shiftlearn.federated._data import ClientData
+
+    blobs = common.function_from_git("8cd2467", "shiftlearn/federated/_data.py",
+                                     "make_federated_blobs", {"np": np, "ClientData": ClientData})
+    parts = blobs(3, 6, seed=1)
+    assert [p.domain_id for p in parts] == [1, 2, -3] and parts[0].X.shape == (6, 5)
+    with pytest.raises(RuntimeError, match="defines no function 'nothing'"):
+        common.function_from_git("8cd2467", "shiftlearn/federated/_data.py", "nothing", {})
+    with pytest.raises(RuntimeError, match="not in this clone.*git fetch --unshallow"):
+        common.from_git("0" * 40, "benchmarks/_common.py")
+    assert not list(BENCH.glob("*/_*legacy*.py"))
