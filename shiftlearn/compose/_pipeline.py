@@ -19,6 +19,8 @@ rows, where a later step would learn them as a class, warns and names the fix.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn import config_context
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
@@ -38,6 +40,7 @@ from .._validation import (
     takes_sample_domain,
     unlabeled_mask,
 )
+from ..adaptation import FitMemory
 
 __all__ = ["DomainAwarePipeline", "LabeledOnly", "check_labeler_reach", "check_weights_reach",
            "fit_weighted", "make_da_pipeline"]
@@ -410,6 +413,20 @@ def make_da_pipeline(*steps, memory=None, verbose: bool = False) -> DomainAwareP
     :class:`~shiftlearn.boosting.MultiTaskBoostingClassifier`) receives ``sample_domain``
     instead. skada's ``make_da_pipeline`` gives the same result with skada's adapters.
 
+    Parameters
+    ----------
+    *steps : estimators
+        The adapters and transformers, then the final estimator.
+    memory : FitMemory or None, default=None
+        ``memory`` means what it means everywhere in the library: a
+        :class:`~shiftlearn.adaptation.FitMemory` that fits on the same rows share. It is handed
+        to every step that takes a ``memory`` and has none of its own. A joblib cache (a folder
+        or a ``joblib.Memory``, scikit-learn's ``Pipeline`` cache of fitted transformers) still
+        works for one release with a ``FutureWarning``; give it as
+        ``DomainAwarePipeline(steps, memory=...)``, whose ``memory`` is scikit-learn's.
+    verbose : bool, default=False
+        Print each step's fit time (scikit-learn's ``Pipeline``).
+
     Examples
     --------
     >>> from sklearn.neighbors import KNeighborsClassifier
@@ -423,8 +440,22 @@ def make_da_pipeline(*steps, memory=None, verbose: bool = False) -> DomainAwareP
     >>> bool(set(pipe.predict(X[sd < 0]).tolist()) <= {0, 1, 2})   # never the marker -1
     True
     """
-    pipe = make_pipeline(*steps, memory=memory, verbose=verbose)
+    joblib_cache = None
+    if isinstance(memory, FitMemory):
+        for step in steps:
+            if (isinstance(step, BaseEstimator) and "memory" in step.get_params(deep=False)
+                    and step.get_params(deep=False)["memory"] is None):
+                step.set_params(memory=memory)
+    elif memory is not None:
+        warnings.warn(
+            "make_da_pipeline: memory is a FitMemory shared by the adapters, as everywhere in "
+            "shiftlearn; a joblib cache there will be refused in the next release. For "
+            "scikit-learn's cache of fitted transformers, build the pipeline as "
+            "DomainAwarePipeline(make_da_pipeline(...).steps, memory=...).",
+            FutureWarning, stacklevel=2)
+        joblib_cache = memory
+    pipe = make_pipeline(*steps, memory=joblib_cache, verbose=verbose)
     name, last = pipe.steps[-1]
     if learns_labels(last) and not isinstance(last, Pipeline):
         pipe.steps[-1] = (name, LabeledOnly(last))
-    return DomainAwarePipeline(pipe.steps, memory=memory, verbose=verbose)
+    return DomainAwarePipeline(pipe.steps, memory=joblib_cache, verbose=verbose)

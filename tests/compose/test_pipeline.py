@@ -91,3 +91,28 @@ def test_labeled_only_slices_sample_weight_and_refuses_all_unlabeled():
         LabeledOnly(LogisticRegression()).fit(X, np.full(5, -1))
     with pytest.raises(ValueError, match="re-encode"):
         LabeledOnly(LogisticRegression()).fit(X, np.array([1, -1, 1, -1, 1]))
+
+
+def test_make_da_pipeline_memory_is_a_fit_memory(tmp_path):
+    """``memory`` of make_da_pipeline is the library's FitMemory, handed to the adapters that
+    take one (a step's own memory kept); a joblib cache still works, with a FutureWarning."""
+    from shiftlearn.adaptation import FitMemory
+
+    X, y, sd = make_sca_toy(n_per_cluster=15, random_state=0)
+    mem, own = FitMemory(), FitMemory()
+    sca, tca = SCA(n_components=2), TCA(n_components=2, memory=own)
+    pipe = make_da_pipeline(sca, tca, KNeighborsClassifier(1), memory=mem)
+    assert sca.memory is mem and tca.memory is own and pipe.memory is None
+    first = pipe.fit(X, y, sample_domain=sd).predict(X[sd < 0])
+    assert mem.misses > 0 and mem.hits == 0
+    again = pipe.fit(X, y, sample_domain=sd).predict(X[sd < 0])
+    assert mem.hits > 0
+    plain = make_da_pipeline(SCA(n_components=2), TCA(n_components=2), KNeighborsClassifier(1))
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(first, plain.fit(X, y, sample_domain=sd).predict(X[sd < 0]))
+    with pytest.warns(FutureWarning, match="memory is a FitMemory.*DomainAwarePipeline"):
+        cached = make_da_pipeline(SCA(n_components=2), KNeighborsClassifier(1),
+                                  memory=str(tmp_path))
+    assert cached.memory == str(tmp_path) and cached[0].memory is None
+    cached.fit(X, y, sample_domain=sd)
+    assert any(tmp_path.iterdir())                     # scikit-learn's cache was written
