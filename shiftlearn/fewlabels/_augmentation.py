@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_regressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
@@ -43,7 +43,7 @@ def _inner_has(attr):
 
 
 class FeatureAugmentation(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """Feature augmentation (Daumé III 2007): one classifier on features copied per domain.
+    """Feature augmentation (Daumé III 2007): one model on features copied per domain.
 
     Each row ``x`` becomes ``[x, x, 0]`` if it is a source row and ``[x, 0, x]`` if it is a
     target row; ``estimator`` is fitted on the augmented labeled rows (source rows and labeled
@@ -53,16 +53,20 @@ class FeatureAugmentation(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     All source domains share the source block, all target domains the target block. Unlabeled
     target rows are ignored.
 
+    The task follows ``estimator``: a classifier (the default) makes this a classifier; a
+    regressor (``sklearn.base.is_regressor``, e.g. ``Ridge()``) makes it a regressor, whose
+    unlabeled target rows are marked with NaN and whose ``score`` is R^2.
+
     Parameters
     ----------
-    estimator : classifier or None, default None
+    estimator : classifier, regressor or None, default None
         Fitted on the augmented rows (cloned into ``estimator_``); ``None`` means
         ``sklearn.linear_model.LogisticRegression()``.
 
     Attributes
     ----------
     estimator_ : the fitted clone, on ``3 * n_features_in_`` columns.
-    classes_ : ndarray, the labels (``estimator_.classes_``).
+    classes_ : ndarray, the labels (``estimator_.classes_``; a classifier only).
     n_features_in_, feature_names_in_ : as scikit-learn records them.
 
     Raises
@@ -117,12 +121,26 @@ class FeatureAugmentation(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        rows = fit_rows(self, X, y, sample_domain, "classification")
+        rows = fit_rows(self, X, y, sample_domain, self._task())
         keep = rows.source | rows.target
         Z = augment(rows.X[keep], rows.sample_domain[keep])
         est = LogisticRegression() if self.estimator is None else self.estimator
         self.estimator_ = clone(est).fit(Z, rows.y[keep])
         return self
+
+    def _task(self) -> str:
+        est = self.estimator
+        return ("regression" if est is not None and is_regressor(est) else "classification")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self._task() == "regression":
+            from sklearn.utils import RegressorTags
+
+            tags.estimator_type = "regressor"
+            tags.classifier_tags = None
+            tags.regressor_tags = RegressorTags()
+        return tags
 
     def _augmented(self, X, sample_domain) -> np.ndarray:
         check_is_fitted(self, "estimator_")
@@ -134,11 +152,14 @@ class FeatureAugmentation(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     @property
     def classes_(self) -> np.ndarray:
         check_is_fitted(self, "estimator_")
+        if self._task() == "regression":
+            raise AttributeError("FeatureAugmentation with a regressor has no classes_")
         return self.estimator_.classes_
 
     def predict(self, X, sample_domain=None) -> np.ndarray:
-        """Labels of the rows of ``X``, read as target rows (``sample_domain=None``) or as
-        their ``sample_domain`` says. Cost: ``O(n d)`` plus the estimator's."""
+        """Labels (values, with a regressor) of the rows of ``X``, read as target rows
+        (``sample_domain=None``) or as their ``sample_domain`` says. Cost: ``O(n d)`` plus the
+        estimator's."""
         Z = self._augmented(X, sample_domain)
         return self.estimator_.predict(Z)
 
@@ -156,5 +177,6 @@ class FeatureAugmentation(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.estimator_.decision_function(Z)
 
     def score(self, X, y, sample_domain=None) -> float:
-        """Accuracy on the rows that carry a label (unlabeled rows are skipped)."""
-        return score_labeled(self, X, y, "classification", sample_domain)
+        """Accuracy (R^2 with a regressor) on the rows that carry a label (unlabeled rows are
+        skipped)."""
+        return score_labeled(self, X, y, self._task(), sample_domain)

@@ -83,6 +83,31 @@ def test_feature_augmentation_ignores_unlabeled_target_rows():
     np.testing.assert_array_equal(a.estimator_.coef_, b.estimator_.coef_)
 
 
+def test_feature_augmentation_with_a_regressor_is_a_regressor():
+    """A regressor makes FeatureAugmentation a regressor: Ridge on Daumé's matrix, NaN marks
+    the unlabeled target rows, score is R^2, and there is no classes_."""
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.linear_model import Ridge
+    from sklearn.metrics import r2_score
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    sd = np.r_[np.ones(35, int), -np.ones(15, int)]
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3 * (sd < 0) + 0.05 * rng.normal(size=50)
+    y_fit = y.copy()
+    y_fit[42:] = np.nan                                      # unlabeled target rows
+    fa = FeatureAugmentation(Ridge(alpha=0.5)).fit(X, y_fit, sd)
+    assert is_regressor(fa) and not is_classifier(fa) and not hasattr(fa, "classes_")
+    keep = ~np.isnan(y_fit)
+    ref = Ridge(alpha=0.5).fit(augment(X[keep], sd[keep]), y[keep])
+    np.testing.assert_array_equal(fa.estimator_.coef_, ref.coef_)   # the same code path
+    Zt = augment(X, -np.ones(50, int))
+    np.testing.assert_array_equal(fa.predict(X), ref.predict(Zt))
+    assert fa.score(X[42:], y[42:]) == pytest.approx(r2_score(y[42:], ref.predict(Zt[42:])),
+                                                     rel=1e-12)
+    assert is_classifier(FeatureAugmentation())
+
+
 # ---------------------------------------------------------------- TrAdaBoost, TrAdaBoostR2
 class _Threshold(ClassifierMixin, BaseEstimator):
     """A learner whose predictions do not depend on the weights: class 1 where x > 1.5."""

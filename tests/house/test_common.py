@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import _num_samples
 
@@ -169,6 +169,7 @@ ESTIMATORS = [
     PoolingRegressor(random_state=0),
     MultiTaskBoostingClassifier(),
     FewLabelsFeatureAugmentation(),
+    FewLabelsFeatureAugmentation(Ridge()),        # a regressor makes it a regressor
     FewLabelsTrAdaBoost(random_state=0),
     FewLabelsTrAdaBoostR2(random_state=0),
     FewLabelsTrAdaBoostR2(two_stage=True, n_steps=3, random_state=0),

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, Ridge
 
 from shiftlearn._validation import infer_sample_domain
 from shiftlearn.adaptation import (
@@ -144,6 +144,7 @@ ESTIMATORS = {
     "PoolingRegressor": (lambda: PoolingRegressor(random_state=0), "dgreg"),
     # the few-labels family: half of the first source domain's rows become labeled target rows
     "FeatureAugmentation": (lambda: FeatureAugmentation(), "fewlabels"),
+    "FeatureAugmentation(Ridge)": (lambda: FeatureAugmentation(Ridge()), "fewreg"),
     "TrAdaBoost": (lambda: TrAdaBoost(n_estimators=4, random_state=0), "fewlabels"),
     "TrAdaBoostR2": (lambda: TrAdaBoostR2(n_estimators=4, random_state=0), "fewreg"),
     "TrAdaBoostR2(two_stage)": (lambda: TrAdaBoostR2(n_estimators=3, two_stage=True,
