@@ -54,6 +54,7 @@ _LAZY = {
     "DASVM": "shiftlearn.selflabeling",
     "BBSE": "shiftlearn.labelshift",
     "RLLS": "shiftlearn.labelshift",
+    "MLLS": "shiftlearn.labelshift",
     "JCPOT": "shiftlearn.labelshift",
     "estimate_target_proportions": "shiftlearn.labelshift",
     "MarginalTransferClassifier": "shiftlearn.generalization",

@@ -198,7 +198,7 @@ def _catalog_cases(X, y, sd, Xte) -> dict[str, str]:
         TrAdaBoost,
         TrAdaBoostR2,
     )
-    from shiftlearn.labelshift import BBSE, JCPOT, RLLS
+    from shiftlearn.labelshift import BBSE, JCPOT, MLLS, RLLS
     from shiftlearn.mapping import (
         EMD,
         MMDLS,
@@ -238,7 +238,8 @@ def _catalog_cases(X, y, sd, Xte) -> dict[str, str]:
     for name, est in weights.items():
         out[f"{name}.weights_"] = _digest(est.fit(X, y, sd).weights_)
     labelers = {"JDOTClassifier": JDOTClassifier(), "OTLabelProp": OTLabelProp(),
-                "BBSE": BBSE(random_state=0), "RLLS": RLLS(random_state=0), "JCPOT": JCPOT()}
+                "BBSE": BBSE(random_state=0), "RLLS": RLLS(random_state=0), "JCPOT": JCPOT(),
+                "MLLS": MLLS(random_state=0)}
     for name, est in labelers.items():
         out[f"{name}.predict_proba"] = _digest(est.fit(X, y, sd).predict_proba(Xte))
     out["DASVM.predict"] = _digest(DASVM().fit(X, y, sd).predict(Xte))

@@ -1,19 +1,29 @@
 """shiftlearn.labelshift: label shift (target shift), where the class proportions change and
 each class looks the same. Estimate the target class proportions without target labels (BBSE,
-RLLS from a classifier's confusion matrix; JCPOT from optimal transport) and correct the
-classifier for them."""
+RLLS from a classifier's confusion matrix; MLLS by maximum likelihood on calibrated
+probabilities; JCPOT from optimal transport) and correct the classifier for them."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._confusion import BBSE, RLLS, bbse_weights, cross_fit_confusion, rlls_reg, rlls_shift
+from ._confusion import (
+    BBSE,
+    RLLS,
+    bbse_weights,
+    cross_fit_confusion,
+    cross_fit_predictions,
+    rlls_reg,
+    rlls_shift,
+)
 from ._jcpot import JCPOT, jcpot_proportions
+from ._mlls import MLLS, bcts_calibration, mlls_proportions
 
-__all__ = ["BBSE", "JCPOT", "RLLS", "bbse_weights", "cross_fit_confusion",
-           "estimate_target_proportions", "jcpot_proportions", "rlls_reg", "rlls_shift"]
+__all__ = ["BBSE", "JCPOT", "MLLS", "RLLS", "bbse_weights", "bcts_calibration",
+           "cross_fit_confusion", "cross_fit_predictions", "estimate_target_proportions",
+           "jcpot_proportions", "mlls_proportions", "rlls_reg", "rlls_shift"]
 
-_METHODS = {"bbse": BBSE, "rlls": RLLS, "jcpot": JCPOT}
+_METHODS = {"bbse": BBSE, "rlls": RLLS, "mlls": MLLS, "jcpot": JCPOT}
 
 
 def estimate_target_proportions(estimator, X, y, sample_domain=None, method: str = "bbse",
@@ -26,7 +36,7 @@ def estimate_target_proportions(estimator, X, y, sample_domain=None, method: str
         The source classifier (``None``: logistic regression); see :class:`BBSE`.
     X, y, sample_domain : arrays
         As for :meth:`BBSE.fit`: labeled source rows, target rows with ``y = -1``.
-    method : {"bbse", "rlls", "jcpot"}, default "bbse"
+    method : {"bbse", "rlls", "mlls", "jcpot"}, default "bbse"
     **params
         Further parameters of the method's class (``cv``, ``reg``, ``random_state``, ...).
 

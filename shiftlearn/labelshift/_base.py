@@ -179,7 +179,7 @@ class BaseLabelShift(ClassifierMixin, BaseEstimator):
         ``classes_`` order. Cost: the estimator's prediction, plus ``O(n K)``."""
         check_is_fitted(self, "estimator_")
         X = check_X(X, estimator=self, reset=False)
-        p = proba_in(self.classes_.shape[0], self.estimator_, X)
+        p = self._source_posterior(proba_in(self.classes_.shape[0], self.estimator_, X))
         if self.correction == "retrain":
             return p
         r = p * self.class_weights_
@@ -188,6 +188,11 @@ class BaseLabelShift(ClassifierMixin, BaseEstimator):
         r[ok] /= s[ok]
         r[~ok] = p[~ok]
         return r
+
+    def _source_posterior(self, p: np.ndarray) -> np.ndarray:
+        """The source posterior the correction reweights, from the fitted classifier's
+        probabilities ``p`` (a subclass may calibrate them; here ``p`` itself)."""
+        return p
 
     def predict(self, X) -> np.ndarray:
         """The most probable class of the corrected posterior."""

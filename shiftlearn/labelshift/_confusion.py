@@ -20,7 +20,8 @@ from .._constraints import HasMethods, Interval, StrOptions
 from .._stacklevel import user_stacklevel
 from ._base import BaseLabelShift, LabelShiftRows, classifier_on, proba_in
 
-__all__ = ["BBSE", "RLLS", "bbse_weights", "cross_fit_confusion", "rlls_reg", "rlls_shift"]
+__all__ = ["BBSE", "RLLS", "bbse_weights", "cross_fit_confusion", "cross_fit_predictions",
+           "rlls_reg", "rlls_shift"]
 
 
 def _predictions(model, X: np.ndarray, k: int, confusion: str) -> np.ndarray:
@@ -69,24 +70,37 @@ def cross_fit_confusion(estimator, Xs: np.ndarray, codes: np.ndarray, Xt: np.nda
     rows, ``O((n_s + cv n_t) k)``.
     """
     n = codes.shape[0]
+    Ps, Pt = cross_fit_predictions(estimator, Xs, codes, Xt, k, cv=cv, confusion=confusion,
+                                   random_state=random_state)
+    C = np.zeros((k, k))
+    np.add.at(C.T, codes, Ps)          # column j: the predictions of the rows of class j
+    return C / n, Pt.mean(axis=0)
+
+
+def cross_fit_predictions(estimator, Xs: np.ndarray, codes: np.ndarray, Xt: np.ndarray, k: int,
+                          *, cv: int = 5, confusion: str = "soft", random_state=None
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """The cross-fitted predictions of :func:`cross_fit_confusion`, row by row: ``Ps`` (each
+    source row predicted by the model of the fold that held it out) and ``Pt`` (each target
+    row's prediction averaged over the fold models), one-hot labels (``"hard"``) or
+    probabilities (``"soft"``), shapes ``(n_s, k)`` and ``(n_t, k)``. Cost: as
+    :func:`cross_fit_confusion`."""
+    n = codes.shape[0]
     n_splits = min(int(cv), n)
     Ps = np.zeros((n, k))
     Pt = np.zeros((Xt.shape[0], k))
     if n_splits < 2:
         model = classifier_on(estimator, Xs, codes, k)
-        Ps, Pt = _predictions(model, Xs, k, confusion), _predictions(model, Xt, k, confusion)
-    else:
-        counts = np.bincount(codes, minlength=k)
-        splitter = (StratifiedKFold(n_splits, shuffle=True, random_state=random_state)
-                    if counts[counts > 0].min() >= n_splits
-                    else KFold(n_splits, shuffle=True, random_state=random_state))
-        for train, test in splitter.split(Xs, codes):
-            model = classifier_on(estimator, Xs[train], codes[train], k)
-            Ps[test] = _predictions(model, Xs[test], k, confusion)
-            Pt += _predictions(model, Xt, k, confusion) / n_splits
-    C = np.zeros((k, k))
-    np.add.at(C.T, codes, Ps)          # column j: the predictions of the rows of class j
-    return C / n, Pt.mean(axis=0)
+        return _predictions(model, Xs, k, confusion), _predictions(model, Xt, k, confusion)
+    counts = np.bincount(codes, minlength=k)
+    splitter = (StratifiedKFold(n_splits, shuffle=True, random_state=random_state)
+                if counts[counts > 0].min() >= n_splits
+                else KFold(n_splits, shuffle=True, random_state=random_state))
+    for train, test in splitter.split(Xs, codes):
+        model = classifier_on(estimator, Xs[train], codes[train], k)
+        Ps[test] = _predictions(model, Xs[test], k, confusion)
+        Pt += _predictions(model, Xt, k, confusion) / n_splits
+    return Ps, Pt
 
 
 def bbse_weights(C: np.ndarray, mu: np.ndarray) -> np.ndarray:

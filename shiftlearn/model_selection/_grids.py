@@ -46,6 +46,7 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
     "DASVM": {"k": [1, 3, 10]},
     "BBSE": {"confusion": ["hard", "soft"]},
     "RLLS": {"reg": ["auto", 0.0]},
+    "MLLS": {"calibration": ["bcts", None]},
     "JCPOT": {"reg_e": [0.05, 0.1, 0.5]},
     "JDOT": {"alpha": [0.1, 1.0, 10.0]},
     "OTLabelProp": {"reg_e": [0.0, 1.0]},

@@ -70,6 +70,7 @@ ADAPTERS: dict[str, tuple[str, dict]] = {
     "DASVM": ("shiftlearn.selflabeling:DASVM", {}),
     "BBSE": ("shiftlearn.labelshift:BBSE", {"random_state": 0}),
     "RLLS": ("shiftlearn.labelshift:RLLS", {"random_state": 0}),
+    "MLLS": ("shiftlearn.labelshift:MLLS", {"random_state": 0}),
     "JCPOT": ("shiftlearn.labelshift:JCPOT", {}),
     # labelers: whole estimators that predict the labels and replace the classifier
     "JDOT": ("shiftlearn.mapping:JDOTClassifier", {}),
@@ -88,7 +89,7 @@ OPT_IN: frozenset[str] = frozenset({"SA", "LinOT", "EMD", "Sinkhorn", "ClassRegO
                                     "DASVM",
                                     # label shift: they replace the classifier (their
                                     # estimator), and correct class proportions only
-                                    "BBSE", "RLLS", "JCPOT",
+                                    "BBSE", "RLLS", "MLLS", "JCPOT",
                                     # labelers (they replace the classifier)
                                     "JDOT", "OTLabelProp",
                                     # not yet measured by the selection study

@@ -24,7 +24,7 @@ from ._model_file import load_estimator
 REWEIGHTING = ("KMM", "KLIEP", "uLSIF", "RuLSIF", "DiscriminatorRW", "NearestNeighborRW",
                "KDERW", "GaussianRW")
 #: the label-shift methods: they correct the classifier for the target's class proportions
-LABEL_SHIFT = ("BBSE", "RLLS", "JCPOT")
+LABEL_SHIFT = ("BBSE", "RLLS", "MLLS", "JCPOT")
 #: the labelers: whole estimators that predict the labels and replace the classifier (JDOT
 #: needs one that takes sample_weight), so ``candidates="all"`` leaves them out too
 LABELERS = ("JDOT", "OTLabelProp", "DASVM")

@@ -54,7 +54,7 @@ from shiftlearn.generalization import (
     TaskGroupSearchCV,
 )
 from shiftlearn.kernels import RandomFourierFeatures
-from shiftlearn.labelshift import BBSE, JCPOT, RLLS
+from shiftlearn.labelshift import BBSE, JCPOT, MLLS, RLLS
 from shiftlearn.mapping import (
     EMD,
     MMDLS,
@@ -180,6 +180,7 @@ ESTIMATORS = [
     DASVM(LogisticRegression()),         # predict_proba, and one-vs-rest on three classes
     BBSE(random_state=0),
     RLLS(random_state=0),
+    MLLS(random_state=0),
     JCPOT(),
     FewLabelsFewLabelSelector(methods=["pooled", "FeatureAugmentation"]),
     TaskGroupSearchCV(MarginalTransferClassifier(random_state=0), {"C": [1.0]}),
@@ -218,7 +219,7 @@ _NO_TARGET_RW = ("fits y without sample_domain, so every row is a source row: wi
 
 _NO_TARGET_LS = ("fits y without sample_domain, so every row is a source row: with no target "
                  "row there are no target proportions to estimate, they are the source's (with "
-                 "a warning) and no Bregman iteration runs, so n_iter_ is 0; "
+                 "a warning) and no iteration runs (JCPOT's Bregman, MLLS's EM), so n_iter_ is 0; "
                  "tests/labelshift/test_labelshift.py fits with target rows")
 
 #: {class name: {check name: reason}}; every entry says why the check cannot pass by design.
@@ -243,6 +244,8 @@ EXPECTED_FAILED: dict[str, dict[str, str]] = {
                                      "check_fit2d_1sample": _ONE_ROW},
     "BBSE": {"check_classifiers_classes": _MINUS_ONE},
     "RLLS": {"check_classifiers_classes": _MINUS_ONE},
+    "MLLS": {"check_classifiers_classes": _MINUS_ONE,
+             "check_non_transformer_estimators_n_iter": _NO_TARGET_LS},
     "JCPOT": {"check_classifiers_classes": _MINUS_ONE,
               "check_non_transformer_estimators_n_iter": _NO_TARGET_LS},
     "Sinkhorn": {"check_transformer_n_iter": _NO_TARGET},

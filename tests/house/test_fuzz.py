@@ -49,7 +49,7 @@ from shiftlearn.generalization import (
     PoolingRegressor,
 )
 from shiftlearn.kernels import RandomFourierFeatures
-from shiftlearn.labelshift import BBSE, JCPOT, RLLS
+from shiftlearn.labelshift import BBSE, JCPOT, MLLS, RLLS
 from shiftlearn.mapping import (
     EMD,
     MMDLS,
@@ -157,6 +157,7 @@ ESTIMATORS = {
     # label shift: the target rows' class proportions, without their labels
     "BBSE": (lambda: BBSE(random_state=0), "classifier"),
     "RLLS": (lambda: RLLS(random_state=0), "classifier"),
+    "MLLS": (lambda: MLLS(random_state=0), "classifier"),
     "JCPOT": (lambda: JCPOT(), "classifier"),
     "FewLabelSelector": (lambda: FewLabelSelector(methods=["pooled", "FeatureAugmentation",
                                                            "target-only"]), "fewlabels"),

@@ -132,7 +132,7 @@ def _public_estimators():
         TaskGroupSearchCV,
     )
     from shiftlearn.kernels import RandomFourierFeatures
-    from shiftlearn.labelshift import BBSE, JCPOT, RLLS
+    from shiftlearn.labelshift import BBSE, JCPOT, MLLS, RLLS
     from shiftlearn.mapping import (
         EMD,
         MMDLS,
@@ -192,7 +192,7 @@ def _public_estimators():
         *[(F(), few) for F in (FeatureAugmentation, TrAdaBoost, RegularTransferLC, LinInt)],
         *[(F(), few_regression) for F in (TrAdaBoostR2, RegularTransferLR)],
         (GeneralizationSelector(), dg),
-        (DASVM(), da), *[(L(random_state=0), da) for L in (BBSE, RLLS)], (JCPOT(), da),
+        (DASVM(), da), *[(L(random_state=0), da) for L in (BBSE, RLLS, MLLS)], (JCPOT(), da),
         (C.DomainAdaptationRegressor(A.TCA(n_components=2)), "da_regression"),
         (AdaptationRegressorSelector(methods=["TCA", "CORAL"], grids={}, cv=2),
          "da_regression"),

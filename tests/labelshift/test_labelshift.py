@@ -1,4 +1,4 @@
-"""shiftlearn.labelshift: BBSE, RLLS and JCPOT against their formulas, POT/skada, the show-it
+"""shiftlearn.labelshift: BBSE, RLLS, MLLS and JCPOT against their formulas, POT/skada, the show-it
 numbers on a synthetic shift, awkward inputs and the report of ``shiftlearn adapt``."""
 
 from __future__ import annotations
@@ -20,16 +20,19 @@ from sklearn.svm import LinearSVC
 from shiftlearn.labelshift import (
     BBSE,
     JCPOT,
+    MLLS,
     RLLS,
     bbse_weights,
+    bcts_calibration,
     estimate_target_proportions,
     jcpot_proportions,
+    mlls_proportions,
     rlls_reg,
     rlls_shift,
 )
 
 ESTIMATORS = {"BBSE": lambda: BBSE(random_state=0), "RLLS": lambda: RLLS(random_state=0),
-              "JCPOT": lambda: JCPOT()}
+              "MLLS": lambda: MLLS(random_state=0), "JCPOT": lambda: JCPOT()}
 
 
 def _shifted(n_s=1500, n_t=1500, q=(0.6, 0.3, 0.1), sep=2.0, seed=0):
@@ -154,6 +157,116 @@ def test_the_corrected_posterior_is_bayes_rule_on_a_gaussian_mixture():
 
 
 # ----------------------------------------------------------------------- JCPOT parity -----
+def test_mlls_proportions_are_the_likelihood_maximum():
+    """EM's fixed point is the maximum of the target rows' log-likelihood under label shift,
+    sum_i log sum_y p(y | x_i) q_y / p_s(y), over the simplex: checked against a direct
+    maximisation (softmax parametrisation, BFGS) and by the stationarity condition."""
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(4) * 0.7, size=300)
+    p_s = np.array([0.1, 0.2, 0.3, 0.4])
+    q, n_iter = mlls_proportions(p, p_s, tol=1e-13, max_iter=100_000)
+    assert n_iter < 100_000 and q.sum() == pytest.approx(1.0, abs=10 * EPS)
+
+    def neg_ll(z):
+        qq = np.exp(z - z.max())
+        qq /= qq.sum()
+        return -np.sum(np.log(p @ (qq / p_s)))
+
+    ref = minimize(neg_ll, np.zeros(4), method="BFGS", options={"gtol": 1e-10}).x
+    ref = np.exp(ref - ref.max())
+    ref /= ref.sum()
+    # both maximise a concave function: the same point up to the solvers' tolerances
+    np.testing.assert_allclose(q, ref, atol=1e-5)
+    assert -neg_ll(np.log(q)) >= -neg_ll(np.log(ref)) - 1e-9
+    # stationarity: every share with q_y > 0 has mean responsibility ratio 1
+    ratio = (p / p_s) / (p @ (q / p_s))[:, None]
+    np.testing.assert_allclose(ratio.mean(axis=0)[q > 1e-8], 1.0, atol=1e-8)
+
+
+def test_bcts_recovers_a_known_temperature_and_bias():
+    """Rows labeled from softmax(z) and probabilities reported as softmax(3 z + c): the
+    calibration finds T = 3 and the bias -c / 3 (up to the common shift) from 20,000 rows."""
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(20_000, 3))
+    codes = np.array([rng.choice(3, p=pz) for pz in np.exp(z) / np.exp(z).sum(1, keepdims=True)])
+    c = np.array([0.0, 1.0, -0.5])
+    reported = np.exp(3 * z + c)
+    reported /= reported.sum(axis=1, keepdims=True)
+    T, b = bcts_calibration(reported, codes)
+    assert T == pytest.approx(3.0, rel=0.05)
+    np.testing.assert_allclose(b - b[0], -(c - c[0]) / T, atol=0.05)
+    # the fitted point is a stationary point of the likelihood (L-BFGS-B's tolerance)
+    eps = 1e-5
+    from scipy.special import log_softmax
+
+    def nll(T_, b_):
+        return -log_softmax(np.log(reported) / T_ + b_, axis=1)[np.arange(codes.size), codes].sum()
+
+    assert nll(T, b) <= min(nll(T * (1 + eps), b), nll(T * (1 - eps), b)) + 1e-3
+
+
+def test_mlls_within_0_05_on_mnist_where_calibration_matters(data_home):
+    """Real digits, pure label shift (the MNIST halves and tweak-one shift of the test
+    below): logistic regression is underconfident there, so EM on its raw probabilities
+    misses the proportions (calibration=None) and the calibrated EM (the default) does not;
+    the calibrated correction also beats the uncorrected classifier."""
+    from shiftlearn.datasets import load_mnist_usps
+
+    ds = load_mnist_usps(data_home)
+    X, y = ds.domains["mnist"]
+    X = ds.preprocess(X)
+    rng = np.random.default_rng(1000)
+    q = np.full(10, 0.6 / 9)
+    q[1] = 0.4
+    perm = rng.permutation(len(y))
+    a, b = perm[:1000], perm[1000:]
+    classes = np.unique(y)
+    n = int(min(600, min(np.sum(y[b] == c) / q[i] for i, c in enumerate(classes))))
+    take = np.concatenate([rng.choice(b[y[b] == c], size=int(np.floor(q[i] * n)), replace=False)
+                           for i, c in enumerate(classes)])
+    Xa = np.r_[X[a], X[take]]
+    ya = np.r_[y[a], -np.ones(take.size, int)]
+    sda = np.r_[np.ones(a.size, int), -np.ones(take.size, int)]
+    truth = np.array([np.mean(y[take] == c) for c in classes])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # lbfgs convergence on raw pixels
+        lr = LogisticRegression(max_iter=1000)
+        m = MLLS(lr, random_state=0).fit(Xa, ya, sda)
+        raw = MLLS(lr, calibration=None, random_state=0).fit(Xa, ya, sda)
+        before = np.mean(lr.fit(X[a], y[a]).predict(X[take]) == y[take])
+    assert 0.5 * np.abs(m.target_proportions_ - truth).sum() < 0.05
+    assert 0.5 * np.abs(raw.target_proportions_ - truth).sum() > 0.05
+    assert m.calibration_temperature_ < 1                   # underconfident probabilities
+    assert np.mean(m.predict(X[take]) == y[take]) > before
+
+
+def test_mlls_without_calibration_is_em_on_the_fold_models_probabilities():
+    from shiftlearn.labelshift import cross_fit_predictions
+
+    X, y, sd, _ = _shifted(n_s=300, n_t=300)
+    m = MLLS(calibration=None, random_state=0).fit(X, y, sd)
+    Ps, Pt = cross_fit_predictions(LogisticRegression(), X[sd > 0], y[sd > 0], X[sd < 0], 3,
+                                   random_state=0)
+    q, _ = mlls_proportions(Pt, m.source_proportions_)
+    np.testing.assert_allclose(m.target_proportions_, q, rtol=1e-12)
+    assert m.calibration_temperature_ is None and m.calibration_bias_ is None
+    # and its correction reweights the classifier's own probabilities
+    p = m.estimator_.predict_proba(X[sd < 0]) * m.class_weights_
+    np.testing.assert_allclose(m.predict_proba(X[sd < 0]), p / p.sum(1, keepdims=True),
+                               rtol=1e-12)
+
+
+def test_mlls_warns_when_em_runs_out_of_iterations():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, sd, _ = _shifted(n_s=300, n_t=300)
+    with pytest.warns(ConvergenceWarning, match="raise max_iter"):
+        m = MLLS(max_iter=1, random_state=0).fit(X, y, sd)
+    assert m.n_iter_ == 1
+    with pytest.raises(ValueError, match="predict_proba"):
+        MLLS(LinearSVC()).fit(X, y, sd)
+
+
 def test_jcpot_equals_pots_barycenter_on_two_sources():
     ot = pytest.importorskip("ot")
     X, y, sd, _ = _shifted(n_s=150, n_t=100, seed=1)
@@ -305,7 +418,7 @@ def test_estimate_target_proportions_is_the_fitted_attribute():
     classes, q = estimate_target_proportions(None, X, y, sd, method="rlls", random_state=0)
     assert classes.tolist() == [0, 1, 2]
     np.testing.assert_array_equal(q, RLLS(random_state=0).fit(X, y, sd).target_proportions_)
-    with pytest.raises(ValueError, match="choose one of 'bbse', 'rlls', 'jcpot'"):
+    with pytest.raises(ValueError, match="choose one of 'bbse', 'rlls', 'mlls', 'jcpot'"):
         estimate_target_proportions(None, X, y, sd, method="em")
 
 
