@@ -1,4 +1,4 @@
-"""BBSE, RLLS and JCPOT: the estimated target class proportions and the corrected accuracy.
+"""BBSE, RLLS, MLLS and JCPOT: the estimated target class proportions and the corrected accuracy.
 
 Three problems, each with target class proportions set by resampling, so the truth is known:
 
@@ -37,13 +37,13 @@ from _common import header, markdown_table, progress, track, write_results  # no
 SEEDS = 5
 SYNTHETIC_Q = {"60/30/10": (0.6, 0.3, 0.1), "10/30/60": (0.1, 0.3, 0.6),
                "uniform": (1 / 3, 1 / 3, 1 / 3)}
-METHODS = ("BBSE", "BBSE (soft)", "BBSE (retrain)", "RLLS", "JCPOT")
+METHODS = ("BBSE", "BBSE (soft)", "BBSE (retrain)", "RLLS", "MLLS", "JCPOT")
 
 
 def _estimators():
     from sklearn.linear_model import LogisticRegression
 
-    from shiftlearn.labelshift import BBSE, JCPOT, RLLS
+    from shiftlearn.labelshift import BBSE, JCPOT, MLLS, RLLS
 
     def lr():
         return LogisticRegression(max_iter=1000)
@@ -52,6 +52,7 @@ def _estimators():
             "BBSE (soft)": lambda s: BBSE(lr(), confusion="soft", random_state=s),
             "BBSE (retrain)": lambda s: BBSE(lr(), correction="retrain", random_state=s),
             "RLLS": lambda s: RLLS(lr(), random_state=s),
+            "MLLS": lambda s: MLLS(lr(), random_state=s),
             "JCPOT": lambda s: JCPOT(lr())}
 
 
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=SEEDS)
     args = ap.parse_args(argv)
-    machine = header("Label shift: BBSE, RLLS, JCPOT")
+    machine = header("Label shift: BBSE, RLLS, MLLS, JCPOT")
     from shiftlearn.datasets import load_mnist_usps
 
     est = _estimators()
@@ -159,16 +160,18 @@ def main(argv: list[str] | None = None) -> None:
         "true target class proportions (mean over the seeds); acc: target accuracy (%) of "
         "the corrected classifier (correction='posterior', but `BBSE (retrain)`: the "
         "classifier refitted with the class weights), beside the source classifier "
-        "(`before`) and the correction by the true proportions (`oracle`). Every estimator "
-        "wraps `LogisticRegression(max_iter=1000)`; BBSE/RLLS with 5 cross-fitting folds, "
-        "JCPOT with its default `reg_e=0.02`.\n\n"
+        "(`before`) and the correction of its uncalibrated posterior by the true proportions "
+        "(`oracle`). Every estimator wraps `LogisticRegression(max_iter=1000)`; BBSE/RLLS/MLLS "
+        "with 5 cross-fitting folds, MLLS with its default calibration (a temperature and a "
+        "bias per class, on the held-out source rows), JCPOT with its default "
+        "`reg_e=0.02`.\n\n"
         + markdown_table(table, floatfmt=".3f")
         + "\n\nSeconds of one fit (mean):\n\n"
         + markdown_table([{"estimator": m, **{p: v for p, v in d.items()}}
                           for m, d in seconds.items()], floatfmt=".2f")
         + f"\n\nWall time: {total:.0f} s on one thread.")
     print(body)
-    write_results("labelshift_study", "Label shift: BBSE, RLLS and JCPOT", body,
+    write_results("labelshift_study", "Label shift: BBSE, RLLS, MLLS and JCPOT", body,
                   {"rows": rows, "table": table, "seconds": seconds, "wall_s": total,
                    "seeds": args.seeds}, machine)
 
