@@ -210,34 +210,17 @@ def test_mlls_within_0_05_on_mnist_where_calibration_matters(data_home):
     below): logistic regression is underconfident there, so EM on its raw probabilities
     misses the proportions (calibration=None) and the calibrated EM (the default) does not;
     the calibrated correction also beats the uncorrected classifier."""
-    from shiftlearn.datasets import load_mnist_usps
-
-    ds = load_mnist_usps(data_home)
-    X, y = ds.domains["mnist"]
-    X = ds.preprocess(X)
-    rng = np.random.default_rng(1000)
-    q = np.full(10, 0.6 / 9)
-    q[1] = 0.4
-    perm = rng.permutation(len(y))
-    a, b = perm[:1000], perm[1000:]
-    classes = np.unique(y)
-    n = int(min(600, min(np.sum(y[b] == c) / q[i] for i, c in enumerate(classes))))
-    take = np.concatenate([rng.choice(b[y[b] == c], size=int(np.floor(q[i] * n)), replace=False)
-                           for i, c in enumerate(classes)])
-    Xa = np.r_[X[a], X[take]]
-    ya = np.r_[y[a], -np.ones(take.size, int)]
-    sda = np.r_[np.ones(a.size, int), -np.ones(take.size, int)]
-    truth = np.array([np.mean(y[take] == c) for c in classes])
+    Xa, ya, sda, (Xs, ys), (Xt, yt), truth = _mnist_tweak_one(data_home)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # lbfgs convergence on raw pixels
         lr = LogisticRegression(max_iter=1000)
         m = MLLS(lr, random_state=0).fit(Xa, ya, sda)
         raw = MLLS(lr, calibration=None, random_state=0).fit(Xa, ya, sda)
-        before = np.mean(lr.fit(X[a], y[a]).predict(X[take]) == y[take])
+        before = np.mean(lr.fit(Xs, ys).predict(Xt) == yt)
     assert 0.5 * np.abs(m.target_proportions_ - truth).sum() < 0.05
     assert 0.5 * np.abs(raw.target_proportions_ - truth).sum() > 0.05
     assert m.calibration_temperature_ < 1                   # underconfident probabilities
-    assert np.mean(m.predict(X[take]) == y[take]) > before
+    assert np.mean(m.predict(Xt) == yt) > before
 
 
 def test_mlls_without_calibration_is_em_on_the_fold_models_probabilities():
@@ -371,11 +354,11 @@ def test_proportions_within_0_05_and_correction_beats_no_correction(name):
     assert after > before + 0.01
 
 
-def test_proportions_within_0_05_on_mnist_resampled_to_a_known_shift(data_home):
-    """Real digits, pure label shift: MNIST split in two seeded halves, the source the first
-    half (about 10% per digit), the target drawn without replacement from the second half
-    with 40% of the rows of the second digit class (Lipton et al.'s tweak-one shift; 302
-    rows). The study (benchmarks/labelshift) has five seeds and a Dirichlet shift."""
+def _mnist_tweak_one(data_home):
+    """MNIST split in two seeded halves, the source the first half, the target drawn without
+    replacement from the second half with 40% of its rows of the second digit class (Lipton et
+    al.'s tweak-one shift). Returns ``X, y, sd`` of the fit, the source and target rows, and
+    the true target proportions."""
     from shiftlearn.datasets import load_mnist_usps
 
     ds = load_mnist_usps(data_home)
@@ -394,6 +377,15 @@ def test_proportions_within_0_05_on_mnist_resampled_to_a_known_shift(data_home):
     ya = np.r_[y[a], -np.ones(take.size, int)]
     sda = np.r_[np.ones(a.size, int), -np.ones(take.size, int)]
     truth = np.array([np.mean(y[take] == c) for c in classes])
+    return Xa, ya, sda, (X[a], y[a]), (X[take], y[take]), truth
+
+
+def test_proportions_within_0_05_on_mnist_resampled_to_a_known_shift(data_home):
+    """Real digits, pure label shift: MNIST split in two seeded halves, the source the first
+    half (about 10% per digit), the target drawn without replacement from the second half
+    with 40% of the rows of the second digit class (Lipton et al.'s tweak-one shift; 302
+    rows). The study (benchmarks/labelshift) has five seeds and a Dirichlet shift."""
+    Xa, ya, sda, _, _, truth = _mnist_tweak_one(data_home)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # lbfgs convergence on raw pixels
         for model in (BBSE(LogisticRegression(max_iter=1000), random_state=0),
