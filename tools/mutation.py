@@ -64,7 +64,13 @@ except ModuleNotFoundError:     # Python 3.10
     import tomli as tomllib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # _common
-from _common import PartsFile, header, markdown_table, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    SCRATCH_ENV,
+    PartsFile,
+    header,
+    markdown_table,
+    write_results,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".mutation"
@@ -396,6 +402,14 @@ def score(mod_res: dict, equivalent: dict) -> dict:
 
 def report(machine: dict) -> None:
     parts = PARTS.load()
+    missing = [g for g in GROUPS if g not in parts]
+    if missing and not os.environ.get(SCRATCH_ENV):
+        # the published table covers every group: a table of some groups would replace it
+        raise SystemExit(
+            f"mutation.py: the stored parts lack the group(s) {missing} (run on this machine: "
+            f"{[g for g in GROUPS if g in parts]}), so the published tools/results/mutation.md "
+            "would lose their scores. Run every group, or write a scratch table with "
+            f"{SCRATCH_ENV}=<folder> (the parts of the groups run are kept either way).")
     equivalent = load_equivalent()
     rows, data, lists = [], {}, []
     for group in GROUPS:

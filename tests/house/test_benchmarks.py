@@ -291,3 +291,19 @@ def test_former_code_is_read_from_the_history(bench_path):
     with pytest.raises(RuntimeError, match="not in this clone.*git fetch --unshallow"):
         common.from_git("0" * 40, "benchmarks/_common.py")
     assert not list(BENCH.glob("*/_*legacy*.py"))
+
+
+def test_mutation_report_refuses_to_replace_the_published_table_with_some_groups(
+        bench_path, tmp_path, monkeypatch):
+    """A run of some groups on a machine without the other groups' parts must not overwrite
+    the published table (which covers every group); with a scratch folder it writes there."""
+    mutation = _import(BENCH.parent / "tools" / "mutation.py")
+    common = sys.modules["_common"]
+    parts = common.PartsFile(tmp_path / "_mutation_parts.json")
+    monkeypatch.setattr(mutation, "PARTS", parts)
+    monkeypatch.delenv(common.SCRATCH_ENV, raising=False)
+    group = next(iter(mutation.GROUPS))
+    parts.save(group, {"modules": {}, "commit": "abc1234", "uncommitted": [], "seconds": 1.0,
+                       "tests": []})
+    with pytest.raises(SystemExit, match="lack the group"):
+        mutation.report({"cpu": "test"})
