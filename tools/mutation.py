@@ -85,14 +85,19 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                 ["tests/kernels/test_kernels.py",
                  "tests/kernels/test_kernels_shift_invariant.py",
                  "tests/kernels/test_kernel_families.py", "tests/core/test_dask.py"]),
+    # test_array_api.py: the array-API path of TCA (tca_components_array_api, _fit_array_api)
     "tca": (["shiftlearn/adaptation/_tca.py"],
-            ["tests/adaptation/test_tca.py"]),
+            ["tests/adaptation/test_tca.py", "tests/house/test_array_api.py"]),
     "sca": (["shiftlearn/adaptation/_sca.py"],
             ["tests/adaptation/test_sca.py"]),
     "rf": (["shiftlearn/adaptation/_rf_stats.py", "shiftlearn/adaptation/_rf_solvers.py"],
            ["tests/adaptation/test_rf.py"]),
+    # the pipeline helpers that moved down into _validation (takes_sample_domain,
+    # learns_labels, warn_if_plain_pipeline, scoring_domains) are tested with the pipelines
+    # and the house conventions
     "validation": (["shiftlearn/_validation.py"],
-                   ["tests/core/test_validation.py"]),
+                   ["tests/core/test_validation.py", "tests/compose/test_pipeline.py",
+                    "tests/compose/test_meta.py", "tests/house/test_conventions.py"]),
     "cluster": (["shiftlearn/model_selection/_cluster_kmeans.py",
                  "shiftlearn/model_selection/_cluster_split.py"],
                 ["tests/model_selection/test_cluster_split.py",
