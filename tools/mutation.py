@@ -113,7 +113,9 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
 #: tests that cannot pass under mutmut whatever the mutant: they check the stack level of a
 #: warning (the file it points at), and mutmut's trampoline adds a frame to every call
 DESELECT = {
-    "tca": ["tests/adaptation/test_tca.py::test_default_n_components_is_clipped_on_small_data"],
+    # (and one that reads a user page, which the snapshot does not hold)
+    "tca": ["tests/adaptation/test_tca.py::test_default_n_components_is_clipped_on_small_data",
+            "tests/house/test_array_api.py::test_array_api_docs_example_runs"],
     "marginal": ["tests/generalization/test_marginal.py"
                  "::test_marginal_warnings_point_at_the_callers_line"],
 }
