@@ -94,10 +94,9 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
            ["tests/adaptation/test_rf.py"]),
     # the pipeline helpers that moved down into _validation (takes_sample_domain,
     # learns_labels, warn_if_plain_pipeline, scoring_domains) are tested with the pipelines
-    # and the house conventions
     "validation": (["shiftlearn/_validation.py"],
                    ["tests/core/test_validation.py", "tests/compose/test_pipeline.py",
-                    "tests/compose/test_meta.py", "tests/house/test_conventions.py"]),
+                    "tests/compose/test_meta.py"]),
     "cluster": (["shiftlearn/model_selection/_cluster_kmeans.py",
                  "shiftlearn/model_selection/_cluster_split.py"],
                 ["tests/model_selection/test_cluster_split.py",
