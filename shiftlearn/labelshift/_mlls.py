@@ -174,13 +174,17 @@ class MLLS(BaseLabelShift):
 
     Examples
     --------
+    Three classes, balanced in the source and 60/30/10 in the target:
+
     >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> ys = rng.integers(0, 2, 400); yt = (rng.random(400) < 0.8).astype(int)
-    >>> X = np.r_[rng.normal(ys * 2.0, 1.0), rng.normal(yt * 2.0, 1.0)][:, None]
-    >>> y = np.r_[ys, -np.ones(400, int)]; sd = np.r_[np.ones(400, int), -np.ones(400, int)]
-    >>> m = MLLS(random_state=0).fit(X, y, sd)
-    >>> bool(abs(m.target_proportions_[1] - 0.8) < 0.1)
+    >>> gen = np.random.default_rng(3)
+    >>> y_src = np.repeat([0, 1, 2], 300)
+    >>> y_tgt = gen.choice(3, size=900, p=[0.6, 0.3, 0.1])
+    >>> feats = np.concatenate([y_src, y_tgt])[:, None] * 2.5 + gen.normal(size=(1800, 1))
+    >>> labels = np.concatenate([y_src, np.full(900, -1)])
+    >>> domains = np.repeat([1, -1], 900)
+    >>> model = MLLS(random_state=0).fit(feats, labels, domains)
+    >>> bool(np.abs(model.target_proportions_ - [0.6, 0.3, 0.1]).sum() / 2 < 0.05)
     True
     """
 
