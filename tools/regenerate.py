@@ -68,9 +68,10 @@ VOLATILE = re.compile(
     # thread variables the run had (this tool sets them to --threads)
     r"|^slopes$|_NUM_THREADS",
     re.IGNORECASE)
-#: ... and lower-case unit suffixes (``fit_s``, ``wall s``, ``worker_start_mb``; not ``n_S`` or
-#: ``mean_s - mean_t``)
-VOLATILE_UNIT = re.compile(r"(^|[ _(])(s|ms|mb|gb)($|\))")
+#: ... and lower-case unit suffixes (``fit_s``, ``wall s``, ``worker_start_mb``, ``BBSE|s``; not
+#: ``n_S`` or ``mean_s - mean_t``), and time ratios against a peer or a floor (``skada / this``,
+#: ``skada_vs_ours``, ``ours_vs_floor``)
+VOLATILE_UNIT = re.compile(r"(^|[ _(|])(s|ms|mb|gb)($|\))|_vs_(ours|floor)$|^skada / this$")
 #: keys skipped in one results file only, where the name means a timing there but not elsewhere
 #: (``runs`` of ``subspace_tca_vs_skada`` are the seconds of each repeat; the ``runs`` of
 #: ``splits_model_selection`` are selections, compared; ``targets`` of ``boosting_speed`` are

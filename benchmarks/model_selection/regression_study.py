@@ -158,9 +158,9 @@ def _label(p) -> str:
     a = p["adapter"]
     if a is None:
         return "none"
-    from shiftlearn.model_selection._select import _method_of
+    from shiftlearn.model_selection import method_label
 
-    return _method_of(a)
+    return method_label(a)
 
 
 def run_task(task: str) -> dict:

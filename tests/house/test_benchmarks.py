@@ -153,10 +153,11 @@ def test_regenerate_compares_results_and_skips_timings(bench_path):
         assert not (regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key)), key
     for key in ("fit_s", "wall s", "time (s)", "rows/s", "speed-up", "date_utc", "peak MB",
                 "wire_bytes_up", "SCA fit / T_K", "fit/ZtZ", "slopes",
-                "OPENBLAS_NUM_THREADS", "client_before_fit_mb", "worker_start_mb"):
+                "OPENBLAS_NUM_THREADS", "client_before_fit_mb", "worker_start_mb",
+                "BBSE (soft)|s", "skada / this", "skada_vs_ours", "ours_vs_floor"):
         assert regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key), key
     for key in ("up_bytes", "upload / client (bytes)", "gap closed (lodo / rbf / lin)",
-                "rff_slopes"):
+                "rff_slopes", "BBSE|err", "subspace_tca_vs_skada", "ours_vs_skada_acc"):
         assert not (regen.VOLATILE.search(key) or regen.VOLATILE_UNIT.search(key)), key
     assert res["compared"] == 5 and res["skipped"] == 4      # title, method, accuracy, best, nan
     new["results"]["rows"][0]["accuracy"] = 0.5 * (1 + 1e-12)
@@ -307,3 +308,29 @@ def test_mutation_report_refuses_to_replace_the_published_table_with_some_groups
                        "tests": []})
     with pytest.raises(SystemExit, match="lack the group"):
         mutation.report({"cpu": "test"})
+
+
+def test_every_library_name_a_script_imports_exists():
+    """Imports inside functions run only when the part that needs them runs (hours later): a
+    renamed library name must fail here, not at the next paper-scale run."""
+    import importlib
+
+    missing = []
+    for path in [*SCRIPTS, *BENCH.glob("*/_*.py"), *(BENCH.parent / "tools").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.split(".")[0] == "shiftlearn" and node.level == 0):
+                module = importlib.import_module(node.module)
+                missing += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                            if not hasattr(module, a.name)
+                            and not _is_submodule(f"{node.module}.{a.name}")]
+    assert not missing, missing
+
+
+def _is_submodule(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:                 # the parent is a module, not a package
+        return False
