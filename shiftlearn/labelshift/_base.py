@@ -108,8 +108,9 @@ class BaseLabelShift(ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     def _start_fit(self) -> None:
-        """Give the estimator's own fitted attributes their value for a fit that solves
-        nothing (one class, no target row)."""
+        """Check what only the subclass needs of the estimator, and give the estimator's own
+        fitted attributes their value for a fit that solves nothing (one class, no target
+        row)."""
 
     def fit(self, X, y, sample_domain=None):
         """Estimate the target class proportions and fit the corrected classifier.
@@ -130,6 +131,7 @@ class BaseLabelShift(ClassifierMixin, BaseEstimator):
         self
         """
         rows = read_rows(self, X, y, sample_domain)
+        self._start_fit()
         if self.correction == "retrain" and not has_fit_parameter(self._estimator(),
                                                                    "sample_weight"):
             raise ValueError(f"correction='retrain' refits the estimator with class weights, "
@@ -139,7 +141,6 @@ class BaseLabelShift(ClassifierMixin, BaseEstimator):
             raise ValueError(f"correction='posterior' reweights the estimator's predict_proba, "
                              f"and {type(self._estimator()).__name__} has none: give a "
                              "classifier with probabilities (or correction='retrain').")
-        self._start_fit()
         k = rows.classes.shape[0]
         self.classes_ = rows.classes
         p_s = np.bincount(rows.codes, minlength=k) / rows.codes.shape[0]

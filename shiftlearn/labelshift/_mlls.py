@@ -189,7 +189,7 @@ class MLLS(BaseLabelShift):
     """
 
     _parameter_constraints: dict = {
-        "estimator": [HasMethods(["fit", "predict_proba"]), None],
+        "estimator": [HasMethods(["fit", "predict"]), None],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "calibration": [StrOptions({"bcts"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -210,6 +210,11 @@ class MLLS(BaseLabelShift):
         self.random_state = random_state
 
     def _start_fit(self) -> None:
+        if not hasattr(self._estimator(), "predict_proba"):
+            raise ValueError(f"MLLS maximises a likelihood of the estimator's predict_proba, and "
+                             f"{type(self._estimator()).__name__} has none: give a classifier "
+                             "with probabilities (e.g. LogisticRegression; the command line's "
+                             "--estimator logreg), or use BBSE, which reads predicted labels.")
         self.calibration_temperature_ = self.calibration_bias_ = None
         self.n_iter_ = 0
 

@@ -246,8 +246,10 @@ def test_mlls_warns_when_em_runs_out_of_iterations():
     with pytest.warns(ConvergenceWarning, match="raise max_iter"):
         m = MLLS(max_iter=1, random_state=0).fit(X, y, sd)
     assert m.n_iter_ == 1
-    with pytest.raises(ValueError, match="predict_proba"):
+    with pytest.raises(ValueError, match="predict_proba.*use BBSE"):
         MLLS(LinearSVC()).fit(X, y, sd)
+    with pytest.raises(ValueError, match="predict_proba.*use BBSE"):   # retrain needs it too
+        MLLS(LinearSVC(), correction="retrain").fit(X, y, sd)
 
 
 def test_jcpot_equals_pots_barycenter_on_two_sources():
