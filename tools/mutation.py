@@ -32,7 +32,8 @@ Design decisions
   last run did not kill are run again (mutmut 3 reruns named mutants and collects the new
   tests' coverage), in the same snapshot of the code; a killed mutant stays killed (tests
   were added), so the score is the full run's at a fraction of the time. The results then
-  name the commit of the code and that of the tests; the group's test files must be the same.
+  name the commit of the code and that of the tests; the group's test files may grow, never
+  shrink.
 * **Equivalent mutants** are matched by mutant name *and* mutated line: when the code moves
   and mutmut renumbers, a stale judgement is not applied silently; it is reported as stale.
 
@@ -100,7 +101,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "cluster": (["shiftlearn/model_selection/_cluster_kmeans.py",
                  "shiftlearn/model_selection/_cluster_split.py"],
                 ["tests/model_selection/test_cluster_split.py",
-                 "tests/model_selection/test_domain_splits.py"]),
+                 "tests/model_selection/test_domain_splits.py",
+                 "tests/model_selection/test_dask_cluster_split.py"]),
     "marginal": (["shiftlearn/generalization/_embedding.py",
                   "shiftlearn/generalization/_marginal_base.py"],
                  ["tests/generalization/test_marginal.py",
@@ -172,12 +174,15 @@ def prepare(group: str, worktree: bool = False, commit: str = "HEAD") -> tuple[P
         for t in ["tests/conftest.py", *HELPERS, *tests]:
             (wd / t).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / t, wd / t)
+        shutil.copytree(ROOT / "docs", wd / "docs")
     else:
         tracked = set(_git("ls-tree", "-r", "--name-only", commit, "--", "tests").splitlines())
         tests = [t for t in tests if t in tracked]
         helpers = [t for t in HELPERS if t in tracked]
-        archive = subprocess.run(["git", "archive", commit, "shiftlearn", "tests/conftest.py",
-                                  *helpers, *tests], cwd=ROOT, capture_output=True,
+        # docs/: the tests that run a user page's example read it
+        archive = subprocess.run(["git", "archive", commit, "shiftlearn", "docs",
+                                  "tests/conftest.py", *helpers, *tests], cwd=ROOT,
+                                 capture_output=True,
                                  check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
     _write_config(wd, group, tests)
@@ -192,6 +197,7 @@ def _write_config(wd: Path, group: str, tests: list[str]) -> None:
     mut = dict(py["tool"]["mutmut"])
     mut["only_mutate"] = modules
     mut["pytest_add_cli_args_test_selection"] = tests
+    mut["also_copy"] = ["docs"]              # into mutants/, where the tests run
     for test_id in DESELECT.get(group, []):
         mut["pytest_add_cli_args"] = [*mut.get("pytest_add_cli_args", []), "--deselect", test_id]
     text = (_toml_table("tool.pytest.ini_options", py["tool"]["pytest"]["ini_options"]) + "\n"
@@ -350,8 +356,9 @@ def rerun_survivors(group: str) -> dict:
     tests_commit = _git("rev-parse", "--short", "HEAD")
     tracked = set(_git("ls-tree", "-r", "--name-only", tests_commit, "--", "tests").splitlines())
     tests = [t for t in tests if t in tracked]
-    if tests != prev["tests"]:
-        raise SystemExit(f"the test files of group {group!r} changed ({prev['tests']} -> "
+    if not set(prev["tests"]) <= set(tests):
+        # test files added can only kill more mutants; a file removed could revive one
+        raise SystemExit(f"test files of group {group!r} were removed ({prev['tests']} -> "
                          f"{tests}): run the whole group again.")
     archive = subprocess.run(["git", "archive", tests_commit, "tests/conftest.py", *tests],
                              cwd=ROOT, capture_output=True, check=True).stdout
@@ -369,11 +376,73 @@ def rerun_survivors(group: str) -> dict:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
         raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
                          f"log in {wd / 'mutmut-survivors.log'}:\n{tail}")
-    res = dict(prev, modules=collect(wd, modules), tests_commit=tests_commit,
+    res = dict(prev, modules=collect(wd, modules), tests_commit=tests_commit, tests=tests,
                seconds=round(prev["seconds"] + seconds, 1),
                date_utc=time.strftime("%Y-%m-%d %H:%M", time.gmtime()))
     PARTS.save(group, res)
     return res
+
+
+def _function_of(name: str) -> str:
+    """The mutated function of a mutant's name (``pkg.mod.x_f__mutmut_12`` -> ``pkg.mod.x_f``)."""
+    return name.rsplit("__mutmut_", 1)[0]
+
+
+def carry_judgements(groups: list[str]) -> dict[str, int]:
+    """Carry the equivalence judgements of ``groups`` over to the mutants of their last run.
+
+    mutmut numbers mutants by position inside a function, so code added above a judged
+    mutant renames it and its judgement goes stale. A judgement moves to a survivor of the
+    last run when both name the same function and the same mutated line and that pair is
+    unambiguous: as many survivors as judgements have it and the judgements give one reason.
+    Judgements of these groups' modules that match no survivor then are deleted (the mutant
+    is killed now, or its code is gone; git keeps the text). The file is rewritten in place,
+    its comments kept; the counts are returned and printed for the design note."""
+    parts = PARTS.load()
+    survivors: dict[str, str] = {}
+    for group in groups:
+        if group not in parts:
+            raise SystemExit(f"--carry-judgements needs a run of group {group!r}")
+        for mres in parts[group]["modules"].values():
+            survivors.update({n: m["line"] for n, m in mres["not_killed"].items()
+                              if m["status"] == "survived" and not m.get("message_only")})
+    prefixes = tuple(m[:-3].replace("/", ".") + "." for g in groups for m in GROUPS[g][0])
+    judged = {n: j for n, j in load_equivalent().items() if n.startswith(prefixes)}
+    exact = {n for n, j in judged.items() if survivors.get(n) == j["line"]}
+    by_key: dict[tuple[str, str], list[str]] = {}
+    for n in sorted(set(judged) - exact):
+        by_key.setdefault((_function_of(n), judged[n]["line"]), []).append(n)
+    open_by_key: dict[tuple[str, str], list[str]] = {}
+    for n in sorted(set(survivors) - exact):
+        open_by_key.setdefault((_function_of(n), survivors[n]), []).append(n)
+    rename = {n: n for n in exact}
+    for key, old in by_key.items():
+        new = open_by_key.get(key, [])
+        if len(new) == len(old) and len({judged[o]["reason"] for o in old}) == 1:
+            rename.update(zip(old, new, strict=True))
+    blocks, current = [], None
+    for line in EQUIVALENT.read_text().splitlines(keepends=True):
+        if line.startswith('["'):
+            current = [line[2:line.index('"]')], [line]]
+            blocks.append(current)
+        elif line.startswith("#") or current is None:
+            blocks.append([None, [line]])
+            current = None
+        else:
+            current[1].append(line)
+    out = []
+    for name, lines in blocks:
+        if name is None or name not in judged:
+            out += lines
+        elif name in rename:
+            out += [f'["{rename[name]}"]\n', *lines[1:]]
+    EQUIVALENT.write_text("".join(out))
+    counts = {"judgements": len(judged), "same name": len(exact),
+              "carried to a new name": len(rename) - len(exact),
+              "deleted (no surviving mutant)": len(judged) - len(rename),
+              "survivors": len(survivors), "survivors still open": len(survivors) - len(rename)}
+    print("carried judgements:", counts, flush=True)
+    return counts
 
 
 def load_equivalent() -> dict:
@@ -492,6 +561,9 @@ def main(argv=None) -> None:
                     help="reread the last run in .mutation/<group>/ (no new mutmut run)")
     ap.add_argument("--worktree", action="store_true",
                     help="mutate the working tree (uncommitted changes) instead of HEAD")
+    ap.add_argument("--carry-judgements", action="store_true",
+                    help="move the equivalence judgements of the groups named to the renumbered "
+                         "mutants of their last run (same function, same mutated line)")
     ap.add_argument("--survivors", action="store_true",
                     help="rerun only the mutants the last run of each group did not kill, "
                          "against the group's tests at HEAD (the code stays the snapshot's)")
@@ -504,7 +576,9 @@ def main(argv=None) -> None:
     import mutmut
     machine["mutmut"] = getattr(mutmut, "__version__", None) or re.sub(
         r".*Version: (\S+).*", r"\1", _pip_show("mutmut"), flags=re.S)
-    if args.recollect:
+    if args.carry_judgements:
+        carry_judgements(args.groups or [g for g in GROUPS if g in PARTS.load()])
+    elif args.recollect:
         parts = PARTS.load()
         for group in args.groups or [g for g in GROUPS if g in parts]:
             res = parts[group]

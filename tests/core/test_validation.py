@@ -5,11 +5,18 @@ import pytest
 
 from shiftlearn._validation import (
     check_labels_beside_dask,
+    check_magnitudes,
     check_sample_domain,
     check_X,
     check_X_y_domain,
     check_y_shape,
     infer_sample_domain,
+    learns_labels,
+    read_class_labels,
+    require_y,
+    scored_rows,
+    scoring_domains,
+    takes_sample_domain,
     unlabeled_mask,
 )
 from shiftlearn.domains import pack_domains, split_by_domain, split_source_target
@@ -618,3 +625,198 @@ def test_object_string_labels_are_kept_as_values():
     _, y2, sd = check_X_y_domain(np.zeros((5, 2)), obj, task="classification")
     assert y2.tolist() == ["cat", "", "dog", "", "cat"]
     assert sd.tolist() == [1, -2, 1, -2, 1]
+
+
+# ----------------------------------------------------- feature magnitudes (check_magnitudes) --
+def test_magnitude_limit_names_the_column_its_largest_value_and_the_default_name():
+    X = np.zeros((4, 3))
+    X[2, 1] = -3e60          # the column's largest magnitude, negative
+    X[0, 1] = 2e55
+    with pytest.raises(ValueError, match=r"^X: column 1 holds -3e\+60, beyond \+-1e\+50"):
+        check_magnitudes(X)
+    with pytest.raises(ValueError, match=r"^Z: column 1 holds"):
+        check_magnitudes(X, "Z")
+
+
+def test_magnitude_limit_reports_the_first_column_beyond_it_not_a_row():
+    X = np.zeros((5, 4))
+    X[1, 3] = 1e51
+    X[4, 2] = 1e52           # row 4 < 5 rows; column 2 comes before column 3
+    with pytest.raises(ValueError, match=r"column 2 holds 1e\+52"):
+        check_magnitudes(X)
+
+
+def test_magnitude_limit_itself_is_accepted_and_names_columns_by_feature_name():
+    from shiftlearn._validation import MAX_MAGNITUDE
+
+    check_magnitudes(np.full((2, 2), -MAX_MAGNITUDE))        # the limit itself is allowed
+    X = np.array([[1.0, 2e51], [0.0, 0.0]])
+    with pytest.raises(ValueError, match=r"column 'b' holds 2e\+51"):
+        check_magnitudes(X, "X", np.array(["a", "b"]))
+    with pytest.raises(ValueError, match=r"column 1 holds"):  # too few names: the index
+        check_magnitudes(X, "X", np.array(["a"]))
+    with pytest.raises(ValueError, match=r"column 1 holds"):
+        check_magnitudes(X, "X", None)
+
+
+def test_magnitude_check_skips_empty_and_float32_arrays():
+    check_magnitudes(np.empty((0, 3)))
+    check_magnitudes(np.full((2, 2), np.finfo(np.float32).max, dtype=np.float32))
+
+
+def test_check_X_names_a_dataframe_column_beyond_the_limit():
+    pd = pytest.importorskip("pandas")
+    from sklearn.base import BaseEstimator
+
+    df = pd.DataFrame({"age": [1.0, 2.0], "income": [3.0, 5e60]})
+    with pytest.raises(ValueError, match=r"^X: column 'income' holds 5e\+60"):
+        check_X(df, estimator=BaseEstimator(), reset=True)
+
+
+def test_check_X_refuses_another_namespace_naming_the_estimator_or_the_function(monkeypatch):
+    xps = pytest.importorskip("array_api_strict")
+    import sklearn
+    from sklearn.base import BaseEstimator
+
+    class Probe(BaseEstimator):
+        pass
+
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    X = xps.asarray(np.ones((3, 2)))
+    with sklearn.config_context(array_api_dispatch=True):
+        with pytest.raises(ValueError, match=r"^Probe computes with NumPy only"):
+            check_X(X, estimator=Probe(), reset=True)
+        with pytest.raises(ValueError, match=r"^This function computes with NumPy only"):
+            check_X(X)
+
+
+# -------------------------------------------------------- labels as fit reads them ----------
+def test_object_labels_are_read_by_their_labeled_values():
+    obj = lambda *v: np.array(v, dtype=object)  # noqa: E731
+    out = read_class_labels(obj(True, None, False, np.bool_(True)))
+    assert out.dtype == np.int64 and out.tolist() == [1, -1, 0, 1]
+    out = read_class_labels(obj(3, None, 7.0, np.nan))
+    assert out.dtype == np.int64 and out.tolist() == [3, -1, 7, -1]
+    out = read_class_labels(obj(0.5, None, 2))
+    assert out.dtype == np.float64 and out[0] == 0.5 and np.isnan(out[1]) and out[2] == 2.0
+    out = read_class_labels(obj(b"cat", None, "dog", ""))
+    assert out.tolist() == ["cat", "", "dog", ""]
+    assert read_class_labels(np.array([1.0, np.nan, 2.0])).tolist() == [1, -1, 2]
+
+
+def test_object_labels_of_one_other_type_are_returned_unchanged():
+    y = np.empty(3, dtype=object)
+    y[:] = [(1,), (2,), None]        # tuples: not a label type, left to the caller
+    assert read_class_labels(y) is y
+
+
+def test_labels_of_several_types_are_refused_naming_the_types_and_examples():
+    y = np.array([1, "a", None, 2, "b"], dtype=object)
+    with pytest.raises(ValueError, match=r"several types \(int, str\), e\.g\. 1, 'a': give"):
+        read_class_labels(y)
+
+
+def test_dates_and_durations_are_unlabeled_where_NaT():
+    d = np.array(["2024-01-01", "NaT", "2024-03-01"], dtype="datetime64[D]")
+    t = np.array([1, "NaT", 3], dtype="timedelta64[s]")
+    for y in (d, t):
+        assert unlabeled_mask(y).tolist() == [False, True, False]
+        assert unlabeled_mask(y, task="regression").tolist() == [False, True, False]
+
+
+# ------------------------------------------------------------ score(X, y)'s rows ------------
+def test_scored_rows_reads_class_labels_by_default_and_a_column_as_a_vector():
+    keep, y = scored_rows(np.array([[1.0], [2.0], [np.nan]]))
+    assert keep.tolist() == [True, True, False]
+    assert y.dtype == np.int64 and y.tolist() == [1, 2, -1]
+    keep, y = scored_rows(np.array([[0, 1], [1, -1]]))       # two columns: left as they are
+    assert y.shape == (2, 2)
+
+
+def test_scored_rows_for_regression_keeps_minus_one_and_the_float_targets():
+    keep, y = scored_rows(np.array([3.0, -1.0, np.nan]), task="regression")
+    assert keep.tolist() == [True, True, False]
+    assert y.dtype == np.float64 and y[:2].tolist() == [3.0, -1.0]
+    keep, _ = scored_rows(np.array([3.0, -1.0, 2.0]), task="regression")
+    assert keep.tolist() == [True, True, True]
+
+
+def test_scoring_domains_from_the_unlabeled_rows_or_none():
+    assert scoring_domains(np.array([0, 1]), None) is None
+    assert scoring_domains(np.array([0, -1]), None).tolist() == [1, -2]
+    assert scoring_domains(np.array([0, 1]), [2, -3]).tolist() == [2, -3]
+
+
+def test_require_y_names_the_estimator_by_string_or_type():
+    from shiftlearn import TCA
+
+    require_y([0], TCA(), ".")
+    with pytest.raises(ValueError, match=r"^TCA requires y to be passed, but the target y is "
+                                         r"None: give it\.$"):
+        require_y(None, TCA(), ": give it.")
+    with pytest.raises(ValueError, match=r"^Mine requires y"):
+        require_y(None, "Mine", ".")
+
+
+# ------------------------------------------------------------ pipeline steps -----------------
+def test_takes_sample_domain_is_false_without_the_method_or_a_signature():
+    from shiftlearn import TCA
+
+    class NoSignature:
+        fit = max             # a builtin: inspect.signature raises ValueError
+
+    assert takes_sample_domain(TCA())
+    assert not takes_sample_domain(object())
+    assert not takes_sample_domain(NoSignature())
+    assert not takes_sample_domain(TCA(), "predict")
+
+
+def test_learns_labels_reads_strings_none_and_a_nested_pipelines_last_step():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    assert not learns_labels(None) and not learns_labels("passthrough")
+    assert learns_labels(LogisticRegression())
+    assert learns_labels(make_pipeline(StandardScaler(), StandardScaler(), LogisticRegression()))
+    assert not learns_labels(make_pipeline(StandardScaler(), LogisticRegression(),
+                                           StandardScaler()))
+
+
+def test_plain_pipeline_warning_counts_the_unlabeled_rows_and_names_both_steps():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from shiftlearn import TCA
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.r_[rng.integers(0, 2, 20), -np.ones(10, dtype=int)]
+    with pytest.warns(UserWarning, match=r"^TCA was fitted inside a scikit-learn Pipeline on "
+                                         r"10 unlabeled row\(s\).*'logisticregression' "
+                                         r"\(LogisticRegression\)"):
+        make_pipeline(TCA(n_components=2), LogisticRegression()).fit(X, y)
+
+
+def test_plain_pipeline_warning_only_for_later_steps_and_plain_pipelines():
+    import warnings
+
+    from sklearn.cluster import KMeans
+    from sklearn.pipeline import Pipeline, make_pipeline
+
+    from shiftlearn import TCA
+
+    class DomainPipeline(Pipeline):
+        def fit(self, X, y=None, sample_domain=None, **params):
+            return super().fit(X, y, **params)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.r_[rng.integers(0, 2, 20), -np.ones(10, dtype=int)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # a step before the adapter that predicts (KMeans) is not a later learner
+        make_pipeline(KMeans(2, n_init=1, random_state=0), TCA(n_components=2),
+                      "passthrough").fit(X, y)
+        DomainPipeline([("tca", TCA(n_components=2)),
+                        ("knn", KMeans(2, n_init=1, random_state=0))]).fit(X, y)
