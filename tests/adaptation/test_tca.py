@@ -613,3 +613,99 @@ def test_arpack_settings_and_failures_name_tca(monkeypatch):
     monkeypatch.setattr(_linalg, "eigsh", no_convergence)
     with pytest.raises(ValueError, match=r"^TCA: the iterative eigensolver \(ARPACK\) failed"):
         tca_components(K, _ell(sd), 3, eigen_solver="arpack")
+
+
+def _pencil_general(K, ell, mu, g=None):
+    """``K H K`` and ``diag(g) + mu K ell ell^T K`` for ``ell`` of one or several columns."""
+    n = K.shape[0]
+    H = np.eye(n) - 1.0 / n
+    u = K @ ell.reshape(n, -1)
+    return K @ H @ K, np.diag(np.ones(n) if g is None else g) + mu * u @ u.T
+
+
+@pytest.mark.parametrize("solver", ["dense", "arpack"])
+@pytest.mark.parametrize("columns", [1, 3])
+@pytest.mark.parametrize("reweighted", [False, True])
+def test_tca_components_solve_the_pencil_for_several_mmd_columns_and_a_diagonal(
+        solver, columns, reweighted):
+    # JDA's marginal and class vectors (several columns of ell) and TJM's diagonal g
+    X, sd = _unequal((45, 30), seed=2)
+    K = rbf_kernel(X, sigma=1.3)
+    rng = np.random.default_rng(3)
+    ell = np.column_stack([_ell(sd)] + [rng.normal(size=75) / 75 for _ in range(columns - 1)])
+    g = rng.uniform(0.5, 3.0, size=75) if reweighted else None
+    mu = 1.7
+    w, W, KW = tca_components(K, ell, 4, mu, eigen_solver=solver, reg_diagonal=g)
+    A, M = _pencil_general(K, ell, mu, g)
+    ref = scipy.linalg.eigh(A, M, eigvals_only=True)[::-1][:4]
+    np.testing.assert_allclose(w, ref, rtol=1e-8)
+    np.testing.assert_allclose(A @ W, M @ W * w, rtol=1e-6, atol=1e-8 * w[0])
+    np.testing.assert_allclose(W.T @ M @ W, np.eye(4), atol=1e-8)
+    np.testing.assert_allclose(KW, K @ W, atol=1e-9)
+
+
+def test_tca_components_read_one_mmd_column_as_the_vector_bit_for_bit():
+    X, sd = _unequal((45, 30), seed=2)
+    K = rbf_kernel(X, sigma=1.3)
+    ell = _ell(sd)
+    for solver in ("dense", "arpack"):
+        one = tca_components(K, ell, 3, 1.5, eigen_solver=solver)
+        col = tca_components(K, ell[:, None], 3, 1.5, eigen_solver=solver)
+        for a, b in zip(one, col, strict=True):
+            assert np.array_equal(a, b)
+
+
+def test_tca_components_factored_default_mu_and_rank_bound():
+    from shiftlearn.adaptation._tca import tca_components_factored
+
+    X, sd = _unequal((30, 20), d=6, seed=4)
+    ell = _ell(sd)
+    for a, b in zip(tca_components_factored(X[:, :5], ell, 3),
+                    tca_components_factored(X[:, :5], ell, 3, 1.0), strict=True):
+        assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match=r"^tca_components_factored: n_components=6 exceeds "
+                                         r"the factor's rank bound 5; use tca_components"):
+        tca_components_factored(X[:, :5], ell, 6)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_tca_fitted_state_and_training_embedding_on_both_routes(kernel):
+    # linear with n > d: the factored route; rbf: the kernel route
+    X, sd = _unequal((40, 25), d=4, seed=6)
+    tca = TCA(n_components=3, kernel=kernel, mu=0.4, eigen_solver="dense")
+    Z = tca.fit_transform(X, sample_domain=sd)
+    assert tca.mu_ == 0.4 and tca.n_components_ == 3
+    np.testing.assert_allclose(Z, tca.transform(X), rtol=1e-9, atol=1e-9 * np.abs(Z).max())
+
+
+def test_tca_linear_kernel_route_and_clipping_at_as_many_columns_as_rows():
+    # d == n goes the kernel route: rank <= n - 1 (the centred kernel), not d
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(6, 6))
+    sd = np.r_[np.ones(3, int), -np.ones(3, int)]
+    with pytest.warns(ComponentsClippedWarning, match=r"^TCA: n_components=30 .*centred kernel "
+                                                       r"of 6 training rows has rank <= 5"):
+        assert TCA(n_components=30, kernel="linear").fit(X, sample_domain=sd).n_components_ == 5
+    with pytest.warns(ComponentsClippedWarning, match=r"^TCA: n_components=30 .*the linear "
+                                                       r"kernel of 3 features has rank <= 3"):
+        tca = TCA(n_components=30, kernel="linear").fit(X[:, :3], sample_domain=sd)
+    assert tca.n_components_ == 3
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_tca_identical_rows_are_refused_naming_tca(kernel):
+    X = np.tile([1.0, 2.0, 3.0], (8, 1))           # constant columns, differing entries
+    sd = np.r_[np.ones(4, int), -np.ones(4, int)]
+    with pytest.raises(ValueError, match=r"^TCA: the centred kernel is zero"):
+        TCA(n_components=2, kernel=kernel).fit(X, sample_domain=sd)
+
+
+def test_tca_constraint_scaling_stays_finite_on_a_rank_deficient_kernel():
+    # duplicated rows: the centred kernel's trailing eigenvalues are round-off (or below 0)
+    X, sd = _unequal((10, 8), d=2, seed=8)
+    X = np.vstack([X, X])
+    sd = np.r_[sd, sd]
+    tca = TCA(n_components=35, scaling="constraint", eigen_solver="dense").fit(
+        X, sample_domain=sd)                       # rank 17: 18 round-off eigenvalues
+    assert tca.eigenvalues_[-1] < 1e-12 * tca.eigenvalues_[0]
+    assert np.all(np.isfinite(tca.components_))

@@ -354,3 +354,91 @@ def test_array_api_usca_equals_numpy(dispatch):
     _assert_kind(Z, Xd)
     rel = 100 * X.shape[0] * EPS64 * (1.0 + 1.0 / ref.eps)
     _assert_same_embedding(Z, ref.transform(X), ref.eigenvalues_, rel)
+
+
+@pytest.mark.parametrize("solver", ["dense", "arpack"])
+@pytest.mark.parametrize("columns", [1, 3])
+def test_tca_components_array_api_solve_the_pencil(solver, columns):
+    """The array-API solve against the explicit pencil ``K H K w = lambda (I + mu K L K) w``:
+    exact (dense) within ``n eps`` of ``lambda_1``, the subspace iteration within its residual
+    tolerance ``tol lambda_1``, times 100."""
+    import scipy.linalg
+
+    from shiftlearn.adaptation._tca import tca_components_array_api
+
+    X, _, sd = _two_domains(n_s=40, n_t=30)
+    rng = np.random.default_rng(5)
+    n = X.shape[0]
+    src = sd > 0
+    ell = np.column_stack([np.where(src, 1 / src.sum(), -1 / (~src).sum())]
+                          + [rng.normal(size=n) / n for _ in range(columns - 1)])
+    K = rbf_kernel(X, sigma=2.0)
+    mu = 1.6
+    w, W, KW = (to_numpy(a) for a in tca_components_array_api(
+        xps.asarray(K.copy()), xps.asarray(ell if columns > 1 else ell[:, 0]), 3, mu,
+        eigen_solver=solver))
+    H = np.eye(n) - 1.0 / n
+    A, M = K @ H @ K, np.eye(n) + mu * (K @ ell) @ (K @ ell).T
+    ref = scipy.linalg.eigh(A, M, eigvals_only=True)[::-1][:3]
+    tol = 100 * (n * EPS64 if solver == "dense" else SUBSPACE_TOL["float64"])
+    np.testing.assert_allclose(w, ref, rtol=0, atol=tol * ref[0])
+    np.testing.assert_allclose(W.T @ M @ W, np.eye(3), atol=1e-6)
+    np.testing.assert_allclose(KW, K @ W, atol=1e-9 * np.abs(KW).max())
+
+
+def test_tca_components_array_api_defaults_and_overwriting():
+    from shiftlearn.adaptation._tca import tca_components_array_api
+
+    X, _, sd = _two_domains(n_s=40, n_t=30)
+    src = sd > 0
+    ell = xps.asarray(np.where(src, 1 / src.sum(), -1 / (~src).sum()))
+    K = rbf_kernel(X, sigma=2.0)
+    for solver in ("auto", "arpack"):
+        explicit = tca_components_array_api(xps.asarray(K.copy()), ell, 3, 1.0, eigen_solver=solver,
+                                            random_state=0, overwrite_K=True)
+        default = (tca_components_array_api(xps.asarray(K.copy()), ell, 3) if solver == "auto" else
+                   tca_components_array_api(xps.asarray(K.copy()), ell, 3,
+                                            eigen_solver=solver))
+        for a, b in zip(explicit, default, strict=True):
+            assert np.array_equal(to_numpy(a), to_numpy(b))
+    K_xp = xps.asarray(K.copy())        # (shares the copy's memory)
+    tca_components_array_api(K_xp, ell, 3)                    # K becomes G by default
+    assert not np.array_equal(to_numpy(K_xp), K)
+    K_xp = xps.asarray(K.copy())
+    tca_components_array_api(K_xp, ell, 3, overwrite_K=False)
+    assert np.array_equal(to_numpy(K_xp), K)
+
+
+def test_tca_array_api_fitted_state_clipping_and_solver(dispatch, monkeypatch):
+    from shiftlearn.adaptation import _tca
+    from shiftlearn.adaptation._base import ComponentsClippedWarning
+
+    X, _, sd = _two_domains(n_s=8, n_t=6, d=3)
+    Xd = xps.asarray(X)
+    with pytest.warns(ComponentsClippedWarning, match=r"^TCA: n_components=30 .*the centred "
+                                                       r"kernel of 14 training rows has "
+                                                       r"rank <= 13"):
+        tca = TCA(n_components=30, mu=0.3).fit(Xd, sample_domain=sd)
+    assert tca.n_components_ == 13 and tca.mu_ == 0.3
+    ref = TCA(n_components=30, mu=0.3).fit(X, sample_domain=sd)
+    np.testing.assert_allclose(tca.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
+    Z = tca.fit_transform(Xd, sample_domain=sd)
+    np.testing.assert_allclose(to_numpy(Z), to_numpy(tca.transform(Xd)), rtol=1e-9,
+                               atol=1e-9 * float(np.abs(to_numpy(Z)).max()))
+    seen = {}
+    real = _tca.tca_components_array_api
+
+    def spy(*args, **kwargs):
+        seen.update(mu=args[3], **kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_tca, "tca_components_array_api", spy)
+    TCA(n_components=3, mu=0.3, eigen_solver="arpack").fit(Xd, sample_domain=sd)
+    assert seen == {"mu": 0.3, "eigen_solver": "arpack"}
+
+
+def test_tca_array_api_refuses_identical_rows_naming_tca(dispatch):
+    X = np.tile([1.0, 2.0, 3.0], (8, 1))
+    sd = np.r_[np.ones(4, int), -np.ones(4, int)]
+    with pytest.raises(ValueError, match=r"^TCA: the centred kernel is zero"):
+        TCA(n_components=2).fit(xps.asarray(X), sample_domain=sd)
