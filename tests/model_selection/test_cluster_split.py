@@ -1024,3 +1024,64 @@ def test_da_mode_clusters_the_labeled_sources_like_a_source_only_split(routing):
     np.testing.assert_array_equal(np.intersect1d(va, src), src[rva])
     np.testing.assert_array_equal(np.intersect1d(tr, src), src[rtr])
     np.testing.assert_array_equal(cv.labels_, ref.labels_)
+
+
+# ------------------------------------------------------------ parameters reach the solver ----
+def test_label_domain_without_groups_stratifies_by_label():
+    X, y, _ = _data(n=120, seed=2)
+    a = ClusterSplit(stratify="label_domain", random_state=0)
+    b = ClusterSplit(stratify="label", random_state=0)
+    list(a.split(X, y)), list(b.split(X, y))
+    assert np.array_equal(a.labels_, b.labels_)
+
+
+def test_two_folds_are_halves_with_one_mmd_per_fold():
+    X, y, dom = _data(n=120, seed=3)
+    cv = ClusterSplit(n_splits=2, test_size=0.2, stratify=None, random_state=0)
+    folds = list(cv.split(X, y, dom))
+    assert [va.size for _, va in folds] == [60, 60]
+    for v in (cv.mmd2_, cv.mmd2_init_, *cv.mmd2_trace_):
+        assert v.shape == (2,) and v[0] == v[1]
+
+
+@pytest.mark.parametrize(("gamma", "hint"), [
+    (None, r"bandwidth=None \(the default: gamma = 1 / n_features\)"),
+    (0.5, r"bandwidth=\(2 \* gamma\) \*\* -0\.5 \(the RBF's sigma\)"),
+    ("median", r"bandwidth='median'"),
+])
+def test_former_gamma_names_the_bandwidth_to_pass(gamma, hint):
+    X, y, dom = _data(n=60, seed=4)
+    with pytest.warns(FutureWarning, match=r"^ClusterSplit: gamma is replaced by bandwidth; "
+                                           r"pass " + hint):
+        list(ClusterSplit(gamma=gamma, random_state=0).split(X, y, dom))
+
+
+def test_resolve_gamma_refuses_both_spellings_and_reads_rules_reproducibly():
+    from shiftlearn.kernels import BANDWIDTH_MAX_SAMPLES
+
+    with pytest.raises(ValueError, match=r"^got both gamma=0\.5 and bandwidth=1\.0; gamma is the "
+                                         r"former parameter"):
+        ckm.resolve_gamma(0.5, 3, lambda: None, bandwidth=1.0)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(BANDWIDTH_MAX_SAMPLES + 300, 2))   # the rule subsamples its rows
+    expected = gamma_from_sigma(median_heuristic(X, random_state=0))
+    assert ckm.resolve_gamma(None, 2, lambda: X, bandwidth="median") == expected
+    assert ckm.resolve_gamma("median", 2, lambda: X) == expected
+
+
+def test_constrained_kernel_kmeans_builds_the_kernel_of_the_bandwidth_given():
+    X, y, dom = _data(n=90, seed=6)
+    codes = constraint_codes(y, dom, "label", X.shape[0])
+    own = constrained_kernel_kmeans(X, codes, bandwidth=0.4, random_state=0)
+    op, _ = kernel_operator(X, bandwidth=0.4)
+    given = constrained_kernel_kmeans(X, codes, operator=op, random_state=0)
+    assert np.array_equal(own.labels, given.labels)
+    assert own.objective == given.objective
+
+
+def test_pca_start_of_two_rows_is_their_difference():
+    X = np.array([[0.0, 1.0], [2.0, -1.0]])
+    op, _ = kernel_operator(X)
+    v = ckm._pca_scores(op, np.random.default_rng(0))
+    np.testing.assert_allclose(np.abs(v), [2**-0.5, 2**-0.5], rtol=1e-12)
+    assert v[0] == -v[1]
