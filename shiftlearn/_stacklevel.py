@@ -15,10 +15,12 @@ __all__ = ["user_stacklevel"]
 
 
 def _library_dirs() -> tuple[str, ...]:
+    # joblib: scikit-learn's Pipeline fits its steps through joblib.Memory's wrapper
+    import joblib
     import sklearn
 
-    return (os.path.dirname(os.path.abspath(__file__)),
-            os.path.dirname(os.path.abspath(sklearn.__file__)))
+    return tuple(os.path.dirname(os.path.abspath(m.__file__))
+                 for m in (sys.modules[__name__.rsplit(".", 1)[0]], sklearn, joblib))
 
 
 def user_stacklevel() -> int:

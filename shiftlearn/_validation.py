@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 from ._array_api import array_api_namespace
 from ._dask import is_dask
+from ._stacklevel import user_stacklevel
 
 DEFAULT_SOURCE_DOMAIN = 1
 DEFAULT_TARGET_DOMAIN = -2
@@ -660,4 +661,5 @@ def warn_if_plain_pipeline(transformer, y) -> None:
             f"{name!r} ({type(step).__name__}) will be fitted on the same rows and learn the "
             "marker as a class. Build the pipeline with shiftlearn.make_da_pipeline (or "
             "skada.make_da_pipeline), which fits the final estimator on the labeled rows only, "
-            "or use shiftlearn.DomainAdaptationClassifier.", UserWarning, stacklevel=3)
+            "or use shiftlearn.DomainAdaptationClassifier.", UserWarning,
+            stacklevel=user_stacklevel())

@@ -360,9 +360,10 @@ def rerun_survivors(group: str) -> dict:
         # test files added can only kill more mutants; a file removed could revive one
         raise SystemExit(f"test files of group {group!r} were removed ({prev['tests']} -> "
                          f"{tests}): run the whole group again.")
-    archive = subprocess.run(["git", "archive", tests_commit, "tests/conftest.py", *tests],
-                             cwd=ROOT, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
+    archive = subprocess.run(["git", "archive", tests_commit, "docs", "tests/conftest.py",
+                              *tests], cwd=ROOT, capture_output=True, check=True).stdout
+    for where in (wd, wd / "mutants"):      # mutmut runs the tests in mutants/
+        subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
     _write_config(wd, group, tests)
     names = sorted(n for mod in modules for n in prev["modules"][mod]["not_killed"])
     print(f"\n## {group}: rerunning {len(names)} survivors of {prev['commit']} against the "

@@ -820,3 +820,48 @@ def test_plain_pipeline_warning_only_for_later_steps_and_plain_pipelines():
                       "passthrough").fit(X, y)
         DomainPipeline([("tca", TCA(n_components=2)),
                         ("knn", KMeans(2, n_init=1, random_state=0))]).fit(X, y)
+
+
+def test_bytes_labels_are_decoded_as_utf8():
+    y = np.array(["café".encode(), None, b"tea"], dtype=object)
+    assert read_class_labels(y).tolist() == ["café", "", "tea"]
+
+
+def test_plain_pipeline_warning_reaches_an_adapter_fitted_inside_another_step():
+    from sklearn.base import BaseEstimator, TransformerMixin
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from shiftlearn import TCA
+
+    class Wrapper(TransformerMixin, BaseEstimator):      # fits its adapter in a _fit of its own
+        def fit(self, X, y=None):
+            return self._fit(X, y)
+
+        def _fit(self, X, y):
+            self.tca_ = TCA(n_components=2).fit(X, y)
+            return self
+
+        def transform(self, X):
+            return self.tca_.transform(X)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.r_[rng.integers(0, 2, 20), -np.ones(10, dtype=int)]
+    with pytest.warns(UserWarning, match=r"^TCA was fitted inside a scikit-learn Pipeline"):
+        make_pipeline(Wrapper(), LogisticRegression()).fit(X, y)
+
+
+def test_plain_pipeline_warning_points_at_the_users_line():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from shiftlearn import TCA
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.r_[rng.integers(0, 2, 20), -np.ones(10, dtype=int)]
+    pipe = make_pipeline(TCA(n_components=2), LogisticRegression())
+    with pytest.warns(UserWarning, match=r"inside a scikit-learn Pipeline") as rec:
+        pipe.fit(X, y)
+    assert rec[0].filename == __file__
