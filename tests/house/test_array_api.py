@@ -357,7 +357,7 @@ def test_array_api_usca_equals_numpy(dispatch):
 
 
 @pytest.mark.parametrize("solver", ["dense", "arpack"])
-@pytest.mark.parametrize("columns", [1, 3])
+@pytest.mark.parametrize("columns", [1, 2, 3])
 def test_tca_components_array_api_solve_the_pencil(solver, columns):
     """The array-API solve against the explicit pencil ``K H K w = lambda (I + mu K L K) w``:
     exact (dense) within ``n eps`` of ``lambda_1``, the subspace iteration within its residual
@@ -442,3 +442,45 @@ def test_tca_array_api_refuses_identical_rows_naming_tca(dispatch):
     sd = np.r_[np.ones(4, int), -np.ones(4, int)]
     with pytest.raises(ValueError, match=r"^TCA: the centred kernel is zero"):
         TCA(n_components=2).fit(xps.asarray(X), sample_domain=sd)
+
+
+def test_tca_components_array_api_row_blocks_and_solver_calls(monkeypatch):
+    from shiftlearn.adaptation import _tca
+
+    X, _, sd = _two_domains(n_s=40, n_t=30)
+    n = X.shape[0]
+    src = sd > 0
+    ell = xps.asarray(np.column_stack([np.where(src, 1 / src.sum(), -1 / (~src).sum()),
+                                       np.where(src, 0.0, 1 / (~src).sum())]))
+    K = rbf_kernel(X, sigma=2.0)
+    one = [to_numpy(a) for a in _tca.tca_components_array_api(xps.asarray(K.copy()), ell, 3)]
+    monkeypatch.setattr(_tca, "_XP_BLOCK_BYTES", 8 * n * 7)       # blocks of 7 rows
+    blocks = [to_numpy(a) for a in _tca.tca_components_array_api(xps.asarray(K.copy()), ell, 3)]
+    for a, b in zip(one, blocks, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12 * np.abs(a).max())
+    calls = []
+    real = _tca.leading_eigh_array_api
+
+    def spy(A, k, **kwargs):
+        calls.append(kwargs)
+        return real(A, k, **kwargs)
+
+    monkeypatch.setattr(_tca, "leading_eigh_array_api", spy)
+    _tca.tca_components_array_api(xps.asarray(K.copy()), ell, 3, eigen_solver="dense")
+    _tca.tca_components_array_api(xps.asarray(K.copy()), ell, 3, eigen_solver="arpack",
+                                  random_state=7)
+    assert calls[0] == {"solver": "dense"}
+    assert calls[1]["solver"] == "subspace" and calls[1]["random_state"] == 7
+    assert calls[1]["owner"] == "TCA"
+
+
+def test_tca_array_api_scaling_stays_finite_and_linear_has_no_bandwidth(dispatch):
+    X, _, sd = _two_domains(n_s=10, n_t=8, d=2)
+    X, sd = np.vstack([X, X]), np.r_[sd, sd]          # rank 17 of 35: round-off eigenvalues
+    tca = TCA(n_components=35, scaling="constraint", eigen_solver="dense")
+    tca.fit(xps.asarray(X), sample_domain=sd)
+    w = to_numpy(tca.eigenvalues_)
+    assert w[-1] < 1e-12 * w[0]
+    assert np.all(np.isfinite(to_numpy(tca.components_)))
+    assert TCA(n_components=2, kernel="linear").fit(xps.asarray(X), sample_domain=sd).sigma_ \
+        is None
