@@ -210,6 +210,10 @@ def _env() -> dict:
     for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = "1"
     env.setdefault("SHIFTLEARN_DATA", str(ROOT.parent / "shared" / "data"))
+    # mutmut forks a child per mutant from a process that ran the tests; Dask's threaded
+    # scheduler keeps a thread pool that does not survive a fork, so a Dask compute in the
+    # child waits forever and the mutant is wrongly counted as a timeout (killed)
+    env["DASK_SCHEDULER"] = "synchronous"
     return env
 
 
