@@ -89,8 +89,11 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     # test_array_api.py: the array-API path of TCA (tca_components_array_api, _fit_array_api)
     "tca": (["shiftlearn/adaptation/_tca.py"],
             ["tests/adaptation/test_tca.py", "tests/house/test_array_api.py"]),
+    # test_array_api.py: SCA's array-API route (_fit_array_api); test_memory.py: the kernel
+    # and problem SCA keeps in a FitMemory
     "sca": (["shiftlearn/adaptation/_sca.py"],
-            ["tests/adaptation/test_sca.py"]),
+            ["tests/adaptation/test_sca.py", "tests/house/test_array_api.py",
+             "tests/adaptation/test_memory.py"]),
     "rf": (["shiftlearn/adaptation/_rf_stats.py", "shiftlearn/adaptation/_rf_solvers.py"],
            ["tests/adaptation/test_rf.py"]),
     # the pipeline helpers that moved down into _validation (takes_sample_domain,
