@@ -112,7 +112,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "marginal": (["shiftlearn/generalization/_embedding.py",
                   "shiftlearn/generalization/_marginal_base.py"],
                  ["tests/generalization/test_marginal.py",
-                  "tests/generalization/test_marginal_kernels.py"]),
+                  "tests/generalization/test_marginal_kernels.py",
+                  "tests/generalization/test_dask_marginal.py"]),
     "boosting": (["shiftlearn/boosting/_core.py", "shiftlearn/boosting/_splits.py"],
                  ["tests/boosting/test_boosting.py"]),
 }

@@ -1336,12 +1336,13 @@ def test_a_regression_target_of_minus_one_is_a_label_not_an_unlabeled_row(Est):
     assert part.X_fit_.shape[0] == X.shape[0] - 2
 
 
-def test_an_all_zero_linear_kernel_warns_at_the_caller_and_predicts_zero():
+@pytest.mark.parametrize("solver", ["exact", "nystroem"])
+def test_an_all_zero_linear_kernel_warns_at_the_caller_and_predicts_zero(solver):
     X, y, sd = _tasks((12, 10), seed=7)
     Z = np.zeros_like(X)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        est = MarginalTransferClassifier(solver="exact", kernel_x="linear", kernel_p="indicator",
+        est = MarginalTransferClassifier(solver=solver, kernel_x="linear", kernel_p="indicator",
                                          tau=0.5).fit(Z, y, sd)
     mine = [r for r in rec if "the kernel is zero" in str(r.message)]
     assert len(mine) == 1 and mine[0].category is UserWarning
@@ -1565,3 +1566,27 @@ def test_a_model_with_one_support_row_still_predicts():
     ny = PoolingRegressor(solver="nystroem", n_landmarks=1, **tight).fit(X, y, sd)
     exact = PoolingRegressor(solver="exact", **tight).fit(X, y, sd)
     np.testing.assert_allclose(exact.predict(X, sd + 10), ny.predict(X, sd + 10), atol=1e-5)
+
+
+def test_nystroem_solver_weights_rows_by_task_and_keeps_one_column_per_class():
+    # unequal tasks: the task weighting (1 / n_t) reaches the linear machine
+    X, y, sd = _tasks((12, 40), seed=9)
+    fits = {w: _fit(MarginalTransferClassifier, X, y, sd, solver="nystroem", weighting=w,
+                    random_state=0) for w in ("task", "point")}
+    assert not np.allclose(fits["task"].dual_coef_, fits["point"].dual_coef_)
+    y3 = np.arange(X.shape[0]) % 3
+    est = _fit(MarginalTransferClassifier, X, y3, sd, solver="nystroem", random_state=0)
+    assert est.decision_function(X, sd).shape == (X.shape[0], 3)
+    assert isinstance(est.n_iter_, int) and est.n_iter_ >= 1
+
+
+def test_left_out_rows_and_small_test_tasks_are_named_by_the_estimator():
+    X, y, sd = _tasks((20, 20), seed=10)
+    y = y.astype(float)
+    y[0] = np.nan
+    with pytest.warns(UserWarning, match=r"^MarginalTransferClassifier trains on the labeled "
+                                         r"rows of source domains only"):
+        est = MarginalTransferClassifier(solver="exact", random_state=0).fit(X, y, sd)
+    with pytest.warns(UserWarning, match=r"^MarginalTransferClassifier: .*fewer than "
+                                         r"min_predict_task_size="):
+        est.predict(X[:2], np.array([-5, -5]))

@@ -62,7 +62,8 @@ def test_nystroem_with_every_row_a_landmark_is_the_exact_solver(tasks, Est):
     assert np.corrcoef(g, f)[0, 1] > 0.7
 
 
-def test_nystroem_embeds_tasks_through_its_landmarks(tasks, monkeypatch):
+@pytest.mark.parametrize("kernel_emb", ["rbf", "laplacian"])
+def test_nystroem_embeds_tasks_through_its_landmarks(tasks, monkeypatch, kernel_emb):
     """The Nyström solver's embeddings are task means of the landmarks' features of k': the
     Gram of the training embeddings approximates eq. (30)'s exact one, and neither fit nor
     predict computes an M x M (or test x M) kernel (the exact Gram is never called)."""
@@ -70,17 +71,27 @@ def test_nystroem_embeds_tasks_through_its_landmarks(tasks, monkeypatch):
     from shiftlearn.generalization._embedding import exact_embedding_gram
 
     X, y, sd, Xt, _, sdt = tasks
-    ref = MarginalTransferClassifier(solver="exact", bandwidth_x=0.3, random_state=0).fit(X, y, sd)
+    ref = MarginalTransferClassifier(solver="exact", bandwidth_x=0.3, kernel_emb=kernel_emb,
+                                     random_state=0).fit(X, y, sd)
     task = np.unique(sd, return_inverse=True)[1]
-    G_exact = exact_embedding_gram(X, task, ref.n_tasks_, sigma=ref.sigma_emb_)
+    G_exact = exact_embedding_gram(X, task, ref.n_tasks_, kernel=kernel_emb,
+                                   sigma=ref.sigma_emb_)
     p_ref = ref.predict(Xt, sdt)
 
     def refuse(*a, **k):
         raise AssertionError("the Nystroem solver computed the exact embedding Gram")
 
     monkeypatch.setattr(_marginal_base, "exact_embedding_gram", refuse)
+    if kernel_emb == "laplacian":
+        # the Laplacian's spectrum decays slowly: with every row a landmark the embeddings are
+        # exact up to the factor's pivot tolerance, and the kernel is seen to reach them
+        full = MarginalTransferClassifier(solver="nystroem", n_landmarks=1.0, bandwidth_x=0.3,
+                                          kernel_emb=kernel_emb, random_state=0).fit(X, y, sd)
+        Z = full.emb_features_
+        np.testing.assert_allclose(Z @ Z.T, G_exact, atol=1e-6 * np.max(G_exact))
+        return
     est = MarginalTransferClassifier(solver="nystroem", n_landmarks=0.25, bandwidth_x=0.3,
-                                     random_state=0).fit(X, y, sd)
+                                     kernel_emb=kernel_emb, random_state=0).fit(X, y, sd)
     Z = est.emb_features_
     assert Z.shape[0] == est.n_tasks_ and Z.shape[1] <= 48
     assert est.emb_landmarks_.shape[0] == est.emb_chol_.shape[0] == Z.shape[1]
