@@ -125,7 +125,8 @@ DESELECT = {
     "tca": ["tests/adaptation/test_tca.py::test_default_n_components_is_clipped_on_small_data",
             "tests/house/test_array_api.py::test_array_api_docs_example_runs"],
     "marginal": ["tests/generalization/test_marginal.py"
-                 "::test_marginal_warnings_point_at_the_callers_line"],
+                 "::test_marginal_warnings_point_at_the_callers_line",
+                 "tests/generalization/test_dask_marginal.py::test_dask_marginal_local_cluster"],
     # (and the distributed LocalCluster tests: distributed's event-loop thread of the parent
     # does not survive mutmut's fork, so the child waits until the timeout whatever the
     # mutant; the synchronous and threaded Dask tests of the same paths still run)
