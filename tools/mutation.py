@@ -398,7 +398,8 @@ def rerun_survivors(group: str) -> dict:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
         raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
                          f"log in {wd / 'mutmut-survivors.log'}:\n{tail}")
-    res = dict(prev, modules=collect(wd, modules), tests_commit=tests_commit, tests=tests,
+    res = dict(prev, modules=_keep_killed(collect(wd, modules)), tests_commit=tests_commit,
+               tests=tests,
                seconds=round(prev["seconds"] + seconds, 1),
                date_utc=time.strftime("%Y-%m-%d %H:%M", time.gmtime()))
     PARTS.save(group, res)
@@ -465,6 +466,23 @@ def carry_judgements(groups: list[str]) -> dict[str, int]:
               "survivors": len(survivors), "survivors still open": len(survivors) - len(rename)}
     print("carried judgements:", counts, flush=True)
     return counts
+
+
+def _keep_killed(modules: dict) -> dict:
+    """After a survivors rerun: mutmut marks the mutants it was not asked to rerun "not
+    checked" when the group's test files changed; those are exactly the ones the last run
+    killed, and tests added cannot revive them, so they count as killed (``carried_killed``)."""
+    for m in modules.values():
+        carried = [n for n, v in m["not_killed"].items() if v["status"] == "not checked"]
+        for n in carried:
+            del m["not_killed"][n]
+        if carried:
+            m["counts"]["not checked"] -= len(carried)
+            if not m["counts"]["not checked"]:
+                del m["counts"]["not checked"]
+            m["counts"]["killed"] = m["counts"].get("killed", 0) + len(carried)
+            m["carried_killed"] = m.get("carried_killed", 0) + len(carried)
+    return modules
 
 
 def load_equivalent() -> dict:

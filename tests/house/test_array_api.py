@@ -12,6 +12,8 @@ safety factor of 100, computed from the fitted eigenvalues, never the digits one
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import sklearn
@@ -335,7 +337,11 @@ def test_array_api_sca_equals_numpy(dispatch, make, kw):
     kw = {"n_components": 4, "eigen_solver": "dense", **kw}
     ref = SCA(**kw).fit(X, y, sample_domain=sd)
     Xd = make(X)
-    est = SCA(**kw).fit(Xd, y, sample_domain=sd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)   # the Rayleigh check finds no fault
+        est = SCA(**kw).fit(Xd, y, sample_domain=sd)
+    assert est.n_components_ == ref.n_components_
+    assert to_numpy(est.dual_coef_).shape == ref.dual_coef_.shape
     w = ref.eigenvalues_
     # both exact (a Cholesky reduction against LAPACK's generalized eigh): n eps, scaled by
     # the denominator's condition number (its ridge eps bounds it by about ||M|| / eps)
@@ -483,4 +489,14 @@ def test_tca_array_api_scaling_stays_finite_and_linear_has_no_bandwidth(dispatch
     assert w[-1] < 1e-12 * w[0]
     assert np.all(np.isfinite(to_numpy(tca.components_)))
     assert TCA(n_components=2, kernel="linear").fit(xps.asarray(X), sample_domain=sd).sigma_ \
+        is None
+
+
+def test_array_api_sca_names_itself_and_has_no_bandwidth_for_the_linear_kernel(dispatch):
+    X = np.tile([1.0, 2.0, 3.0], (8, 1))
+    sd = np.r_[np.ones(4, int), -np.ones(4, int)]
+    with pytest.raises(ValueError, match=r"^uSCA: the centred kernel is zero"):
+        uSCA(n_components=2).fit(xps.asarray(X), sample_domain=sd)
+    X, _, sd = _two_domains(n_s=30, n_t=20, d=6)
+    assert uSCA(n_components=2, kernel="linear").fit(xps.asarray(X), sample_domain=sd).sigma_ \
         is None
