@@ -122,6 +122,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
 #: warning (the file it points at), and mutmut's trampoline adds a frame to every call
 DESELECT = {
     # (and one that reads a user page, which the snapshot does not hold)
+    "validation": ["tests/core/test_validation.py"
+                   "::test_plain_pipeline_warning_points_at_the_users_line"],
     "tca": ["tests/adaptation/test_tca.py::test_default_n_components_is_clipped_on_small_data",
             "tests/house/test_array_api.py::test_array_api_docs_example_runs"],
     "marginal": ["tests/generalization/test_marginal.py"
