@@ -1041,7 +1041,7 @@ def test_two_folds_are_halves_with_one_mmd_per_fold():
     folds = list(cv.split(X, y, dom))
     assert [va.size for _, va in folds] == [60, 60]
     for v in (cv.mmd2_, cv.mmd2_init_, *cv.mmd2_trace_):
-        assert v.shape == (2,) and v[0] == v[1]
+        assert v.shape == (2,) and v.dtype == np.float64 and v[0] == v[1]
 
 
 @pytest.mark.parametrize(("gamma", "hint"), [
@@ -1085,3 +1085,50 @@ def test_pca_start_of_two_rows_is_their_difference():
     v = ckm._pca_scores(op, np.random.default_rng(0))
     np.testing.assert_allclose(np.abs(v), [2**-0.5, 2**-0.5], rtol=1e-12)
     assert v[0] == -v[1]
+
+
+def test_pca_start_is_the_leading_kernel_component():
+    X, _, _ = _data(n=60, seed=7)
+    op, _ = kernel_operator(X, n_landmarks=20, random_state=0)
+    v = ckm._pca_scores(op, np.random.default_rng(0))
+    K = op.matvec(np.eye(60))
+    H = np.eye(60) - 1.0 / 60
+    w, V = np.linalg.eigh(H @ K @ H)
+    # ARPACK at tol 1e-6 on a well-separated leading eigenvalue: the vector within 1e-5
+    assert (w[-1] - w[-2]) > 0.1 * w[-1]
+    assert abs(float(v @ V[:, -1])) > 1 - 1e-5
+
+
+def test_kernel_operator_products_come_back_in_float64_for_float32_features():
+    X, _, _ = _data(n=40, seed=8)
+    op, _ = kernel_operator(X.astype(np.float32), n_landmarks=10, random_state=0)
+    assert op.Phi.dtype == np.float32
+    V = np.ones((op.Phi.shape[1], 2))
+    W = np.ones((40, 2))
+    assert op.phi(V).dtype == op.phi_t(W).dtype == op.phi_sum().dtype == np.float64
+
+
+def test_cluster_split_hands_its_solver_to_the_clustering(monkeypatch):
+    from shiftlearn.model_selection import _cluster_split
+
+    seen = {}
+    real = _cluster_split.constrained_kernel_kmeans
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_cluster_split, "constrained_kernel_kmeans", spy)
+    X, y, dom = _data(n=60, seed=9)
+    cv = ClusterSplit(solver="lp", random_state=0)
+    list(cv.split(X, y, dom))
+    assert seen["solver"] == "lp"
+    assert cv.mmd2_.dtype == np.float64
+
+
+def test_constrained_kernel_kmeans_reads_a_list_of_rows():
+    X, y, dom = _data(n=40, seed=10)
+    codes = constraint_codes(y, dom, "label", 40)
+    a = constrained_kernel_kmeans(X, codes, random_state=0)
+    b = constrained_kernel_kmeans(X.tolist(), codes, random_state=0)
+    assert np.array_equal(a.labels, b.labels)
