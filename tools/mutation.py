@@ -87,7 +87,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "kernels": (["shiftlearn/kernels.py"],
                 ["tests/kernels/test_kernels.py",
                  "tests/kernels/test_kernels_shift_invariant.py",
-                 "tests/kernels/test_kernel_families.py",
+                 "tests/kernels/test_kernel_families.py", "tests/kernels/test_rf_kernels.py",
+                 "tests/house/test_array_api.py",
                  "tests/core/test_dask.py::test_dask_mmd2_rff_equals_numpy"]),
     # test_array_api.py: the array-API path of TCA (tca_components_array_api, _fit_array_api)
     "tca": (["shiftlearn/adaptation/_tca.py"],
