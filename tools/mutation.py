@@ -363,12 +363,15 @@ def run_group(group: str, worktree: bool = False) -> dict:
     return res
 
 
-def rerun_survivors(group: str) -> dict:
+def rerun_survivors(group: str, only_open: bool = False) -> dict:
     """Rerun only the mutants the group's last run did not kill, against the group's test
     files as ``HEAD`` has them now (copied into the existing work folder); the mutated code
     stays the snapshot's. Adding tests cannot revive a killed mutant, so this gives the full
     run's result at a fraction of its time as long as tests were only added; the results
-    name both commits (``commit`` of the code, ``tests_commit`` of the tests)."""
+    name both commits (``commit`` of the code, ``tests_commit`` of the tests). With
+    ``only_open``, only the survivors neither judged equivalent nor message wording are
+    rerun (the others keep their status): minutes instead of the whole list, for checking
+    the tests written for the open ones."""
     parts = PARTS.load()
     wd = WORK / group
     if group not in parts or not (wd / "mutants").is_dir():
@@ -389,7 +392,11 @@ def rerun_survivors(group: str) -> dict:
     for where in (wd, wd / "mutants"):      # mutmut runs the tests in mutants/
         subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
     _write_config(wd, group, tests)
-    names = sorted(n for mod in modules for n in prev["modules"][mod]["not_killed"])
+    equivalent = load_equivalent()
+    names = sorted(n for mod in modules for n, m in prev["modules"][mod]["not_killed"].items()
+                   if not only_open or not (
+                       m.get("message_only") or (n in equivalent
+                                                 and equivalent[n]["line"] == m["line"])))
     print(f"\n## {group}: rerunning {len(names)} survivors of {prev['commit']} against the "
           f"tests of {tests_commit}", flush=True)
     t0 = time.perf_counter()
@@ -401,7 +408,8 @@ def rerun_survivors(group: str) -> dict:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
         raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
                          f"log in {wd / 'mutmut-survivors.log'}:\n{tail}")
-    res = dict(prev, modules=_keep_killed(collect(wd, modules)), tests_commit=tests_commit,
+    res = dict(prev, modules=_keep_killed(collect(wd, modules), prev["modules"], set(names)),
+               tests_commit=tests_commit,
                tests=tests,
                seconds=round(prev["seconds"] + seconds, 1),
                date_utc=time.strftime("%Y-%m-%d %H:%M", time.gmtime()))
@@ -471,11 +479,19 @@ def carry_judgements(groups: list[str]) -> dict[str, int]:
     return counts
 
 
-def _keep_killed(modules: dict) -> dict:
+def _keep_killed(modules: dict, prev: dict | None = None, rerun: set | None = None) -> dict:
     """After a survivors rerun: mutmut marks the mutants it was not asked to rerun "not
-    checked" when the group's test files changed; those are exactly the ones the last run
-    killed, and tests added cannot revive them, so they count as killed (``carried_killed``)."""
-    for m in modules.values():
+    checked" when the group's test files changed. A survivor of the last run that was not
+    rerun (``prev`` and ``rerun`` given) keeps its last status; the others are exactly the ones
+    the last run killed, and tests added cannot revive them, so they count as killed
+    (``carried_killed``)."""
+    for mod, m in modules.items():
+        before = (prev or {}).get(mod, {}).get("not_killed", {})
+        for n, v in list(m["not_killed"].items()):
+            if v["status"] == "not checked" and n in before and n not in (rerun or set()):
+                m["not_killed"][n] = before[n]
+                m["counts"]["not checked"] -= 1
+                m["counts"][before[n]["status"]] = m["counts"].get(before[n]["status"], 0) + 1
         carried = [n for n, v in m["not_killed"].items() if v["status"] == "not checked"]
         for n in carried:
             del m["not_killed"][n]
@@ -604,6 +620,8 @@ def main(argv=None) -> None:
                     help="reread the last run in .mutation/<group>/ (no new mutmut run)")
     ap.add_argument("--worktree", action="store_true",
                     help="mutate the working tree (uncommitted changes) instead of HEAD")
+    ap.add_argument("--open", action="store_true",
+                    help="with --survivors: rerun only the survivors not judged equivalent")
     ap.add_argument("--carry-judgements", action="store_true",
                     help="move the equivalence judgements of the groups named to the renumbered "
                          "mutants of their last run (same function, same mutated line)")
@@ -629,7 +647,7 @@ def main(argv=None) -> None:
             PARTS.save(group, res)
     elif args.survivors:
         for group in args.groups or [g for g in GROUPS if g in PARTS.load()]:
-            res = rerun_survivors(group)
+            res = rerun_survivors(group, args.open)
             for mod, m in res["modules"].items():
                 print(f"{mod}: {m['counts']} ({res['seconds']} s)", flush=True)
     elif not args.report:
