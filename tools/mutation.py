@@ -98,8 +98,9 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "sca": (["shiftlearn/adaptation/_sca.py"],
             ["tests/adaptation/test_sca.py", "tests/house/test_array_api.py",
              "tests/adaptation/test_memory.py"]),
+    # test_array_api.py: rf_stats_array_api and its row chunks
     "rf": (["shiftlearn/adaptation/_rf_stats.py", "shiftlearn/adaptation/_rf_solvers.py"],
-           ["tests/adaptation/test_rf.py"]),
+           ["tests/adaptation/test_rf.py", "tests/house/test_array_api.py"]),
     # the pipeline helpers that moved down into _validation (takes_sample_domain,
     # learns_labels, warn_if_plain_pipeline, scoring_domains) are tested with the pipelines
     "validation": (["shiftlearn/_validation.py"],
