@@ -1171,3 +1171,18 @@ def test_rf_stats_refuses_a_chunk_size_that_is_no_row_count():
     Zw, dZ = rff_map(X, W, fast_trig=True), rff_err(X, W)
     np.testing.assert_allclose(one.total_moment(), rf_stats(X, omega=W).total_moment(),
                                rtol=0, atol=dot_atol(Zw.T, Zw, Xerr=dZ.T, Yerr=dZ))
+
+
+def test_resolve_eigen_solver_rule_and_its_boundaries():
+    from shiftlearn.adaptation._rf_solvers import resolve_eigen_solver
+
+    assert resolve_eigen_solver("auto", 800, 80) == "arpack"      # both bounds inclusive
+    assert resolve_eigen_solver("auto", 799, 10) == "dense"
+    assert resolve_eigen_solver("auto", 800, 81) == "dense"
+    assert resolve_eigen_solver("auto", 5000, 30) == "arpack"
+    assert resolve_eigen_solver("arpack", 50, 48) == "arpack"      # k = D - 2: ARPACK can
+    assert resolve_eigen_solver("arpack", 50, 49) == "dense"       # k = D - 1: it cannot
+    assert resolve_eigen_solver("dense", 5000, 3) == "dense"
+    with pytest.raises(ValueError, match=r"^eigen_solver must be 'auto', 'dense' or 'arpack', "
+                                         r"got 'lanczos'\.$"):
+        resolve_eigen_solver("lanczos", 10, 2)

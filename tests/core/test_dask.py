@@ -276,6 +276,21 @@ def test_dask_mmd2_rff_equals_numpy(kw):
         mmd2_rff(Xd, da.from_array(np.full_like(Y, np.nan), chunks=100), **kw)
     with pytest.raises(ValueError, match="would be ignored"):
         mmd2_rff(Xd, Yd, om, kernel="rbf")
+    # each sample named in its own error, on both routes (bandwidth rows, block sums)
+    Xbad = X.copy()
+    Xbad[5, 0] = np.inf
+    for bad, name in ((da.from_array(Xbad, chunks=100), "X"),):
+        with pytest.raises(ValueError, match=rf"Input {name} contains infinity"):
+            mmd2_rff(bad, Yd, om)
+        with pytest.raises(ValueError, match=rf"Input {name} contains infinity"):
+            mmd2_rff(bad, Yd, **kw)
+    with pytest.raises(ValueError, match=r"^X has 4 features but Y has 3\.$"):
+        mmd2_rff(Xd, Yd[:, :3], **kw)
+    with pytest.raises(ValueError, match=r"^X has 4 features but Omega was drawn for 3\.$"):
+        mmd2_rff(Xd, Yd, rff_weights(3, 80, 1.5, random_state=1))
+    # a one-row sample: its mean is that row, on both routes
+    one = da.from_array(X[:1], chunks=1)
+    assert mmd2_rff(one, Yd, om) == pytest.approx(mmd2_rff(X[:1], Y, om), rel=1e-10)
 
 
 @pytest.mark.parametrize("bandwidth", [1.7, "n_features"])

@@ -881,3 +881,26 @@ def test_random_fourier_features_small_inputs_and_dtypes():
     assert rff.transform(X.astype(np.float32)).dtype == np.float32
     assert rff.transform(X).dtype == np.float64
     assert rff.__sklearn_tags__().transformer_tags.preserves_dtype == ["float64", "float32"]
+
+
+def test_unbiased_mmd_needs_two_rows_per_sample_and_takes_exactly_two():
+    from shiftlearn.kernels import mmd2_from_kernels
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(2, 3)), rng.normal(size=(2, 3)) + 1.0
+    K = rbf_kernel(np.vstack([X, Y]), sigma=1.0)
+    value = mmd2_from_kernels(K[:2, :2], K[2:, 2:], K[:2, 2:], unbiased=True)
+    # two rows each: the off-diagonal terms only
+    want = K[0, 1] + K[2, 3] - K[:2, 2:].mean() * 2
+    assert value == pytest.approx(want, rel=1e-12)
+    for n, m in ((1, 2), (2, 1)):
+        with pytest.raises(ValueError, match=r"^The unbiased MMD estimate needs at least 2 "
+                                             r"points per sample"):
+            mmd2_from_kernels(K[:n, :n], K[2:2 + m, 2:2 + m], K[:n, 2:2 + m], unbiased=True)
+
+
+def test_bandwidth_rows_reads_every_row_up_to_the_limit():
+    from shiftlearn.kernels import BANDWIDTH_MAX_SAMPLES, bandwidth_rows
+
+    assert bandwidth_rows(BANDWIDTH_MAX_SAMPLES) is None
+    assert bandwidth_rows(BANDWIDTH_MAX_SAMPLES + 1).shape == (BANDWIDTH_MAX_SAMPLES,)
