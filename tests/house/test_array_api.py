@@ -500,3 +500,13 @@ def test_array_api_sca_names_itself_and_has_no_bandwidth_for_the_linear_kernel(d
     X, _, sd = _two_domains(n_s=30, n_t=20, d=6)
     assert uSCA(n_components=2, kernel="linear").fit(xps.asarray(X), sample_domain=sd).sigma_ \
         is None
+
+
+def test_array_api_squared_distances_are_clipped_at_zero():
+    # far from the origin, ||x||^2 + ||y||^2 - 2 x.y cancels to a round-off negative for equal
+    # rows (-1.9e-9 here before the clip)
+    rng = np.random.default_rng(0)
+    X = 1e3 + rng.normal(size=(50, 5))
+    X = np.vstack([X, X])
+    D = to_numpy(sq_distances(xps.asarray(X)))
+    assert D.min() == 0.0
