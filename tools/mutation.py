@@ -116,8 +116,18 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  ["tests/generalization/test_marginal.py",
                   "tests/generalization/test_marginal_kernels.py",
                   "tests/generalization/test_dask_marginal.py"]),
+    # the split searches' numpy paths (exact_pairs, the PAVA of the pair gains, the direct
+    # level) are checked against the reference implementation: its fast tests only
     "boosting": (["shiftlearn/boosting/_core.py", "shiftlearn/boosting/_splits.py"],
-                 ["tests/boosting/test_boosting.py"]),
+                 ["tests/boosting/test_boosting.py",
+                  "tests/boosting/test_boosting_reference.py::test_split_searches_are_the_"
+                  "reference_and_subsets_are_searched_as_in_the_batch",
+                  "tests/boosting/test_boosting_reference.py::test_pair_gains_compiled_is_the_"
+                  "numpy_path_bit_for_bit",
+                  "tests/boosting/test_boosting_reference.py::test_compiled_loops_are_the_"
+                  "numpy_paths_bit_for_bit",
+                  "tests/boosting/test_boosting_reference.py::test_deep_trees_and_separable_"
+                  "data_are_the_reference"]),
 }
 
 #: tests that cannot pass under mutmut whatever the mutant: they check the stack level of a
