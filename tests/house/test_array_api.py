@@ -145,16 +145,22 @@ def test_array_api_rf_stats_equal_numpy_statistics(dispatch, make):
 
     X, y, sd = _two_domains(n_s=90, n_t=60)
     omega = rff_weights(X.shape[1], 40, sigma=1.3, random_state=0)
-    ref = rf_stats(X, y, sd, omega, fast_trig=False, chunk_size=37)
-    got = rf_stats_array_api(make(X), y, sd, omega, chunk_size=37)
     n = X.shape[0]
-    for name in ("domain_sums", "class_sums", "moment_labeled", "moment_unlabeled"):
-        a, b = getattr(got, name), getattr(ref, name)
-        # sums of n terms of size <= 1 (scaled features): |error| <= n eps per entry, times 100
-        np.testing.assert_allclose(a, b, rtol=0, atol=100 * n * EPS64, err_msg=name)
-    for name in ("domains", "domain_counts", "classes", "class_counts"):
-        np.testing.assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=name)
-    assert got.fingerprint == ref.fingerprint
+    # labeled and unlabeled rows, every row labeled, and no labels at all (y=None)
+    y_all = np.where(y < 0, 0, y)
+    for yy in (y, y_all, None):
+        ref = rf_stats(X, yy, sd, omega, fast_trig=False, chunk_size=37)
+        got = rf_stats_array_api(make(X), yy, sd, omega, chunk_size=37)
+        for name in ("domain_sums", "class_sums", "moment_labeled", "moment_unlabeled"):
+            a, b = getattr(got, name), getattr(ref, name)
+            # sums of n terms of size <= 1 (scaled features): |error| <= n eps per entry,
+            # times 100
+            np.testing.assert_allclose(a, b, rtol=0, atol=100 * n * EPS64, err_msg=name)
+        for name in ("domains", "domain_counts", "classes", "class_counts"):
+            a, b = getattr(got, name), getattr(ref, name)
+            assert np.asarray(a).dtype == np.asarray(b).dtype, name
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        assert got.fingerprint == ref.fingerprint
 
 
 @pytest.mark.parametrize("make", [m for _, m in NAMESPACES], ids=[i for i, _ in NAMESPACES])
