@@ -19,8 +19,9 @@ def _library_dirs() -> tuple[str, ...]:
     import joblib
     import sklearn
 
-    return tuple(os.path.dirname(os.path.abspath(m.__file__))
-                 for m in (sys.modules[__name__.rsplit(".", 1)[0]], sklearn, joblib))
+    return (os.path.dirname(os.path.abspath(__file__)),
+            os.path.dirname(os.path.abspath(sklearn.__file__)),
+            os.path.dirname(os.path.abspath(joblib.__file__)))
 
 
 def user_stacklevel() -> int:

@@ -243,7 +243,6 @@ def _env() -> dict:
     for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = "1"
     env.setdefault("SHIFTLEARN_DATA", str(ROOT.parent / "shared" / "data"))
-
     return env
 
 
@@ -400,16 +399,16 @@ def rerun_survivors(group: str, only_open: bool = False) -> dict:
     archive = subprocess.run(["git", "archive", tests_commit, "docs", "tests/conftest.py",
                               *sorted({_file(t) for t in tests})], cwd=ROOT,
                              capture_output=True, check=True).stdout
-    for where in (wd, wd / "mutants"):      # mutmut runs the tests in mutants/
-        subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
+    # (mutmut copies tests/ and also_copy's docs/ into mutants/ on every run)
+    subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
     _write_config(wd, group, tests)
     equivalent = load_equivalent()
     names = sorted(n for mod in modules for n, m in prev["modules"][mod]["not_killed"].items()
-                   if not only_open or not (
-                       m.get("message_only") or (n in equivalent
-                                                 and equivalent[n]["line"] == m["line"])))
+                   if not only_open or not (_wording(m) or _judged(n, m, equivalent)))
     print(f"\n## {group}: rerunning {len(names)} survivors of {prev['commit']} against the "
           f"tests of {tests_commit}", flush=True)
+    if not names:                   # mutmut run without names would run every mutant
+        return prev
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1",
                            *names], cwd=wd, env=_env(), capture_output=True, text=True)
@@ -498,21 +497,34 @@ def _keep_killed(modules: dict, prev: dict | None = None, rerun: set | None = No
     (``carried_killed``)."""
     for mod, m in modules.items():
         before = (prev or {}).get(mod, {}).get("not_killed", {})
-        for n, v in list(m["not_killed"].items()):
-            if v["status"] == "not checked" and n in before and n not in (rerun or set()):
+        unchecked = [n for n, v in m["not_killed"].items() if v["status"] == "not checked"]
+        if not unchecked:
+            continue
+        counts = m["counts"]
+        del counts["not checked"]               # every one is restored or carried below
+        carried = 0
+        for n in unchecked:
+            if n in before and n not in (rerun or set()):
                 m["not_killed"][n] = before[n]
-                m["counts"]["not checked"] -= 1
-                m["counts"][before[n]["status"]] = m["counts"].get(before[n]["status"], 0) + 1
-        carried = [n for n, v in m["not_killed"].items() if v["status"] == "not checked"]
-        for n in carried:
-            del m["not_killed"][n]
+                counts[before[n]["status"]] = counts.get(before[n]["status"], 0) + 1
+            else:
+                del m["not_killed"][n]
+                carried += 1
         if carried:
-            m["counts"]["not checked"] -= len(carried)
-            if not m["counts"]["not checked"]:
-                del m["counts"]["not checked"]
-            m["counts"]["killed"] = m["counts"].get("killed", 0) + len(carried)
-            m["carried_killed"] = m.get("carried_killed", 0) + len(carried)
+            counts["killed"] = counts.get("killed", 0) + carried
+            m["carried_killed"] = m.get("carried_killed", 0) + carried
     return modules
+
+
+def _wording(m: dict) -> bool:
+    """A survivor that only changes the wording of a message."""
+    return m["status"] == "survived" and bool(m.get("message_only"))
+
+
+def _judged(name: str, m: dict, equivalent: dict) -> bool:
+    """A survivor whose equivalence judgement still applies (the same mutated line)."""
+    judged = equivalent.get(name)
+    return m["status"] == "survived" and judged is not None and judged["line"] == m["line"]
 
 
 def load_equivalent() -> dict:
@@ -527,13 +539,12 @@ def score(mod_res: dict, equivalent: dict) -> dict:
     killed = sum(c.get(s, 0) for s in KILLED)
     equiv, stale, open_, wording = {}, [], {}, []
     for name, m in mod_res["not_killed"].items():
-        judged = equivalent.get(name)
-        if m["status"] == "survived" and m.get("message_only"):
+        if _wording(m):
             wording.append(name)
-        elif judged is not None and judged["line"] == m["line"] and m["status"] == "survived":
-            equiv[name] = judged["reason"]
+        elif _judged(name, m, equivalent):
+            equiv[name] = equivalent[name]["reason"]
         else:
-            if judged is not None:
+            if name in equivalent:
                 stale.append(name)
             open_[name] = m
     skipped = c.get("skipped", 0) + c.get("not checked", 0)

@@ -279,11 +279,11 @@ def test_dask_mmd2_rff_equals_numpy(kw):
     # each sample named in its own error, on both routes (bandwidth rows, block sums)
     Xbad = X.copy()
     Xbad[5, 0] = np.inf
-    for bad, name in ((da.from_array(Xbad, chunks=100), "X"),):
-        with pytest.raises(ValueError, match=rf"Input {name} contains infinity"):
-            mmd2_rff(bad, Yd, om)
-        with pytest.raises(ValueError, match=rf"Input {name} contains infinity"):
-            mmd2_rff(bad, Yd, **kw)
+    Xbad = da.from_array(Xbad, chunks=100)
+    with pytest.raises(ValueError, match=r"Input X contains infinity"):
+        mmd2_rff(Xbad, Yd, om)
+    with pytest.raises(ValueError, match=r"Input X contains infinity"):
+        mmd2_rff(Xbad, Yd, **kw)
     with pytest.raises(ValueError, match=r"^X has 4 features but Y has 3\.$"):
         mmd2_rff(Xd, Yd[:, :3], **kw)
     with pytest.raises(ValueError, match=r"^X has 4 features but Omega was drawn for 3\.$"):

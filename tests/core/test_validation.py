@@ -783,15 +783,20 @@ def test_learns_labels_reads_strings_none_and_a_nested_pipelines_last_step():
                                            StandardScaler()))
 
 
+def _ten_unlabeled_rows():
+    """30 rows of 3 features: 20 labeled (classes 0, 1), then 10 marked unlabeled (-1)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    return X, np.r_[rng.integers(0, 2, 20), -np.ones(10, dtype=int)]
+
+
 def test_plain_pipeline_warning_counts_the_unlabeled_rows_and_names_both_steps():
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
     from shiftlearn import TCA
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 3))
-    y = np.r_[rng.integers(0, 2, 20), -np.ones(10, dtype=int)]
+    X, y = _ten_unlabeled_rows()
     with pytest.warns(UserWarning, match=r"^TCA was fitted inside a scikit-learn Pipeline on "
                                          r"10 unlabeled row\(s\).*'logisticregression' "
                                          r"\(LogisticRegression\)"):
@@ -810,9 +815,7 @@ def test_plain_pipeline_warning_only_for_later_steps_and_plain_pipelines():
         def fit(self, X, y=None, sample_domain=None, **params):
             return super().fit(X, y, **params)
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 3))
-    y = np.r_[rng.integers(0, 2, 20), -np.ones(10, dtype=int)]
+    X, y = _ten_unlabeled_rows()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         # a step before the adapter that predicts (KMeans) is not a later learner
@@ -845,9 +848,7 @@ def test_plain_pipeline_warning_reaches_an_adapter_fitted_inside_another_step():
         def transform(self, X):
             return self.tca_.transform(X)
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 3))
-    y = np.r_[rng.integers(0, 2, 20), -np.ones(10, dtype=int)]
+    X, y = _ten_unlabeled_rows()
     with pytest.warns(UserWarning, match=r"^TCA was fitted inside a scikit-learn Pipeline"):
         make_pipeline(Wrapper(), LogisticRegression()).fit(X, y)
 
@@ -858,9 +859,7 @@ def test_plain_pipeline_warning_points_at_the_users_line():
 
     from shiftlearn import TCA
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 3))
-    y = np.r_[rng.integers(0, 2, 20), -np.ones(10, dtype=int)]
+    X, y = _ten_unlabeled_rows()
     pipe = make_pipeline(TCA(n_components=2), LogisticRegression())
     with pytest.warns(UserWarning, match=r"inside a scikit-learn Pipeline") as rec:
         pipe.fit(X, y)
