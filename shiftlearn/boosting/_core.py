@@ -254,10 +254,9 @@ class _Subtraction:
     parent did not split holds the parent's rows, and the parent's histograms.
     """
 
-    def __init__(self, prep, T, B, min_samples_split):
+    def __init__(self, prep, T, B):
         self.prep, self.T, self.B = prep, T, B
         self.size = 2 * T * B
-        self.mss = min_samples_split
         self.H = self.exact = self.slot = self.split = None
 
     def _rows_hist(self, w, node, J, nodes, feats):
@@ -322,7 +321,8 @@ class _Subtraction:
         self.slot[active] = np.arange(A)
         return H, W, S, cand
 
-    def splits(self, active, nosplit):
+    def splits(self, nosplit):
+        """Record which active nodes of the level just searched split."""
         self.split = ~nosplit
 
 
@@ -368,8 +368,7 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
         feature[0] = f
         threshold[:, 0] = positions_to_thresholds(edges[:, f], pos)
         return feature, threshold, np.array([-s, s], float), (codes[f] > pos[task]).astype(np.intp)
-    sub = _Subtraction(prep, T, B, min_samples_split) if _SUBTRACT and _loops.use_numba() \
-        else None
+    sub = _Subtraction(prep, T, B) if _SUBTRACT and _loops.use_numba() else None
     cnt = np.array([n])                      # rows per node of the level
     for level in range(L):
         J = 2 ** level
@@ -389,7 +388,7 @@ def fit_weak_learner(codes, codes2, task, yf, w, edges, n_edges, frac, *, depth=
             feats, pos, gain = _level_search(H, Wn, Sn, cand)
             nosplit = gain <= 1e-12 * np.maximum(Wn, 1e-300)
             if sub is not None:
-                sub.splits(active, nosplit)
+                sub.splits(nosplit)
             for a, j in enumerate(active):
                 if nosplit[a]:
                     continue

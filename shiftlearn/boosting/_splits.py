@@ -114,7 +114,7 @@ def select_stump(e: np.ndarray, tol: float) -> tuple[int, int]:
     return int(si), int(f)
 
 
-def _antitonic_rows(vals: np.ndarray, w: np.ndarray, row=None, n_rows=None) -> np.ndarray:
+def _antitonic_rows(vals: np.ndarray, w: np.ndarray, row: np.ndarray, n_rows: int) -> np.ndarray:
     """Weighted non-increasing fit of every row (last axis) with ONE PAVA call.
 
     Rows are concatenated with offsets that make the sequence strictly decreasing across row
@@ -122,17 +122,15 @@ def _antitonic_rows(vals: np.ndarray, w: np.ndarray, row=None, n_rows=None) -> n
     are skipped and then forward-filled (leading ones get 2.0), so each row stays
     non-increasing and a zero-weight bin travels with its left neighbour.
 
-    ``row``/``n_rows``: the rows' indices in a batch of ``n_rows`` rows (default: these rows,
-    in order). A row's offset ``4 (n_rows - 1 - row)`` is the only thing the other rows change
-    about its fit (PAVA never pools across the offsets, and rounds ``value + offset``), so a
-    subset of a batch, given its indices, is fitted bit for bit as in the whole batch.
+    ``row``/``n_rows``: the rows' indices in a batch of ``n_rows`` rows. A row's offset
+    ``4 (n_rows - 1 - row)`` is the only thing the other rows change about its fit (PAVA never
+    pools across the offsets, and rounds ``value + offset``), so a subset of a batch, given its
+    indices, is fitted bit for bit as in the whole batch.
     """
     shape = vals.shape
     R, B = int(np.prod(shape[:-1])), shape[-1]
     v = vals.reshape(R, B)
     ww = w.reshape(R, B)
-    if row is None:
-        row, n_rows = np.arange(R), R
     off = (4.0 * (n_rows - 1 - np.asarray(row).reshape(R)))[:, None]
     m = ww > 0
     full = np.zeros((R, B))

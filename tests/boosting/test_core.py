@@ -107,7 +107,8 @@ def test_sibling_subtraction_is_exact_where_it_is_searched(monkeypatch):
     parent's minus the sibling's, within ``1e-9`` of the total weight of the direct ones and
     never negative, and only its candidate pairs and feature 0 (the node totals) are
     histogrammed again from its rows, so the totals and every searched histogram are the
-    direct path's bit for bit."""
+    direct path's bit for bit. A node whose parent did not split keeps the parent's exact
+    histograms."""
     monkeypatch.setenv("SHIFTLEARN_NUMBA", "1")
     X, y, sd = make_monotone_shift(300, 120, n_input=6, random_state=2)
     task = (sd < 0).astype(np.intp)
@@ -120,6 +121,7 @@ def test_sibling_subtraction_is_exact_where_it_is_searched(monkeypatch):
         D = self.prep["codes"].shape[0]
         Hd, Wd, Sd, cd = _core._direct_level(self.prep, w, node - (J - 1), active, J,
                                              self.T, self.B)
+        prev = None if lev == 0 else (self.exact.copy(), self.slot.copy())
         H, W, S, cand = level(self, w, node, lev, cnt, active)
         assert np.array_equal(W, Wd) and np.array_equal(S, Sd)
         ex = self.exact.T                                          # (D, A)
@@ -139,6 +141,11 @@ def test_sibling_subtraction_is_exact_where_it_is_searched(monkeypatch):
             else:
                 sub.append(a)
         seen["unsplit"] += len(unsplit)
+        for a in unsplit:         # holds the parent's rows: its exact histograms are kept
+            parent = prev[1][(active[a] + J - 2) // 2 - (J // 2 - 1)]
+            assert (self.exact[a] >= prev[0][parent]).all()
+            if prev[0][parent].all():
+                assert np.array_equal(cand[a], cd[a])
         seen["subtracted"] += len(sub)
         if sub:
             # one pass over the approximate nodes' rows, for the union of their pairs
