@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
@@ -82,6 +82,13 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
         ``None`` means ``sklearn.linear_model.LogisticRegression()``.
     n_estimators : int, default 10
         Boosting rounds ``N``.
+    target_share : float in [0, 1), default 0.0
+        The smallest share of the total weight the learner is given on the labeled target
+        rows: when theirs is below it, their weights are scaled up to it for the learner's
+        fit only (the errors, the updates and the votes are the paper's). ``0`` is the
+        paper's learner input. With a few target rows among many source rows the learner
+        otherwise ignores them, its target error stays at ``1/2`` and no weight moves after
+        the first round (see Notes); ``0.5`` lets it see them.
     random_state : int, RandomState instance or None, default None
         Seeds the learners that have a ``random_state`` (one draw per round).
 
@@ -123,6 +130,12 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
     features than rows) gives ``eps_t = 0`` in every round: no weight moves, and the model is
     the learner fitted on the pooled rows. Boosting needs a learner weaker than the data.
 
+    A learner that ignores the target rows stalls the paper's algorithm: after a round, the
+    reweighting gives that round's learner a target error of exactly ``1/2``; when the target
+    rows hold a small share of the weight the next learner is the same, so ``eps_t = 1/2``,
+    ``beta_t = 1`` and nothing moves again. ``target_share`` gives the learner the target rows
+    at a share it cannot ignore.
+
     References
     ----------
     W. Dai, Q. Yang, G.-R. Xue, Y. Yu, "Boosting for transfer learning", ICML 2007,
@@ -150,12 +163,15 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "target_share": [Interval(Real, 0, 1, closed="left")],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, estimator=None, n_estimators: int = 10, *, random_state=None):
+    def __init__(self, estimator=None, n_estimators: int = 10, *, target_share: float = 0.0,
+                 random_state=None):
         self.estimator = estimator
         self.n_estimators = n_estimators
+        self.target_share = target_share
         self.random_state = random_state
 
     def fit(self, X, y, sample_domain=None):
@@ -188,7 +204,8 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
         self.estimators_, errors = [], np.empty(N)
         for t in range(N):
             est = _learner(self.estimator, LogisticRegression(), rng)
-            est.fit(Xl, codes, sample_weight=w * w.shape[0])
+            est.fit(Xl, codes, sample_weight=_lift_target(w, is_tgt, self.target_share)
+                    * w.shape[0])
             miss = (est.predict(Xl) != codes).astype(np.float64)
             eps = float(np.sum(w[is_tgt] * miss[is_tgt]) / np.sum(w[is_tgt]))
             eps = min(max(eps, _MIN_ERROR), 0.5)
@@ -228,6 +245,17 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
     def score(self, X, y) -> float:
         """Accuracy on the rows that carry a label (unlabeled rows are skipped)."""
         return score_labeled(self, X, y, "classification")
+
+
+def _lift_target(w: np.ndarray, is_tgt: np.ndarray, share: float) -> np.ndarray:
+    """``w`` (summing to 1) with the target rows' weights scaled so that they hold ``share`` of
+    the total, when they hold less; otherwise ``w`` itself."""
+    held = float(w[is_tgt].sum())
+    if held >= share or held <= 0.0:
+        return w
+    out = w.copy()
+    out[is_tgt] *= share * (1.0 - held) / (held * (1.0 - share))
+    return out / out.sum()
 
 
 def _adjusted_error(residual: np.ndarray, loss: str) -> np.ndarray:

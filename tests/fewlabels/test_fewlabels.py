@@ -150,6 +150,61 @@ def test_tradaboost_one_round_by_hand():
     np.testing.assert_array_equal(m.predict(X), (X[:, 0] > 1.5).astype(int))
 
 
+def test_tradaboost_target_share_lifts_only_the_learners_input():
+    """``target_share``: the learner sees the target rows at that share of the weight (each
+    block's rows in their own proportions); the errors, updates and votes are the paper's,
+    computed on the unlifted weights. At or above the share, the input is the paper's."""
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [0.5], [1.0], [2.0], [2.5]])
+    y = np.array([0, 1, 1, 1, 0, 1, 1, 1])
+    sd = np.r_[np.ones(4, int), -np.ones(4, int)]
+    plain = TrAdaBoost(_Threshold(), n_estimators=3).fit(X, y, sd)
+    for share in (0.5, 0.8):
+        m = TrAdaBoost(_Threshold(), n_estimators=3, target_share=share).fit(X, y, sd)
+        for t in range(3):
+            w = m.estimators_[t].seen_weight_
+            p = plain.estimators_[t].seen_weight_       # the paper's input, mean 1
+            tgt = sd < 0
+            held = p[tgt].sum() / p.sum()
+            want = share if held < share else held
+            assert w.sum() == pytest.approx(8, rel=10 * EPS)
+            assert w[tgt].sum() / w.sum() == pytest.approx(want, rel=10 * EPS)
+            np.testing.assert_allclose(w[tgt] / w[tgt].sum(), p[tgt] / p[tgt].sum(),
+                                       rtol=10 * EPS)
+            np.testing.assert_allclose(w[~tgt] / w[~tgt].sum(), p[~tgt] / p[~tgt].sum(),
+                                       rtol=10 * EPS)
+        # the learner's predictions do not depend on its weights: the paper's run exactly
+        for key in ("sample_weight_", "estimator_errors_", "estimator_weights_"):
+            np.testing.assert_array_equal(getattr(m, key), getattr(plain, key))
+    # 0.5 is already held at the start (4 of 8 rows): the first input is the paper's
+    m = TrAdaBoost(_Threshold(), n_estimators=1, target_share=0.5).fit(X, y, sd)
+    np.testing.assert_array_equal(m.estimators_[0].seen_weight_, np.ones(8))
+    with pytest.raises(ValueError, match="target_share"):
+        TrAdaBoost(target_share=1.0).fit(X, y, sd)
+
+
+def test_tradaboost_stalls_when_the_learner_ignores_the_target_and_target_share_unstalls():
+    """The boosting paper's monotone pair, 2,000 source rows and 20 labeled target rows,
+    depth-3 trees: with the paper's input almost every round after the first has
+    ``eps_t = 1/2`` (nothing moves); with ``target_share=0.5`` the learners fit the target
+    rows (``eps_t < 1/2``) and the target error falls below the stalled model's."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from shiftlearn.datasets import make_monotone_shift
+
+    X, y, sd = make_monotone_shift(2000, 3000, shift="monotone", random_state=0)
+    src, tgt = np.flatnonzero(sd > 0), np.flatnonzero(sd < 0)
+    lab, test = tgt[:20], tgt[20:]
+    rows = np.r_[src, lab]
+    tree = DecisionTreeClassifier(max_depth=3, random_state=0)
+    fits = {s: TrAdaBoost(tree, 20, target_share=s, random_state=0).fit(X[rows], y[rows],
+                                                                        sd[rows])
+            for s in (0.0, 0.5)}
+    stalled = {s: int(np.sum(m.estimator_errors_[1:] == 0.5)) for s, m in fits.items()}
+    assert stalled[0.0] >= 15 and stalled[0.5] <= 9, stalled
+    err = {s: np.mean(m.predict(X[test]) != y[test]) for s, m in fits.items()}
+    assert err[0.5] < err[0.0] - 0.03, err
+
+
 def test_tradaboost_votes_with_the_second_half_of_the_rounds():
     X, y, sd, y_true = _problem(n_lab=10, seed=1)
     m = TrAdaBoost(n_estimators=7, random_state=0).fit(X, y, sd)
