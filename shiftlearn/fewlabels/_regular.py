@@ -9,6 +9,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import linalg, optimize
 from scipy.special import expit, log_expit, logsumexp, softmax
+from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, Ridge
@@ -16,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import HasMethods, Interval
 from .._validation import check_X
-from ._base import fit_rows, score_labeled
+from ._base import fit_rows, score_labeled, take_rows
 
 __all__ = ["RegularTransferLC", "RegularTransferLR", "ridge_to_prior"]
 
@@ -62,8 +63,10 @@ def _svd(A: np.ndarray):
 
 def _source_linear(est, default, X, y, name: str):
     """Fit a clone of ``est`` (or ``default``) on the source rows; its coefficients and
-    intercept, or a ``ValueError`` when it is not a linear model."""
-    model = clone(default if est is None else est).fit(X, y)
+    intercept, or a ``ValueError`` when it is not a linear model. ``X`` and ``y`` have been
+    checked (finite, labeled), so the estimator's own finiteness scan is skipped."""
+    with config_context(assume_finite=True):
+        model = clone(default if est is None else est).fit(X, y)
     if not hasattr(model, "coef_"):
         raise ValueError(f"{name} needs a linear source model (with coef_ and intercept_ "
                          f"once fitted), got {type(model).__name__}.")
@@ -160,7 +163,7 @@ class RegularTransferLR(RegressorMixin, BaseEstimator):
         rows = fit_rows(self, X, y, sample_domain, "regression")
         X64 = np.asarray(rows.X, dtype=np.float64)
         self.source_estimator_, coef, intercept = _source_linear(
-            self.estimator, Ridge(), X64[rows.source], rows.y[rows.source],
+            self.estimator, Ridge(), take_rows(X64, rows.source), rows.y[rows.source],
             "RegularTransferLR")
         if coef.shape[0] != 1:
             raise ValueError("RegularTransferLR takes a single-output source model; got "
@@ -325,8 +328,8 @@ class RegularTransferLC(ClassifierMixin, BaseEstimator):
             theta0 = np.zeros((d + 1) * (1 if K == 2 else K))
         else:
             self.source_estimator_, coef, intercept = _source_linear(
-                self.estimator, LogisticRegression(), X64[rows.source], rows.y[rows.source],
-                "RegularTransferLC")
+                self.estimator, LogisticRegression(), take_rows(X64, rows.source),
+                rows.y[rows.source], "RegularTransferLC")
             theta0 = self._prior(coef, intercept, self.source_estimator_.classes_)
         Xt = X64[rows.target]
         A = np.hstack([Xt, np.ones((Xt.shape[0], 1))])

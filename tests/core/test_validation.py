@@ -864,3 +864,17 @@ def test_plain_pipeline_warning_points_at_the_users_line():
     with pytest.warns(UserWarning, match=r"inside a scikit-learn Pipeline") as rec:
         pipe.fit(X, y)
     assert rec[0].filename == __file__
+
+
+def test_magnitudes_beyond_the_limit_are_found_whatever_else_the_array_holds():
+    """The limit holds on either sign, beside NaN (which is no magnitude), in any column; the
+    message names the column and its value. Up to the limit nothing is refused."""
+    from shiftlearn._validation import MAX_MAGNITUDE, check_magnitudes
+
+    check_magnitudes(np.array([[MAX_MAGNITUDE, -MAX_MAGNITUDE], [np.nan, 0.0]]))
+    for bad, col in (([[1.0, 2e60]], "1"), ([[-3e55, 1.0]], "0"),
+                     ([[np.nan, 1.0], [0.0, -5e51]], "1")):
+        with pytest.raises(ValueError, match=rf"column {col} holds -?\d"):
+            check_magnitudes(np.array(bad))
+    with pytest.raises(ValueError, match="column 'b' holds 2e\\+60"):
+        check_magnitudes(np.array([[1.0, 2e60]]), feature_names=np.array(["a", "b"]))
