@@ -32,6 +32,7 @@ DEFAULT_TARGET_DOMAIN = -2
 UNLABELED_CLASS = -1
 
 __all__ = [
+    "label_array",
     "learns_labels",
     "takes_sample_domain",
     "warn_if_plain_pipeline",
@@ -126,6 +127,29 @@ def _is_missing(v) -> bool:
         return True
 
 
+
+def label_array(y) -> np.ndarray:
+    """``np.asarray(y)``, except for a list (or tuple) that mixes strings with missing values
+    (``None``, NaN): numpy would turn a NaN beside strings into the string ``'nan'``, a class
+    of its own, and the row would silently count as labeled; such a list becomes an object
+    array that keeps NaN as the missing value it is. Cost: ``O(n)``.
+
+    Examples
+    --------
+    >>> label_array(["a", "b", float("nan")]).tolist()
+    ['a', 'b', nan]
+    >>> label_array(["a", "b"]).dtype.kind, label_array(["a", 1]).tolist()
+    ('U', ['a', '1'])
+    """
+    a = np.asarray(y)
+    if a.dtype.kind not in "US" or isinstance(y, np.ndarray) or a.size == 0:
+        return a
+    obj = np.asarray(y, dtype=object)
+    others = [v for v in obj.ravel() if not isinstance(v, str | bytes)]
+    if others and all(_is_missing(v) for v in others):
+        return obj
+    return a
+
 def _object_unlabeled(v) -> bool:
     if _is_missing(v):
         return True
@@ -161,7 +185,7 @@ def unlabeled_mask(y: np.ndarray, task: Literal["classification", "regression", 
     >>> unlabeled_mask(np.array([3.0, -1.0]), task="regression").tolist()
     [False, False]
     """
-    y = np.asarray(y)
+    y = label_array(y)
     if y.ndim == 0:
         y = y.reshape(1)
     kind = y.dtype.kind
@@ -239,7 +263,7 @@ def check_unlabeled_convention(y: np.ndarray, sample_domain: np.ndarray | None =
     ...     print(str(exc)[:60])
     y holds the value -1 beside a single other class (1): shiftl
     """
-    y = np.asarray(y)
+    y = label_array(y)
     unl = unlabeled_mask(y, task=task)
     if task == "regression" or not unl.any():
         return unl
@@ -281,7 +305,7 @@ def scoring_domains(y, sample_domain) -> np.ndarray | None:
     >>> scoring_domains(np.array([0, 1]), None) is None
     True
     """
-    y = np.asarray(y)
+    y = label_array(y)
     if sample_domain is not None:
         return check_sample_domain(sample_domain, y.shape[0])
     return infer_sample_domain(y) if unlabeled_mask(y).any() else None
@@ -295,7 +319,7 @@ def read_class_labels(y) -> np.ndarray:
     >>> read_class_labels(np.array([True, None, False], dtype=object)).tolist()
     [1, -1, 0]
     """
-    return _normalize_class_labels(np.asarray(y))
+    return _normalize_class_labels(label_array(y))
 
 
 def scored_rows(y, task: Literal["classification", "regression"] = "classification"
@@ -313,7 +337,7 @@ def scored_rows(y, task: Literal["classification", "regression"] = "classificati
     >>> scored_rows(np.array([2.5, np.nan]), task="regression")[0].tolist()
     [True, False]
     """
-    y = np.asarray(y)
+    y = label_array(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     keep = ~unlabeled_mask(y, task=task)
@@ -360,7 +384,7 @@ def check_y_shape(y, n: int) -> np.ndarray:
     >>> check_y_shape([0, 1, -1], 3).tolist()
     [0, 1, -1]
     """
-    y = np.asarray(y)
+    y = label_array(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = column_or_1d(y, warn=True)      # scikit-learn's DataConversionWarning
     if y.ndim != 1:
@@ -633,7 +657,7 @@ def warn_if_plain_pipeline(transformer, y) -> None:
     """
     if y is None:
         return
-    unl = unlabeled_mask(np.asarray(y))
+    unl = unlabeled_mask(label_array(y))
     if not unl.any():
         return
     import sys

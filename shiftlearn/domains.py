@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._validation import check_X_y_domain, infer_sample_domain, unlabeled_mask
+from ._validation import check_X_y_domain, infer_sample_domain, label_array, unlabeled_mask
 
 __all__ = ["infer_sample_domain", "pack_domains", "split_by_domain", "split_source_target",
            "unlabeled_mask"]
@@ -35,7 +35,7 @@ def pack_domains(
     for i, (X, y) in enumerate(sources):
         X = np.asarray(X)
         Xs.append(X)
-        ys.append(np.asarray(y))
+        ys.append(label_array(y))
         sds.append(np.full(X.shape[0], i + 1, dtype=np.int64))
     for j, t in enumerate(targets):
         if isinstance(t, tuple):

@@ -36,6 +36,7 @@ from .._validation import (
     check_unlabeled_convention,
     check_X,
     infer_sample_domain,
+    label_array,
     unlabeled_mask,
 )
 from ..kernels import DEFAULT_CHUNK_BYTES, omega_fingerprint, rff_map
@@ -328,7 +329,7 @@ def rf_stats(X, y=None, sample_domain=None, omega: np.ndarray | None = None, *,
         raise ValueError(f"X has {X.shape[1]} features but omega was drawn for "
                          f"{omega.shape[0]}.")
     if y is not None:
-        y = np.asarray(y)
+        y = label_array(y)
         if y.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {y.shape[0]} entries.")
     if sample_domain is None:

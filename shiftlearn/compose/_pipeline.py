@@ -34,6 +34,7 @@ from .._validation import (
     check_unlabeled_convention,
     check_y_domain,
     infer_sample_domain,
+    label_array,
     learns_labels,
     scored_rows,
     scoring_domains,
@@ -184,7 +185,7 @@ class LabeledOnly(MetaEstimatorMixin, BaseEstimator):
         ``-1`` is never silently dropped. A labeled target row (semi-supervised adaptation) is
         a training row too.
         """
-        y = np.asarray(y)
+        y = label_array(y)
         if sample_domain is None:
             check_unlabeled_convention(y, None)
         else:
@@ -274,7 +275,7 @@ class DomainAwarePipeline(Pipeline):
 
     def _domain_params(self, y, sample_domain, params: dict) -> dict:
         if sample_domain is None and y is not None:
-            y = np.asarray(y)
+            y = label_array(y)
             check_unlabeled_convention(y, None)
             sample_domain = infer_sample_domain(y)
         if sample_domain is None:

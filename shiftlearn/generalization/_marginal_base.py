@@ -16,7 +16,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._constraints import check_params
 from .._dask import is_dask, to_memory
 from .._stacklevel import user_stacklevel
-from .._validation import check_sample_domain, check_X, check_X_y_domain, require_y
+from .._validation import (
+    check_sample_domain,
+    check_X,
+    check_X_y_domain,
+    label_array,
+    require_y,
+)
 from ..kernels import (
     domain_mean_matrix,
     kernel_matrix,
@@ -128,7 +134,7 @@ class _MarginalTransferBase(BaseEstimator):
     def _training_y(self, y) -> np.ndarray:
         """``y`` as a 1-D array (a column is raveled with a warning); ``None`` refused."""
         require_y(y, self, " (training tasks must be labeled).")
-        y = np.asarray(y)
+        y = label_array(y)
         if y.ndim == 2 and y.shape[1] == 1:
             warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
                           "raveled.", DataConversionWarning, stacklevel=user_stacklevel())

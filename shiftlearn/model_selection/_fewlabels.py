@@ -31,7 +31,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import HasMethods, Interval, StrOptions, check_params
-from .._validation import check_X, check_X_y_domain, require_y, unlabeled_mask
+from .._validation import (
+    check_X,
+    check_X_y_domain,
+    label_array,
+    require_y,
+    unlabeled_mask,
+)
 
 __all__ = ["FEWLABEL_DEFAULT", "FEWLABEL_METHODS", "Estimate", "FewLabelSelector",
            "few_label_folds", "make_few_label_candidate", "nested_estimate"]
@@ -470,7 +476,7 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         from sklearn.metrics import accuracy_score
         from sklearn.utils import _safe_indexing
 
-        y = np.asarray(y)
+        y = label_array(y)
         keep = ~unlabeled_mask(y, task="classification")
         if not keep.any():
             raise ValueError("score needs labeled rows: every y is the unlabeled marker.")

@@ -48,7 +48,7 @@ from sklearn.utils.extmath import softmax, svd_flip
 from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_object
 
 from .._constraints import HasMethods, Interval, StrOptions, check_params
-from .._validation import check_sample_domain, check_unlabeled_convention
+from .._validation import check_sample_domain, check_unlabeled_convention, label_array
 from ..kernels import median_heuristic, mmd2_rff, rff_mean, rff_weights
 
 __all__ = ["CircularValidation", "DeepEmbeddedValidation", "ImportanceWeightedScorer",
@@ -81,7 +81,7 @@ def _fold(X, y, sample_domain, name: str, needs_source: bool, needs_target: bool
         raise ValueError(f"{name} needs y (labels, -1/NaN on the target rows) or sample_domain "
                          "to tell the source rows from the target rows.")
     if y is not None:
-        y = np.asarray(y)
+        y = label_array(y)
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows.")
     sd = None if sample_domain is None else check_sample_domain(sample_domain, n)

@@ -14,7 +14,7 @@ from sklearn.model_selection import BaseCrossValidator
 from sklearn.model_selection._split import GroupsConsumerMixin
 from sklearn.utils.multiclass import type_of_target
 
-from .._validation import read_class_labels
+from .._validation import label_array, read_class_labels
 
 __all__ = ["STRATIFY", "DomainAwareSplit", "LeaveOneDomainOut", "RandomStratifiedSplit",
            "SourceKFold", "constraint_codes", "split_domains"]
@@ -158,7 +158,7 @@ class LeaveOneDomainOut(GroupsConsumerMixin, BaseCrossValidator):
             return True
         if y is not None and groups is not None:
             from .._validation import unlabeled_mask
-            return bool(unlabeled_mask(np.asarray(y)).any())
+            return bool(unlabeled_mask(label_array(y)).any())
         return False
 
     def _da(self):
@@ -216,7 +216,7 @@ def split_domains(y, groups=None, sample_domain=None, n_samples: int | None = No
     if y is None:
         raise ValueError("A domain-aware splitter needs y (labels, -1/NaN on unlabeled rows) to "
                          "tell the labeled source rows from the target rows.")
-    y = np.asarray(y)
+    y = label_array(y)
     n = y.shape[0] if n_samples is None else n_samples
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows.")

@@ -878,3 +878,28 @@ def test_magnitudes_beyond_the_limit_are_found_whatever_else_the_array_holds():
             check_magnitudes(np.array(bad))
     with pytest.raises(ValueError, match="column 'b' holds 2e\\+60"):
         check_magnitudes(np.array([[1.0, 2e60]]), feature_names=np.array(["a", "b"]))
+
+
+def test_a_list_of_strings_with_nan_keeps_nan_unlabeled():
+    """numpy turns NaN beside strings into the string 'nan'; a Python list of class names with
+    NaN for the unlabeled target rows must still read those rows as unlabeled, in the
+    validation and in a fit (the same as None, or a pandas Series)."""
+    from shiftlearn import CORAL, make_da_pipeline
+    from shiftlearn._validation import label_array
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(8, 2))
+    sd = [1, 1, 1, 1, -2, -2, -2, -2]
+    y = ["a", "b", "a", "b", np.nan, np.nan, None, np.nan]
+    assert unlabeled_mask(label_array(y)).tolist() == [False] * 4 + [True] * 4
+    _, yo, _ = check_X_y_domain(X, y, sd, task="classification")
+    assert unlabeled_mask(yo).tolist() == [False] * 4 + [True] * 4
+    y_nan = ["a", "b", "a", "b", np.nan, np.nan, np.nan, np.nan]
+    _, yo, _ = check_X_y_domain(X, y_nan, sd, task="classification")
+    assert unlabeled_mask(yo).tolist() == [False] * 4 + [True] * 4
+    pipe = make_da_pipeline(CORAL(), LogisticRegression()).fit(X, y_nan, sample_domain=sd)
+    assert sorted(pipe.classes_.tolist()) == ["a", "b"]
+    # strings and numbers stay strings (numpy's reading), a NaN in a float list stays NaN
+    assert label_array(["a", 1]).tolist() == ["a", "1"]
+    assert np.isnan(label_array([1.0, np.nan])[1])
