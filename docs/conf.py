@@ -1,8 +1,8 @@
 """Sphinx configuration: the docs pages (Markdown, MyST) and the API reference (numpydoc).
 
 ``make docs`` builds HTML into ``docs/_build/html`` with warnings as errors;
-``tests/house/test_docs_build.py`` runs the same build in ``make test``. The build needs the ``docs``
-extra (``pip install -e '.[docs]'``: sphinx, numpydoc, myst-parser, furo).
+``tests/house/test_docs_build.py`` runs the same build in ``make test``. The build needs the
+``docs`` extra (``pip install -e '.[docs]'``: sphinx, numpydoc, myst-parser, furo).
 
 Design decisions
 ----------------
