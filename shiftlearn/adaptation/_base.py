@@ -334,8 +334,8 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         -------
         self
         """
-        warn_if_plain_pipeline(self, y)
         X, y, sd = self._validate_fit(X, y, sample_domain)
+        warn_if_plain_pipeline(self, y)         # after the checks: their errors come first
         self.n_features_in_ = X.shape[1]
         self._fit(X, y, sd)
         return self
@@ -343,8 +343,8 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def fit_transform(self, X, y=None, sample_domain=None):
         """``fit(X, y, sample_domain)`` then ``transform(X)`` (reusing the training kernel when
         ``_fit`` returns the training embedding)."""
-        warn_if_plain_pipeline(self, y)
         X, y, sd = self._validate_fit(X, y, sample_domain)
+        warn_if_plain_pipeline(self, y)
         self.n_features_in_ = X.shape[1]
         Z = self._fit(X, y, sd)
         return self._transform(X) if Z is None else Z

@@ -399,8 +399,8 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
-        warn_if_plain_pipeline(self, y)
         self._fit(X, y, sample_domain)
+        warn_if_plain_pipeline(self, y)         # after the checks: their errors come first
         return self
 
     def _fit(self, X, y, sample_domain) -> tuple[np.ndarray, np.ndarray]:
@@ -466,8 +466,8 @@ class CORAL(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None, sample_domain=None):
         """``fit``, then the training rows: source rows mapped, target rows as they are."""
-        warn_if_plain_pipeline(self, y)
         X, sd = self._fit(X, y, sample_domain)
+        warn_if_plain_pipeline(self, y)
         return self._map(X, sd)
 
     def transform(self, X, sample_domain=None):

@@ -903,3 +903,25 @@ def test_a_list_of_strings_with_nan_keeps_nan_unlabeled():
     # strings and numbers stay strings (numpy's reading), a NaN in a float list stays NaN
     assert label_array(["a", 1]).tolist() == ["a", "1"]
     assert np.isnan(label_array([1.0, np.nan])[1])
+
+
+@pytest.mark.parametrize("adapter", ["CORAL", "TCA"])
+def test_labels_minus_one_plus_one_in_a_plain_pipeline_raise_without_the_marker_warning(adapter):
+    """Labels -1/+1 in a plain scikit-learn Pipeline: the convention error, and not first a
+    warning that 'unlabeled rows' will be learnt as a class (they are not unlabeled rows)."""
+    import warnings
+
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    import shiftlearn
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    y = np.where(np.arange(20) % 2 == 0, 1, -1)
+    pipe = make_pipeline(getattr(shiftlearn, adapter)(), LogisticRegression())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="beside a single other class"):
+            pipe.fit(X, y)
+    assert not [w for w in caught if "unlabeled row" in str(w.message)]
