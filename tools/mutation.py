@@ -34,6 +34,11 @@ Design decisions
   were added), so the score is the full run's at a fraction of the time. The results then
   name the commit of the code and that of the tests; the group's test files may grow, never
   shrink.
+* **Updating a run** (``--incremental``): after a small change to a group's code, mutmut's
+  own function hashes (kept in the work folder's meta files) say which functions changed;
+  only their mutants are made and run again, on a snapshot of ``HEAD``, and the results
+  name ``HEAD`` and the run they were updated from. A change whose effect can reach other
+  functions' mutants (a shared helper, a test removed) needs the whole group.
 * **Equivalent mutants** are matched by mutant name *and* mutated line: when the code moves
   and mutmut renumbers, a stale judgement is not applied silently; it is reported as stale.
 
@@ -43,6 +48,7 @@ Usage::
     python tools/mutation.py kernels sca     # some groups
     python tools/mutation.py --report        # rewrite the results from the stored parts
     python tools/mutation.py sca --survivors # rerun the last run's survivors, new tests
+    python tools/mutation.py rf --incremental  # bring the last run to HEAD (changed functions)
 """
 
 from __future__ import annotations
@@ -387,6 +393,59 @@ def run_group(group: str, worktree: bool = False) -> dict:
     return res
 
 
+def update_group(group: str) -> dict:
+    """Bring the group's last run to ``HEAD`` without rerunning it whole: the snapshot's
+    package, docs and tests are replaced by ``HEAD``'s and mutmut is run in the same work
+    folder, where its meta files keep a hash of every function: it mutates again, and runs,
+    only the functions whose code changed (their mutants are renumbered), and keeps the
+    results of the others. This is a full run's result when the change is local (the
+    unchanged functions' mutants meet the same tests through the same code); after a change
+    that could alter what kills another function's mutants (a shared helper, a test moved
+    out), run the group whole. The results name ``HEAD`` and the run it was updated from
+    (``updated_from``)."""
+    parts = PARTS.load()
+    wd = WORK / group
+    if group not in parts or not (wd / "mutants").is_dir():
+        raise SystemExit(f"--incremental needs a previous run of group {group!r} in {wd}; "
+                         f"run `python tools/mutation.py {group}` first.")
+    prev = parts[group]
+    modules, tests = GROUPS[group]
+    commit = _git("rev-parse", "--short", "HEAD")
+    tracked = set(_git("ls-tree", "-r", "--name-only", commit, "--", "tests").splitlines())
+    tests = [t for t in tests if _file(t) in tracked]
+    if not set(prev["tests"]) <= set(tests):
+        raise SystemExit(f"test files of group {group!r} were removed ({prev['tests']} -> "
+                         f"{tests}): run the whole group again.")
+    for sub in ("shiftlearn", "docs", "tests"):
+        if (wd / sub).exists():
+            shutil.rmtree(wd / sub)
+    archive = subprocess.run(["git", "archive", commit, "shiftlearn", "docs", "tests/conftest.py",
+                              *[t for t in HELPERS if t in tracked],
+                              *sorted({_file(t) for t in tests})], cwd=ROOT,
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
+    # git archive keeps the commit's times; mutmut re-mutates a file newer than its mutant
+    for mod in modules:
+        os.utime(wd / mod)
+    _write_config(wd, group, tests)
+    print(f"\n## {group}: updating the run of {prev['commit']} to {commit}", flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1"],
+                          cwd=wd, env=_env(), capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    (wd / "mutmut-update.log").write_text(proc.stdout + "\n" + proc.stderr)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+        raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
+                         f"log in {wd / 'mutmut-update.log'}:\n{tail}")
+    res = dict(prev, modules=collect(wd, modules), tests=tests, commit=commit,
+               updated_from=prev.get("updated_from") or prev["commit"], tests_commit=None,
+               seconds=round(prev["seconds"] + seconds, 1), uncommitted=[],
+               date_utc=time.strftime("%Y-%m-%d %H:%M", time.gmtime()))
+    PARTS.save(group, res)
+    return res
+
+
 def rerun_survivors(group: str, only_open: bool = False) -> dict:
     """Rerun only the mutants the group's last run did not kill, against the group's test
     files as ``HEAD`` has them now (copied into the existing work folder); the mutated code
@@ -598,7 +657,9 @@ def report(machine: dict) -> None:
                          "killed / behaviour-changing": f"{100 * s['score']:.1f}%",
                          "target 95%": "met" if s["score"] >= TARGET else "NOT met",
                          "commit": g["commit"] + (" + uncommitted" if g["uncommitted"] else "")
-                         + (f", tests {g['tests_commit']}" if g.get("tests_commit") else ""),
+                         + (f", tests {g['tests_commit']}" if g.get("tests_commit") else "")
+                         + (f" (updated from {g['updated_from']})" if g.get("updated_from")
+                            else ""),
                          "run (s)": g["seconds"]})
             data[mod] = {"group": group, "total": mres["total"], **{
                 k: s[k] for k in ("killed", "survived", "timeout", "no_tests", "suspicious",
@@ -608,6 +669,7 @@ def report(machine: dict) -> None:
                 "not_killed": {n: {"status": m["status"], "line": m["line"]}
                                for n, m in s["open"].items()},
                 "commit": g["commit"], "tests_commit": g.get("tests_commit"),
+                "updated_from": g.get("updated_from"),
                 "uncommitted": g["uncommitted"], "tests": g["tests"],
                 "date_utc": g["date_utc"]}
             if s["equivalent"]:
@@ -661,6 +723,9 @@ def main(argv=None) -> None:
     ap.add_argument("--carry-judgements", action="store_true",
                     help="move the equivalence judgements of the groups named to the renumbered "
                          "mutants of their last run (same function, same mutated line)")
+    ap.add_argument("--incremental", action="store_true",
+                    help="update each group's last run to HEAD: only the mutants of functions "
+                         "whose code changed are made and run again")
     ap.add_argument("--survivors", action="store_true",
                     help="rerun only the mutants the last run of each group did not kill, "
                          "against the group's tests at HEAD (the code stays the snapshot's)")
@@ -681,6 +746,11 @@ def main(argv=None) -> None:
             res = parts[group]
             res["modules"] = collect(WORK / group, GROUPS[group][0])
             PARTS.save(group, res)
+    elif args.incremental:
+        for group in args.groups or [g for g in GROUPS if g in PARTS.load()]:
+            res = update_group(group)
+            for mod, m in res["modules"].items():
+                print(f"{mod}: {m['counts']} ({res['seconds']} s)", flush=True)
     elif args.survivors:
         for group in args.groups or [g for g in GROUPS if g in PARTS.load()]:
             res = rerun_survivors(group, args.open)
