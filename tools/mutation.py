@@ -369,6 +369,34 @@ def collect(wd: Path, modules: list[str]) -> dict:
     return out
 
 
+def _mutmut(wd: Path, group: str, log: str, names: list[str] = ()) -> float:
+    """``mutmut run`` in the group's work folder (every mutant not yet run, or ``names``), its
+    output kept in ``log``; the seconds it took, or an exit naming the log on failure."""
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1",
+                           *names], cwd=wd, env=_env(), capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    (wd / log).write_text(proc.stdout + "\n" + proc.stderr)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+        raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
+                         f"log in {wd / log}:\n{tail}")
+    return seconds
+
+
+def _grown_tests(group: str, prev: dict, commit: str) -> tuple[list[str], set[str]]:
+    """The group's test files at ``commit`` (and the files git tracks there), refused when one
+    the previous run had is gone: added tests can only kill more, a removed one could revive a
+    mutant."""
+    tests = GROUPS[group][1]
+    tracked = set(_git("ls-tree", "-r", "--name-only", commit, "--", "tests").splitlines())
+    tests = [t for t in tests if _file(t) in tracked]
+    if not set(prev["tests"]) <= set(tests):
+        raise SystemExit(f"test files of group {group!r} were removed ({prev['tests']} -> "
+                         f"{tests}): run the whole group again.")
+    return tests, tracked
+
+
 def run_group(group: str, worktree: bool = False) -> dict:
     modules, _ = GROUPS[group]
     # the commit is fixed before the snapshot: colleagues commit while a group runs
@@ -377,20 +405,24 @@ def run_group(group: str, worktree: bool = False) -> dict:
     dirty = ([m for m in modules + tests if _git("status", "--porcelain", "--", m)]
              if worktree else [])
     print(f"\n## {group}: mutating {modules} against {tests}", flush=True)
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1"],
-                          cwd=wd, env=_env(), capture_output=True, text=True)
-    seconds = time.perf_counter() - t0
-    (wd / "mutmut-run.log").write_text(proc.stdout + "\n" + proc.stderr)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
-        raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
-                         f"log in {wd / 'mutmut-run.log'}:\n{tail}")
+    seconds = _mutmut(wd, group, "mutmut-run.log")
     res = {"modules": collect(wd, modules), "tests": tests, "seconds": round(seconds, 1),
            "commit": commit, "uncommitted": dirty,
            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     PARTS.save(group, res)
     return res
+
+
+def _last_run(group: str, option: str) -> tuple[dict, Path, str]:
+    """The group's stored results, its work folder and ``HEAD``'s short hash; an exit that
+    says to run the group first when there is no earlier run."""
+    parts = PARTS.load()
+    wd = WORK / group
+    if group not in parts or not (wd / "mutants").is_dir():
+        raise SystemExit(f"{option} needs a previous run of group {group!r} in {wd}; "
+                         f"run `python tools/mutation.py {group}` first.")
+    commit = _git("rev-parse", "--short", "HEAD")
+    return parts[group], wd, commit
 
 
 def update_group(group: str) -> dict:
@@ -403,19 +435,9 @@ def update_group(group: str) -> dict:
     that could alter what kills another function's mutants (a shared helper, a test moved
     out), run the group whole. The results name ``HEAD`` and the run it was updated from
     (``updated_from``)."""
-    parts = PARTS.load()
-    wd = WORK / group
-    if group not in parts or not (wd / "mutants").is_dir():
-        raise SystemExit(f"--incremental needs a previous run of group {group!r} in {wd}; "
-                         f"run `python tools/mutation.py {group}` first.")
-    prev = parts[group]
-    modules, tests = GROUPS[group]
-    commit = _git("rev-parse", "--short", "HEAD")
-    tracked = set(_git("ls-tree", "-r", "--name-only", commit, "--", "tests").splitlines())
-    tests = [t for t in tests if _file(t) in tracked]
-    if not set(prev["tests"]) <= set(tests):
-        raise SystemExit(f"test files of group {group!r} were removed ({prev['tests']} -> "
-                         f"{tests}): run the whole group again.")
+    prev, wd, commit = _last_run(group, "--incremental")
+    modules = GROUPS[group][0]
+    tests, tracked = _grown_tests(group, prev, commit)
     for sub in ("shiftlearn", "docs", "tests"):
         if (wd / sub).exists():
             shutil.rmtree(wd / sub)
@@ -429,15 +451,7 @@ def update_group(group: str) -> dict:
         os.utime(wd / mod)
     _write_config(wd, group, tests)
     print(f"\n## {group}: updating the run of {prev['commit']} to {commit}", flush=True)
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1"],
-                          cwd=wd, env=_env(), capture_output=True, text=True)
-    seconds = time.perf_counter() - t0
-    (wd / "mutmut-update.log").write_text(proc.stdout + "\n" + proc.stderr)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
-        raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
-                         f"log in {wd / 'mutmut-update.log'}:\n{tail}")
+    seconds = _mutmut(wd, group, "mutmut-update.log")
     res = dict(prev, modules=collect(wd, modules), tests=tests, commit=commit,
                updated_from=prev.get("updated_from") or prev["commit"], tests_commit=None,
                seconds=round(prev["seconds"] + seconds, 1), uncommitted=[],
@@ -455,20 +469,9 @@ def rerun_survivors(group: str, only_open: bool = False) -> dict:
     ``only_open``, only the survivors neither judged equivalent nor message wording are
     rerun (the others keep their status): minutes instead of the whole list, for checking
     the tests written for the open ones."""
-    parts = PARTS.load()
-    wd = WORK / group
-    if group not in parts or not (wd / "mutants").is_dir():
-        raise SystemExit(f"--survivors needs a previous run of group {group!r} in {wd}; "
-                         f"run `python tools/mutation.py {group}` first.")
-    prev = parts[group]
-    modules, tests = GROUPS[group]
-    tests_commit = _git("rev-parse", "--short", "HEAD")
-    tracked = set(_git("ls-tree", "-r", "--name-only", tests_commit, "--", "tests").splitlines())
-    tests = [t for t in tests if _file(t) in tracked]
-    if not set(prev["tests"]) <= set(tests):
-        # test files added can only kill more mutants; a file removed could revive one
-        raise SystemExit(f"test files of group {group!r} were removed ({prev['tests']} -> "
-                         f"{tests}): run the whole group again.")
+    prev, wd, tests_commit = _last_run(group, "--survivors")
+    modules = GROUPS[group][0]
+    tests, _ = _grown_tests(group, prev, tests_commit)
     archive = subprocess.run(["git", "archive", tests_commit, "docs", "tests/conftest.py",
                               *sorted({_file(t) for t in tests})], cwd=ROOT,
                              capture_output=True, check=True).stdout
@@ -482,15 +485,7 @@ def rerun_survivors(group: str, only_open: bool = False) -> dict:
           f"tests of {tests_commit}", flush=True)
     if not names:                   # mutmut run without names would run every mutant
         return prev
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1",
-                           *names], cwd=wd, env=_env(), capture_output=True, text=True)
-    seconds = time.perf_counter() - t0
-    (wd / "mutmut-survivors.log").write_text(proc.stdout + "\n" + proc.stderr)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
-        raise SystemExit(f"mutmut failed for group {group} (exit {proc.returncode}); "
-                         f"log in {wd / 'mutmut-survivors.log'}:\n{tail}")
+    seconds = _mutmut(wd, group, "mutmut-survivors.log", names)
     res = dict(prev, modules=_keep_killed(collect(wd, modules), prev["modules"], set(names)),
                tests_commit=tests_commit,
                tests=tests,
