@@ -425,6 +425,20 @@ def _last_run(group: str, option: str) -> tuple[dict, Path, str]:
     return parts[group], wd, commit
 
 
+def _restore_statuses(meta_path: Path, not_killed: dict) -> None:
+    """A survivors rerun leaves the mutants it did not rerun "not checked" in mutmut's meta
+    file, and the results count them killed (``_keep_killed``); mutmut would run them all
+    again. They get back the status the results give them: survived for the survivors,
+    killed for the others; a mutant of any other status is left to be run."""
+    meta = json.loads(meta_path.read_text())
+    codes = meta["exit_code_by_key"]
+    for name, code in codes.items():
+        if code is None:
+            status = not_killed.get(name, {}).get("status", "killed")
+            codes[name] = {"killed": 1, "survived": 0}.get(status)
+    meta_path.write_text(json.dumps(meta, indent=4))
+
+
 def update_group(group: str) -> dict:
     """Bring the group's last run to ``HEAD`` without rerunning it whole: the snapshot's
     package, docs and tests are replaced by ``HEAD``'s and mutmut is run in the same work
@@ -446,8 +460,9 @@ def update_group(group: str) -> dict:
                               *sorted({_file(t) for t in tests})], cwd=ROOT,
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(wd)], input=archive, check=True)
-    # git archive keeps the commit's times; mutmut re-mutates a file newer than its mutant
     for mod in modules:
+        _restore_statuses(wd / "mutants" / (mod + ".meta"), prev["modules"][mod]["not_killed"])
+        # git archive keeps the commit's times; mutmut re-mutates a file newer than its mutant
         os.utime(wd / mod)
     _write_config(wd, group, tests)
     print(f"\n## {group}: updating the run of {prev['commit']} to {commit}", flush=True)
