@@ -550,7 +550,8 @@ def carry_judgements(groups: list[str]) -> dict[str, int]:
     blocks, current = [], None
     for line in EQUIVALENT.read_text().splitlines(keepends=True):
         if line.startswith('["'):
-            current = [line[2:line.index('"]')], [line]]
+            # a TOML basic string: class methods' names hold "\u01c1" escapes
+            current = [json.loads(line[1:line.index('"]') + 1]), [line]]
             blocks.append(current)
         elif line.startswith("#") or current is None:
             blocks.append([None, [line]])
@@ -562,7 +563,7 @@ def carry_judgements(groups: list[str]) -> dict[str, int]:
         if name is None or name not in judged:
             out += lines
         elif name in rename:
-            out += [f'["{rename[name]}"]\n', *lines[1:]]
+            out += [f'[{json.dumps(rename[name])}]\n', *lines[1:]]
     EQUIVALENT.write_text("".join(out))
     counts = {"judgements": len(judged), "same name": len(exact),
               "carried to a new name": len(rename) - len(exact),
