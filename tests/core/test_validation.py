@@ -884,9 +884,10 @@ def test_a_list_of_strings_with_nan_keeps_nan_unlabeled():
     """numpy turns NaN beside strings into the string 'nan'; a Python list of class names with
     NaN for the unlabeled target rows must still read those rows as unlabeled, in the
     validation and in a fit (the same as None, or a pandas Series)."""
+    from sklearn.linear_model import LogisticRegression
+
     from shiftlearn import CORAL, make_da_pipeline
     from shiftlearn._validation import label_array
-    from sklearn.linear_model import LogisticRegression
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8, 2))
