@@ -35,7 +35,6 @@ from ._adapt import (
     SELECT,
     AdaptationReport,
     AdaptationResult,
-    adapt,
     candidate_methods,
     check_options,
     default_select,
@@ -54,6 +53,7 @@ from ._adapt_regression import (
     regression_candidates,
     run_regression,
 )
+from ._api import adapt
 from ._fewlabels import FEW_ONLY, few_label_methods, run_few_labels
 from ._model_file import (
     load_estimator,

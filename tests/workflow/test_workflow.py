@@ -96,3 +96,66 @@ def test_dataframes_domains_and_estimator_objects():
         from sklearn.linear_model import Ridge
 
         shiftlearn.adapt(Xs, ys, Xt, estimator=Ridge())
+
+
+def _few_labels(yt, per_class=3):
+    """The target labels of ``per_class`` rows of each class, None for the others."""
+    lab = np.full(len(yt), None, dtype=object)
+    for c in np.unique(yt):
+        rows = np.flatnonzero(yt == c)[:per_class]
+        lab[rows] = yt[rows]
+    return lab
+
+
+def test_adapt_with_labeled_target_rows_is_the_commands_few_label_run(tmp_path):
+    """``y_target_labeled``: the choice among the few-label methods, its cross-validation
+    scores and the predictions of the unlabeled target rows are the command's on a target
+    file whose label column is filled for those rows; ``predictions`` covers every target
+    row, the labeled ones too (by the chosen model)."""
+    Xs, ys, Xt = _blobs()
+    labels = np.array(["cat", "dog", "owl"])
+    lab = _few_labels(labels[ys])
+    src = _csv(tmp_path / "s.csv", Xs, labels[ys])
+    tgt = tmp_path / "t.csv"
+    rows = [",".join([f"x{i}" for i in range(4)] + ["label"])]
+    rows += [",".join([repr(float(v)) for v in Xt[i]] + ["" if lab[i] is None else lab[i]])
+             for i in range(len(Xt))]
+    tgt.write_text("\n".join(rows) + "\n")
+    assert cli.main(["adapt", src, "--target", str(tgt), "--label-column", "label",
+                     "--permutations", "0", "--out", str(tmp_path / "p.csv"),
+                     "--report", str(tmp_path / "r.json"), "--quiet"]) == 0
+    cmd = json.loads((tmp_path / "r.json").read_text())
+    res = shiftlearn.adapt(Xs, labels[ys], Xt, y_target_labeled=lab, permutations=0)
+    few, cfew = res.report["few_labels"], cmd["few_labels"]
+    assert res.report["method"] == cmd["method"] and few["choice"] == cfew["choice"]
+    assert [c["score"] for c in few["candidates"]] == [c["score"] for c in cfew["candidates"]]
+    assert few["split"] == cfew["split"] and few["labeled_target_rows"] == 9
+    unl = np.array([v is None for v in lab])
+    pred = [ln.split(",")[1] for ln in (tmp_path / "p.csv").read_text().splitlines()[1:]]
+    assert res.predictions.shape == (len(Xt),)
+    assert res.predictions[unl].tolist() == pred
+    assert res.predictions.tolist() == res.predict(Xt).tolist()
+    assert np.mean(res.predictions == labels[ys]) > 0.8
+
+
+def test_adapt_with_labeled_target_rows_refuses_what_it_cannot_do():
+    Xs, ys, Xt = _blobs()
+    lab = _few_labels(ys)
+    with pytest.raises(ValueError, match="give one of the two"):
+        shiftlearn.adapt(Xs, ys, Xt, y_target=ys, y_target_labeled=lab)
+    with pytest.raises(ValueError, match="learns from labeled target rows"):
+        shiftlearn.adapt(Xs, ys, Xt, method="FeatureAugmentation", permutations=0)
+    with pytest.raises(ValueError, match="learns from labeled target rows"):
+        shiftlearn.adapt(Xs, ys, Xt, y_target_labeled=[None] * len(Xt), permutations=0)
+    with pytest.raises(ValueError, match="no source row has"):
+        shiftlearn.adapt(Xs[ys < 2], ys[ys < 2], Xt, y_target_labeled=lab, permutations=0)
+    with pytest.raises(ValueError, match="tune: options of the choice without target labels"):
+        shiftlearn.adapt(Xs, ys, Xt, y_target_labeled=lab, tune=True, permutations=0)
+    with pytest.raises(ValueError, match="few-label methods are classifiers"):
+        shiftlearn.adapt(Xs, ys + 0.5, Xt, y_target_labeled=lab, permutations=0)
+    with pytest.raises(ValueError, match="y_target_labeled has 3 labels"):
+        shiftlearn.adapt(Xs, ys, Xt, y_target_labeled=lab[:3], permutations=0)
+    res = shiftlearn.adapt(Xs, ys, Xt, y_target_labeled=lab, method="FeatureAugmentation",
+                           permutations=0)
+    assert res.report["few_labels"]["choice"] == "FeatureAugmentation"
+    assert res.report["few_labels"]["chose"] is False
