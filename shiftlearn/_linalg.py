@@ -35,7 +35,7 @@ import scipy.linalg
 from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
 __all__ = ["ARPACK_SINGLE_THREAD_MAX_N", "ARPACK_TOL", "ArpackFailure", "NOT_POSITIVE_DEFINITE",
-           "add_gram_", "leading_eigh", "lowrank_inv_sqrt_weights", "sym", "sym_"]
+           "add_gram_", "leading_eigh", "lowrank_inv_sqrt_weights", "sym", "sym_", "take_rows"]
 
 #: ARPACK's stopping tolerance: every returned pair has ``||A y - theta y|| <= tol |theta|``.
 ARPACK_TOL = 1e-10
@@ -54,6 +54,18 @@ _BLOCK = 256   # row block of the in-place D x D updates (small temporaries, cac
 
 class ArpackFailure(ValueError):
     """The iterative eigensolver (ARPACK) failed; the message names the ways out."""
+
+
+def take_rows(Z: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``Z[mask]`` without a copy when the selected rows are one contiguous block (the usual
+    layout: sources then targets), so the big products and fits run on views; a copy of the
+    rows otherwise. Cost: ``O(n)`` to find the block."""
+    idx = np.flatnonzero(mask)
+    if idx.size == Z.shape[0]:
+        return Z
+    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
+        return Z[idx[0]: idx[-1] + 1]
+    return Z[idx]
 
 
 def sym(A: np.ndarray) -> np.ndarray:

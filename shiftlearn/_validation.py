@@ -127,7 +127,6 @@ def _is_missing(v) -> bool:
         return True
 
 
-
 def label_array(y) -> np.ndarray:
     """``np.asarray(y)``, except for a list (or tuple) that mixes strings with missing values
     (``None``, NaN): numpy would turn a NaN beside strings into the string ``'nan'``, a class
@@ -149,6 +148,7 @@ def label_array(y) -> np.ndarray:
     if others and all(_is_missing(v) for v in others):
         return obj
     return a
+
 
 def _object_unlabeled(v) -> bool:
     if _is_missing(v):

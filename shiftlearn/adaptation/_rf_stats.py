@@ -30,7 +30,7 @@ from numbers import Integral
 import numpy as np
 
 from .._array_api import from_numpy, to_numpy
-from .._linalg import _BLOCK, sym
+from .._linalg import _BLOCK, sym, take_rows
 from .._validation import (
     check_sample_domain,
     check_unlabeled_convention,
@@ -232,17 +232,6 @@ class RFStats:
         return sym(Sb), sym(Sw)
 
 
-def _rows(Z: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``Z[mask]`` without a copy when the selected rows are contiguous (the usual layout:
-    sources then targets), so the big products run on views."""
-    idx = np.flatnonzero(mask)
-    if idx.size == Z.shape[0]:
-        return Z
-    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
-        return Z[idx[0]: idx[-1] + 1]
-    return Z[idx]
-
-
 def _column_sums(Z: np.ndarray) -> np.ndarray:
     """``1^T Z`` by one BLAS product in ``Z``'s dtype, returned in float64.
 
@@ -258,7 +247,7 @@ def _group_sums(Z: np.ndarray, inv: np.ndarray, n_groups: int) -> np.ndarray:
     if n_groups == 1:
         return _column_sums(Z)[None, :]
     if n_groups <= 4:                    # few groups (domains): views where rows are contiguous
-        return np.stack([_column_sums(_rows(Z, inv == g)) for g in range(n_groups)])
+        return np.stack([_column_sums(take_rows(Z, inv == g)) for g in range(n_groups)])
     onehot = np.zeros((n_groups, Z.shape[0]), dtype=Z.dtype)
     onehot[inv, np.arange(Z.shape[0])] = 1
     return np.asarray(onehot @ Z, dtype=np.float64)
@@ -406,12 +395,12 @@ class _StatsAccumulator:
             self.Mu = self._moment_into(self.Mu, U)
             return
         yl = _labeled_values(y, lab)
-        Ul = _rows(U, lab)
+        Ul = take_rows(U, lab)
         part = self._groups(Ul, yl)
         self.cls = part if self.cls is None else _merge_groups(*self.cls, *part)
         self.Ml = self._moment_into(self.Ml, Ul)
         if not lab.all():
-            self.Mu = self._moment_into(self.Mu, _rows(U, ~lab))
+            self.Mu = self._moment_into(self.Mu, take_rows(U, ~lab))
 
     def finish(self, scale: float, fingerprint: str) -> RFStats:
         D, s2 = self.D, scale * scale

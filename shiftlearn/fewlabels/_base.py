@@ -23,7 +23,7 @@ from .._validation import (
     unlabeled_mask,
 )
 
-__all__ = ["FitRows", "fit_rows", "proba_in", "score_labeled", "take_rows"]
+__all__ = ["FitRows", "fit_rows", "proba_in", "score_labeled"]
 
 
 class FitRows:
@@ -66,16 +66,6 @@ def fit_rows(est, X, y, sample_domain, task: Literal["classification", "regressi
     else:
         y = np.asarray(y, dtype=np.float64)
     return FitRows(X, y, sd, source, target, (sd < 0) & unl)
-
-
-def take_rows(X: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``X[mask]``, as a view (no copy) when the selected rows are one contiguous block, as
-    stacked source and target rows are. Cost: ``O(n)`` to test the block, then the copy of
-    the rows only when they are scattered."""
-    idx = np.flatnonzero(mask)
-    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
-        return X[idx[0]:idx[-1] + 1]
-    return X[mask]
 
 
 def proba_in(classes: np.ndarray, est, X: np.ndarray) -> np.ndarray:

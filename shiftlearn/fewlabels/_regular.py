@@ -16,8 +16,9 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import HasMethods, Interval
+from .._linalg import take_rows
 from .._validation import check_X
-from ._base import fit_rows, score_labeled, take_rows
+from ._base import fit_rows, score_labeled
 
 __all__ = ["RegularTransferLC", "RegularTransferLR", "ridge_to_prior"]
 

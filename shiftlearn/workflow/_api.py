@@ -185,6 +185,10 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
             raise ValueError(f"source_domains has {len(inv)} values for {len(Xs)} source rows.")
         dom = inv.astype(np.int64) + 1
     K = len(values)
+    if not (margin == "se" or (isinstance(margin, int | float) and margin >= 0)):
+        raise ValueError(f"margin must be 'se' or a number >= 0, got {margin!r}.")
+    if search not in ("grid", "halving"):
+        raise ValueError(f"search must be 'grid' or 'halving', got {search!r}.")
     if few or method in FEW_ONLY:
         return _adapt_few_labels(
             Xs, Xt, codes, classes, tgt_codes, dom, values, method=method, estimator=estimator,
@@ -197,10 +201,6 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
                            n_jobs=n_jobs, seed=random_state, search=search, _estimator=est,
                            _estimator_name=estimator if isinstance(estimator, str)
                            and estimator in ESTIMATORS else type(est).__name__)
-    if not (margin == "se" or (isinstance(margin, int | float) and margin >= 0)):
-        raise ValueError(f"margin must be 'se' or a number >= 0, got {margin!r}.")
-    if search not in ("grid", "halving"):
-        raise ValueError(f"search must be 'grid' or 'halving', got {search!r}.")
     check_options(opts, K)
     if opts.select is None:
         opts.select = (default_select(opts._estimator_name, est) if method == "auto"
@@ -249,8 +249,6 @@ def _adapt_few_labels(Xs, Xt, codes, classes, tgt_codes, dom, values, *, method,
         raise ValueError(f"{', '.join(bad)}: options of the choice without target labels; "
                          "with labeled target rows the methods are compared by "
                          "cross-validation over those rows, with their defaults.")
-    if not (margin == "se" or (isinstance(margin, int | float) and margin >= 0)):
-        raise ValueError(f"margin must be 'se' or a number >= 0, got {margin!r}.")
     name = "logreg" if estimator == "1nn" else estimator
     est = make_estimator(name, random_state)
     opts = SimpleNamespace(method=method, candidates=candidates, margin=margin,

@@ -202,3 +202,17 @@ def test_arpack_runs_on_one_blas_thread_and_restores_the_callers():
     assert before and all(t == 2 for t in before) and after == before
     assert seen and all(all(t == 1 for t in s) for s in seen)
     np.testing.assert_allclose(w, np.linalg.eigvalsh(As)[::-1][:3], rtol=1e-10)
+
+
+def test_take_rows_is_a_view_of_a_block_and_a_copy_of_scattered_rows():
+    from shiftlearn._linalg import take_rows
+
+    X = np.arange(20.0).reshape(10, 2)
+    assert take_rows(X, np.ones(10, bool)) is X
+    for mask in (np.arange(10) < 4, np.arange(10) >= 7, np.arange(10) == 5,
+                 np.isin(np.arange(10), [1, 3]), np.zeros(10, bool)):
+        got = take_rows(X, mask)
+        np.testing.assert_array_equal(got, X[mask])
+        idx = np.flatnonzero(mask)
+        block = idx.size > 0 and idx[-1] - idx[0] + 1 == idx.size
+        assert np.shares_memory(got, X) == block

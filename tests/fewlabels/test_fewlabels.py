@@ -538,15 +538,3 @@ def test_top_level_export(name):
     assert getattr(shiftlearn, name) is getattr(shiftlearn.fewlabels, name)
     assert name in shiftlearn.__all__
 
-
-def test_take_rows_is_a_view_of_a_block_and_a_copy_of_scattered_rows():
-    from shiftlearn.fewlabels._base import take_rows
-
-    X = np.arange(20.0).reshape(10, 2)
-    for mask in (np.arange(10) < 4, np.arange(10) >= 7, np.arange(10) == 5,
-                 np.isin(np.arange(10), [1, 3]), np.zeros(10, bool)):
-        got = take_rows(X, mask)
-        np.testing.assert_array_equal(got, X[mask])
-        idx = np.flatnonzero(mask)
-        block = idx.size > 0 and idx[-1] - idx[0] + 1 == idx.size
-        assert np.shares_memory(got, X) == block

@@ -153,6 +153,10 @@ def test_adapt_with_labeled_target_rows_refuses_what_it_cannot_do():
         shiftlearn.adapt(Xs, ys, Xt, y_target_labeled=lab, tune=True, permutations=0)
     with pytest.raises(ValueError, match="few-label methods are classifiers"):
         shiftlearn.adapt(Xs, ys + 0.5, Xt, y_target_labeled=lab, permutations=0)
+    with pytest.raises(ValueError, match="search must be 'grid' or 'halving'"):
+        shiftlearn.adapt(Xs, ys, Xt, y_target_labeled=lab, search="random", permutations=0)
+    with pytest.raises(ValueError, match="margin must be"):
+        shiftlearn.adapt(Xs, ys, Xt, y_target_labeled=lab, margin=-1, permutations=0)
     with pytest.raises(ValueError, match="y_target_labeled has 3 labels"):
         shiftlearn.adapt(Xs, ys, Xt, y_target_labeled=lab[:3], permutations=0)
     res = shiftlearn.adapt(Xs, ys, Xt, y_target_labeled=lab, method="FeatureAugmentation",
