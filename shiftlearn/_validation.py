@@ -657,7 +657,7 @@ def warn_if_plain_pipeline(transformer, y) -> None:
     """
     if y is None:
         return
-    unl = unlabeled_mask(label_array(y))
+    unl = unlabeled_mask(y)
     if not unl.any():
         return
     import sys

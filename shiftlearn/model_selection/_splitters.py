@@ -158,7 +158,7 @@ class LeaveOneDomainOut(GroupsConsumerMixin, BaseCrossValidator):
             return True
         if y is not None and groups is not None:
             from .._validation import unlabeled_mask
-            return bool(unlabeled_mask(label_array(y)).any())
+            return bool(unlabeled_mask(y).any())
         return False
 
     def _da(self):
