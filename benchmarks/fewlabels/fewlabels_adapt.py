@@ -7,8 +7,9 @@ this script runs in a separate environment that has both ADAPT and shiftlearn::
     ../adapt-env/bin/pip install adapt tensorflow-cpu -e .
     OMP_NUM_THREADS=1 ../adapt-env/bin/python benchmarks/fewlabels/fewlabels_adapt.py
 
-Three parts, each method's fit timed on the same rows (ADAPT's parameter-based methods take a
-fitted source model: its fit is counted in ADAPT's time, since ours fits it inside ``fit``):
+Three parts (and a fourth run apart, ``--part trees``), each method's fit timed on the same
+rows (ADAPT's parameter-based methods take a fitted source model: its fit is counted in
+ADAPT's time, since ours fits it inside ``fit``):
 
 * ``regression``: a linear task whose target coefficients differ from the source's, in three
   shapes (n >> d, n ~ d, d >> n). RegularTransferLR: ours with ``prior_weight = lambda^2``
@@ -25,6 +26,9 @@ fitted source model: its fit is counted in ADAPT's time, since ours fits it insi
   protocol, fewer seeds): multi-task boosting beside TrAdaBoost, ours and ADAPT's, with the
   same depth-3 trees; ours also with ``target_share=0.5`` (its learners see the labeled target
   rows at half of the weight), which the office part runs with its weak learner too.
+* ``trees`` (``--part trees``, written to ``fewlabels_adapt_trees``; about 20 minutes): do
+  transfer forests add to the family? ADAPT's ``TransferForestClassifier`` (Segev et al.
+  2017) on the office draws, beside forests without transfer and our FeatureAugmentation.
 
 The implementations are not the same algorithm everywhere, and the table says so rather than
 calling a difference an error: ADAPT's TrAdaBoost measures a round's error with the predicted
@@ -67,6 +71,16 @@ PAPER_N_T = (10, 20, 50, 100)
 OFFICE_METHODS = ("FeatureAugmentation", "TrAdaBoost", "TrAdaBoost (C=0.001)",
                   "TrAdaBoost (C=0.001, target_share=0.5)", "RegularTransferLC", "LinInt")
 OURS_ONLY = ("TrAdaBoost (C=0.001, target_share=0.5)", "LinInt")
+#: the rows of the trees table: forests without and with transfer, and the family's best
+TREE_METHODS = ("source forest", "pooled forest", "TransferForest (relabel), ADAPT",
+                "TransferForest (SER), ADAPT", "TransferForest (STRUT), ADAPT",
+                "FeatureAugmentation (forest), ours",
+                "FeatureAugmentation (logistic regression), ours")
+N_TREES = 100
+#: the trees part's tasks: the two of the office part with the fewest source rows (Webcam 295,
+#: DSLR 157); ADAPT's SER on Caltech's 1,123 source rows ran past 14 minutes without finishing
+#: one task's 15 draws
+TREE_TASKS = (("webcam", "caltech"), ("dslr", "amazon"))
 PAPER_METHODS = ("multi-task boosting (ours)", "TrAdaBoost, ours",
                  "TrAdaBoost (target_share=0.5), ours", "TrAdaBoost, ADAPT")
 
@@ -76,13 +90,19 @@ def _adapt():
     try:
         from adapt.feature_based import FA
         from adapt.instance_based import TrAdaBoost, TrAdaBoostR2, TwoStageTrAdaBoostR2
-        from adapt.parameter_based import LinInt, RegularTransferLC, RegularTransferLR
+        from adapt.parameter_based import (
+            LinInt,
+            RegularTransferLC,
+            RegularTransferLR,
+            TransferForestClassifier,
+        )
     except ImportError as exc:
         raise SystemExit(f"fewlabels_adapt.py needs ADAPT and TensorFlow ({exc}); run it in "
                          "the separate environment its docstring describes") from exc
     return {"FA": FA, "TrAdaBoost": TrAdaBoost, "TrAdaBoostR2": TrAdaBoostR2,
             "TwoStageTrAdaBoostR2": TwoStageTrAdaBoostR2, "LinInt": LinInt,
-            "RegularTransferLC": RegularTransferLC, "RegularTransferLR": RegularTransferLR}
+            "RegularTransferLC": RegularTransferLC, "RegularTransferLR": RegularTransferLR,
+            "TransferForest": TransferForestClassifier}
 
 
 def _timed(fit, repeats: int = 1):
@@ -304,6 +324,86 @@ def part_office(A, repeats: int) -> tuple[list[dict], dict]:
     return rows, data
 
 
+def _tree_methods(A, X, y, sd, src, lab) -> dict:
+    """``{method: factory}``, each returning a fitted model whose ``predict`` gives class codes
+    (ADAPT's trees index the classes by their value, so ``y`` holds codes ``0..K-1``)."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    from shiftlearn import FeatureAugmentation
+
+    def forest():
+        return RandomForestClassifier(N_TREES, random_state=0)
+
+    def transfer(algo):
+        def fit():
+            source = forest().fit(X[src], y[src])       # its fit counts in ADAPT's time
+            return A["TransferForest"](source, algo=algo, Xt=X[lab], yt=y[lab], verbose=0,
+                                       random_state=0).fit(X[lab], y[lab])
+        return fit
+
+    return {
+        "source forest": lambda: forest().fit(X[src], y[src]),
+        "pooled forest": lambda: forest().fit(X[src | lab], y[src | lab]),
+        "TransferForest (relabel), ADAPT": transfer("relabel"),
+        "TransferForest (SER), ADAPT": transfer("ser"),
+        "TransferForest (STRUT), ADAPT": transfer("strut"),
+        "FeatureAugmentation (forest), ours": lambda: FeatureAugmentation(forest()).fit(X, y, sd),
+        "FeatureAugmentation (logistic regression), ours":
+            lambda: FeatureAugmentation(LogisticRegression()).fit(X, y, sd),
+    }
+
+
+def part_trees(A, repeats: int) -> tuple[list[dict], dict]:
+    """Transfer forests (Segev et al. 2017, ADAPT's implementation) on the office draws."""
+    import fewlabels_study as study
+
+    from shiftlearn.datasets import load_office_caltech
+
+    ds = load_office_caltech()
+    acc, secs, failed = {}, {}, {}
+    for s, t in track(TREE_TASKS, "tasks"):
+        X, _, sd0, y_true = ds.pack(s, t, return_masked_labels=True)
+        y_true = np.searchsorted(np.unique(y_true), y_true)
+        src = sd0 > 0
+        tgt_rows = np.flatnonzero(~src)
+        for k in study.BUDGETS:
+            for rep in range(repeats):
+                rng = np.random.default_rng([k, rep])
+                lab = np.zeros(X.shape[0], dtype=bool)
+                lab[tgt_rows[study.draw_labeled(y_true[tgt_rows], k, rng)]] = True
+                test = ~src & ~lab
+                y = np.where(src | lab, y_true, -1)
+                for method, make in _tree_methods(A, X, y, sd0, src, lab).items():
+                    try:
+                        with contextlib.redirect_stdout(io.StringIO()):  # ADAPT prints
+                            seconds, model = _timed(make)
+                            pred = model.predict(X[test])
+                    except Exception as exc:  # noqa: BLE001 - a peer's failure is a result
+                        failed.setdefault((method, k), f"{type(exc).__name__}: {exc}"[:160])
+                        continue
+                    acc.setdefault((method, k), []).append(
+                        100 * float(np.mean(pred == y_true[test])))
+                    secs.setdefault((method, k), []).append(seconds)
+        print(f"  {s}->{t} done", flush=True)
+    rows = []
+    n_expected = len(TREE_TASKS) * repeats
+    for method in TREE_METHODS:
+        row = {"method": method}
+        for k in study.BUDGETS:
+            v = acc.get((method, k), [])
+            row[f"k={k}"] = (f"{np.mean(v):.1f}" + ("" if len(v) == n_expected else
+                                                    f" ({n_expected - len(v)} failed)")
+                             if v else "failed")
+        row["fit (s, median)"] = float(np.median(
+            [x for k in study.BUDGETS for x in secs.get((method, k), [])] or [np.nan]))
+        rows.append(row)
+    data = {"accuracy": {"|".join(map(str, k)): v for k, v in acc.items()},
+            "seconds": {"|".join(map(str, k)): v for k, v in secs.items()},
+            "failed": {"|".join(map(str, k)): v for k, v in failed.items()}}
+    return rows, data
+
+
 def _paper_fits(A, X, y, sd, src, lab, rows) -> dict:
     from sklearn.tree import DecisionTreeClassifier
 
@@ -361,7 +461,8 @@ def part_paper(A, seeds: int) -> tuple[list[dict], dict]:
 @progress()
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["regression", "office", "paper", "all"], default="all")
+    ap.add_argument("--part", choices=["regression", "office", "paper", "trees", "all"],
+                    default="all", help="all: regression, office and paper (trees apart)")
     ap.add_argument("--seeds", type=int, default=5, help="regression and paper seeds")
     ap.add_argument("--repeats", type=int, default=5, help="office draws per budget")
     args = ap.parse_args(argv)
@@ -397,6 +498,25 @@ def main(argv: list[str] | None = None) -> None:
             if data["office"]["failed"]:
                 body += ["Failures (first message per method, implementation and budget):", ""]
                 body += [f"* {k}: `{v}`" for k, v in data["office"]["failed"].items()] + [""]
+        if "trees" in parts:
+            rows, data["trees"] = part_trees(A, args.repeats)
+            tasks = ", ".join(f"{s}->{t}" for s, t in TREE_TASKS)
+            body += ["## Transfer forests on Office+Caltech SURF", "",
+                     f"Mean target accuracy (%) over {len(TREE_TASKS)} tasks ({tasks}: the "
+                     "office part's with the fewest source rows; ADAPT's SER did not finish "
+                     "the draws of Caltech->Amazon in 14 minutes) x "
+                     f"{args.repeats} draws (the office part's), {N_TREES}-tree random "
+                     "forests (`random_state=0`). ADAPT's `TransferForestClassifier` (Segev "
+                     "et al. 2017: relabelling the leaves, SER, STRUT) refines a forest "
+                     "fitted on the source rows with the labeled target rows (that fit "
+                     "counted in its time). Beside it the forests without transfer, and our "
+                     "FeatureAugmentation with the forest and with logistic regression (the "
+                     "family's best single method at 3 labels per class in "
+                     "`fewlabels_select.md`).", "",
+                     markdown_table(rows, floatfmt=".3g"), ""]
+            if data["trees"]["failed"]:
+                body += ["Failures (first message per method and budget):", ""]
+                body += [f"* {k}: `{v}`" for k, v in data["trees"]["failed"].items()] + [""]
         if "paper" in parts:
             rows, data["paper"] = part_paper(A, args.seeds)
             body += ["## The multi-task boosting paper's monotone-shift pair", "",

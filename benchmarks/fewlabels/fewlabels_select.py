@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 sys.path.insert(0, str(Path(__file__).resolve().parent))       # fewlabels_study: the draws
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "model_selection"))  # the rows
 from _common import (  # noqa: E402
     PartsFile,
     header,
@@ -47,13 +48,36 @@ DEFAULT_TASKS = ("W-C", "D-A")
 #: the tasks of ``fewlabels_study.py``, whose results set ``FEWLABEL_DEFAULT``'s order
 ORDER_TASKS = ("C-A", "A-W", "W-C", "D-A")
 DOMAINS = {"C": "caltech", "A": "amazon", "W": "webcam", "D": "dslr"}
+#: the other real data sets' tasks (``selection_study.py``'s rows: at most 400 per domain)
+OTHER_TASKS = {"mnist->usps": "mnist_usps", "usps->mnist": "mnist_usps",
+               "msrc->voc": "msrc_voc", "voc->msrc": "msrc_voc"}
+OFFICE_TASKS = tuple(f"{a}-{b}" for a in DOMAINS for b in DOMAINS if a != b)
 
 
 def _parts() -> PartsFile:
     return PartsFile(results_dir(__file__) / "_fewlabels_select_parts.json")
 
 
-def run_task(ds, s: str, t: str, repeats: int) -> dict:
+def task_rows(task: str):
+    """``X, sample_domain, y_true`` (every row's label) of an Office letter pair (``W-C``, all
+    rows) or of a task of :data:`OTHER_TASKS` (the selection study's seeded subsample)."""
+    if task in OTHER_TASKS:
+        import selection_study as study
+
+        s, t = task.split("->")
+        X, y, sd, yt = study.study_rows(OTHER_TASKS[task], s, t, 400)
+        y_true = y.copy()
+        y_true[sd < 0] = yt
+        return X, sd, y_true
+    from shiftlearn.datasets import load_office_caltech
+
+    s, t = task.split("-")
+    X, _, sd, y_true = load_office_caltech().pack(DOMAINS[s], DOMAINS[t],
+                                                  return_masked_labels=True)
+    return X, sd, y_true
+
+
+def run_task(task: str, repeats: int) -> dict:
     """Every candidate and ``auto`` on one task: accuracies per budget and draw."""
     from sklearn.base import clone
 
@@ -63,7 +87,7 @@ def run_task(ds, s: str, t: str, repeats: int) -> dict:
         make_few_label_candidate,
     )
 
-    X, _, sd, y_true = ds.pack(DOMAINS[s], DOMAINS[t], return_masked_labels=True)
+    X, sd, y_true = task_rows(task)
     src = sd > 0
     tgt_rows = np.flatnonzero(~src)
     out: dict = {"accuracy": {}, "chosen": {}, "estimate": {}, "seconds": {}}
@@ -91,12 +115,13 @@ def run_task(ds, s: str, t: str, repeats: int) -> dict:
             # error rule (margin="se") is read from them with the same fits
             out.setdefault("cv", {}).setdefault(str(k), []).append(
                 {"mean": sel.cv_results_["mean_test_score"],
-                 "se": sel.cv_results_["se_test_score"]})
-            se_pick = _se_rule(sel.cv_results_)
-            out["chosen_se"] = out.get("chosen_se", {})
-            out["chosen_se"].setdefault(str(k), []).append(FEWLABEL_DEFAULT[se_pick])
-            out["accuracy"].setdefault(f"auto (margin=se)|{k}", []).append(
-                out["accuracy"][f"{FEWLABEL_DEFAULT[se_pick]}|{k}"][-1])
+                 "se": sel.cv_results_["se_test_score"],
+                 "rows": sel.cv_results_["row_test_scores"]})
+            for name, rule in (("se", _se_rule), ("paired", _paired_rule)):
+                pick = FEWLABEL_DEFAULT[rule(sel.cv_results_)]
+                out.setdefault(f"chosen_{name}", {}).setdefault(str(k), []).append(pick)
+                out["accuracy"].setdefault(f"{RULES[name]}|{k}", []).append(
+                    out["accuracy"][f"{pick}|{k}"][-1])
     return out
 
 
@@ -111,12 +136,37 @@ def _se_rule(res: dict) -> int:
     return int(np.flatnonzero(mean >= mean[top] - m - 1e-12)[0])
 
 
+def _paired_rule(res: dict) -> int:
+    """The paired one-standard-error rule from the same table: the earliest candidate whose
+    mean difference from the best, row by row over the labeled target rows, is within the
+    standard error of those differences."""
+    rows = np.array([[np.nan] * len(res["row_test_scores"][0]) if r is None else r
+                     for r in res["row_test_scores"]], dtype=float)
+    mean = np.where(np.isfinite(rows).all(axis=1), rows.mean(axis=1), -np.inf)
+    top = int(np.argmax(mean))
+    m = rows.shape[1]
+    for i in range(rows.shape[0]):
+        if not np.isfinite(mean[i]):
+            continue
+        d = rows[top] - rows[i]
+        se = float(d.std(ddof=1) / np.sqrt(m)) if m > 1 else 0.0
+        if d.mean() <= se + 1e-12:
+            return i
+    return top
+
+
+#: the rules read from ``auto``'s cross-validation tables, and their rows in the tables
+RULES = {"se": "auto (margin=se)", "paired": "auto (paired)"}
+
+
 def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: float) -> None:
     from collections import Counter
 
     from shiftlearn.model_selection import FEWLABEL_DEFAULT
 
-    methods = ["auto", "auto (margin=se)", *FEWLABEL_DEFAULT]
+    rules = ["auto (margin=se)"] + (["auto (paired)"] if all(
+        "chosen_paired" in parts[t] for t in tasks) else [])
+    methods = ["auto", *rules, *FEWLABEL_DEFAULT]
     acc = {(m, k): [a for t in tasks for a in parts[t]["accuracy"][f"{m}|{k}"]]
            for m in methods for k in BUDGETS}
     table = []
@@ -134,7 +184,7 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
     for k in BUDGETS:
         means = {m: float(np.mean(acc[(m, k)])) for m in FEWLABEL_DEFAULT}
         best = max(means, key=means.get)
-        for name in ("auto", "auto (margin=se)"):
+        for name in ("auto", *rules):
             a = float(np.mean(acc[(name, k)]))
             verdict = "at or above" if a >= means[best] - 1e-9 else "below"
             lines.append(f"* k={k}: {name} {a:.2f} is {verdict} the best single method ({best} "
@@ -142,12 +192,12 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
                          f"only {means['source-only']:.1f}.")
     held = [t for t in tasks if t not in ORDER_TASKS]
     split_text = ""
-    if held and len(held) < len(tasks):
+    if held and len(held) < len(tasks) and all(t in OFFICE_TASKS for t in tasks):
         split_rows = []
         for label, group in ((f"the {len(tasks) - len(held)} that set the default order",
                               [t for t in tasks if t in ORDER_TASKS]),
                              (f"the other {len(held)} (held out)", held)):
-            for name in ("auto", "auto (margin=se)"):
+            for name in ("auto", *rules):
                 r = {"tasks": label, "method": name}
                 for k in BUDGETS:
                     r[f"k={k}"] = float(np.mean([a for t in group
@@ -166,77 +216,112 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
             "others, two decimals (a tie at one decimal above can hide a difference):\n\n"
             + markdown_table(split_rows))
     chosen = {k: Counter(c for t in tasks for c in parts[t]["chosen"][str(k)]) for k in BUDGETS}
-    chosen_se = {k: Counter(c for t in tasks for c in parts[t]["chosen_se"][str(k)])
-                 for k in BUDGETS}
+    chosen_rule = {name: {k: Counter(c for t in tasks for c in parts[t][f"chosen_{key}"][str(k)])
+                          for k in BUDGETS}
+                   for key, name in RULES.items() if name in rules}
     est = {k: float(np.mean([e for t in tasks for e in parts[t]["estimate"][str(k)]]))
            for k in BUDGETS}
     per_task = []
     for t in tasks:
-        row = {"task": t.replace("-", "->")}
+        row = {"task": _shown(t)}
         for k in BUDGETS:
-            for m in ("auto", "auto (margin=se)", "FeatureAugmentation", "target-only",
-                      "source-only"):
+            for m in ("auto", *rules, "FeatureAugmentation", "target-only", "source-only"):
                 row[f"{m} k={k}"] = round(float(np.mean(parts[t]["accuracy"][f"{m}|{k}"])), 1)
         per_task.append(row)
     body = (
         f"Mean target accuracy (%) on the unlabeled target rows over {len(tasks)} task(s) "
-        f"({', '.join(t.replace('-', '->') for t in tasks)}) x {repeats} seeded draws of k "
+        f"({', '.join(_shown(t) for t in tasks)}) x {repeats} seeded draws of k "
         "labeled target rows per class (the draws of `fewlabels_study.py`; sd over tasks and "
         "draws together). Every candidate uses `LogisticRegression()`; `auto` is "
         "`FewLabelSelector()` (its default candidates, chosen by cross-validation over the "
         "labeled target rows: leave-one-out at k=1, stratified folds at k=3 and 10), refitted "
         "on every row. `auto (margin=se)` is `FewLabelSelector(margin=\"se\")` read from the "
         "same cross-validation tables: the earliest candidate (in the default order, the "
-        "earlier study's best first) within one standard error of the best.\n\n"
-        + ("" if len(tasks) == 12 else
-           f"Subsampled: {len(tasks)} of the twelve tasks. The script's default is two "
-           "(W->C, D->A), to stay within ten minutes on one core; `--tasks all` runs the "
+        "earlier study's best first) within one standard error of the best."
+        + (" `auto (paired)` is read from them too: the earliest candidate whose mean "
+           "difference from the best, row by row over the labeled target rows, is within the "
+           "standard error of those differences (the paired one-standard-error rule)."
+           if "auto (paired)" in rules else "")
+        + ("" if not any(t in OTHER_TASKS for t in tasks) else
+           " MNIST<->USPS and MSRC<->VOC use the selection study's rows (`selection_study.py`:"
+           " a seeded subsample of at most 400 rows per domain).")
+        + "\n\n"
+        + ("" if len(tasks) == 12 or not all(t in OFFICE_TASKS for t in tasks) else
+           f"Subsampled: {len(tasks)} of the twelve Office tasks. The script's default is two "
+           "(W->C, D->A), to stay within ten minutes on one core; `--tasks office` runs the "
            "twelve.\n\n")
         + markdown_table(table, floatfmt=".1f")
         + "\n\n" + "\n".join(lines) + split_text
         + "\n\nWhat auto chose (over the tasks and draws): "
         + "; ".join(f"k={k}: " + ", ".join(f"{m} {n}" for m, n in chosen[k].most_common())
                     for k in BUDGETS)
-        + ". With `margin=\"se\"`: "
-        + "; ".join(f"k={k}: " + ", ".join(f"{m} {n}" for m, n in chosen_se[k].most_common())
-                    for k in BUDGETS)
+        + "".join(
+            f". {name}: " + "; ".join(
+                f"k={k}: " + ", ".join(f"{m} {n}" for m, n in counts[k].most_common())
+                for k in BUDGETS)
+            for name, counts in chosen_rule.items())
         + ".\n\nauto's own estimate (its cross-validated accuracy on the labeled target rows, "
         "mean over tasks and draws; optimistic, since the same labels chose): "
         + ", ".join(f"k={k}: {est[k]:.1f}" for k in BUDGETS)
         + ".\n\nPer task (mean over the draws):\n\n" + markdown_table(per_task, floatfmt=".1f")
         + f"\n\nWall time of the run that made the parts: {wall:.0f} s on one thread.")
     print(body)
-    write_results("fewlabels_select", "auto among the few-labels methods on Office+Caltech SURF",
-                  body, {"tasks": tasks, "budgets": list(BUDGETS), "repeats": repeats,
+    name, title = _results_name(tasks)
+    write_results(name, title, body, {"tasks": tasks, "budgets": list(BUDGETS), "repeats": repeats,
                          "parts": {t: parts[t] for t in tasks}, "wall_s": wall}, machine)
+
+
+def _shown(task: str) -> str:
+    """A task as the tables show it: ``W->C``, ``mnist->usps``."""
+    return task if task in OTHER_TASKS else task.replace("-", "->")
+
+
+def _results_name(tasks: list[str]) -> tuple[str, str]:
+    """The results file and title: Office only, the other data sets only, or both."""
+    if all(t in OFFICE_TASKS for t in tasks):
+        return "fewlabels_select", "auto among the few-labels methods on Office+Caltech SURF"
+    if not any(t in OFFICE_TASKS for t in tasks):
+        return ("fewlabels_select_others",
+                "auto among the few-labels methods on MNIST<->USPS and MSRC<->VOC")
+    return "fewlabels_select_all", "auto among the few-labels methods on the real data sets"
+
+
+def _tasks(text: str) -> list[str]:
+    groups = {"office": list(OFFICE_TASKS), "others": list(OTHER_TASKS),
+              "all": [*OFFICE_TASKS, *OTHER_TASKS]}
+    if text in groups:
+        return groups[text]
+    tasks = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in tasks if t not in OFFICE_TASKS and t not in OTHER_TASKS]
+    if bad:
+        raise SystemExit(f"unknown task(s) {bad}: Office letter pairs such as W-C, "
+                         f"{', '.join(OTHER_TASKS)}, or office, others, all")
+    return tasks
 
 
 @progress()
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", default=",".join(DEFAULT_TASKS),
-                    help="comma-separated S-T letters (C, A, W, D), or all")
+                    help="comma-separated Office S-T letters (C, A, W, D) or "
+                         f"{', '.join(OTHER_TASKS)}; or office (the twelve Office tasks), "
+                         "others (the four of MNIST<->USPS and MSRC<->VOC), all")
     ap.add_argument("--repeats", type=int, default=REPEATS)
     ap.add_argument("--report", action="store_true", help="rebuild the tables from the parts")
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    from shiftlearn.datasets import load_office_caltech
-
-    machine = header("auto among the few-labels methods on Office+Caltech SURF")
-    tasks = ([f"{a}-{b}" for a in DOMAINS for b in DOMAINS if a != b] if args.tasks == "all"
-             else [t.strip() for t in args.tasks.split(",") if t.strip()])
+    tasks = _tasks(args.tasks)
+    machine = header(_results_name(tasks)[1])
     store = _parts()
     if not args.report:
-        ds = load_office_caltech()
         with threadpool_limits(1):
             for t in track(tasks, "tasks"):
                 key = f"{t}|{args.repeats}"
                 if key in store:
                     continue
-                s, g = t.split("-")
                 t0 = time.perf_counter()
-                res = run_task(ds, s, g, args.repeats)
+                res = run_task(t, args.repeats)
                 res["wall_s"] = time.perf_counter() - t0
                 store.save(key, res)
                 print(f"  {t} done in {res['wall_s']:.0f} s", flush=True)

@@ -287,7 +287,10 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
     cv_results_ : dict of lists, one entry per candidate in ``methods`` order: ``method``,
         ``mean_test_score`` (accuracy over the labeled target rows, averaged over the
         repeats), ``se_test_score``, ``rank_test_score``, ``fit_time`` (seconds, all folds),
-        ``error`` (why a candidate failed, else ``""``).
+        ``error`` (why a candidate failed, else ``""``), ``row_test_scores`` (each labeled
+        target row's correctness averaged over the repeats, in the order of the labeled target
+        rows in ``X``; all NaN for a failed candidate): the rows the means and standard errors
+        are made of, so that another rule (a paired comparison) can be read from the same fits.
     best_method_ : str
     best_estimator_ : the chosen candidate refitted on every row.
     estimate_ : :class:`Estimate`, the winner's cross-validated accuracy and standard error
@@ -442,7 +445,9 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         rank[order] = np.arange(1, len(cands) + 1)
         self.cv_results_ = {"method": methods, "mean_test_score": mean.tolist(),
                             "se_test_score": se.tolist(), "rank_test_score": rank.tolist(),
-                            "fit_time": times.tolist(), "error": errors}
+                            "fit_time": times.tolist(), "error": errors,
+                            "row_test_scores": np.where(failed[:, None], np.nan,
+                                                        row_mean).tolist()}
         self.best_method_ = methods[best]
         self.best_estimator_ = clone(cands[best]).fit(X, codes, sd)
         self.estimate_ = Estimate(float(mean[best]), float(se[best]), int(m))

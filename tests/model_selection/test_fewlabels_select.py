@@ -187,3 +187,23 @@ def test_margin_keeps_the_earlier_candidate_within_it():
     assert sel.best_method_ == "target-only"
     i = sel.cv_results_["method"].index("target-only")
     assert sel.margin_ == sel.cv_results_["se_test_score"][i]
+
+
+def test_row_scores_are_what_the_mean_and_se_are_made_of():
+    X, y, sd, y_true = _task(m_per_class=3)
+    sel = FewLabelSelector(methods=["pooled", "target-only", "TrAdaBoost"],
+                           estimator=KNeighborsClassifier(1)).fit(X, y, sd)
+    res = sel.cv_results_
+    lab = np.flatnonzero((sd < 0) & (y >= 0))
+    for i, name in enumerate(res["method"]):
+        rows = np.asarray(res["row_test_scores"][i])
+        assert rows.shape == (lab.size,)
+        if res["error"][i]:                        # failed: no row score either
+            assert name == "TrAdaBoost" and np.isnan(rows).all()
+            continue
+        assert ((rows >= 0) & (rows <= 1)).all()
+        # each row's mean over the repeats is a multiple of 1 / n_repeats
+        assert np.allclose(rows * sel.n_repeats_, np.round(rows * sel.n_repeats_))
+        assert rows.mean() == pytest.approx(res["mean_test_score"][i], rel=1e-12)
+        assert rows.std(ddof=1) / np.sqrt(lab.size) == pytest.approx(res["se_test_score"][i],
+                                                                     rel=1e-12)
