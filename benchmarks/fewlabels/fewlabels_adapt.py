@@ -267,15 +267,18 @@ def _office_methods(A, X, y, sd, src, lab):
     }
 
 
-def part_office(A, repeats: int) -> tuple[list[dict], dict]:
+def _office_draws(tasks, repeats: int, codes: bool = False):
+    """Each task's seeded draws of ``fewlabels_study.py``: ``(k, X, y, sd, src, lab, test,
+    y_true)``, ``y`` with ``-1`` on the unlabeled target rows; ``codes``: labels ``0..K-1``."""
     import fewlabels_study as study
 
     from shiftlearn.datasets import load_office_caltech
 
     ds = load_office_caltech()
-    acc, secs, failed = {}, {}, {}
-    for s, t in track(study.DEFAULT_TASKS, "tasks"):
+    for s, t in track(tasks, "tasks"):
         X, _, sd0, y_true = ds.pack(s, t, return_masked_labels=True)
+        if codes:
+            y_true = np.searchsorted(np.unique(y_true), y_true)
         src = sd0 > 0
         tgt_rows = np.flatnonzero(~src)
         for k in study.BUDGETS:
@@ -283,23 +286,29 @@ def part_office(A, repeats: int) -> tuple[list[dict], dict]:
                 rng = np.random.default_rng([k, rep])
                 lab = np.zeros(X.shape[0], dtype=bool)
                 lab[tgt_rows[study.draw_labeled(y_true[tgt_rows], k, rng)]] = True
-                test = ~src & ~lab
-                y = np.where(src | lab, y_true, -1)
-                for method, pair in _office_methods(A, X, y, sd0, src, lab).items():
-                    for impl, make in zip(("ours", "ADAPT"), pair, strict=True):
-                        key = (method, impl, k)
-                        if make is None:
-                            continue
-                        try:
-                            with contextlib.redirect_stdout(io.StringIO()):  # ADAPT prints
-                                seconds, model = _timed(make)
-                                pred = model.predict(X[test])
-                        except Exception as exc:  # noqa: BLE001 - a peer's failure is a result
-                            failed.setdefault(key, f"{type(exc).__name__}: {exc}"[:160])
-                            continue
-                        acc.setdefault(key, []).append(100 * float(np.mean(pred == y_true[test])))
-                        secs.setdefault(key, []).append(seconds)
+                yield k, X, np.where(src | lab, y_true, -1), sd0, src, lab, ~src & ~lab, y_true
         print(f"  {s}->{t} done", flush=True)
+
+
+def part_office(A, repeats: int) -> tuple[list[dict], dict]:
+    import fewlabels_study as study
+
+    acc, secs, failed = {}, {}, {}
+    for k, X, y, sd0, src, lab, test, y_true in _office_draws(study.DEFAULT_TASKS, repeats):
+        for method, pair in _office_methods(A, X, y, sd0, src, lab).items():
+            for impl, make in zip(("ours", "ADAPT"), pair, strict=True):
+                key = (method, impl, k)
+                if make is None:
+                    continue
+                try:
+                    with contextlib.redirect_stdout(io.StringIO()):  # ADAPT prints
+                        seconds, model = _timed(make)
+                        pred = model.predict(X[test])
+                except Exception as exc:  # noqa: BLE001 - a peer's failure is a result
+                    failed.setdefault(key, f"{type(exc).__name__}: {exc}"[:160])
+                    continue
+                acc.setdefault(key, []).append(100 * float(np.mean(pred == y_true[test])))
+                secs.setdefault(key, []).append(seconds)
     rows = []
     for method in OFFICE_METHODS:
         for impl in ("ours", "ADAPT"):
@@ -358,34 +367,19 @@ def part_trees(A, repeats: int) -> tuple[list[dict], dict]:
     """Transfer forests (Segev et al. 2017, ADAPT's implementation) on the office draws."""
     import fewlabels_study as study
 
-    from shiftlearn.datasets import load_office_caltech
-
-    ds = load_office_caltech()
     acc, secs, failed = {}, {}, {}
-    for s, t in track(TREE_TASKS, "tasks"):
-        X, _, sd0, y_true = ds.pack(s, t, return_masked_labels=True)
-        y_true = np.searchsorted(np.unique(y_true), y_true)
-        src = sd0 > 0
-        tgt_rows = np.flatnonzero(~src)
-        for k in study.BUDGETS:
-            for rep in range(repeats):
-                rng = np.random.default_rng([k, rep])
-                lab = np.zeros(X.shape[0], dtype=bool)
-                lab[tgt_rows[study.draw_labeled(y_true[tgt_rows], k, rng)]] = True
-                test = ~src & ~lab
-                y = np.where(src | lab, y_true, -1)
-                for method, make in _tree_methods(A, X, y, sd0, src, lab).items():
-                    try:
-                        with contextlib.redirect_stdout(io.StringIO()):  # ADAPT prints
-                            seconds, model = _timed(make)
-                            pred = model.predict(X[test])
-                    except Exception as exc:  # noqa: BLE001 - a peer's failure is a result
-                        failed.setdefault((method, k), f"{type(exc).__name__}: {exc}"[:160])
-                        continue
-                    acc.setdefault((method, k), []).append(
-                        100 * float(np.mean(pred == y_true[test])))
-                    secs.setdefault((method, k), []).append(seconds)
-        print(f"  {s}->{t} done", flush=True)
+    for k, X, y, sd0, src, lab, test, y_true in _office_draws(TREE_TASKS, repeats, codes=True):
+        for method, make in _tree_methods(A, X, y, sd0, src, lab).items():
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):  # ADAPT prints
+                    seconds, model = _timed(make)
+                    pred = model.predict(X[test])
+            except Exception as exc:  # noqa: BLE001 - a peer's failure is a result
+                failed.setdefault((method, k), f"{type(exc).__name__}: {exc}"[:160])
+                continue
+            acc.setdefault((method, k), []).append(
+                100 * float(np.mean(pred == y_true[test])))
+            secs.setdefault((method, k), []).append(seconds)
     rows = []
     n_expected = len(TREE_TASKS) * repeats
     for method in TREE_METHODS:
@@ -459,6 +453,14 @@ def part_paper(A, seeds: int) -> tuple[list[dict], dict]:
 
 
 @progress()
+def _failure_lines(failed: dict, per: str) -> list[str]:
+    """The Markdown lines listing a part's failures (none: no line)."""
+    if not failed:
+        return []
+    return [f"Failures (first message per {per}):", "",
+            *[f"* {k}: `{v}`" for k, v in failed.items()], ""]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=["regression", "office", "paper", "trees", "all"],
@@ -495,9 +497,7 @@ def main(argv: list[str] | None = None) -> None:
                      "(`fewlabels_study.py`'s), `LogisticRegression()` in every method; the "
                      "median fit time over all the fits.", "",
                      markdown_table(rows, floatfmt=".3g"), ""]
-            if data["office"]["failed"]:
-                body += ["Failures (first message per method, implementation and budget):", ""]
-                body += [f"* {k}: `{v}`" for k, v in data["office"]["failed"].items()] + [""]
+            body += _failure_lines(data["office"]["failed"], "method, implementation and budget")
         if "trees" in parts:
             rows, data["trees"] = part_trees(A, args.repeats)
             tasks = ", ".join(f"{s}->{t}" for s, t in TREE_TASKS)
@@ -514,9 +514,7 @@ def main(argv: list[str] | None = None) -> None:
                      "family's best single method at 3 labels per class in "
                      "`fewlabels_select.md`).", "",
                      markdown_table(rows, floatfmt=".3g"), ""]
-            if data["trees"]["failed"]:
-                body += ["Failures (first message per method and budget):", ""]
-                body += [f"* {k}: `{v}`" for k, v in data["trees"]["failed"].items()] + [""]
+            body += _failure_lines(data["trees"]["failed"], "method and budget")
         if "paper" in parts:
             rows, data["paper"] = part_paper(A, args.seeds)
             body += ["## The multi-task boosting paper's monotone-shift pair", "",

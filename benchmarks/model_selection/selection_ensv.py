@@ -41,27 +41,26 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 sys.path.insert(0, str(Path(__file__).resolve().parent))       # the studies
+import _common as common  # noqa: E402
 import selection_catalog as cat  # noqa: E402
 import selection_study as study  # noqa: E402
-from _common import (  # noqa: E402
-    PartsFile,
-    header,
-    markdown_table,
-    progress,
-    results_dir,
-    track,
-    write_results,
-)
 
 from shiftlearn import DomainAdaptationClassifier  # noqa: E402
 from shiftlearn.adaptation import FitMemory  # noqa: E402
 from shiftlearn.model_selection import candidate_grid  # noqa: E402
 
 CLASSIFIERS = ("1nn", "logreg")
+TITLE = "Ensemble-agreement selection (EnsV) on the catalog's tasks"
 
 
-def _parts() -> PartsFile:
-    return PartsFile(results_dir(__file__) / "_selection_ensv_parts.json")
+def _parts() -> common.PartsFile:
+    return common.PartsFile(common.results_dir(__file__) / "_selection_ensv_parts.json")
+
+
+def _catalog_parts() -> dict:
+    """``selection_catalog.py``'s parts (its 400-row run), or ``{}``."""
+    return common.PartsFile(common.results_dir(__file__)
+                            / "_selection_catalog_parts_r400.json").load()
 
 
 def ensv_choice(proba: list[np.ndarray], pred: list[np.ndarray], classes: np.ndarray) -> int:
@@ -122,7 +121,7 @@ def run_task(name: str, s: str, t: str, clf_name: str) -> dict:
 def _catalog_check(parts: dict) -> float:
     """The largest difference between this script's target accuracies and the catalog parts'
     for the same candidates (NaN when no catalog part is present)."""
-    store = PartsFile(results_dir(__file__) / "_selection_catalog_parts_r400.json").load()
+    store = _catalog_parts()
     diffs = []
     for key, part in parts.items():
         if key not in store:
@@ -140,7 +139,7 @@ def _catalog_check(parts: dict) -> float:
 
 
 def report(parts: dict, machine: dict, wall: float) -> None:
-    catalog = PartsFile(results_dir(__file__) / "_selection_catalog_parts_r400.json").load()
+    catalog = _catalog_parts()
     sections = ["\n\n".join(p.strip() for p in __doc__.split("\n\n")[1:5])]
     data = {}
     for clf in CLASSIFIERS:
@@ -172,7 +171,7 @@ def report(parts: dict, machine: dict, wall: float) -> None:
                 f"{100 * np.mean(raw):.2f}%."
                 + (f" The catalog's `auto` under circular validation (its best criterion): "
                    f"{circ[0]:.2f}%." if circ else "")
-                + "\n\n" + markdown_table(rows)
+                + "\n\n" + common.markdown_table(rows)
                 + "\n\nEach single method over its own grid, chosen by EnsV (mean target "
                 "accuracy %, best first): "
                 + ", ".join(f"{m} {v:.2f}" for m, v in singles)
@@ -187,22 +186,22 @@ def report(parts: dict, machine: dict, wall: float) -> None:
                     f"that made the parts: {wall:.0f} s on one thread.")
     body = "\n\n".join(sections)
     print(body)
-    write_results("selection_ensv", "Ensemble-agreement selection (EnsV) on the catalog's tasks",
-                  body, {**data, "catalog_check": check, "wall_s": wall}, machine)
+    common.write_results("selection_ensv", TITLE, body,
+                         {**data, "catalog_check": check, "wall_s": wall}, machine)
 
 
-@progress()
+@common.progress()
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="rebuild the tables from the parts")
     args = ap.parse_args(argv)
-    machine = header("Ensemble-agreement selection (EnsV) on the catalog's tasks")
+    machine = common.header(TITLE)
     store = _parts()
     units = [(clf, *task) for clf in CLASSIFIERS for task in study.tasks(False)]
     if not args.report:
         with threadpool_limits(1), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for clf, name, s, t in track(units, "tasks"):
+            for clf, name, s, t in common.track(units, "tasks"):
                 key = f"{name}:{s}->{t}|{clf}"
                 if key in store:
                     continue

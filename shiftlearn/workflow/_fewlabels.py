@@ -63,19 +63,29 @@ def few_label_methods(method: str, candidates) -> tuple[list[str], str]:
                      f"{', '.join(known)}; or leave the target labels empty to use {method}.")
 
 
-def _caveat(chosen_by_cv: bool, m: int, nested) -> str:
+#: said when the choice rests on leave-one-out because a class has a single label
+SINGLE_LABEL_CAVEAT = (
+    " A class has a single labeled row, so leave-one-out held out that class's only label: the "
+    "methods that learn most from the target labels (pooled-weighted, FeatureAugmentation, "
+    "target only) were scored with a handicap the final fit does not have, and the choice is a "
+    "weak guess. Label a second row in each class, or name one method (--method on the "
+    "command line, method= in shiftlearn.adapt).")
+
+
+def _caveat(chosen_by_cv: bool, m: int, nested, single_label: bool = False) -> str:
     if m < 2:
         return ("One labeled target row: the estimate is that row right (1) or wrong (0), "
                 "with no uncertainty to give; label more target rows for a measurement.")
     if not chosen_by_cv:
         return ("One method, as asked: the estimate is its cross-validated accuracy on the "
                 "labeled target rows; nothing was chosen with them.")
+    single = SINGLE_LABEL_CAVEAT if single_label else ""
     if nested is None:
         return ("The same labels chose the method and estimate its accuracy, so the estimate "
-                "is optimistic; too few labels for a nested estimate.")
+                "is optimistic; too few labels for a nested estimate." + single)
     return ("The same labels chose the method and estimate its accuracy, so that estimate is "
             "optimistic; the nested estimate (the choice repeated without the held-out labels) "
-            "is not.")
+            "is not." + single)
 
 
 def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files,
@@ -144,7 +154,8 @@ def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files
                         "rows": sel.estimate_.rows},
            "nested": None if nested is None else {"accuracy": nested.accuracy,
                                                   "se": _f(nested.se), "rows": nested.rows},
-           "caveat": _caveat(chose, m, nested)}
+           "caveat": _caveat(chose, m, nested,
+                             single_label=sel.split_rule_.startswith("leave-one-out"))}
     if on_choice is not None:
         on_choice(few)
     t0 = time.perf_counter()

@@ -62,7 +62,7 @@ def test_a_few_target_labels_choose_and_every_other_row_is_predicted(tmp_path):
     assert rep["method"] == "auto (few labels): " + few["choice"]
     assert 0 <= few["estimate"]["accuracy"] <= 1 and few["estimate"]["rows"] == 6
     assert few["nested"]["rows"] == 6
-    assert "optimistic" in few["caveat"]
+    assert "optimistic" in few["caveat"] and "single labeled row" not in few["caveat"]
     assert rep["domains"][-1]["labeled"] == 6
     with open(tmp_path / "p.csv") as f:
         rows = list(csv.DictReader(f))
@@ -191,3 +191,12 @@ def test_the_saved_model_predicts_target_rows(tmp_path):
     with open(tmp_path / "q.csv") as f:
         pred = np.array([r["prediction"] for r in csv.DictReader(f)])
     assert pred.shape == (40,) and np.mean(pred == truth) > 0.9
+
+
+def test_one_label_in_a_class_says_the_choice_is_a_weak_guess(tmp_path, capsys):
+    # one label per class: leave-one-out holds out a class's only label
+    _files(tmp_path, per_class=1)
+    assert _run(tmp_path, *FAST, "--report", str(tmp_path / "r.json")) == 0
+    few = json.loads((tmp_path / "r.json").read_text())["few_labels"]
+    assert few["split"].startswith("leave-one-out over the 2 labeled target rows")
+    assert "single labeled row" in few["caveat"] and "weak guess" in few["caveat"]
