@@ -375,9 +375,10 @@ def _logistic_reference(A, Y, theta0, lam, K):
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_regular_transfer_lc_minimises_the_map_objective(n_classes):
+@pytest.mark.parametrize("d", [3, 20])      # 12 labeled rows: more, then fewer than d + 1
+def test_regular_transfer_lc_minimises_the_map_objective(n_classes, d):
     from scipy.optimize import minimize
-    X, y, sd, _ = _problem(n_lab=12, n_classes=n_classes, seed=3)
+    X, y, sd, _ = _problem(n_lab=12, n_classes=n_classes, seed=3, d=d)
     lam = 0.5
     m = RegularTransferLC(prior_weight=lam, tol=1e-10).fit(X, y, sd)
     t = (sd < 0) & (y != -1)
