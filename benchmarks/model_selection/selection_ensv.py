@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))       # the studies
 import _common as common  # noqa: E402
 import selection_catalog as cat  # noqa: E402
 import selection_study as study  # noqa: E402
+from _common import write_results  # noqa: E402 - by name: the house test finds the call
 
 from shiftlearn import DomainAdaptationClassifier  # noqa: E402
 from shiftlearn.adaptation import FitMemory  # noqa: E402
@@ -186,8 +187,8 @@ def report(parts: dict, machine: dict, wall: float) -> None:
                     f"that made the parts: {wall:.0f} s on one thread.")
     body = "\n\n".join(sections)
     print(body)
-    common.write_results("selection_ensv", TITLE, body,
-                         {**data, "catalog_check": check, "wall_s": wall}, machine)
+    write_results("selection_ensv", TITLE, body,
+                  {**data, "catalog_check": check, "wall_s": wall}, machine)
 
 
 @common.progress()

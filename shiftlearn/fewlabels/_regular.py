@@ -291,11 +291,11 @@ class RegularTransferLC(ClassifierMixin, BaseEstimator):
     Cost: the source fit, then per L-BFGS iteration ``O(m d K)`` on the ``m`` labeled target
     rows (``K = 1`` for two classes); with fewer labeled target rows than features, one thin QR
     (``O(m^2 d)``) and ``O(m^2 K)`` per iteration: the optimum differs from the prior only in
-    the row space of the labeled rows, where L-BFGS then runs. The intercepts are coefficients like the others, shrunk
-    toward the source's. A class of the labeled rows that the source model did not see gets
-    the prior 0; with more than two classes and a two-class source model, the source's
-    ``(w, b)`` becomes the rows ``-(w, b)/2`` and ``(w, b)/2`` of its two classes (the same
-    probabilities between them).
+    the row space of the labeled rows, where L-BFGS then runs. The intercepts are coefficients
+    like the others, shrunk toward the source's. A class of the labeled rows that the source
+    model did not see gets the prior 0; with more than two classes and a two-class source model,
+    the source's ``(w, b)`` becomes the rows ``-(w, b)/2`` and ``(w, b)/2`` of its two classes
+    (the same probabilities between them).
 
     References
     ----------
