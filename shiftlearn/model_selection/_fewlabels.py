@@ -120,15 +120,43 @@ class _Rows(ClassifierMixin, BaseEstimator):
         return self.estimator_.predict_proba(X)
 
 
+class _Prefit:
+    """A fitted adapter handed to every clone of a candidate: scikit-learn's ``clone``
+    deep-copies a parameter that is not an estimator, and this one copies as itself."""
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self) -> str:
+        return f"_Prefit({self.adapter!r})"
+
+
 class _AdaptThenClassify(ClassifierMixin, BaseEstimator):
     """An adapter fitted on every row (the target labels hidden from it), then ``estimator``
-    on the adapted source rows and labeled target rows (each row mapped as its domain)."""
+    on the adapted source rows and labeled target rows (each row mapped as its domain).
+
+    The adapter sees the source labels only, so its fit is the same in every validation fold
+    of a :class:`FewLabelSelector` (the folds hide target labels) and in the refit: the
+    selector fits it once and hands it over as ``prefit``, which must have been fitted on the
+    same ``X``, source labels and ``sample_domain``."""
 
     __metadata_request__fit = {"sample_domain": True}
 
-    def __init__(self, adapter=None, estimator=None):
+    def __init__(self, adapter=None, estimator=None, prefit=None):
         self.adapter = adapter
         self.estimator = estimator
+        self.prefit = prefit
+
+    def _fit_adapter(self, X, y, sample_domain):
+        """The adapter fitted on ``X`` with the target labels hidden."""
+        return clone(self.adapter).fit(X, np.where(sample_domain > 0, y, -1),
+                                       sample_domain=sample_domain)
 
     def _map(self, X, sd):
         import inspect
@@ -141,8 +169,8 @@ class _AdaptThenClassify(ClassifierMixin, BaseEstimator):
         from sklearn.linear_model import LogisticRegression
 
         lab = y >= 0
-        self.adapter_ = clone(self.adapter).fit(X, np.where(sample_domain > 0, y, -1),
-                                                sample_domain=sample_domain)
+        self.adapter_ = (self.prefit.adapter if self.prefit is not None
+                         else self._fit_adapter(X, y, sample_domain))
         Z = self._map(X, sample_domain)
         est = clone(LogisticRegression() if self.estimator is None else self.estimator)
         self.estimator_ = est.fit(Z[lab], y[lab])
@@ -411,6 +439,15 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         folds, r, rule = few_label_folds(codes[lab], self.n_splits, self.n_repeats,
                                          self.random_state)
         cands = [make_few_label_candidate(m, self.estimator, self.random_state) for m in methods]
+        times = np.zeros(len(cands))
+        for i, c in enumerate(cands):
+            if isinstance(c, _AdaptThenClassify):       # one adapter fit for every fold
+                t0 = time.perf_counter()
+                try:
+                    c.set_params(prefit=_Prefit(c._fit_adapter(X, codes, sd)))
+                except Exception:  # noqa: BLE001 - each fold then fails with the reason
+                    pass
+                times[i] += time.perf_counter() - t0
         jobs = [(i, j) for i in range(len(cands)) for j in range(len(folds))]
         out = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(_fit_score)(cands[i], X, codes, sd, lab[folds[j]]) for i, j in jobs)
@@ -418,7 +455,6 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         correct = np.zeros((len(cands), r, m))
         per_rep = len(folds) // r
         errors = [""] * len(cands)
-        times = np.zeros(len(cands))
         for (i, j), (hits, err, sec) in zip(jobs, out, strict=True):
             times[i] += sec
             if hits is None:
@@ -450,6 +486,9 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
                                                         row_mean).tolist()}
         self.best_method_ = methods[best]
         self.best_estimator_ = clone(cands[best]).fit(X, codes, sd)
+        if isinstance(self.best_estimator_, _AdaptThenClassify):
+            # fitted now; a refit of a clone on other rows must fit its own adapter
+            self.best_estimator_.set_params(prefit=None)
         self.estimate_ = Estimate(float(mean[best]), float(se[best]), int(m))
         self.split_rule_ = rule
         self.margin_ = margin

@@ -207,3 +207,30 @@ def test_row_scores_are_what_the_mean_and_se_are_made_of():
         assert rows.mean() == pytest.approx(res["mean_test_score"][i], rel=1e-12)
         assert rows.std(ddof=1) / np.sqrt(lab.size) == pytest.approx(res["se_test_score"][i],
                                                                      rel=1e-12)
+
+
+def test_an_adapter_is_fitted_once_and_the_choice_is_unchanged(monkeypatch):
+    # the adapter sees the source labels only, the same in every fold: one fit serves all
+    from shiftlearn.adaptation import CORAL
+    from shiftlearn.model_selection import _fewlabels
+
+    X, y, sd, y_true = _task(m_per_class=3)
+    fits = []
+    real = CORAL.fit
+
+    def counted(self, *args, **kwargs):
+        fits.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(CORAL, "fit", counted)
+    sel = FewLabelSelector(methods=["pooled", "CORAL"]).fit(X, y, sd)
+    assert len(fits) == 1            # folds (3 x 5 repeats) and the refit share it
+    # the same scores as each fold fitting its own adapter
+    monkeypatch.setattr(_fewlabels, "_Prefit", lambda adapter: None)
+    fits.clear()
+    ref = FewLabelSelector(methods=["pooled", "CORAL"]).fit(X, y, sd)
+    assert len(fits) == 1 + len(few_label_folds(y[(sd < 0) & (y >= 0)])[0])
+    assert ref.cv_results_["row_test_scores"] == sel.cv_results_["row_test_scores"]
+    assert ref.best_method_ == sel.best_method_
+    tgt = sd < 0
+    np.testing.assert_array_equal(ref.predict(X[tgt]), sel.predict(X[tgt]))
