@@ -452,7 +452,6 @@ def part_paper(A, seeds: int) -> tuple[list[dict], dict]:
     return rows, data
 
 
-@progress()
 def _failure_lines(failed: dict, per: str) -> list[str]:
     """The Markdown lines listing a part's failures (none: no line)."""
     if not failed:
@@ -461,6 +460,7 @@ def _failure_lines(failed: dict, per: str) -> list[str]:
             *[f"* {k}: `{v}`" for k, v in failed.items()], ""]
 
 
+@progress()
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=["regression", "office", "paper", "trees", "all"],

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))       # the studies
 import _common as common  # noqa: E402
 import selection_catalog as cat  # noqa: E402
 import selection_study as study  # noqa: E402
-from _common import write_results  # noqa: E402 - by name: the house test finds the call
+from _common import progress, write_results  # noqa: E402 - by name: the house tests find them
 
 from shiftlearn import DomainAdaptationClassifier  # noqa: E402
 from shiftlearn.adaptation import FitMemory  # noqa: E402
@@ -191,7 +191,7 @@ def report(parts: dict, machine: dict, wall: float) -> None:
                   {**data, "catalog_check": check, "wall_s": wall}, machine)
 
 
-@common.progress()
+@progress()
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="rebuild the tables from the parts")
