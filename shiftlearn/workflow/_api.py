@@ -205,10 +205,7 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
     if opts.select is None:
         opts.select = (default_select(opts._estimator_name, est) if method == "auto"
                        else "source-cv")
-    names = (["source"] if K == 1 else [f"source {v}" for v in values]) + ["target"]
-    X = np.vstack([Xs, Xt])
-    y = np.r_[codes, -np.ones(len(Xt), dtype=np.int64)]
-    sd = np.r_[dom, np.full(len(Xt), -(K + 1))]
+    X, y, sd, names = _stacked(Xs, Xt, codes, dom, values)
     given = {"method": method, "estimator": opts._estimator_name, "select": opts.select,
              "candidates": candidates, "tune": tune, "margin": margin, "params": params,
              "permutations": permutations, "random_state": random_state, "search": search}
@@ -217,11 +214,23 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = run_adaptation(opts, X, y, sd, codes, np.asarray(classes), tgt_codes,
-                             names=names, files=["(array)"] * K + ["(array)"],
+                             names=names, files=["(array)"] * len(names),
                              label_column="y_source", label_name=None, notes=[],
                              command=command, t_start=t_start)
     res.report["warnings"] = warning_lines(caught)
     return res
+
+
+def _stacked(Xs, Xt, codes, dom, values):
+    """The rows as the command's runs take them: ``X`` (source rows, then target rows), ``y``
+    (``-1`` on the target rows), ``sample_domain`` (source domains ``1..K``, the target
+    ``-(K + 1)``) and the domains' names."""
+    K = len(values)
+    names = (["source"] if K == 1 else [f"source {v}" for v in values]) + ["target"]
+    X = np.vstack([Xs, Xt])
+    y = np.r_[codes, -np.ones(len(Xt), dtype=np.int64)]
+    sd = np.r_[dom, np.full(len(Xt), -(K + 1))]
+    return X, y, sd, names
 
 
 def _adapt_few_labels(Xs, Xt, codes, classes, tgt_codes, dom, values, *, method, estimator,
@@ -255,11 +264,7 @@ def _adapt_few_labels(Xs, Xt, codes, classes, tgt_codes, dom, values, *, method,
                            permutations=permutations, n_jobs=n_jobs, seed=random_state,
                            _estimator=est, _estimator_name=name if isinstance(name, str)
                            and name in ESTIMATORS else type(est).__name__)
-    K = len(values)
-    names = (["source"] if K == 1 else [f"source {v}" for v in values]) + ["target"]
-    X = np.vstack([Xs, Xt])
-    y = np.r_[codes, -np.ones(len(Xt), dtype=np.int64)]
-    sd = np.r_[dom, np.full(len(Xt), -(K + 1))]
+    X, y, sd, names = _stacked(Xs, Xt, codes, dom, values)
     given = {"method": method, "estimator": opts._estimator_name, "candidates": candidates,
              "margin": margin, "permutations": permutations, "random_state": random_state}
     command = "shiftlearn.adapt(X_source, y_source, X_target, y_target_labeled=..., " + \
@@ -267,7 +272,7 @@ def _adapt_few_labels(Xs, Xt, codes, classes, tgt_codes, dom, values, *, method,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = run_few_labels(opts, X, y, sd, codes, np.asarray(classes), tgt_codes,
-                             names=names, files=["(array)"] * (K + 1),
+                             names=names, files=["(array)"] * len(names),
                              label_column="y_source", label_name=None, notes=[],
                              command=command, t_start=t_start)
         # every target row, the labeled ones too (the command writes the unlabeled ones)
