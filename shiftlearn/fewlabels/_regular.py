@@ -186,21 +186,26 @@ class RegularTransferLR(RegressorMixin, BaseEstimator):
         return score_labeled(self, X, y, "regression")
 
 
+def _nll(Z, Y, binary):
+    """Negative log-likelihood of the rows' scores ``Z`` (a vector of logits for two classes,
+    one column per class otherwise) and its gradient in ``Z``."""
+    if binary:
+        s = 2.0 * Y - 1.0
+        return -np.sum(log_expit(s * Z)), expit(Z) - Y
+    return -np.sum(np.sum(Y * Z, axis=1) - logsumexp(Z, axis=1)), softmax(Z, axis=1) - Y
+
+
 def _logistic_objective(theta, A, Y, theta0, lam, binary):
     """Negative log-likelihood of the rows plus ``lam ||theta - theta0||^2``, and its gradient.
     Binary: ``theta`` is one vector and ``Y`` holds 0/1; otherwise ``theta`` is
     ``(K, d + 1)`` flattened and ``Y`` the one-hot labels."""
     diff = theta - theta0
     if binary:
-        z = A @ theta
-        s = 2.0 * Y - 1.0
-        f = -np.sum(log_expit(s * z))
-        g = A.T @ (expit(z) - Y)
+        f, G = _nll(A @ theta, Y, binary)
+        g = A.T @ G
     else:
-        T = theta.reshape(Y.shape[1], -1)
-        Z = A @ T.T
-        f = -np.sum(np.sum(Y * Z, axis=1) - logsumexp(Z, axis=1))
-        g = ((softmax(Z, axis=1) - Y).T @ A).ravel()
+        f, G = _nll(A @ theta.reshape(Y.shape[1], -1).T, Y, binary)
+        g = (G.T @ A).ravel()
     return f + lam * diff @ diff, g + 2.0 * lam * diff
 
 
@@ -210,15 +215,11 @@ def _logistic_objective_rows(delta, B, Z0, Y, lam, binary):
     (``delta = D`` flattened), so ``A theta = Z0 + B delta`` and ``||theta - theta0|| =
     ||delta||``; the gradient is the full one's row-space coordinates (its other part is 0)."""
     if binary:
-        z = Z0 + B @ delta
-        s = 2.0 * Y - 1.0
-        f = -np.sum(log_expit(s * z))
-        g = B.T @ (expit(z) - Y)
+        f, G = _nll(Z0 + B @ delta, Y, binary)
+        g = B.T @ G
     else:
-        D = delta.reshape(Y.shape[1], -1)
-        Z = Z0 + B @ D.T
-        f = -np.sum(np.sum(Y * Z, axis=1) - logsumexp(Z, axis=1))
-        g = ((softmax(Z, axis=1) - Y).T @ B).ravel()
+        f, G = _nll(Z0 + B @ delta.reshape(Y.shape[1], -1).T, Y, binary)
+        g = (G.T @ B).ravel()
     return f + lam * delta @ delta, g + 2.0 * lam * delta
 
 
