@@ -154,8 +154,8 @@ def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files
                         "rows": sel.estimate_.rows},
            "nested": None if nested is None else {"accuracy": nested.accuracy,
                                                   "se": _f(nested.se), "rows": nested.rows},
-           "caveat": _caveat(chose, m, nested,
-                             single_label=sel.split_rule_.startswith("leave-one-out"))}
+           "caveat": _caveat(chose, m, nested, single_label=bool(
+               np.unique(target_codes[target_codes >= 0], return_counts=True)[1].min() < 2))}
     if on_choice is not None:
         on_choice(few)
     t0 = time.perf_counter()
