@@ -52,15 +52,51 @@ DOMAINS = {"C": "caltech", "A": "amazon", "W": "webcam", "D": "dslr"}
 OTHER_TASKS = {"mnist->usps": "mnist_usps", "usps->mnist": "mnist_usps",
                "msrc->voc": "msrc_voc", "voc->msrc": "msrc_voc"}
 OFFICE_TASKS = tuple(f"{a}-{b}" for a in DOMAINS for b in DOMAINS if a != b)
+#: tasks no decision had used, built to test the one-label rule (``docs/dev/fewlabels.md``):
+#: scikit-learn's bundled UCI digits against USPS and MNIST brought to 8 x 8
+DIGITS8_TASKS = ("uci->usps8", "usps8->uci", "uci->mnist8", "mnist8->uci")
 
 
 def _parts() -> PartsFile:
     return PartsFile(results_dir(__file__) / "_fewlabels_select_parts.json")
 
 
+def digits8(domain: str) -> tuple[np.ndarray, np.ndarray]:
+    """``X, y`` of one 8 x 8 digits domain: ``"uci"`` (scikit-learn's ``load_digits``, counts
+    0..16 scaled to [0, 1]) or ``"usps8"`` / ``"mnist8"`` (the 16 x 16 images of
+    ``load_mnist_usps`` averaged over 2 x 2 blocks; its labels 1..10 are the digits 0..9)."""
+    if domain == "uci":
+        from sklearn.datasets import load_digits
+
+        d = load_digits()
+        return d.data / 16.0, d.target.astype(np.int64)
+    from shiftlearn.datasets import load_mnist_usps
+
+    X, y = load_mnist_usps(preprocessing="none").get(domain.removesuffix("8"))
+    return X.reshape(-1, 8, 2, 8, 2).mean(axis=(2, 4)).reshape(-1, 64), y - 1
+
+
+def digits8_rows(task: str, max_rows: int = 400, seed: int = 0):
+    """``X, sample_domain, y_true`` of a task of :data:`DIGITS8_TASKS`: at most ``max_rows``
+    seeded rows per domain (source 1, target -2), every row scaled to unit norm."""
+    from sklearn.preprocessing import normalize
+
+    rng = np.random.default_rng(seed)
+    parts = []
+    for name, code in zip(task.split("->"), (1, -2), strict=True):
+        X, y = digits8(name)
+        keep = np.sort(rng.choice(X.shape[0], min(max_rows, X.shape[0]), replace=False))
+        parts.append((X[keep], y[keep], np.full(keep.size, code, dtype=np.int64)))
+    X, y, sd = (np.concatenate(a) for a in zip(*parts, strict=True))
+    return normalize(X), sd, y
+
+
 def task_rows(task: str):
     """``X, sample_domain, y_true`` (every row's label) of an Office letter pair (``W-C``, all
-    rows) or of a task of :data:`OTHER_TASKS` (the selection study's seeded subsample)."""
+    rows), of a task of :data:`OTHER_TASKS` (the selection study's seeded subsample) or of
+    :data:`DIGITS8_TASKS`."""
+    if task in DIGITS8_TASKS:
+        return digits8_rows(task)
     if task in OTHER_TASKS:
         import selection_study as study
 
@@ -117,8 +153,10 @@ def run_task(task: str, repeats: int) -> dict:
                 {"mean": sel.cv_results_["mean_test_score"],
                  "se": sel.cv_results_["se_test_score"],
                  "rows": sel.cv_results_["row_test_scores"]})
-            for name, rule in (("se", _se_rule), ("paired", _paired_rule)):
-                pick = FEWLABEL_DEFAULT[rule(sel.cv_results_)]
+            for name, rule in (("se", _se_rule), ("paired", _paired_rule),
+                               ("prior1", _prior1_rule)):
+                pick = (sel.best_method_ if name == "prior1" and k > 1
+                        else FEWLABEL_DEFAULT[rule(sel.cv_results_)])
                 out.setdefault(f"chosen_{name}", {}).setdefault(str(k), []).append(pick)
                 out["accuracy"].setdefault(f"{RULES[name]}|{k}", []).append(
                     out["accuracy"][f"{pick}|{k}"][-1])
@@ -155,8 +193,50 @@ def _paired_rule(res: dict) -> int:
     return top
 
 
+#: the order of the one-label rule: the best single method at one label per class on the
+#: tasks that set the default order (pooled-weighted) first, then the default order
+PRIOR1_FIRST = "pooled-weighted"
+
+
+def _prior1_rule(res: dict) -> int:
+    """The one-label rule of ``docs/dev/fewlabels.md`` (applied at one label per class only):
+    the one-standard-error rule in the order led by :data:`PRIOR1_FIRST`."""
+    from shiftlearn.model_selection import FEWLABEL_DEFAULT
+
+    first = FEWLABEL_DEFAULT.index(PRIOR1_FIRST)
+    order = [first] + [i for i in range(len(FEWLABEL_DEFAULT)) if i != first]
+    mean = np.array([-np.inf if v is None or not np.isfinite(v) else v
+                     for v in res["mean_test_score"]])
+    top = max(order, key=lambda i: mean[i])     # the first of the best in the new order
+    se = res["se_test_score"][top]
+    m = 0.0 if se is None or not np.isfinite(se) else float(se)
+    return next(i for i in order if mean[i] >= mean[top] - m - 1e-12)
+
+
 #: the rules read from ``auto``'s cross-validation tables, and their rows in the tables
-RULES = {"se": "auto (margin=se)", "paired": "auto (paired)"}
+RULES = {"se": "auto (margin=se)", "paired": "auto (paired)",
+         "prior1": "auto (prior at one label)"}
+
+
+def _backfill_prior1(part: dict) -> None:
+    """The one-label rule read from a part made before it existed: its cross-validation
+    tables at k=1, ``auto``'s own choice at the larger budgets (the rule changes nothing
+    there)."""
+    from shiftlearn.model_selection import FEWLABEL_DEFAULT
+
+    if "chosen_prior1" in part:
+        return
+    name = RULES["prior1"]
+    part["chosen_prior1"] = {}
+    for k in BUDGETS:
+        picks = [FEWLABEL_DEFAULT[_prior1_rule({"mean_test_score": cv["mean"],
+                                                 "se_test_score": cv["se"]})]
+                 if k == 1 else chosen
+                 for cv, chosen in zip(part["cv"][str(k)], part["chosen"][str(k)], strict=True)]
+        part["chosen_prior1"][str(k)] = picks
+        part["accuracy"][f"{name}|{k}"] = [
+            part["accuracy"][f"{p}|{k}"][i] if k == 1 else part["accuracy"][f"auto|{k}"][i]
+            for i, p in enumerate(picks)]
 
 
 def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: float) -> None:
@@ -164,8 +244,10 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
 
     from shiftlearn.model_selection import FEWLABEL_DEFAULT
 
+    for t in tasks:
+        _backfill_prior1(parts[t])
     rules = ["auto (margin=se)"] + (["auto (paired)"] if all(
-        "chosen_paired" in parts[t] for t in tasks) else [])
+        "chosen_paired" in parts[t] for t in tasks) else []) + ["auto (prior at one label)"]
     methods = ["auto", *rules, *FEWLABEL_DEFAULT]
     acc = {(m, k): [a for t in tasks for a in parts[t]["accuracy"][f"{m}|{k}"]]
            for m in methods for k in BUDGETS}
@@ -242,6 +324,14 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
            "difference from the best, row by row over the labeled target rows, is within the "
            "standard error of those differences (the paired one-standard-error rule)."
            if "auto (paired)" in rules else "")
+        + " `auto (prior at one label)` is the rule of `docs/dev/fewlabels.md` read from the "
+        "same tables: at one label per class the earliest candidate within one standard error "
+        "of the best, in the default order with pooled-weighted moved first; `auto` itself at "
+        "3 and 10."
+        + ("" if not any(t in DIGITS8_TASKS for t in tasks) else
+           " UCI digits <-> USPS, MNIST: scikit-learn's `load_digits` against the 16 x 16 "
+           "images averaged to 8 x 8, at most 400 seeded rows per domain, unit-norm rows "
+           "(`digits8_rows`); no decision of the library had used these tasks.")
         + ("" if not any(t in OTHER_TASKS for t in tasks) else
            " MNIST<->USPS and MSRC<->VOC use the selection study's rows (`selection_study.py`:"
            " a seeded subsample of at most 400 rows per domain).")
@@ -273,13 +363,16 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
 
 def _shown(task: str) -> str:
     """A task as the tables show it: ``W->C``, ``mnist->usps``."""
-    return task if task in OTHER_TASKS else task.replace("-", "->")
+    return task if task in OTHER_TASKS or task in DIGITS8_TASKS else task.replace("-", "->")
 
 
 def _results_name(tasks: list[str]) -> tuple[str, str]:
     """The results file and title: Office only, the other data sets only, or both."""
     if all(t in OFFICE_TASKS for t in tasks):
         return "fewlabels_select", "auto among the few-labels methods on Office+Caltech SURF"
+    if all(t in DIGITS8_TASKS for t in tasks):
+        return ("fewlabels_select_digits8",
+                "auto among the few-labels methods on UCI digits <-> USPS, MNIST (8 x 8)")
     if not any(t in OFFICE_TASKS for t in tasks):
         return ("fewlabels_select_others",
                 "auto among the few-labels methods on MNIST<->USPS and MSRC<->VOC")
@@ -288,14 +381,15 @@ def _results_name(tasks: list[str]) -> tuple[str, str]:
 
 def _tasks(text: str) -> list[str]:
     groups = {"office": list(OFFICE_TASKS), "others": list(OTHER_TASKS),
-              "all": [*OFFICE_TASKS, *OTHER_TASKS]}
+              "all": [*OFFICE_TASKS, *OTHER_TASKS], "digits8": list(DIGITS8_TASKS)}
     if text in groups:
         return groups[text]
     tasks = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in tasks if t not in OFFICE_TASKS and t not in OTHER_TASKS]
+    bad = [t for t in tasks if t not in (*OFFICE_TASKS, *OTHER_TASKS, *DIGITS8_TASKS)]
     if bad:
         raise SystemExit(f"unknown task(s) {bad}: Office letter pairs such as W-C, "
-                         f"{', '.join(OTHER_TASKS)}, or office, others, all")
+                         f"{', '.join((*OTHER_TASKS, *DIGITS8_TASKS))}, or office, others, "
+                         "all, digits8")
     return tasks
 
 
@@ -305,7 +399,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tasks", default=",".join(DEFAULT_TASKS),
                     help="comma-separated Office S-T letters (C, A, W, D) or "
                          f"{', '.join(OTHER_TASKS)}; or office (the twelve Office tasks), "
-                         "others (the four of MNIST<->USPS and MSRC<->VOC), all")
+                         "others (the four of MNIST<->USPS and MSRC<->VOC), all, "
+                         "digits8 (UCI digits <-> USPS, MNIST at 8 x 8: the one-label test)")
     ap.add_argument("--repeats", type=int, default=REPEATS)
     ap.add_argument("--report", action="store_true", help="rebuild the tables from the parts")
     args = ap.parse_args(argv)
