@@ -13,8 +13,12 @@ Resumable per task (``results/_fewlabels_select_parts.json``); the tables are re
 the parts (``--report``). By default two of the twelve tasks (W->C and D->A, the two smaller
 of the four tasks of ``fewlabels_study.py``), to stay within ten minutes on one core;
 ``--tasks C-A,A-W,W-C,D-A`` runs the four of ``fewlabels_study.py`` (whose results set the
-default order of the candidates), ``--tasks all`` the twelve (the published results, about 30
-minutes; the report then gives the four and the other eight apart).
+default order of the candidates), ``--tasks office`` the twelve (the published results, about 30
+minutes; the report then gives the four and the other eight apart), ``--tasks others`` MNIST<->USPS
+and MSRC<->VOC, ``--tasks all`` the sixteen. ``--tasks digits8`` and ``--tasks ucishift`` are the
+two sets of tasks no decision had used, built to test the one-label rules of
+``docs/dev/fewlabels.md`` (scikit-learn's bundled UCI digits against USPS and MNIST at 8 x 8,
+and against transformed copies of itself; under a minute each).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/fewlabels/fewlabels_select.py
 """
@@ -55,6 +59,10 @@ OFFICE_TASKS = tuple(f"{a}-{b}" for a in DOMAINS for b in DOMAINS if a != b)
 #: tasks no decision had used, built to test the one-label rule (``docs/dev/fewlabels.md``):
 #: scikit-learn's bundled UCI digits against USPS and MNIST brought to 8 x 8
 DIGITS8_TASKS = ("uci->usps8", "usps8->uci", "uci->mnist8", "mnist8->uci")
+#: the second fresh set: two disjoint halves of UCI digits, the target half transformed
+UCISHIFT_TASKS = ("uci->uci-shift", "uci->uci-rot20", "uci->uci-blur", "uci->uci-dilate")
+#: every task that is not an Office pair, and its group
+FRESH_TASKS = (*DIGITS8_TASKS, *UCISHIFT_TASKS)
 
 
 def _parts() -> PartsFile:
@@ -91,12 +99,45 @@ def digits8_rows(task: str, max_rows: int = 400, seed: int = 0):
     return normalize(X), sd, y
 
 
+def _transform(images: np.ndarray, how: str) -> np.ndarray:
+    """8 x 8 images shifted, rotated, blurred or dilated as :data:`UCISHIFT_TASKS` say."""
+    from scipy import ndimage
+
+    if how == "shift":      # one pixel to the right, zeros coming in
+        out = np.zeros_like(images)
+        out[:, :, 1:] = images[:, :, :-1]
+        return out
+    if how == "rot20":
+        return ndimage.rotate(images, 20, axes=(1, 2), reshape=False, order=1)
+    if how == "blur":
+        return ndimage.gaussian_filter(images, sigma=(0, 0.8, 0.8))
+    return ndimage.grey_dilation(images, size=(1, 2, 2))
+
+
+def ucishift_rows(task: str, max_rows: int = 400, seed: int = 0):
+    """``X, sample_domain, y_true`` of a task of :data:`UCISHIFT_TASKS`: UCI digits split in
+    two disjoint seeded halves, the target half transformed, at most ``max_rows`` rows per
+    domain, every row scaled to unit norm."""
+    from sklearn.preprocessing import normalize
+
+    X, y = digits8("uci")
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(X.shape[0])
+    half = X.shape[0] // 2
+    s, t = perm[:half][:max_rows], perm[half:][:max_rows]
+    Xt = _transform(X[t].reshape(-1, 8, 8), task.rsplit("-", 1)[1]).reshape(-1, 64)
+    sd = np.r_[np.ones(s.size, np.int64), np.full(t.size, -2, np.int64)]
+    return normalize(np.vstack([X[s], np.clip(Xt, 0, None)])), sd, np.r_[y[s], y[t]]
+
+
 def task_rows(task: str):
     """``X, sample_domain, y_true`` (every row's label) of an Office letter pair (``W-C``, all
     rows), of a task of :data:`OTHER_TASKS` (the selection study's seeded subsample) or of
     :data:`DIGITS8_TASKS`."""
     if task in DIGITS8_TASKS:
         return digits8_rows(task)
+    if task in UCISHIFT_TASKS:
+        return ucishift_rows(task)
     if task in OTHER_TASKS:
         import selection_study as study
 
@@ -140,13 +181,29 @@ def run_task(task: str, repeats: int) -> dict:
                 a = 100.0 * float(np.mean(est.predict(X[test]) == y_true[test]))
                 out["accuracy"].setdefault(f"{m}|{k}", []).append(a)
                 out["seconds"][m] = out["seconds"].get(m, 0.0) + time.perf_counter() - t0
+            # the choice by cross-validation at every budget (leave-one-out at one label per
+            # class): its tables give every rule below
             t0 = time.perf_counter()
-            sel = FewLabelSelector().fit(X, y, sd)
+            sel = FewLabelSelector(single_label="cv").fit(X, y, sd)
             a = 100.0 * float(np.mean(sel.predict(X[test]) == y_true[test]))
-            out["seconds"]["auto"] = out["seconds"].get("auto", 0.0) + time.perf_counter() - t0
+            sec = time.perf_counter() - t0
+            out["accuracy"].setdefault(f"{RULES['choice1']}|{k}", []).append(a)
+            out.setdefault("chosen_choice1", {}).setdefault(str(k), []).append(
+                sel.best_method_)
+            # auto as the library has it: the one-label default at one label per class (m + 1
+            # fits); above, the same choice as the cross-validation's (single_label matters
+            # only with a class of one label)
+            if k == 1:
+                t0 = time.perf_counter()
+                auto = FewLabelSelector().fit(X, y, sd)
+                a = 100.0 * float(np.mean(auto.predict(X[test]) == y_true[test]))
+                sec = time.perf_counter() - t0
+            else:
+                auto = sel
+            out["seconds"]["auto"] = out["seconds"].get("auto", 0.0) + sec
             out["accuracy"].setdefault(f"auto|{k}", []).append(a)
-            out["chosen"].setdefault(str(k), []).append(sel.best_method_)
-            out["estimate"].setdefault(str(k), []).append(100.0 * sel.estimate_.accuracy)
+            out["chosen"].setdefault(str(k), []).append(auto.best_method_)
+            out["estimate"].setdefault(str(k), []).append(100.0 * auto.estimate_.accuracy)
             # every candidate's cross-validated mean and standard error: the one-standard-
             # error rule (margin="se") is read from them with the same fits
             out.setdefault("cv", {}).setdefault(str(k), []).append(
@@ -160,6 +217,7 @@ def run_task(task: str, repeats: int) -> dict:
                 out.setdefault(f"chosen_{name}", {}).setdefault(str(k), []).append(pick)
                 out["accuracy"].setdefault(f"{RULES[name]}|{k}", []).append(
                     out["accuracy"][f"{pick}|{k}"][-1])
+    out["single_label_default"] = True
     return out
 
 
@@ -215,28 +273,41 @@ def _prior1_rule(res: dict) -> int:
 
 #: the rules read from ``auto``'s cross-validation tables, and their rows in the tables
 RULES = {"se": "auto (margin=se)", "paired": "auto (paired)",
-         "prior1": "auto (prior at one label)"}
+         "prior1": "auto (prior at one label)", "choice1": "auto (choice at one label)"}
 
 
-def _backfill_prior1(part: dict) -> None:
-    """The one-label rule read from a part made before it existed: its cross-validation
-    tables at k=1, ``auto``'s own choice at the larger budgets (the rule changes nothing
-    there)."""
-    from shiftlearn.model_selection import FEWLABEL_DEFAULT
+def _backfill_one_label(part: dict) -> None:
+    """A part made before ``FewLabelSelector`` fitted its one-label default: its ``auto`` was
+    the choice by leave-one-out at one label per class, which becomes ``auto (choice at one
+    label)``; ``auto`` at one label becomes pooled-weighted's fit, with its leave-one-out
+    estimate from the same tables (what ``FewLabelSelector()`` now does: same model, same
+    folds). The first one-label rule is read from the tables too. Nothing changes at the
+    larger budgets."""
+    from shiftlearn.model_selection import FEWLABEL_DEFAULT, SINGLE_LABEL_DEFAULT
 
-    if "chosen_prior1" in part:
+    if "chosen_prior1" not in part:
+        part["chosen_prior1"] = {}
+        for k in BUDGETS:
+            picks = [FEWLABEL_DEFAULT[_prior1_rule({"mean_test_score": cv["mean"],
+                                                   "se_test_score": cv["se"]})]
+                     if k == 1 else chosen
+                     for cv, chosen in zip(part["cv"][str(k)], part["chosen"][str(k)],
+                                           strict=True)]
+            part["chosen_prior1"][str(k)] = picks
+            part["accuracy"][f"{RULES['prior1']}|{k}"] = [
+                part["accuracy"][f"{p}|{k}"][i] if k == 1 else part["accuracy"][f"auto|{k}"][i]
+                for i, p in enumerate(picks)]
+    if part.get("single_label_default"):
         return
-    name = RULES["prior1"]
-    part["chosen_prior1"] = {}
+    part["chosen_choice1"] = {k: list(v) for k, v in part["chosen"].items()}
     for k in BUDGETS:
-        picks = [FEWLABEL_DEFAULT[_prior1_rule({"mean_test_score": cv["mean"],
-                                                 "se_test_score": cv["se"]})]
-                 if k == 1 else chosen
-                 for cv, chosen in zip(part["cv"][str(k)], part["chosen"][str(k)], strict=True)]
-        part["chosen_prior1"][str(k)] = picks
-        part["accuracy"][f"{name}|{k}"] = [
-            part["accuracy"][f"{p}|{k}"][i] if k == 1 else part["accuracy"][f"auto|{k}"][i]
-            for i, p in enumerate(picks)]
+        part["accuracy"][f"{RULES['choice1']}|{k}"] = list(part["accuracy"][f"auto|{k}"])
+    i = FEWLABEL_DEFAULT.index(SINGLE_LABEL_DEFAULT)
+    part["accuracy"]["auto|1"] = list(part["accuracy"][f"{SINGLE_LABEL_DEFAULT}|1"])
+    part["chosen"]["1"] = [SINGLE_LABEL_DEFAULT] * len(part["chosen"]["1"])
+    part["estimate"]["1"] = [100.0 * cv["mean"][i] for cv in part["cv"]["1"]]
+    part["seconds_note"] = True
+    part["single_label_default"] = True
 
 
 def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: float) -> None:
@@ -245,9 +316,9 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
     from shiftlearn.model_selection import FEWLABEL_DEFAULT
 
     for t in tasks:
-        _backfill_prior1(parts[t])
-    rules = ["auto (margin=se)"] + (["auto (paired)"] if all(
-        "chosen_paired" in parts[t] for t in tasks) else []) + ["auto (prior at one label)"]
+        _backfill_one_label(parts[t])
+    rules = [RULES["choice1"], RULES["se"]] + ([RULES["paired"]] if all(
+        "chosen_paired" in parts[t] for t in tasks) else []) + [RULES["prior1"]]
     methods = ["auto", *rules, *FEWLABEL_DEFAULT]
     acc = {(m, k): [a for t in tasks for a in parts[t]["accuracy"][f"{m}|{k}"]]
            for m in methods for k in BUDGETS}
@@ -315,11 +386,15 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
         f"({', '.join(_shown(t) for t in tasks)}) x {repeats} seeded draws of k "
         "labeled target rows per class (the draws of `fewlabels_study.py`; sd over tasks and "
         "draws together). Every candidate uses `LogisticRegression()`; `auto` is "
-        "`FewLabelSelector()` (its default candidates, chosen by cross-validation over the "
-        "labeled target rows: leave-one-out at k=1, stratified folds at k=3 and 10), refitted "
-        "on every row. `auto (margin=se)` is `FewLabelSelector(margin=\"se\")` read from the "
-        "same cross-validation tables: the earliest candidate (in the default order, the "
-        "earlier study's best first) within one standard error of the best."
+        "`FewLabelSelector()`: at k=3 and 10 its default candidates, chosen by stratified "
+        "cross-validation over the labeled target rows and refitted on every row; at k=1 (a "
+        "class with a single label) no choice, its one-label default (pooled-weighted) fitted. "
+        "`auto (choice at one label)` is `FewLabelSelector(single_label=\"cv\")`, choosing by "
+        "leave-one-out at k=1 too (the library's behaviour before the one-label default; the "
+        "same as `auto` at k=3 and 10). The rules below are read from its cross-validation "
+        "tables. `auto (margin=se)` is `FewLabelSelector(margin=\"se\", single_label=\"cv\")`: "
+        "the earliest candidate (in the default order, the earlier study's best first) within "
+        "one standard error of the best."
         + (" `auto (paired)` is read from them too: the earliest candidate whose mean "
            "difference from the best, row by row over the labeled target rows, is within the "
            "standard error of those differences (the paired one-standard-error rule)."
@@ -327,11 +402,18 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
         + " `auto (prior at one label)` is the rule of `docs/dev/fewlabels.md` read from the "
         "same tables: at one label per class the earliest candidate within one standard error "
         "of the best, in the default order with pooled-weighted moved first; `auto` itself at "
-        "3 and 10."
+        "3 and 10 (tested before the one-label default, which replaced it)."
+        + ("" if not any(p.get("seconds_note") for p in parts.values()) else
+           " `auto`'s seconds on the tasks run before the one-label default are those of the "
+           "choice by leave-one-out at k=1.")
         + ("" if not any(t in DIGITS8_TASKS for t in tasks) else
            " UCI digits <-> USPS, MNIST: scikit-learn's `load_digits` against the 16 x 16 "
            "images averaged to 8 x 8, at most 400 seeded rows per domain, unit-norm rows "
            "(`digits8_rows`); no decision of the library had used these tasks.")
+        + ("" if not any(t in UCISHIFT_TASKS for t in tasks) else
+           " UCI digits shifted, rotated, blurred, dilated: two disjoint seeded halves of "
+           "`load_digits`, the target half transformed (`ucishift_rows`), at most 400 rows per "
+           "domain, unit-norm rows; no decision of the library had used these tasks.")
         + ("" if not any(t in OTHER_TASKS for t in tasks) else
            " MNIST<->USPS and MSRC<->VOC use the selection study's rows (`selection_study.py`:"
            " a seeded subsample of at most 400 rows per domain).")
@@ -363,7 +445,7 @@ def report(parts: dict, tasks: list[str], repeats: int, machine: dict, wall: flo
 
 def _shown(task: str) -> str:
     """A task as the tables show it: ``W->C``, ``mnist->usps``."""
-    return task if task in OTHER_TASKS or task in DIGITS8_TASKS else task.replace("-", "->")
+    return task if task in OTHER_TASKS or task in FRESH_TASKS else task.replace("-", "->")
 
 
 def _results_name(tasks: list[str]) -> tuple[str, str]:
@@ -373,6 +455,10 @@ def _results_name(tasks: list[str]) -> tuple[str, str]:
     if all(t in DIGITS8_TASKS for t in tasks):
         return ("fewlabels_select_digits8",
                 "auto among the few-labels methods on UCI digits <-> USPS, MNIST (8 x 8)")
+    if all(t in UCISHIFT_TASKS for t in tasks):
+        return ("fewlabels_select_ucishift",
+                "auto among the few-labels methods on UCI digits shifted, rotated, blurred, "
+                "dilated")
     if not any(t in OFFICE_TASKS for t in tasks):
         return ("fewlabels_select_others",
                 "auto among the few-labels methods on MNIST<->USPS and MSRC<->VOC")
@@ -381,15 +467,16 @@ def _results_name(tasks: list[str]) -> tuple[str, str]:
 
 def _tasks(text: str) -> list[str]:
     groups = {"office": list(OFFICE_TASKS), "others": list(OTHER_TASKS),
-              "all": [*OFFICE_TASKS, *OTHER_TASKS], "digits8": list(DIGITS8_TASKS)}
+              "all": [*OFFICE_TASKS, *OTHER_TASKS], "digits8": list(DIGITS8_TASKS),
+              "ucishift": list(UCISHIFT_TASKS)}
     if text in groups:
         return groups[text]
     tasks = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in tasks if t not in (*OFFICE_TASKS, *OTHER_TASKS, *DIGITS8_TASKS)]
+    bad = [t for t in tasks if t not in (*OFFICE_TASKS, *OTHER_TASKS, *FRESH_TASKS)]
     if bad:
         raise SystemExit(f"unknown task(s) {bad}: Office letter pairs such as W-C, "
-                         f"{', '.join((*OTHER_TASKS, *DIGITS8_TASKS))}, or office, others, "
-                         "all, digits8")
+                         f"{', '.join((*OTHER_TASKS, *FRESH_TASKS))}, or office, others, "
+                         "all, digits8, ucishift")
     return tasks
 
 
@@ -400,7 +487,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="comma-separated Office S-T letters (C, A, W, D) or "
                          f"{', '.join(OTHER_TASKS)}; or office (the twelve Office tasks), "
                          "others (the four of MNIST<->USPS and MSRC<->VOC), all, "
-                         "digits8 (UCI digits <-> USPS, MNIST at 8 x 8: the one-label test)")
+                         "digits8 (UCI digits <-> USPS, MNIST at 8 x 8) or ucishift (UCI "
+                         "digits transformed): the one-label tests")
     ap.add_argument("--repeats", type=int, default=REPEATS)
     ap.add_argument("--report", action="store_true", help="rebuild the tables from the parts")
     args = ap.parse_args(argv)

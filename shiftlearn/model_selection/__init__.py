@@ -22,6 +22,7 @@ from ._evaluation import (
 from ._fewlabels import (
     FEWLABEL_DEFAULT,
     FEWLABEL_METHODS,
+    SINGLE_LABEL_DEFAULT,
     Estimate,
     FewLabelSelector,
     few_label_folds,
@@ -74,6 +75,7 @@ __all__ = [
     "GENERALIZATION_CANDIDATES",
     "REGRESSION_CRITERIA",
     "REGRESSION_METHODS",
+    "SINGLE_LABEL_DEFAULT",
     "AdaptationRegressorSelector",
     "AdaptationSelector",
     "CircularValidation",

@@ -11,7 +11,9 @@ unlabeled target rows, as the rows to predict do in the final fit), the candidat
 every row and scored on the fold. The split rule: stratified K-fold, repeated when the rows are
 few, when every class has at least two labeled target rows; leave-one-out over the labeled
 target rows otherwise. The best mean accuracy wins (ties go to the earlier candidate in
-``methods`` order) and is refitted on every row.
+``methods`` order) and is refitted on every row. When a class has a single labeled target row
+nothing is chosen by default: leave-one-out would hold out that class's only label, so the
+one-label default (:data:`SINGLE_LABEL_DEFAULT`) is fitted and scored alone.
 
 Contract: no target label of a validation fold reaches the candidates' fit on that fold; the
 estimate of the winner is optimistic (the same labels chose it): :func:`nested_estimate` gives
@@ -39,8 +41,9 @@ from .._validation import (
     unlabeled_mask,
 )
 
-__all__ = ["FEWLABEL_DEFAULT", "FEWLABEL_METHODS", "Estimate", "FewLabelSelector",
-           "few_label_folds", "make_few_label_candidate", "nested_estimate"]
+__all__ = ["FEWLABEL_DEFAULT", "FEWLABEL_METHODS", "SINGLE_LABEL_DEFAULT", "Estimate",
+           "FewLabelSelector", "few_label_folds", "make_few_label_candidate",
+           "nested_estimate"]
 
 #: the baselines: which labeled rows train the classifier
 BASELINES = ("target-only", "source-only", "pooled", "pooled-weighted")
@@ -56,6 +59,9 @@ FEWLABEL_METHODS = (*FAMILY, *BASELINES, *ADAPTER_CANDIDATES)
 #: ``methods="default"``: the cheap candidates, the study's best first (ties go to the earlier)
 FEWLABEL_DEFAULT = ("FeatureAugmentation", "pooled", "RegularTransferLC", "LinInt",
                     "pooled-weighted", "target-only", "source-only", "CORAL", "SA")
+#: fitted without a choice when a class has a single labeled target row
+#: (``single_label="default"``): the best single method at one label per class
+SINGLE_LABEL_DEFAULT = "pooled-weighted"
 
 
 class Estimate(NamedTuple):
@@ -281,6 +287,7 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
     (:func:`few_label_folds`): stratified K-fold, repeated when the rows are few, when every
     class has two labeled target rows; leave-one-out over the labeled target rows otherwise.
     The best mean accuracy wins (ties: the earlier in ``methods``) and is refitted on every row.
+    With a class of a single labeled target row no choice is made (``single_label``).
 
     Parameters
     ----------
@@ -309,6 +316,14 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         the best mean minus ``margin``: ``0.0`` takes the best (ties to the earlier);
         ``"se"``, the best candidate's standard error (the one-standard-error rule: with a few
         labels, a lead within the noise does not displace an earlier candidate).
+    single_label : {"default", "cv"}, default="default"
+        When a class has a single labeled target row. ``"default"``: no choice; the one-label
+        default (:data:`SINGLE_LABEL_DEFAULT` if it is among ``methods``, else the first of
+        ``methods``) is fitted, and scored alone by leave-one-out (a pessimistic estimate: its
+        folds hold out a class's only label, which the final fit keeps). ``"cv"``: choose by
+        leave-one-out over the labeled target rows like any other split. Leave-one-out ranks
+        the candidates by a situation the final fit never faces, to the cost of those that
+        learn most from the target labels, which is why it does not choose by default.
 
     Attributes
     ----------
@@ -318,13 +333,17 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         ``error`` (why a candidate failed, else ``""``), ``row_test_scores`` (each labeled
         target row's correctness averaged over the repeats, in the order of the labeled target
         rows in ``X``; all NaN for a failed candidate): the rows the means and standard errors
-        are made of, so that another rule (a paired comparison) can be read from the same fits.
+        are made of, so that another rule (a paired comparison) can be read from the same fits;
+        ``scored`` (False for a candidate left unscored, see ``single_label``).
     best_method_ : str
     best_estimator_ : the chosen candidate refitted on every row.
     estimate_ : :class:`Estimate`, the winner's cross-validated accuracy and standard error
         (over the labeled target rows' mean correctness). Optimistic: the same labels chose
         the winner (:func:`nested_estimate` is not).
     split_rule_ : str, the split used, in words.
+    single_label_default_ : bool, True when a class had a single labeled target row and the
+        one-label default was fitted without a choice (the other candidates are not scored:
+        ``cv_results_["scored"]`` is False for them and their scores NaN).
     margin_ : float, the margin applied (``"se"`` resolved to a number).
     n_repeats_ : int
     classes_ : ndarray
@@ -340,7 +359,8 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
     Notes
     -----
     Cost: ``(folds + 1)`` fits of each candidate on every row, ``folds`` being ``m`` with
-    leave-one-out and ``K * n_repeats`` otherwise.
+    leave-one-out and ``K * n_repeats`` otherwise; ``m + 1`` fits of the one-label default
+    alone when it is fitted without a choice.
 
     References
     ----------
@@ -373,10 +393,11 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         "random_state": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": [Integral, None],
         "margin": [StrOptions({"se"}), Interval(Real, 0, None, closed="left")],
+        "single_label": [StrOptions({"default", "cv"})],
     }
 
     def __init__(self, methods="default", estimator=None, n_splits=5, n_repeats="auto",
-                 random_state=0, n_jobs=None, margin=0.0):
+                 random_state=0, n_jobs=None, margin=0.0, single_label="default"):
         self.methods = methods
         self.estimator = estimator
         self.n_splits = n_splits
@@ -384,6 +405,7 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.margin = margin
+        self.single_label = single_label
 
     def _methods(self) -> list[str]:
         ms = {"default": list(FEWLABEL_DEFAULT), "all": list(FEWLABEL_METHODS)}.get(
@@ -440,15 +462,22 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
                                          self.random_state)
         cands = [make_few_label_candidate(m, self.estimator, self.random_state) for m in methods]
         times = np.zeros(len(cands))
+        single = (len(methods) > 1 and self.single_label == "default"
+                  and np.unique(codes[lab], return_counts=True)[1].min() < 2)
+        scored = np.ones(len(cands), dtype=bool)
+        if single:                      # no choice: the one-label default, scored alone
+            scored[:] = False
+            scored[methods.index(SINGLE_LABEL_DEFAULT) if SINGLE_LABEL_DEFAULT in methods
+                   else 0] = True
         for i, c in enumerate(cands):
-            if isinstance(c, _AdaptThenClassify):       # one adapter fit for every fold
+            if scored[i] and isinstance(c, _AdaptThenClassify):  # one adapter fit, every fold
                 t0 = time.perf_counter()
                 try:
                     c.set_params(prefit=_Prefit(c._fit_adapter(X, codes, sd)))
                 except Exception:  # noqa: BLE001 - each fold then fails with the reason
                     pass
                 times[i] += time.perf_counter() - t0
-        jobs = [(i, j) for i in range(len(cands)) for j in range(len(folds))]
+        jobs = [(i, j) for i in np.flatnonzero(scored) for j in range(len(folds))]
         out = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(_fit_score)(cands[i], X, codes, sd, lab[folds[j]]) for i, j in jobs)
         m = lab.shape[0]
@@ -466,11 +495,13 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         se = (row_mean.std(axis=1, ddof=1) / np.sqrt(m)) if m > 1 else np.full(len(cands),
                                                                                np.nan)
         failed = np.array([bool(e) for e in errors])
-        mean[failed], se[failed] = np.nan, np.nan
-        if failed.all():
-            raise ValueError("Every candidate failed on the validation folds; e.g. "
-                             f"{methods[0]}: {errors[0]}")
-        score = np.where(failed, -np.inf, mean)
+        mean[failed | ~scored], se[failed | ~scored] = np.nan, np.nan
+        if failed[scored].all():
+            i = int(np.flatnonzero(scored)[0])
+            raise ValueError(("The one-label default" if single else "Every candidate")
+                             + f" failed on the validation folds; e.g. {methods[i]}: "
+                             f"{errors[i]}")
+        score = np.where(failed | ~scored, -np.inf, mean)
         top = int(np.argmax(score))                         # the first of the best: ties
         margin = (float(se[top]) if self.margin == "se" else float(self.margin))
         margin = 0.0 if not np.isfinite(margin) else margin
@@ -482,8 +513,9 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         self.cv_results_ = {"method": methods, "mean_test_score": mean.tolist(),
                             "se_test_score": se.tolist(), "rank_test_score": rank.tolist(),
                             "fit_time": times.tolist(), "error": errors,
-                            "row_test_scores": np.where(failed[:, None], np.nan,
-                                                        row_mean).tolist()}
+                            "row_test_scores": np.where((failed | ~scored)[:, None], np.nan,
+                                                        row_mean).tolist(),
+                            "scored": scored.tolist()}
         self.best_method_ = methods[best]
         self.best_estimator_ = clone(cands[best]).fit(X, codes, sd)
         if isinstance(self.best_estimator_, _AdaptThenClassify):
@@ -491,6 +523,7 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
             self.best_estimator_.set_params(prefit=None)
         self.estimate_ = Estimate(float(mean[best]), float(se[best]), int(m))
         self.split_rule_ = rule
+        self.single_label_default_ = bool(single)
         self.margin_ = margin
         self.n_repeats_ = r
         self.classes_ = classes

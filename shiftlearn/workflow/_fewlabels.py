@@ -63,29 +63,36 @@ def few_label_methods(method: str, candidates) -> tuple[list[str], str]:
                      f"{', '.join(known)}; or leave the target labels empty to use {method}.")
 
 
-#: said when the choice rests on leave-one-out because a class has a single label
-SINGLE_LABEL_CAVEAT = (
-    " A class has a single labeled row, so leave-one-out held out that class's only label: the "
-    "methods that learn most from the target labels (pooled-weighted, FeatureAugmentation, "
-    "target only) were scored with a handicap the final fit does not have, and the choice is a "
-    "weak guess. Label a second row in each class, or name one method (--method on the "
-    "command line, method= in shiftlearn.adapt).")
+#: said when a class has a single label and the one-label default was fitted without a choice
+ONE_LABEL_DEFAULT_CAVEAT = (
+    "A class has a single labeled row, so no method was chosen: leave-one-out would hold out "
+    "that class's only label and rank the methods by a situation the final fit never faces. "
+    "{method}, {why}, was fitted; its estimate is its leave-one-out accuracy, pessimistic for "
+    "the same reason. Label a second row in each class for a choice, or name one method "
+    "(--method on the command line, method= in shiftlearn.adapt).")
 
 
-def _caveat(chosen_by_cv: bool, m: int, nested, single_label: bool = False) -> str:
+def _caveat(chosen_by_cv: bool, m: int, nested, one_label_default: str | None = None) -> str:
     if m < 2:
         return ("One labeled target row: the estimate is that row right (1) or wrong (0), "
                 "with no uncertainty to give; label more target rows for a measurement.")
+    if one_label_default is not None:
+        from ..model_selection import SINGLE_LABEL_DEFAULT
+
+        why = ("the best single method at one label per class in the library's studies"
+               if one_label_default == SINGLE_LABEL_DEFAULT else
+               f"the first of the candidates given ({SINGLE_LABEL_DEFAULT}, the default at one "
+               "label per class, is not among them)")
+        return ONE_LABEL_DEFAULT_CAVEAT.format(method=one_label_default, why=why)
     if not chosen_by_cv:
         return ("One method, as asked: the estimate is its cross-validated accuracy on the "
                 "labeled target rows; nothing was chosen with them.")
-    single = SINGLE_LABEL_CAVEAT if single_label else ""
     if nested is None:
         return ("The same labels chose the method and estimate its accuracy, so the estimate "
-                "is optimistic; too few labels for a nested estimate." + single)
+                "is optimistic; too few labels for a nested estimate.")
     return ("The same labels chose the method and estimate its accuracy, so that estimate is "
             "optimistic; the nested estimate (the choice repeated without the held-out labels) "
-            "is not." + single)
+            "is not.")
 
 
 def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files,
@@ -131,7 +138,8 @@ def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files
     t0 = time.perf_counter()
     with task("choosing on the labeled target rows", None):
         sel.fit(X, y, sd)
-    chose = len(methods) > 1
+    one_label = bool(sel.single_label_default_)
+    chose = len(methods) > 1 and not one_label
     nested = None
     if chose and m >= 2:
         with task("nested estimate", None):
@@ -144,18 +152,20 @@ def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files
     cands = [{"method": res["method"][i], "score": _f(res["mean_test_score"][i]),
               "se": _f(res["se_test_score"][i]), "seconds": float(res["fit_time"][i]),
               "chosen": res["method"][i] == sel.best_method_,
-              **({"failed": res["error"][i]} if res["error"][i] else {})}
+              **({"failed": res["error"][i]} if res["error"][i] else {}),
+              **({} if res["scored"][i] else {"unscored": "one label per class: no choice "
+                                                          "made, so not scored"})}
              for i in range(len(res["method"]))]
     labeled_classes = [_value(classes[c]) for c in np.unique(target_codes[target_codes >= 0])]
     few = {"labeled_target_rows": m, "labeled_classes": [str(c) for c in labeled_classes],
            "split": sel.split_rule_, "candidates": cands, "how": how, "choice": sel.best_method_,
-           "chose": chose, "margin": float(sel.margin_),
+           "chose": chose, "one_label_default": one_label, "margin": float(sel.margin_),
            "estimate": {"accuracy": sel.estimate_.accuracy, "se": _f(sel.estimate_.se),
                         "rows": sel.estimate_.rows},
            "nested": None if nested is None else {"accuracy": nested.accuracy,
                                                   "se": _f(nested.se), "rows": nested.rows},
-           "caveat": _caveat(chose, m, nested, single_label=bool(
-               np.unique(target_codes[target_codes >= 0], return_counts=True)[1].min() < 2))}
+           "caveat": _caveat(chose, m, nested,
+                             one_label_default=sel.best_method_ if one_label else None)}
     if on_choice is not None:
         on_choice(few)
     t0 = time.perf_counter()

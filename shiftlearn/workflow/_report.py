@@ -452,6 +452,10 @@ def _est_words(e: dict | None) -> str:
 
 def few_labels_decision(few: dict) -> str:
     """The decision sentence of a run with labeled target rows."""
+    if few.get("one_label_default"):
+        return (f"Decision: {few['choice']}, the one-label default, fitted without a choice "
+                f"among {len(few['candidates'])} candidates; its accuracy by "
+                f"{few['split']}: {_est_words(few['estimate'])}. " + few["caveat"])
     what = (f"Decision: {few['choice']}, chosen among {len(few['candidates'])} candidates"
             if few["chose"] else f"{few['choice']} as asked")
     nested = few.get("nested")
@@ -461,20 +465,35 @@ def few_labels_decision(few: dict) -> str:
             + few["caveat"])
 
 
+def _few_note(r: dict) -> str:
+    """The note of a candidate row: why it was not validated or not scored."""
+    if r.get("failed"):
+        return "not validated: " + r["failed"]
+    return r.get("unscored", "")
+
+
+def _few_scored_words(few: dict) -> str:
+    """How the candidates were scored, in words."""
+    if few.get("one_label_default"):
+        return (f"a class has a single label, so no choice was made: {few['choice']} (the "
+                f"one-label default) was scored alone by {few['split']}")
+    return f"every candidate was scored on them by {few['split']}"
+
+
 def few_labels_markdown(few: dict | None) -> list[str]:
     """The Markdown section of the choice on the labeled target rows (none without them)."""
     if not few:
         return []
     L = ["", "## Which method? (labeled target rows)", "",
          f"{few['labeled_target_rows']} target rows carry a label (classes "
-         f"{', '.join(few['labeled_classes'])}); every candidate was scored on them by "
-         f"{few['split']}: a held-out row's label is hidden while the candidate is fitted on "
+         f"{', '.join(few['labeled_classes'])}); {_few_scored_words(few)}: a held-out row's "
+         "label is hidden while the candidate is fitted on "
          "every other row (the source rows, the other labeled target rows and every unlabeled "
          "target row). Candidates: " + few["how"] + ".", "",
          "| candidate | accuracy on held-out labeled target rows | ± se | seconds | chosen | "
          "note |", "|---|---|---|---|---|---|"]
     for r in few["candidates"]:
-        note = ("not validated: " + r["failed"]).replace("|", "\\|") if r.get("failed") else ""
+        note = _few_note(r).replace("|", "\\|")
         L.append(f"| {r['method']} | {_num(r['score'])} | {_num(r['se'])} | "
                  f"{r['seconds']:.2f} | {'**yes**' if r['chosen'] else ''} | {note} |")
     L += ["", f"Estimated accuracy of the chosen method: {_est_words(few['estimate'])}"
@@ -488,8 +507,8 @@ def few_labels_html(doc, few: dict | None, pictures: dict) -> None:
     if not few:
         return
     doc.heading("Which method? (labeled target rows)")
-    doc.paragraph(f"{few['labeled_target_rows']} target rows carry a label; every candidate was "
-                  f"scored on them by {few['split']} (a held-out row's label hidden while the "
+    doc.paragraph(f"{few['labeled_target_rows']} target rows carry a label; "
+                  f"{_few_scored_words(few)} (a held-out row's label hidden while the "
                   "candidate is fitted on every other row). Candidates: " + few["how"] + ".")
     if "candidates" in pictures:
         doc.figure(pictures["candidates"], "Cross-validated accuracy of each candidate on the "
@@ -498,7 +517,6 @@ def few_labels_html(doc, few: dict | None, pictures: dict) -> None:
     doc.table(["candidate", "accuracy (held-out labeled target rows)", "± se", "seconds",
                "chosen", "note"],
               [[r["method"], _num(r["score"]), _num(r["se"]), f"{r['seconds']:.2f}",
-                "chosen" if r["chosen"] else "", ("not validated: " + r["failed"])
-                if r.get("failed") else ""] for r in few["candidates"]],
+                "chosen" if r["chosen"] else "", _few_note(r)] for r in few["candidates"]],
               highlight=[r["chosen"] for r in few["candidates"]])
     doc.paragraph(few["caveat"], cls="warning")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from shiftlearn import cli
+from shiftlearn.cli.adapt import _few_label_lines
 
 FAST = ("--candidates", "pooled,target-only,FeatureAugmentation")
 
@@ -113,10 +114,12 @@ def test_one_labeled_target_row(tmp_path):
     assert few["split"].startswith("leave-one-out over the 1 labeled target row ")
     assert few["nested"] is None and few["estimate"]["se"] is None
     assert "One labeled target row" in few["caveat"]
-    # the methods that need a target label cannot be validated without the only one
-    failed = {r["method"] for r in few["candidates"] if r.get("failed")}
-    assert {"target-only", "FeatureAugmentation"} <= failed
+    # a class with a single label: no choice; pooled-weighted is not among the candidates
+    # given, so the first of them is fitted and the others are not scored
+    assert few["one_label_default"] and not few["chose"]
     assert few["choice"] == "pooled"
+    assert {r["method"] for r in few["candidates"] if r.get("unscored")} == {
+        "target-only", "FeatureAugmentation"}
 
 
 def test_a_labeled_target_class_the_source_lacks_is_refused(tmp_path, capsys):
@@ -193,10 +196,17 @@ def test_the_saved_model_predicts_target_rows(tmp_path):
     assert pred.shape == (40,) and np.mean(pred == truth) > 0.9
 
 
-def test_one_label_in_a_class_says_the_choice_is_a_weak_guess(tmp_path, capsys):
-    # one label per class: leave-one-out holds out a class's only label
+def test_one_label_per_class_fits_the_one_label_default_without_a_choice(tmp_path):
+    # one label per class: leave-one-out would hold out a class's only label, so no choice
     _files(tmp_path, per_class=1)
-    assert _run(tmp_path, *FAST, "--report", str(tmp_path / "r.json")) == 0
+    assert _run(tmp_path, "--report", str(tmp_path / "r.json")) == 0
     few = json.loads((tmp_path / "r.json").read_text())["few_labels"]
     assert few["split"].startswith("leave-one-out over the 2 labeled target rows")
-    assert "single labeled row" in few["caveat"] and "weak guess" in few["caveat"]
+    assert few["one_label_default"] and not few["chose"] and few["nested"] is None
+    assert few["choice"] == "pooled-weighted"
+    assert "no method was chosen" in few["caveat"] and "pessimistic" in few["caveat"]
+    assert "best single method at one label per class" in few["caveat"]
+    scored = [r["method"] for r in few["candidates"] if not r.get("unscored")]
+    assert scored == ["pooled-weighted"] and len(few["candidates"]) > 1
+    lines = _few_label_lines(few)           # what the command prints without --quiet
+    assert lines[0].startswith("fitted the one-label default, pooled-weighted on 2 labeled")

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from sklearn.neighbors import KNeighborsClassifier
 
-from shiftlearn.model_selection import FewLabelSelector, nested_estimate
+from shiftlearn.model_selection import (
+    SINGLE_LABEL_DEFAULT,
+    FewLabelSelector,
+    make_few_label_candidate,
+    nested_estimate,
+)
 from shiftlearn.model_selection._fewlabels import few_label_folds
 
 
@@ -51,10 +56,40 @@ def test_source_wins_when_the_target_labels_are_noise_free_but_few():
 
 def test_leave_one_out_with_one_label_per_class():
     X, y, sd, _ = _task(m_per_class=1)
-    sel = FewLabelSelector(methods=["pooled", "source-only"]).fit(X, y, sd)
+    sel = FewLabelSelector(methods=["pooled", "source-only"], single_label="cv").fit(X, y, sd)
     assert sel.split_rule_.startswith("leave-one-out over the 2 labeled target rows")
     assert sel.n_repeats_ == 1
     assert sel.estimate_.rows == 2
+    assert not sel.single_label_default_ and all(sel.cv_results_["scored"])
+
+
+def test_one_label_per_class_fits_the_default_without_a_choice():
+    X, y, sd, _ = _task(m_per_class=1)
+    methods = ["pooled", "pooled-weighted", "target-only"]
+    sel = FewLabelSelector(methods=methods).fit(X, y, sd)
+    assert sel.single_label_default_ and sel.best_method_ == SINGLE_LABEL_DEFAULT
+    res = sel.cv_results_
+    assert res["scored"] == [False, True, False]
+    assert np.isnan(res["mean_test_score"][0]) and np.isnan(res["mean_test_score"][2])
+    assert res["fit_time"][0] == 0.0 and res["fit_time"][2] == 0.0    # never fitted
+    # its estimate is its own leave-one-out score, as the cross-validated choice scores it
+    cv = FewLabelSelector(methods=methods, single_label="cv").fit(X, y, sd)
+    assert sel.estimate_.accuracy == cv.cv_results_["mean_test_score"][1]
+    ref = make_few_label_candidate(SINGLE_LABEL_DEFAULT).fit(X, y, sd)
+    tgt = y == -1
+    np.testing.assert_array_equal(sel.predict(X[tgt]), ref.predict(X[tgt]))
+    # without it among the candidates, the first of them
+    first = FewLabelSelector(methods=["source-only", "pooled"]).fit(X, y, sd)
+    assert first.best_method_ == "source-only" and first.single_label_default_
+
+
+def test_two_labels_per_class_choose_whatever_single_label_says():
+    X, y, sd, _ = _task(m_per_class=2)
+    methods = ["pooled", "pooled-weighted", "target-only"]
+    a = FewLabelSelector(methods=methods).fit(X, y, sd)
+    b = FewLabelSelector(methods=methods, single_label="cv").fit(X, y, sd)
+    assert not a.single_label_default_ and a.best_method_ == b.best_method_
+    assert a.cv_results_["mean_test_score"] == b.cv_results_["mean_test_score"]
 
 
 def test_stratified_repeated_when_every_class_has_two():
