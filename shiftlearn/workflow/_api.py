@@ -275,10 +275,18 @@ def _adapt_few_labels(Xs, Xt, codes, classes, tgt_codes, dom, values, *, method,
                              names=names, files=["(array)"] * len(names),
                              label_column="y_source", label_name=None, notes=[],
                              command=command, t_start=t_start)
-        # every target row, the labeled ones too (the command writes the unlabeled ones)
-        res.predictions = res.predict(Xt)
+        # every target row: the run predicted the unlabeled ones (what the command writes);
+        # the labeled ones are predicted here
+        unl, lab = tgt_codes < 0, tgt_codes >= 0
+        pred = np.asarray(classes)[np.zeros(len(Xt), dtype=np.int64)]
+        pred[unl] = res.predictions
+        pred[lab] = res.predict(Xt[lab])
+        res.predictions = pred
         if res.confidence is not None:
-            res.confidence = np.asarray(res.pipeline.predict_proba(Xt)).max(axis=1)
+            conf = np.empty(len(Xt))
+            conf[unl] = res.confidence
+            conf[lab] = np.asarray(res.pipeline.predict_proba(Xt[lab])).max(axis=1)
+            res.confidence = conf
     res.report["warnings"] = warning_lines(caught)
     return res
 

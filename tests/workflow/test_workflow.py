@@ -135,6 +135,11 @@ def test_adapt_with_labeled_target_rows_is_the_commands_few_label_run(tmp_path):
     assert res.predictions.shape == (len(Xt),)
     assert res.predictions[unl].tolist() == pred
     assert res.predictions.tolist() == res.predict(Xt).tolist()
+    assert res.confidence.shape == (len(Xt),)
+    # the same rows predicted in two batches: equal up to the rounding of the products
+    np.testing.assert_allclose(res.confidence,
+                               np.asarray(res.pipeline.predict_proba(Xt)).max(axis=1),
+                               rtol=1e-12)
     assert np.mean(res.predictions == labels[ys]) > 0.8
 
 
