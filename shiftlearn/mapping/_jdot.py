@@ -178,12 +178,19 @@ class _BaseJDOT(BaseEstimator):
         alpha, reg = float(self.alpha), float(self.reg_e)
         M = alpha * Df
         history: list[float] = []
-        for k in range(int(self.max_iter)):
+        best = None                                        # (objective, plan, fitted model)
+        for _ in range(int(self.max_iter)):
             plan = label_plan(ot, a, b, M, reg)
+            self.estimator_ = clone(est)                   # the last state stays intact
             L = self._fit_step(Xt, ys, plan)               # label cost of the new model
             history.append(float(alpha * np.vdot(plan, Df) + np.vdot(plan, L)))
-            if k > 0 and abs(history[-1] - history[-2]) <= float(self.tol):
+            if best is not None and history[-1] > best[0] - float(self.tol):
+                # no descent by more than tol: converged, or (a regularised model) rising or
+                # cycling; keep the lower of the two states
+                if history[-1] > best[0]:
+                    _, plan, self.estimator_ = best
                 break
+            best = (history[-1], plan, self.estimator_)
             M = alpha * Df + L
         self.plan_ = plan
         self.loss_history_ = history
@@ -217,9 +224,10 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
     first plan on the feature cost alone, then (1) ``f`` fitted on the target rows, each
     duplicated once per class with weight ``n_t sum_{i: y_i = c} pi_ij`` (the labels the plan
     carries to ``x_j``; for the cross-entropy this weighted fit minimises the objective in
-    ``f`` exactly), (2) the plan of the cost ``alpha D + L(f)``, until the objective changes
-    by at most ``tol`` or ``max_iter`` model fits. ``predict``/``predict_proba`` apply ``f``
-    to new target rows. Several sources are pooled; the target labels are never read.
+    ``f`` exactly), (2) the plan of the cost ``alpha D + L(f)``, until an alternation lowers
+    the objective by at most ``tol`` (or raises it) or ``max_iter`` model fits.
+    ``predict``/``predict_proba`` apply ``f`` to new target rows. Several sources are pooled;
+    the target labels are never read.
 
     A labeler: :class:`~shiftlearn.compose.DomainAdaptationClassifier` with it as
     ``adapter`` fits it (its classifier as ``estimator``) in place of a classifier.
@@ -242,15 +250,19 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
     max_iter : int >= 1, default=100
         Cap on the model fits (alternations).
     tol : float >= 0, default=1e-5
-        Stop when the objective changes by at most this between two alternations.
+        Stop when an alternation lowers the objective by at most this. A regularised model
+        (logistic regression's default penalty, a ridge) does not minimise the objective in
+        ``f`` exactly, so the alternation can rise or cycle between two states; it then stops
+        too, and keeps the state with the lower objective.
 
     Attributes
     ----------
     estimator_ : the fitted model ``f``
     classes_ : ndarray, the source classes
-    plan_ : ndarray of shape (n_source, n_target), the last plan (``(n_source, 0)`` without
+    plan_ : ndarray of shape (n_source, n_target), the plan kept (``(n_source, 0)`` without
         target rows)
-    loss_history_ : list of float, the objective after each model fit
+    loss_history_ : list of float, the objective after each model fit (the kept state's is
+        the lowest)
     n_iter_ : int, model fits run (1 without target rows: ``f`` on the source rows)
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -396,9 +408,9 @@ class JDOTRegressor(RegressorMixin, _BaseJDOT):
     fitted by least squares on the target rows and the values the plan carries to them,
     ``y^_j = n_t sum_i pi_ij y_i`` (for the squared loss this fit minimises the objective in
     ``f`` exactly: ``sum_i pi_ij (y_i - f)^2 = (1/n_t)(y^_j - f)^2 + const``), (2) the plan
-    of the cost ``alpha D + (y_i - f(x_j))^2``, until the objective changes by at most
-    ``tol`` or ``max_iter`` model fits. ``predict`` applies ``f`` to new target rows. Several
-    sources are pooled; the target values are never read.
+    of the cost ``alpha D + (y_i - f(x_j))^2``, until an alternation lowers the objective by
+    at most ``tol`` (or raises it) or ``max_iter`` model fits. ``predict`` applies ``f`` to
+    new target rows. Several sources are pooled; the target values are never read.
 
     Parameters
     ----------
@@ -414,13 +426,17 @@ class JDOTRegressor(RegressorMixin, _BaseJDOT):
     max_iter : int >= 1, default=100
         Cap on the model fits (alternations).
     tol : float >= 0, default=1e-5
-        Stop when the objective changes by at most this between two alternations.
+        Stop when an alternation lowers the objective by at most this. A regularised model
+        (logistic regression's default penalty, a ridge) does not minimise the objective in
+        ``f`` exactly, so the alternation can rise or cycle between two states; it then stops
+        too, and keeps the state with the lower objective.
 
     Attributes
     ----------
     estimator_ : the fitted model ``f``
-    plan_ : ndarray of shape (n_source, n_target), the last plan
-    loss_history_ : list of float, the objective after each model fit
+    plan_ : ndarray of shape (n_source, n_target), the plan kept
+    loss_history_ : list of float, the objective after each model fit (the kept state's is
+        the lowest)
     n_iter_ : int, model fits run (1 without target rows: ``f`` on the source rows)
     n_features_in_ : int
     feature_names_in_ : ndarray of str
