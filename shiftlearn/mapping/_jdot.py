@@ -184,7 +184,7 @@ class _BaseJDOT(BaseEstimator):
             self.estimator_ = clone(est)                   # the last state stays intact
             L = self._fit_step(Xt, ys, plan)               # label cost of the new model
             history.append(float(alpha * np.vdot(plan, Df) + np.vdot(plan, L)))
-            if best is not None and history[-1] > best[0] - float(self.tol):
+            if best is not None and history[-1] >= best[0] - float(self.tol):
                 # no descent by more than tol: converged, or (a regularised model) rising or
                 # cycling; keep the lower of the two states
                 if history[-1] > best[0]:

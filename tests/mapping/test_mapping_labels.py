@@ -208,6 +208,16 @@ def test_jdot_regressor_objective_never_increases_with_exact_least_squares():
     assert np.all(np.diff(h) <= 1e-12 * np.abs(h[:-1]))
 
 
+def test_jdot_with_tol_zero_stops_at_an_exact_fixed_point():
+    """tol = 0 stops when an alternation gives back the same objective (the same plan, hence
+    the same model): no descent is left."""
+    X, y, sd = _domains()
+    est = _quiet(JDOTClassifier(LogisticRegression(), max_iter=50, tol=0).fit, X, y, sd)
+    h = est.loss_history_
+    assert est.n_iter_ == len(h) < 50
+    assert h[-1] == min(h[:-1]) and all(np.diff(h[:-1]) < 0)
+
+
 class _Toggle(ClassifierMixin, BaseEstimator):
     """A model that ignores its rows and alternates, fit after fit, between two fixed class
     probability tables: with it the alternation cannot descend, and cycles."""
