@@ -546,9 +546,10 @@ def _few_label_lines(few: dict) -> list[str]:
         return f"{100 * e['accuracy']:.1f}%{se}"
 
     what = "chose" if few["chose"] else "fitted"
+    choice = few["choice"]
     if few.get("one_label_default"):
-        what = "fitted the one-label default,"
-    out = [f"{what} {few['choice']} on {few['labeled_target_rows']} labeled target rows "
+        what, choice = "fitted the one-label default,", f"{choice},"
+    out = [f"{what} {choice} on {few['labeled_target_rows']} labeled target rows "
            f"({few['split']}): estimated accuracy {pct(few['estimate'])}"
            + (f", nested {pct(few['nested'])}" if few.get("nested") else "")]
     failed = [r for r in few["candidates"] if r.get("failed")]

@@ -209,4 +209,4 @@ def test_one_label_per_class_fits_the_one_label_default_without_a_choice(tmp_pat
     scored = [r["method"] for r in few["candidates"] if not r.get("unscored")]
     assert scored == ["pooled-weighted"] and len(few["candidates"]) > 1
     lines = _few_label_lines(few)           # what the command prints without --quiet
-    assert lines[0].startswith("fitted the one-label default, pooled-weighted on 2 labeled")
+    assert lines[0].startswith("fitted the one-label default, pooled-weighted, on 2 labeled")
