@@ -252,8 +252,9 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
     tol : float >= 0, default=1e-5
         Stop when an alternation lowers the objective by at most this. A regularised model
         (logistic regression's default penalty, a ridge) does not minimise the objective in
-        ``f`` exactly, so the alternation can rise or cycle between two states; it then stops
-        too, and keeps the state with the lower objective.
+        ``f`` exactly, and entropic plans (``reg_e > 0``) minimise it plus their entropy, so
+        the alternation can rise or cycle between two states; it then stops too, and keeps
+        the state with the lower objective.
 
     Attributes
     ----------
@@ -261,8 +262,8 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
     classes_ : ndarray, the source classes
     plan_ : ndarray of shape (n_source, n_target), the plan kept (``(n_source, 0)`` without
         target rows)
-    loss_history_ : list of float, the objective after each model fit (the kept state's is
-        the lowest)
+    loss_history_ : list of float, the objective after each model fit, the last one
+        included even when its state was not kept (the kept state's is the lowest)
     n_iter_ : int, model fits run (1 without target rows: ``f`` on the source rows)
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -428,15 +429,16 @@ class JDOTRegressor(RegressorMixin, _BaseJDOT):
     tol : float >= 0, default=1e-5
         Stop when an alternation lowers the objective by at most this. A regularised model
         (logistic regression's default penalty, a ridge) does not minimise the objective in
-        ``f`` exactly, so the alternation can rise or cycle between two states; it then stops
-        too, and keeps the state with the lower objective.
+        ``f`` exactly, and entropic plans (``reg_e > 0``) minimise it plus their entropy, so
+        the alternation can rise or cycle between two states; it then stops too, and keeps
+        the state with the lower objective.
 
     Attributes
     ----------
     estimator_ : the fitted model ``f``
     plan_ : ndarray of shape (n_source, n_target), the plan kept
-    loss_history_ : list of float, the objective after each model fit (the kept state's is
-        the lowest)
+    loss_history_ : list of float, the objective after each model fit, the last one
+        included even when its state was not kept (the kept state's is the lowest)
     n_iter_ : int, model fits run (1 without target rows: ``f`` on the source rows)
     n_features_in_ : int
     feature_names_in_ : ndarray of str

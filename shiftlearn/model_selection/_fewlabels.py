@@ -332,18 +332,22 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         repeats), ``se_test_score``, ``rank_test_score``, ``fit_time`` (seconds, all folds),
         ``error`` (why a candidate failed, else ``""``), ``row_test_scores`` (each labeled
         target row's correctness averaged over the repeats, in the order of the labeled target
-        rows in ``X``; all NaN for a failed candidate): the rows the means and standard errors
+        rows in ``X``; all NaN for a failed or unscored candidate): the rows the means and
+        standard errors
         are made of, so that another rule (a paired comparison) can be read from the same fits;
         ``scored`` (False for a candidate left unscored, see ``single_label``).
     best_method_ : str
     best_estimator_ : the chosen candidate refitted on every row.
     estimate_ : :class:`Estimate`, the winner's cross-validated accuracy and standard error
         (over the labeled target rows' mean correctness). Optimistic: the same labels chose
-        the winner (:func:`nested_estimate` is not).
+        the winner (:func:`nested_estimate` is not); for the one-label default, which nothing
+        chose, pessimistic (its folds hold out a class's only label).
     split_rule_ : str, the split used, in words.
     single_label_default_ : bool, True when a class had a single labeled target row and the
         one-label default was fitted without a choice (the other candidates are not scored:
-        ``cv_results_["scored"]`` is False for them and their scores NaN).
+        ``cv_results_["scored"]`` is False for them, their scores NaN and their ranks tied
+        last). Should the default fail (an ``estimator`` without the ``sample_weight`` it
+        needs), the next candidate in ``methods`` order is fitted instead, and so on.
     margin_ : float, the margin applied (``"se"`` resolved to a number).
     n_repeats_ : int
     classes_ : ndarray
@@ -451,7 +455,8 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         return X, codes, sd, classes
 
     def fit(self, X, y, sample_domain=None):
-        """Score every candidate on the labeled target rows' folds; refit the best on all
+        """Score the candidates on the labeled target rows' folds (the one-label default alone
+        when a class has a single label, see ``single_label``); refit the chosen one on all
         rows."""
         from joblib import Parallel, delayed
 
@@ -464,32 +469,43 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         times = np.zeros(len(cands))
         single = (len(methods) > 1 and self.single_label == "default"
                   and np.unique(codes[lab], return_counts=True)[1].min() < 2)
-        scored = np.ones(len(cands), dtype=bool)
-        if single:                      # no choice: the one-label default, scored alone
-            scored[:] = False
-            scored[methods.index(SINGLE_LABEL_DEFAULT) if SINGLE_LABEL_DEFAULT in methods
-                   else 0] = True
-        for i, c in enumerate(cands):
-            if scored[i] and isinstance(c, _AdaptThenClassify):  # one adapter fit, every fold
-                t0 = time.perf_counter()
-                try:
-                    c.set_params(prefit=_Prefit(c._fit_adapter(X, codes, sd)))
-                except Exception:  # noqa: BLE001 - each fold then fails with the reason
-                    pass
-                times[i] += time.perf_counter() - t0
-        jobs = [(i, j) for i in np.flatnonzero(scored) for j in range(len(folds))]
-        out = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_fit_score)(cands[i], X, codes, sd, lab[folds[j]]) for i, j in jobs)
         m = lab.shape[0]
         correct = np.zeros((len(cands), r, m))
         per_rep = len(folds) // r
         errors = [""] * len(cands)
-        for (i, j), (hits, err, sec) in zip(jobs, out, strict=True):
-            times[i] += sec
-            if hits is None:
-                errors[i] = errors[i] or err
-            else:
-                correct[i, j // per_rep, folds[j]] = hits
+        scored = np.zeros(len(cands), dtype=bool)
+
+        def score_candidates(which) -> None:
+            """Fit and score the candidates ``which`` on every fold (in parallel)."""
+            for i in which:
+                scored[i] = True
+                if isinstance(cands[i], _AdaptThenClassify):  # one adapter fit, every fold
+                    t0 = time.perf_counter()
+                    try:
+                        cands[i].set_params(prefit=_Prefit(cands[i]._fit_adapter(X, codes, sd)))
+                    except Exception:  # noqa: BLE001 - each fold then fails with the reason
+                        pass
+                    times[i] += time.perf_counter() - t0
+            jobs = [(i, j) for i in which for j in range(len(folds))]
+            out = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(_fit_score)(cands[i], X, codes, sd, lab[folds[j]]) for i, j in jobs)
+            for (i, j), (hits, err, sec) in zip(jobs, out, strict=True):
+                times[i] += sec
+                if hits is None:
+                    errors[i] = errors[i] or err
+                else:
+                    correct[i, j // per_rep, folds[j]] = hits
+
+        if single:
+            # no choice: the one-label default scored alone; should it fail (a classifier
+            # without the sample_weight it needs), the next candidate in ``methods`` order
+            first = methods.index(SINGLE_LABEL_DEFAULT) if SINGLE_LABEL_DEFAULT in methods else 0
+            for i in [first] + [k for k in range(len(cands)) if k != first]:
+                score_candidates([i])
+                if not errors[i]:
+                    break
+        else:
+            score_candidates(list(range(len(cands))))
         row_mean = correct.mean(axis=1)                     # (candidates, m)
         mean = row_mean.mean(axis=1)
         se = (row_mean.std(axis=1, ddof=1) / np.sqrt(m)) if m > 1 else np.full(len(cands),
@@ -498,9 +514,8 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         mean[failed | ~scored], se[failed | ~scored] = np.nan, np.nan
         if failed[scored].all():
             i = int(np.flatnonzero(scored)[0])
-            raise ValueError(("The one-label default" if single else "Every candidate")
-                             + f" failed on the validation folds; e.g. {methods[i]}: "
-                             f"{errors[i]}")
+            raise ValueError("Every candidate failed on the validation folds; e.g. "
+                             f"{methods[i]}: {errors[i]}")
         score = np.where(failed | ~scored, -np.inf, mean)
         top = int(np.argmax(score))                         # the first of the best: ties
         margin = (float(se[top]) if self.margin == "se" else float(self.margin))
@@ -510,6 +525,7 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         order = np.argsort(-score, kind="stable")
         rank = np.empty(len(cands), dtype=int)
         rank[order] = np.arange(1, len(cands) + 1)
+        rank[~scored] = len(cands)                          # never scored: tied last
         self.cv_results_ = {"method": methods, "mean_test_score": mean.tolist(),
                             "se_test_score": se.tolist(), "rank_test_score": rank.tolist(),
                             "fit_time": times.tolist(), "error": errors,
@@ -569,8 +585,11 @@ def nested_estimate(selector: FewLabelSelector, X, y, sample_domain,
     Outer folds over the labeled target rows (the rule of :func:`few_label_folds` with
     ``n_splits`` folds and one repeat); in each, the held-out labels are hidden, ``selector``
     (cloned) chooses and refits on the other rows, and predicts the held-out rows. An outer
-    fold that leaves no labeled target row to choose on is skipped. Cost: ``outer folds + 1``
-    selections (including none of ``selector.fit`` on all rows).
+    fold that leaves no labeled target row to choose on is skipped. The inner selections
+    follow ``selector``'s rules: an outer fold that leaves a class with a single label fits
+    the one-label default there (``single_label``), so with two labels per class the estimate
+    is that of the procedure, not of a choice. Cost: ``outer folds + 1`` selections
+    (including none of ``selector.fit`` on all rows).
 
     Returns
     -------

@@ -81,8 +81,9 @@ def _caveat(chosen_by_cv: bool, m: int, nested, one_label_default: str | None = 
 
         why = ("the best single method at one label per class in the library's studies"
                if one_label_default == SINGLE_LABEL_DEFAULT else
-               f"the first of the candidates given ({SINGLE_LABEL_DEFAULT}, the default at one "
-               "label per class, is not among them)")
+               f"the first of the candidates given that could be fitted "
+               f"({SINGLE_LABEL_DEFAULT}, the default at one label per class, is not among "
+               "them or failed: the candidates' table says why)")
         return ONE_LABEL_DEFAULT_CAVEAT.format(method=one_label_default, why=why)
     if not chosen_by_cv:
         return ("One method, as asked: the estimate is its cross-validated accuracy on the "
@@ -153,8 +154,8 @@ def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files
               "se": _f(res["se_test_score"][i]), "seconds": float(res["fit_time"][i]),
               "chosen": res["method"][i] == sel.best_method_,
               **({"failed": res["error"][i]} if res["error"][i] else {}),
-              **({} if res["scored"][i] else {"unscored": "one label per class: no choice "
-                                                          "made, so not scored"})}
+              **({} if res["scored"][i] else {"unscored": "a class has a single label: no "
+                                                          "choice made, so not scored"})}
              for i in range(len(res["method"]))]
     labeled_classes = [_value(classes[c]) for c in np.unique(target_codes[target_codes >= 0])]
     few = {"labeled_target_rows": m, "labeled_classes": [str(c) for c in labeled_classes],

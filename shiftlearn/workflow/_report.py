@@ -475,8 +475,8 @@ def _few_note(r: dict) -> str:
 def _few_scored_words(few: dict) -> str:
     """How the candidates were scored, in words."""
     if few.get("one_label_default"):
-        return (f"a class has a single label, so no choice was made: {few['choice']} (the "
-                f"one-label default) was scored alone by {few['split']}")
+        return (f"no choice was made: {few['choice']} (the one-label default) was scored "
+                f"alone by {few['split']}")
     return f"every candidate was scored on them by {few['split']}"
 
 
@@ -496,7 +496,8 @@ def few_labels_markdown(few: dict | None) -> list[str]:
         note = _few_note(r).replace("|", "\\|")
         L.append(f"| {r['method']} | {_num(r['score'])} | {_num(r['se'])} | "
                  f"{r['seconds']:.2f} | {'**yes**' if r['chosen'] else ''} | {note} |")
-    L += ["", f"Estimated accuracy of the chosen method: {_est_words(few['estimate'])}"
+    what = "fitted" if few.get("one_label_default") else "chosen"
+    L += ["", f"Estimated accuracy of the {what} method: {_est_words(few['estimate'])}"
           + (f"; nested estimate: {_est_words(few['nested'])}" if few.get("nested") else "")
           + ".", "", few["caveat"]]
     return L
@@ -512,8 +513,9 @@ def few_labels_html(doc, few: dict | None, pictures: dict) -> None:
                   "candidate is fitted on every other row). Candidates: " + few["how"] + ".")
     if "candidates" in pictures:
         doc.figure(pictures["candidates"], "Cross-validated accuracy of each candidate on the "
-                   "labeled target rows (bars: ± one standard error); the chosen one is "
-                   "highlighted.")
+                   "labeled target rows (bars: ± one standard error); the "
+                   + ("fitted one is highlighted (no choice was made: a class has a single "
+                      "label)." if few.get("one_label_default") else "chosen one is highlighted."))
     doc.table(["candidate", "accuracy (held-out labeled target rows)", "± se", "seconds",
                "chosen", "note"],
               [[r["method"], _num(r["score"]), _num(r["se"]), f"{r['seconds']:.2f}",

@@ -78,9 +78,21 @@ def test_one_label_per_class_fits_the_default_without_a_choice():
     ref = make_few_label_candidate(SINGLE_LABEL_DEFAULT).fit(X, y, sd)
     tgt = y == -1
     np.testing.assert_array_equal(sel.predict(X[tgt]), ref.predict(X[tgt]))
+    assert res["rank_test_score"] == [3, 1, 3]                    # unscored: tied last
     # without it among the candidates, the first of them
     first = FewLabelSelector(methods=["source-only", "pooled"]).fit(X, y, sd)
     assert first.best_method_ == "source-only" and first.single_label_default_
+
+
+def test_a_one_label_default_that_fails_gives_way_to_the_next_candidate():
+    # 1-NN takes no sample_weight, which pooled-weighted needs: the next candidate is fitted
+    X, y, sd, _ = _task(m_per_class=1)
+    sel = FewLabelSelector(methods=["pooled", "pooled-weighted", "target-only"],
+                           estimator=KNeighborsClassifier(1)).fit(X, y, sd)
+    res = sel.cv_results_
+    assert sel.single_label_default_ and sel.best_method_ == "pooled"
+    assert "sample_weight" in res["error"][1] and res["scored"] == [True, True, False]
+    assert np.isfinite(res["mean_test_score"][0]) and np.isnan(res["mean_test_score"][2])
 
 
 def test_two_labels_per_class_choose_whatever_single_label_says():
