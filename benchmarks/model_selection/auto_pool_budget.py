@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _co
 sys.path.insert(0, str(Path(__file__).resolve().parent))      # auto_cost: the rows
 from _common import header, markdown_table, progress, track, write_results  # noqa: E402
 
-#: the budget of the catalog issue (seconds, two cores)
-BUDGET_S = 90.0
+#: the budget of the catalog issue (seconds, two cores) and its shape
+BUDGET_S, ROWS, COLUMNS = 90.0, 450, 4096
+TITLE = "adapt --method auto --tune with larger pools on the budget shape"
 
 
 def pools() -> dict:
@@ -56,15 +57,11 @@ def run_pool(candidates, X, y, sd) -> dict:
 
 @progress()
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=450)
-    ap.add_argument("--columns", type=int, default=4096)
-    args = ap.parse_args(argv)
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     from auto_cost import make_task
 
-    title = "adapt --method auto --tune with larger pools on the budget shape"
-    machine = header(title)
-    X, y, sd = make_task(args.rows, args.columns)
+    machine = header(TITLE)
+    X, y, sd = make_task(ROWS, COLUMNS)
     out = {}
     for name, cands in track(list(pools().items()), "pools"):
         out[name] = run_pool(cands, X, y, sd)
@@ -79,9 +76,9 @@ def main(argv=None) -> None:
             + f"\n\nThe budget: {BUDGET_S:.0f} s. Worker seconds per candidate with every method "
             "(fits and validation, summed over the settings and folds; two workers run at "
             "once):\n\n" + markdown_table(slow, floatfmt=".1f"))
-    write_results("auto_pool_budget", title, body,
-                  {"rows": args.rows, "columns": args.columns, "budget_s": BUDGET_S,
-                   "pools": out}, machine)
+    write_results("auto_pool_budget", TITLE, body,
+                  {"rows": ROWS, "columns": COLUMNS, "budget_s": BUDGET_S, "pools": out},
+                  machine)
 
 
 if __name__ == "__main__":
