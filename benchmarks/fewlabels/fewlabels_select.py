@@ -221,15 +221,17 @@ def run_task(task: str, repeats: int) -> dict:
     return out
 
 
-def _se_rule(res: dict) -> int:
+def _se_rule(res: dict, order=None) -> int:
     """The candidate ``FewLabelSelector(margin="se")`` chooses from the same table: the
-    earliest whose mean is within the best's standard error of the best."""
+    earliest whose mean is within the best's standard error of the best; "earliest" and the
+    first of the best in ``order`` (candidate positions; default: the table's)."""
+    order = list(range(len(res["mean_test_score"]))) if order is None else order
     mean = np.array([-np.inf if v is None or not np.isfinite(v) else v
                      for v in res["mean_test_score"]])
-    top = int(np.argmax(mean))
+    top = max(order, key=lambda i: mean[i])
     se = res["se_test_score"][top]
     m = 0.0 if se is None or not np.isfinite(se) else float(se)
-    return int(np.flatnonzero(mean >= mean[top] - m - 1e-12)[0])
+    return next(i for i in order if mean[i] >= mean[top] - m - 1e-12)
 
 
 def _paired_rule(res: dict) -> int:
@@ -262,13 +264,7 @@ def _prior1_rule(res: dict) -> int:
     from shiftlearn.model_selection import FEWLABEL_DEFAULT
 
     first = FEWLABEL_DEFAULT.index(PRIOR1_FIRST)
-    order = [first] + [i for i in range(len(FEWLABEL_DEFAULT)) if i != first]
-    mean = np.array([-np.inf if v is None or not np.isfinite(v) else v
-                     for v in res["mean_test_score"]])
-    top = max(order, key=lambda i: mean[i])     # the first of the best in the new order
-    se = res["se_test_score"][top]
-    m = 0.0 if se is None or not np.isfinite(se) else float(se)
-    return next(i for i in order if mean[i] >= mean[top] - m - 1e-12)
+    return _se_rule(res, [first] + [i for i in range(len(FEWLABEL_DEFAULT)) if i != first])
 
 
 #: the rules read from ``auto``'s cross-validation tables, and their rows in the tables

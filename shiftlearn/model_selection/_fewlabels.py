@@ -333,9 +333,9 @@ class FewLabelSelector(ClassifierMixin, BaseEstimator):
         ``error`` (why a candidate failed, else ``""``), ``row_test_scores`` (each labeled
         target row's correctness averaged over the repeats, in the order of the labeled target
         rows in ``X``; all NaN for a failed or unscored candidate): the rows the means and
-        standard errors
-        are made of, so that another rule (a paired comparison) can be read from the same fits;
-        ``scored`` (False for a candidate left unscored, see ``single_label``).
+        standard errors are made of, so that another rule (a paired comparison) can be read
+        from the same fits; ``scored`` (False for a candidate left unscored, see
+        ``single_label``).
     best_method_ : str
     best_estimator_ : the chosen candidate refitted on every row.
     estimate_ : :class:`Estimate`, the winner's cross-validated accuracy and standard error
