@@ -217,6 +217,27 @@ def test_tradaboost_votes_with_the_second_half_of_the_rounds():
     assert m.score(X[sd < 0], y_true[sd < 0]) > 0.8
 
 
+class _ColdLR(LogisticRegression):
+    """A logistic regression TrAdaBoost does not warm-start (not the class itself)."""
+
+
+def test_tradaboost_warm_starts_logistic_regression_to_the_same_rounds():
+    # each round's penalised likelihood is strictly convex: from the previous round's
+    # coefficients the solver reaches the optimum a cold start reaches, in fewer iterations
+    X, y, sd, _ = _problem(n_src=200, n_lab=10, d=5, seed=2, n_classes=3)
+    kw = dict(tol=1e-10, max_iter=10_000)
+    warm = TrAdaBoost(LogisticRegression(**kw), n_estimators=6).fit(X, y, sd)
+    cold = TrAdaBoost(_ColdLR(**kw), n_estimators=6).fit(X, y, sd)
+    np.testing.assert_allclose(warm.estimator_errors_, cold.estimator_errors_, rtol=1e-9)
+    # L-BFGS-B also stops once the objective changes by less than 64 eps relative: the
+    # coefficients are then known to about sqrt(64 eps |f| / mu), ~1e-6 here, not to tol
+    for a, b in zip(warm.estimators_, cold.estimators_, strict=True):
+        np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-5)
+        assert a.get_params()["warm_start"] is False           # the user's setting is back
+    n_iter = [sum(int(e.n_iter_[0]) for e in m.estimators_[1:]) for m in (warm, cold)]
+    assert n_iter[0] < n_iter[1]
+
+
 def test_tradaboost_r2_one_round_by_hand():
     X = np.array([[0.0], [1.0], [2.0], [3.0], [0.0], [1.0], [2.0]])
     y = np.array([0.0, 1.0, 2.0, 5.0, 0.5, 1.0, 2.0])

@@ -64,15 +64,22 @@ def _normalised_cost(Xs, Xt):
 # alpha * D + L, the same plan for alpha = (1 - a) / a: a = 0.5 <-> alpha = 1. Both stop after
 # max_iter model fits with tol = 0 (the stopping rules differ: skada's watches two sequences).
 # Same network simplex on costs equal to round-off, then the same weighted rows in the same
-# order: the plans agree to round-off and the models to LBFGS's reproducibility.
+# order: the plans agree to round-off and the models to LBFGS's reproducibility. Ours starts a
+# LogisticRegression from the last alternation's solution (the same optimum to LBFGS's
+# tolerance, tested below); skada starts cold, so the parity runs a subclass, fitted cold on
+# both sides, to compare the algorithms fit for fit.
+
+class _ColdLR(LogisticRegression):
+    """A logistic regression JDOT does not warm-start (not the class itself)."""
+
 
 @pytest.mark.parametrize("n_iter", [1, 3, 8])
 def test_jdot_classifier_equals_skada_on_the_same_rows(n_iter):
     skada = _skada()
     X, y, sd = _domains()
-    ours = _quiet(JDOTClassifier(LogisticRegression(), alpha=1.0, max_iter=n_iter, tol=0).fit,
+    ours = _quiet(JDOTClassifier(_ColdLR(), alpha=1.0, max_iter=n_iter, tol=0).fit,
                   X, y, sd)
-    theirs = skada.JDOTClassifier(LogisticRegression(), alpha=0.5, n_iter_max=n_iter, tol=0)
+    theirs = skada.JDOTClassifier(_ColdLR(), alpha=0.5, n_iter_max=n_iter, tol=0)
     _quiet(theirs.fit, X, y, sd)
     np.testing.assert_allclose(ours.plan_, theirs.sol_.plan, atol=1e-12)
     Xt = X[sd < 0]
@@ -83,6 +90,28 @@ def test_jdot_classifier_equals_skada_on_the_same_rows(n_iter):
     assert ours.n_iter_ <= len(theirs.lst_loss_ot_) == n_iter
     if ours.n_iter_ < n_iter:
         assert ours.loss_history_[-1] == ours.loss_history_[-2]
+
+
+@pytest.mark.parametrize("pipe", [False, True])
+def test_jdot_warm_starts_logistic_regression_to_the_same_alternations(pipe):
+    # each alternation's weighted fit is strictly convex: from the last alternation's solution
+    # LBFGS reaches the cold start's optimum. L-BFGS-B also stops once the objective changes by
+    # less than 64 eps relative, so the coefficients agree to about sqrt(64 eps |f| / mu)
+    X, y, sd = _domains(seed=3)
+    kw = dict(tol=1e-10, max_iter=10_000)
+
+    def model(cls):
+        return make_pipeline(StandardScaler(), cls(**kw)) if pipe else cls(**kw)
+
+    warm = _quiet(JDOTClassifier(model(LogisticRegression), max_iter=6, tol=0).fit, X, y, sd)
+    cold = _quiet(JDOTClassifier(model(_ColdLR), max_iter=6, tol=0).fit, X, y, sd)
+    assert warm.n_iter_ == cold.n_iter_ > 1
+    np.testing.assert_allclose(warm.loss_history_, cold.loss_history_, rtol=1e-6)
+    np.testing.assert_allclose(warm.plan_, cold.plan_, atol=1e-9)
+    Xt = X[sd < 0]
+    np.testing.assert_allclose(warm.predict_proba(Xt), cold.predict_proba(Xt), atol=1e-5)
+    lr = warm.estimator_[-1] if pipe else warm.estimator_
+    assert lr.get_params()["warm_start"] is False             # the user's setting is back
 
 
 @pytest.mark.parametrize("model", [LinearRegression(), Ridge(alpha=2.0)])
