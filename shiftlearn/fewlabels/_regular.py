@@ -35,6 +35,7 @@ def ridge_to_prior(X: np.ndarray, y: np.ndarray, theta0: np.ndarray, lam: float)
     (``m < d``) it is linear in ``d``. With at least twice as many columns as rows the SVD is
     taken through a thin QR of ``A^T`` (the R-SVD: the SVD of the small square factor), as
     backward stable as ``gesdd`` on ``A`` and faster (20 x 4,001: 0.7 against 2.5 ms).
+    Raises ``ValueError`` when ``X``, ``y`` or ``theta0`` is not finite.
 
     Examples
     --------
@@ -42,13 +43,19 @@ def ridge_to_prior(X: np.ndarray, y: np.ndarray, theta0: np.ndarray, lam: float)
     >>> ridge_to_prior(X, y, np.array([1.0, 0.0]), 1e-12).round(6).tolist()
     [2.0, 0.0]
     """
-    m = X.shape[0]
-    A = np.hstack([X, np.ones((m, 1), dtype=X.dtype)])
-    r = y - A @ theta0
-    if A.shape[1] >= 2 * m:             # few rows, many columns: the R-SVD of A^T = QR
-        Q, R = linalg.qr(A.T, mode="economic")
+    m, d = X.shape
+    r = y - (X @ theta0[:d] + theta0[d])
+    if not np.all(np.isfinite(r)):
+        raise ValueError("ridge_to_prior: X, y and theta0 must be finite; the residuals "
+                         "y - [X, 1] theta0 are not.")
+    if d + 1 >= 2 * m:                  # few rows, many columns: the R-SVD of A^T = QR
+        At = np.empty((d + 1, m), order="F")      # A^T built in LAPACK's order, no copy
+        At[:d] = X.T
+        At[d] = 1.0
+        Q, R = linalg.qr(At, mode="economic", overwrite_a=True, check_finite=False)
         U, sv, Wt = _svd(R.T)           # A = U s (Q W)^T: V = Q W
         return theta0 + Q @ (Wt.T @ (sv / (sv * sv + lam) * (U.T @ r)))
+    A = np.hstack([X, np.ones((m, 1), dtype=X.dtype)])
     U, sv, Vt = _svd(A)
     return theta0 + Vt.T @ (sv / (sv * sv + lam) * (U.T @ r))
 

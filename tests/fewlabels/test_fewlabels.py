@@ -357,6 +357,18 @@ def test_regular_transfer_lr_limits():
     np.testing.assert_allclose(ridge_to_prior(X[t], y[t], np.zeros(3), 1e-10), ols, atol=1e-6)
 
 
+@pytest.mark.parametrize("d", [2, 40])          # the SVD of [X, 1] and the R-SVD of its transpose
+def test_ridge_to_prior_refuses_non_finite_input(d):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(5, d)), rng.normal(size=5)
+    assert np.all(np.isfinite(ridge_to_prior(X, y, np.zeros(d + 1), 1.0)))
+    for bad in ("X", "y", "theta0"):
+        Xb, yb, tb = X.copy(), y.copy(), np.zeros(d + 1)
+        {"X": Xb, "y": yb, "theta0": tb}[bad][0] = np.nan
+        with pytest.raises(ValueError, match="must be finite"):
+            ridge_to_prior(Xb, yb, tb, 1.0)
+
+
 # the source model, scikit-learn's Ridge, solves its own normal equations and warns on these rows
 @pytest.mark.filterwarnings("ignore::scipy.linalg.LinAlgWarning")
 def test_regular_transfer_lr_on_features_of_size_1e9():
