@@ -44,10 +44,10 @@ def ridge_to_prior(X: np.ndarray, y: np.ndarray, theta0: np.ndarray, lam: float)
     [2.0, 0.0]
     """
     m, d = X.shape
+    for name, a in (("X", X), ("y", y), ("theta0", theta0)):
+        if not np.all(np.isfinite(a)):    # the QR below runs without scipy's own scan
+            raise ValueError(f"ridge_to_prior: {name} holds NaN or inf; give finite values.")
     r = y - (X @ theta0[:d] + theta0[d])
-    if not np.all(np.isfinite(r)):
-        raise ValueError("ridge_to_prior: X, y and theta0 must be finite; the residuals "
-                         "y - [X, 1] theta0 are not.")
     if d + 1 >= 2 * m:                  # few rows, many columns: the R-SVD of A^T = QR
         At = np.empty((d + 1, m), order="F")      # A^T built in LAPACK's order, no copy
         At[:d] = X.T

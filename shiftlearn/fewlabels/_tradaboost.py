@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from .._constraints import HasMethods, Interval, StrOptions
 from .._validation import check_X
-from .._warm import started_from
+from .._warm import fit_warm
 from ._base import fit_rows, score_labeled
 from ._tree import LeastSquaresTree, Presorted, presorted_depth
 
@@ -118,10 +118,12 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
     -----
     Cost: ``N`` fits of the learner on the ``n_s + n_t`` labeled rows with weights, plus
     ``O(N (n_s + n_t))`` for the updates; ``predict`` is ``N / 2`` learner predictions. A
-    ``LogisticRegression`` learner (the default; any solver but liblinear) starts each round
-    from the previous round's coefficients: its objective is strictly convex, so the round
-    reaches the same optimum to the solver's tolerance in fewer iterations (a fit stopped by
-    ``max_iter`` ends nearer the optimum than a cold one).
+    ``LogisticRegression`` learner (the default; L2 penalty, finite ``C``, any solver but
+    liblinear) starts each round from the previous round's coefficients: its objective is
+    strictly convex, so the round reaches the same optimum to the solver's tolerance in fewer
+    iterations (a fit stopped by ``max_iter`` ends nearer the optimum than a cold one; a row
+    within the tolerance of a class boundary may flip, and boosting carries that into the
+    next rounds' weights).
 
     Several classes: ``|h_t(x) - c(x)|`` is read as the 0/1 error ``[h_t(x) != c(x)]`` (the
     paper's for labels in {0, 1}) and the vote as ``argmax_c sum_t ln(1 / beta_t) [h_t(x) = c]``,
@@ -211,9 +213,9 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
         self.estimators_, errors = [], np.empty(N)
         for t in range(N):
             est = _learner(self.estimator, LogisticRegression(), rng)
-            with started_from(est, self.estimators_[-1] if t else None, codes):
-                est.fit(Xl, codes, sample_weight=_lift_target(w, is_tgt, self.target_share)
-                        * w.shape[0])
+            sw = _lift_target(w, is_tgt, self.target_share) * w.shape[0]
+            fit_warm(est, self.estimators_[-1] if t else None, codes,
+                     lambda est=est, sw=sw: est.fit(Xl, codes, sample_weight=sw))
             miss = (est.predict(Xl) != codes).astype(np.float64)
             eps = float(np.sum(w[is_tgt] * miss[is_tgt]) / np.sum(w[is_tgt]))
             eps = min(max(eps, _MIN_ERROR), 0.5)
@@ -344,11 +346,12 @@ class TrAdaBoostR2(RegressorMixin, BaseEstimator):
     Cost: ``N`` weighted fits on the ``n + m`` labeled rows; the two-stage variant
     ``S (F N + 1) + N`` of them, plus ``O(S (n + m) log(1/tol))`` for the bisections. When the
     learner is a plain regression tree (``None``, or a ``DecisionTreeRegressor`` with
-    scikit-learn's defaults but for ``max_depth`` and ``random_state``), the two-stage
-    variant's ``S (F N + 1)`` scoring fits grow that tree from each fold's rows sorted once,
-    ``O((n + m) d)`` per level instead of a sort per node (compiled by numba when installed,
-    about scikit-learn's speed without it; the same splits as scikit-learn's up to exact ties,
-    which scikit-learn breaks by its seed); the final ``N`` fits are scikit-learn's.
+    scikit-learn's defaults but for ``random_state`` and a ``max_depth`` of at most 8), the
+    two-stage variant's ``S (F N + 1)`` scoring fits grow that tree from each fold's rows
+    sorted once, ``O((n + m) d)`` per level instead of a sort per node (compiled by numba when
+    installed, about scikit-learn's speed without it; the same splits as scikit-learn's up to
+    ties in the last bits of the split scores, which scikit-learn breaks by its seed); the
+    final ``N`` fits are scikit-learn's.
     ``eps_t`` is clipped below at ``1e-10`` (a perfect round gets a large, finite vote); the
     first round is kept even when ``eps_1 >= 1/2`` so that the model is never empty. The
     learner receives the weights scaled to a mean of 1 (as :class:`TrAdaBoost`'s).

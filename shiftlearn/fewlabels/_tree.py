@@ -11,9 +11,10 @@ wins (scikit-learn draws the order of the features), and sums are added in anoth
 two splits that differ in the last bits of their scores may be ranked the other way round.
 
 Cost: one ``O(n d log n)`` sort per set of rows (:class:`Presorted`), then ``O(n d)`` per
-level of each tree. scikit-learn sorts every node's rows along every feature at every fit.
-The split search is compiled by numba when installed; the numpy path returns the same trees
-bit for bit (each feature's running sums added in sorted order by both). Why:
+level of each tree (each node's rows kept sorted by filtering its parent's); scikit-learn
+sorts every node's rows along every feature at every fit. The split search is compiled by
+numba when installed; the numpy path returns the same trees bit for bit (each feature's
+running sums added in sorted order by both), at about scikit-learn's speed. Why:
 ``docs/dev/fewlabels.md``.
 """
 
@@ -27,6 +28,9 @@ __all__ = ["Presorted", "LeastSquaresTree", "presorted_depth"]
 
 #: scikit-learn's ``FEATURE_THRESHOLD`` (float32): no split between values this close
 _FEATURE_THRESHOLD = np.float32(1e-7)
+#: the deepest tree grown here: its nodes are bookkept in Python, so scikit-learn grows deeper
+#: ones faster (docs/dev/fewlabels.md)
+_MAX_DEPTH = 8
 #: scikit-learn's ``EPSILON`` of the tree builder: a node this pure is a leaf
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -36,7 +40,11 @@ class Presorted:
     order that sorts it. Cost: ``O(n d log n)`` time, ``n d`` float32 and ``n d`` intp."""
 
     def __init__(self, X: np.ndarray):
-        self.X = np.ascontiguousarray(X, dtype=np.float32)
+        with np.errstate(over="ignore"):        # an overflow is the refusal below
+            self.X = np.ascontiguousarray(X, dtype=np.float32)
+        if not np.all(np.isfinite(self.X)):
+            raise ValueError("The features hold values too large for float32 (|x| above "
+                             "3.4e38), which regression trees split on; rescale them.")
         self.order = np.ascontiguousarray(np.argsort(self.X, axis=0, kind="stable"))
 
 
@@ -78,18 +86,21 @@ if HAVE_NUMBA:  # pragma: no branch
     _search_nb = numba.njit(cache=True, nogil=True, error_model="numpy")(_search_py)
 
 
-def _search_np(X, order, y, w, node_of, W, S, ftol, best, feat, thr):
-    """:func:`_search_py` in numpy, node by node: the same running sums (``np.cumsum`` adds in
-    order), the same first best position and feature."""
+def _restrict(sub: np.ndarray, mask: np.ndarray, m: int) -> np.ndarray:
+    """The rows of ``sub`` (each column's rows in sorted order) that ``mask`` keeps, ``m`` of
+    them, still sorted: ``O(n_sub d)``."""
+    return np.ascontiguousarray(sub.T[mask[sub].T].reshape(sub.shape[1], m).T)
+
+
+def _search_np(X, subs, y, w, W, S, ftol, best, feat, thr):
+    """:func:`_search_py` in numpy, node by node on each node's own sorted rows ``subs[k]``
+    (``O(n d)`` per level in all): the same running sums (``np.cumsum`` adds in order), the
+    same first best position and feature."""
     d = X.shape[1]
-    in_node = node_of[order]                    # (n, d): the sorted rows' nodes
     cols = np.arange(d)
-    for k in range(W.shape[0]):
-        sel = (in_node == k).T
-        m = int(sel[0].sum())
-        if m < 2:
+    for k, sub in enumerate(subs):
+        if sub.shape[0] < 2:
             continue
-        sub = order.T[sel].reshape(d, m).T      # each column's rows of node k, sorted
         xs = X[sub, cols]
         ws = w[sub]
         cl = np.cumsum(ws, axis=0)[:-1]
@@ -108,10 +119,10 @@ def _search_np(X, order, y, w, node_of, W, S, ftol, best, feat, thr):
             thr[k] = np.float64(xs[pos[j], j]) / 2.0 + np.float64(xs[pos[j] + 1, j]) / 2.0
 
 
-def presorted_depth(est) -> int | None | bool:
+def presorted_depth(est) -> int | bool:
     """``est``'s ``max_depth`` when :class:`LeastSquaresTree` grows its trees (``est`` is
     ``None``: depth 3, or a ``DecisionTreeRegressor`` with scikit-learn's defaults but for
-    ``max_depth`` and ``random_state``), else ``False``."""
+    ``random_state`` and a ``max_depth`` of at most ``_MAX_DEPTH``), else ``False``."""
     from sklearn.tree import DecisionTreeRegressor
 
     if est is None:
@@ -121,7 +132,10 @@ def presorted_depth(est) -> int | None | bool:
     params, default = est.get_params(), DecisionTreeRegressor().get_params()
     if any(params[k] != v for k, v in default.items() if k not in ("max_depth", "random_state")):
         return False
-    return params["max_depth"]
+    depth = params["max_depth"]
+    if depth is None or not (isinstance(depth, int | np.integer) and 1 <= depth <= _MAX_DEPTH):
+        return False        # deep trees: scikit-learn's; below 1: its fit refuses it
+    return int(depth)
 
 
 def _seq_sum(a: np.ndarray) -> float:
@@ -149,19 +163,30 @@ class LeastSquaresTree:
         X, order = rows.X, rows.order
         y = np.ascontiguousarray(y, dtype=np.float64)
         w = np.ascontiguousarray(sample_weight, dtype=np.float64)
-        search = _search_nb if use_numba() else _search_np
+        compiled = use_numba()
+        n = X.shape[0]
         feature, threshold, left, right, value = [], [], [], [], []
 
-        def new_node(idx):
+        def new_node(idx, sub):
+            """A node's record ``(id, rows, W, S, impurity, sorted rows)``; the sorted rows
+            only where numpy searches (numba walks the whole order)."""
             ww, wy = w[idx], w[idx] * y[idx]
             Wk, Sk, Qk = _seq_sum(ww), _seq_sum(wy), _seq_sum(wy * y[idx])
             for lst, v in ((feature, -1), (threshold, -2.0), (left, -1), (right, -1),
                            (value, Sk / Wk if Wk > 0 else 0.0)):
                 lst.append(v)
             imp = Qk / Wk - (Sk / Wk) ** 2 if Wk > 0 else 0.0
-            return len(value) - 1, idx, Wk, Sk, imp
+            return len(value) - 1, idx, Wk, Sk, imp, sub
 
-        root = new_node(np.flatnonzero(w > 0))
+        def rows_of(parent_sub, idx):
+            if compiled:
+                return None
+            mask = np.zeros(n, dtype=bool)
+            mask[idx] = True
+            return _restrict(parent_sub, mask, idx.size)
+
+        root_idx = np.flatnonzero(w > 0)
+        root = new_node(root_idx, rows_of(order, root_idx))
         W_root = root[2]
         level = [root]
         max_depth = X.shape[0] if self.max_depth is None else self.max_depth
@@ -171,20 +196,25 @@ class LeastSquaresTree:
                     if depth < max_depth and nd[1].size >= 2 and nd[4] > _EPS]
             if not grow:
                 break
-            node_of = np.full(X.shape[0], -1, dtype=np.intp)
-            for k, nd in enumerate(grow):
-                node_of[nd[1]] = k
             K = len(grow)
             best, feat = np.full(K, -np.inf), np.full(K, -1, dtype=np.intp)
             thr = np.zeros(K)
-            search(X, order, y, w, node_of, np.array([nd[2] for nd in grow]),
-                   np.array([nd[3] for nd in grow]), _FEATURE_THRESHOLD, best, feat, thr)
+            W, S = np.array([nd[2] for nd in grow]), np.array([nd[3] for nd in grow])
+            if compiled:
+                node_of = np.full(n, -1, dtype=np.intp)
+                for k, nd in enumerate(grow):
+                    node_of[nd[1]] = k
+                _search_nb(X, order, y, w, node_of, W, S, _FEATURE_THRESHOLD, best, feat, thr)
+            else:
+                _search_np(X, [nd[5] for nd in grow], y, w, W, S, _FEATURE_THRESHOLD, best,
+                           feat, thr)
             level = []
-            for k, (nid, idx, Wk, _, imp) in enumerate(grow):
+            for k, (nid, idx, Wk, _, imp, sub) in enumerate(grow):
                 if feat[k] < 0:
                     continue
                 go_left = X[idx, feat[k]] <= thr[k]
-                lo, hi = new_node(idx[go_left]), new_node(idx[~go_left])
+                li, ri = idx[go_left], idx[~go_left]
+                lo, hi = new_node(li, rows_of(sub, li)), new_node(ri, rows_of(sub, ri))
                 gain = Wk / W_root * (imp - hi[2] / Wk * hi[4] - lo[2] / Wk * lo[4])
                 if gain + _EPS < 0:        # scikit-learn's test: not a split after all
                     for lst in (feature, threshold, left, right, value):

@@ -24,7 +24,7 @@ from .._constraints import HasMethods, Interval, check_params
 from .._resources import check_dense_memory
 from .._stacklevel import user_stacklevel
 from .._validation import check_X, check_X_y_domain, require_y, scored_rows
-from .._warm import started_from
+from .._warm import fit_warm
 from ._ot import entropic_plan, import_ot
 
 __all__ = ["JDOTClassifier", "JDOTRegressor", "label_plan", "labeled_score",
@@ -290,10 +290,10 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
     feature cost ``O(n_s n_t d)``. Memory ``O(n_s n_t)``, refused up front beyond the
     package's budget (``shiftlearn._resources.MEMORY_BUDGET``). Without target rows the model
     is fitted on the source rows, with a warning. A ``LogisticRegression`` (alone or a
-    ``Pipeline``'s last step; any solver but liblinear) starts each alternation's fit from the
-    last alternation's coefficients: its objective is strictly convex, so it reaches the same
-    optimum to the solver's tolerance in fewer iterations (a fit stopped by ``max_iter`` ends
-    nearer the optimum than a cold one).
+    ``Pipeline``'s last step; L2 penalty, finite ``C``, any solver but liblinear) starts each
+    alternation's fit from the last alternation's coefficients: its objective is strictly
+    convex, so it reaches the same optimum to the solver's tolerance in fewer iterations (a
+    fit stopped by ``max_iter`` ends nearer the optimum than a cold one).
 
     References
     ----------
@@ -369,8 +369,8 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
         keep = W > _DUST * W.max()
         rows, cols = np.nonzero(keep)
         yk = self.classes_[cols]
-        with started_from(self.estimator_, prev, yk):      # from the last model's solution
-            _fit_weighted(self.estimator_, Xt[rows], yk, W[rows, cols])
+        fit_warm(self.estimator_, prev, yk,                # from the last model's solution
+                 lambda: _fit_weighted(self.estimator_, Xt[rows], yk, W[rows, cols]))
         logp = self._log_proba(Xt)
         return -logp[:, self._codes].T                    # L_ij = -log p(y_i | x_j)
 

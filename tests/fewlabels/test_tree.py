@@ -29,9 +29,9 @@ def _rows(seed):
 @pytest.mark.parametrize("depth", [3, None])
 @pytest.mark.parametrize("seed", range(30))
 def test_the_tree_fits_the_rows_as_sklearns_does(seed, depth):
-    # With weights bounded away from 0, the best split of every node is unique unless two
-    # splits cut the same rows (a tie broken by feature index here, by a random draw in
-    # scikit-learn): the rows of positive weight get the same leaf values.
+    # The best split of a node is unique unless two splits cut the same rows of positive
+    # weight (a tie broken by feature index here, by a random draw in scikit-learn; rows of
+    # weight 0 are in no node): the rows of positive weight get the same leaf values.
     X, y, w = _rows(seed)
     ours = LeastSquaresTree(max_depth=depth).fit(Presorted(X), y, w)
     sk = DecisionTreeRegressor(max_depth=depth, random_state=0).fit(X, y, sample_weight=w)
@@ -95,8 +95,10 @@ def test_only_plain_regression_trees_are_grown_from_sorted_rows():
 
     assert presorted_depth(None) == 3
     assert presorted_depth(DecisionTreeRegressor(max_depth=5, random_state=1)) == 5
-    assert presorted_depth(DecisionTreeRegressor()) is None
-    for other in (DecisionTreeRegressor(min_samples_leaf=2), Ridge(),
+    assert presorted_depth(DecisionTreeRegressor(max_depth=8)) == 8
+    for other in (DecisionTreeRegressor(), DecisionTreeRegressor(max_depth=9),   # deep: theirs
+                  DecisionTreeRegressor(min_samples_leaf=2), Ridge(),
+                  DecisionTreeRegressor(max_depth=0),   # scikit-learn's fit refuses it
                   DecisionTreeRegressor(max_features=1), DecisionTreeRegressor(splitter="random"),
                   DecisionTreeRegressor(criterion="absolute_error")):
         assert presorted_depth(other) is False
@@ -111,3 +113,15 @@ def test_two_stage_final_model_is_sklearns_trees():
     m = TrAdaBoostR2(two_stage=True, n_steps=3, cv=2, random_state=0).fit(X, y, sd)
     assert all(isinstance(e, DecisionTreeRegressor) for e in m.estimators_)
     assert np.all(np.isfinite(m.cv_errors_))
+
+
+def test_features_beyond_float32_are_refused_before_any_tree():
+    X = np.array([[1.0], [2.0], [1e39]])
+    with pytest.raises(ValueError, match="too large for float32"):
+        Presorted(X)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    X[0, 0] = 1e39
+    sd = np.r_[np.ones(24, int), -2 * np.ones(6, int)]
+    with pytest.raises(ValueError, match="float32"):
+        TrAdaBoostR2(two_stage=True, n_steps=2, cv=2).fit(X, X[:, 1].copy(), sd)
