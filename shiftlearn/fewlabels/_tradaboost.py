@@ -405,16 +405,17 @@ class TrAdaBoostR2(RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ one boosting
-    def _boost(self, X, y, is_tgt, w, rng, frozen_source: bool, rows=None):
+    def _boost(self, X, y, is_tgt, w, rng, frozen_source: bool, rows=None, depth=None):
         """TrAdaBoost.R2 (``frozen_source=False``) or AdaBoost.R2 with the source weights
         frozen; returns ``(learners, votes, errors, final weights)``. ``rows``: ``X``
-        presorted, to grow a plain regression tree learner from (``presorted_depth``)."""
+        presorted, to grow the plain regression tree learner of depth ``depth`` from
+        (``presorted_depth``)."""
         N = self.n_estimators
         beta = _source_beta(int((~is_tgt).sum()), N)
         w = w / w.sum()
         learners, errors = [], []
         for t in range(N):
-            est, pred = self._fit_learner(X, y, w * w.shape[0], rng, rows)
+            est, pred = self._fit_learner(X, y, w * w.shape[0], rng, rows, depth)
             e = _adjusted_error(np.abs(y - pred), self.loss)
             eps = float(np.sum(w[is_tgt] * e[is_tgt]) / np.sum(w[is_tgt]))
             if eps >= 0.5 and t > 0:
@@ -436,14 +437,15 @@ class TrAdaBoostR2(RegressorMixin, BaseEstimator):
             votes[: int(np.ceil(len(learners) / 2)) - 1] = 0.0
         return learners, votes, errors, w
 
-    def _fit_learner(self, X, y, sw, rng, rows):
+    def _fit_learner(self, X, y, sw, rng, rows, depth):
         """A learner fitted with weights ``sw`` and its predictions on ``X``: the plain
-        regression tree grown from the presorted ``rows`` when given (the same splits as
-        scikit-learn's, :mod:`._tree`), else a fresh clone of the learner."""
-        est = _learner(self.estimator, DecisionTreeRegressor(max_depth=3), rng)
+        regression tree of depth ``depth`` grown from the presorted ``rows`` when given (the
+        same splits as scikit-learn's, :mod:`._tree`), else a fresh clone of the learner."""
         if rows is not None:
-            tree = LeastSquaresTree(presorted_depth(self.estimator)).fit(rows, y, sw)
+            rng.randint(np.iinfo(np.int32).max)    # the tree's seed, as _learner draws it,
+            tree = LeastSquaresTree(depth).fit(rows, y, sw)    # so the stream stays the same
             return tree, tree.fit_predictions_
+        est = _learner(self.estimator, DecisionTreeRegressor(max_depth=3), rng)
         est.fit(X, y, sample_weight=sw)
         return est, est.predict(X)
 
@@ -486,7 +488,8 @@ class TrAdaBoostR2(RegressorMixin, BaseEstimator):
                            random_state=rng.randint(np.iinfo(np.int32).max)).split(tgt_idx))
         share0 = m / n_all
         # a plain regression tree: each fold's rows sorted once, the trees grown from them
-        fast = presorted_depth(self.estimator) is not False
+        depth = presorted_depth(self.estimator)
+        fast = depth is not False
         train_rows = [np.r_[src_idx, tgt_idx[train]] for train, _ in folds]
         sorted_rows = [Presorted(X[tr]) if fast else None for tr in train_rows]
         all_rows = Presorted(X) if fast else None
@@ -496,13 +499,14 @@ class TrAdaBoostR2(RegressorMixin, BaseEstimator):
             se = 0.0
             for (_, test), tr, rows in zip(folds, train_rows, sorted_rows, strict=True):
                 learners, votes, _, _ = self._boost(X[tr], y[tr], is_tgt[tr], w[tr], rng,
-                                                    frozen_source=True, rows=rows)
+                                                    frozen_source=True, rows=rows,
+                                                    depth=depth)
                 pred = _median_of(learners, votes, X[tgt_idx[test]])
                 se += float(np.sum((y[tgt_idx[test]] - pred) ** 2))
             cv_errors[t] = se / m
             if t == S - 1:
                 break
-            _, pred = self._fit_learner(X, y, w * w.shape[0], rng, all_rows)
+            _, pred = self._fit_learner(X, y, w * w.shape[0], rng, all_rows, depth)
             e = _adjusted_error(np.abs(y - pred), self.loss)
             goal = share0 + (t + 1) / (S - 1) * (1.0 - share0)
             w = _move_weight(w, e, is_tgt, goal)

@@ -98,9 +98,7 @@ def _search_np(X, subs, y, w, W, S, ftol, best, feat, thr):
     same first best position and feature."""
     d = X.shape[1]
     cols = np.arange(d)
-    for k, sub in enumerate(subs):
-        if sub.shape[0] < 2:
-            continue
+    for k, sub in enumerate(subs):             # each holds at least two rows
         xs = X[sub, cols]
         ws = w[sub]
         cl = np.cumsum(ws, axis=0)[:-1]
@@ -150,12 +148,11 @@ class LeastSquaresTree:
 
     Parameters
     ----------
-    max_depth : int or None
-        The deepest level (the root is level 0); ``None``: grow until the leaves are pure or
-        single rows.
+    max_depth : int >= 1
+        The deepest level (the root is level 0).
     """
 
-    def __init__(self, max_depth: int | None):
+    def __init__(self, max_depth: int):
         self.max_depth = max_depth
 
     def fit(self, rows: Presorted, y: np.ndarray, sample_weight: np.ndarray):
@@ -189,11 +186,10 @@ class LeastSquaresTree:
         root = new_node(root_idx, rows_of(order, root_idx))
         W_root = root[2]
         level = [root]
-        max_depth = X.shape[0] if self.max_depth is None else self.max_depth
         depth = 0
         while level:
             grow = [nd for nd in level
-                    if depth < max_depth and nd[1].size >= 2 and nd[4] > _EPS]
+                    if depth < self.max_depth and nd[1].size >= 2 and nd[4] > _EPS]
             if not grow:
                 break
             K = len(grow)

@@ -180,12 +180,12 @@ class _BaseJDOT(BaseEstimator):
         M = alpha * Df
         history: list[float] = []
         best = None                                        # (objective, plan, fitted model)
-        prev = None                                        # the last alternation's model
         for _ in range(int(self.max_iter)):
             plan = label_plan(ot, a, b, M, reg)
             self.estimator_ = clone(est)                   # the last state stays intact
-            L = self._fit_step(Xt, ys, plan, prev)         # label cost of the new model
-            prev = self.estimator_
+            # the label cost of the new model, fitted from the last one (the best so far:
+            # the loop goes on only after a descent)
+            L = self._fit_step(Xt, ys, plan, None if best is None else best[2])
             history.append(float(alpha * np.vdot(plan, Df) + np.vdot(plan, L)))
             if best is not None and history[-1] >= best[0] - float(self.tol):
                 # no descent by more than tol: converged, or (a regularised model) rising or
