@@ -21,7 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline
+
+from ._weights import last_step
 
 __all__ = ["fit_warm"]
 
@@ -29,8 +30,7 @@ __all__ = ["fit_warm"]
 def _logistic_step(est):
     """``est``'s warm-startable logistic regression (itself or a Pipeline's last step), or
     ``None``."""
-    while isinstance(est, Pipeline):
-        est = est.steps[-1][1]
+    est = last_step(est)
     if type(est) is not LogisticRegression:
         return None
     p = est.get_params()

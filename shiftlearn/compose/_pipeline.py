@@ -41,6 +41,7 @@ from .._validation import (
     takes_sample_domain,
     unlabeled_mask,
 )
+from .._weights import fit_weighted
 from ..adaptation import FitMemory
 
 __all__ = ["DomainAwarePipeline", "LabeledOnly", "check_labeler_reach", "check_weights_reach",
@@ -96,24 +97,6 @@ def _takes_sample_weight(est) -> bool:
         return _takes_sample_weight(est.steps[-1][1])
     return est is not None and not isinstance(est, str) and \
         has_fit_parameter(est, "sample_weight")
-
-
-def _weight_params(est, sample_weight) -> dict:
-    """``fit`` keyword arguments that hand ``sample_weight`` to ``est``: ``sample_weight``, or
-    ``<last step>__sample_weight`` (nested) for a scikit-learn ``Pipeline``, which the caller
-    fits with metadata routing off."""
-    if isinstance(est, Pipeline):
-        name, last = est.steps[-1]
-        return {f"{name}__{k}": v for k, v in _weight_params(last, sample_weight).items()}
-    return {"sample_weight": sample_weight}
-
-
-def fit_weighted(est, X, y, sample_weight, **params):
-    """``est.fit(X, y, sample_weight=...)`` by the library's channel: a scikit-learn
-    ``Pipeline`` gets the weights as its last step's parameter, with metadata routing off for
-    the call (the weights are the library's, not the user's metadata)."""
-    with config_context(enable_metadata_routing=False):
-        return est.fit(X, y, **params, **_weight_params(est, sample_weight))
 
 
 def check_weights_reach(adapter, estimator) -> None:

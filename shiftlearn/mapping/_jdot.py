@@ -13,10 +13,8 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
@@ -25,6 +23,7 @@ from .._resources import check_dense_memory
 from .._stacklevel import user_stacklevel
 from .._validation import check_X, check_X_y_domain, require_y, scored_rows
 from .._warm import fit_warm
+from .._weights import fit_weighted, last_step
 from ._ot import entropic_plan, import_ot
 
 __all__ = ["JDOTClassifier", "JDOTRegressor", "label_plan", "labeled_score",
@@ -54,27 +53,6 @@ def source_only_warning(owner: str) -> None:
         "so there is nothing to transport the labels to: the model is fitted on the labeled "
         "source rows (no adaptation). Pass the unlabeled target rows to fit.", UserWarning,
         stacklevel=user_stacklevel())
-
-
-def _last_step(est):
-    """The step that receives ``sample_weight``: a scikit-learn ``Pipeline``'s last (nested)."""
-    while isinstance(est, Pipeline):
-        est = est.steps[-1][1]
-    return est
-
-
-def _weight_key(est) -> str:
-    """``sample_weight``, or ``<step>__...__sample_weight`` for a ``Pipeline``."""
-    if isinstance(est, Pipeline):
-        return f"{est.steps[-1][0]}__{_weight_key(est.steps[-1][1])}"
-    return "sample_weight"
-
-
-def _fit_weighted(est, X, y, w):
-    """``est.fit`` with the weights as its (last step's) ``sample_weight``; metadata routing
-    off for the call (the weights are the method's, not the user's metadata)."""
-    with config_context(enable_metadata_routing=False):
-        return est.fit(X, y, **{_weight_key(est): w})
 
 
 def labeled_score(est, X, y, sample_weight, task: str) -> float:
@@ -332,8 +310,8 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
         """Refuse a model whose ``fit`` takes no ``sample_weight`` or without
         ``predict_proba``: JDOT's model step is a weighted fit and its label cost the
         cross-entropy."""
-        name = type(_last_step(est)).__name__
-        if not has_fit_parameter(_last_step(est), "sample_weight"):
+        name = type(last_step(est)).__name__
+        if not has_fit_parameter(last_step(est), "sample_weight"):
             raise ValueError(
                 f"JDOTClassifier fits its model on the target rows weighted by the transport "
                 f"plan, but {name}.fit takes no sample_weight, so the plan's labels would be "
@@ -370,7 +348,7 @@ class JDOTClassifier(ClassifierMixin, _BaseJDOT):
         rows, cols = np.nonzero(keep)
         yk = self.classes_[cols]
         fit_warm(self.estimator_, prev, yk,                # from the last model's solution
-                 lambda: _fit_weighted(self.estimator_, Xt[rows], yk, W[rows, cols]))
+                 lambda: fit_weighted(self.estimator_, Xt[rows], yk, W[rows, cols]))
         logp = self._log_proba(Xt)
         return -logp[:, self._codes].T                    # L_ij = -log p(y_i | x_j)
 

@@ -40,6 +40,7 @@ from .._validation import (
     require_y,
     unlabeled_mask,
 )
+from .._weights import weight_params
 
 __all__ = ["FEWLABEL_DEFAULT", "FEWLABEL_METHODS", "SINGLE_LABEL_DEFAULT", "Estimate",
            "FewLabelSelector", "few_label_folds", "make_few_label_candidate",
@@ -73,16 +74,6 @@ class Estimate(NamedTuple):
     rows: int
 
 
-def _weight_kw(est, w) -> dict:
-    """``sample_weight`` for ``est.fit``, the last step's parameter for a Pipeline."""
-    from sklearn.pipeline import Pipeline
-
-    if isinstance(est, Pipeline):
-        name, last = est.steps[-1]
-        return {f"{name}__{k}": v for k, v in _weight_kw(last, w).items()}
-    return {"sample_weight": w}
-
-
 class _Rows(ClassifierMixin, BaseEstimator):
     """A baseline: ``estimator`` fitted on some labeled rows (``rows``: ``"target-only"``,
     ``"source-only"``, ``"pooled"``, ``"pooled-weighted"``: pooled with every labeled target
@@ -107,7 +98,7 @@ class _Rows(ClassifierMixin, BaseEstimator):
         kw = {}
         if self.rows == "pooled-weighted" and src.any() and tgt.any():
             w = np.where(tgt, src.sum() / tgt.sum(), 1.0)[keep]
-            kw = _weight_kw(est, w)
+            kw = weight_params(est, w)
         if np.unique(y[keep]).size < 2:
             from sklearn.dummy import DummyClassifier
 
