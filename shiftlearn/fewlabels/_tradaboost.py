@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 from .._constraints import HasMethods, Interval, StrOptions
 from .._validation import check_X
 from .._warm import fit_warm
+from .._weights import fit_weighted, last_step
 from ._base import fit_rows, score_labeled
 from ._tree import LeastSquaresTree, Presorted, presorted_depth
 
@@ -28,12 +29,14 @@ _MIN_ERROR = 1e-10
 
 def _learner(est, default, rng):
     """A fresh clone of ``est`` (or ``default``), seeded from ``rng`` when it has a
-    ``random_state``; refused when its ``fit`` takes no ``sample_weight``."""
+    ``random_state``; refused when its ``fit`` (a ``Pipeline``'s last step's) takes no
+    ``sample_weight``."""
     est = clone(default if est is None else est)
-    if not has_fit_parameter(est, "sample_weight"):
-        raise ValueError(f"{type(est).__name__}.fit takes no sample_weight: boosting reweights "
-                         "the rows, so the estimator must accept sample_weight (e.g. "
-                         "LogisticRegression, DecisionTreeClassifier/Regressor, Ridge).")
+    if not has_fit_parameter(last_step(est), "sample_weight"):
+        raise ValueError(f"{type(last_step(est)).__name__}.fit takes no sample_weight: "
+                         "boosting reweights the rows, so the estimator (a Pipeline's last "
+                         "step) must accept sample_weight (e.g. LogisticRegression, "
+                         "DecisionTreeClassifier/Regressor, Ridge).")
     if "random_state" in est.get_params(deep=False):
         est.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
     return est
@@ -80,8 +83,8 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     estimator : classifier or None, default None
-        The weak learner, cloned every round; its ``fit`` must take ``sample_weight``.
-        ``None`` means ``sklearn.linear_model.LogisticRegression()``. A
+        The weak learner, cloned every round; its ``fit`` (a ``Pipeline``'s last step's) must
+        take ``sample_weight``. ``None`` means ``sklearn.linear_model.LogisticRegression()``. A
         ``LogisticRegression`` starts each round from the previous round's solution (Notes).
     n_estimators : int, default 10
         Boosting rounds ``N``.
@@ -215,7 +218,7 @@ class TrAdaBoost(ClassifierMixin, BaseEstimator):
             est = _learner(self.estimator, LogisticRegression(), rng)
             sw = _lift_target(w, is_tgt, self.target_share) * w.shape[0]
             fit_warm(est, self.estimators_[-1] if t else None, codes,
-                     lambda est=est, sw=sw: est.fit(Xl, codes, sample_weight=sw))
+                     lambda est=est, sw=sw: fit_weighted(est, Xl, codes, sw))
             miss = (est.predict(Xl) != codes).astype(np.float64)
             eps = float(np.sum(w[is_tgt] * miss[is_tgt]) / np.sum(w[is_tgt]))
             eps = min(max(eps, _MIN_ERROR), 0.5)
@@ -304,8 +307,8 @@ class TrAdaBoostR2(RegressorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : regressor or None, default None
-        The learner, cloned every round; its ``fit`` must take ``sample_weight``. ``None``
-        means ``sklearn.tree.DecisionTreeRegressor(max_depth=3)``.
+        The learner, cloned every round; its ``fit`` (a ``Pipeline``'s last step's) must take
+        ``sample_weight``. ``None`` means ``sklearn.tree.DecisionTreeRegressor(max_depth=3)``.
     n_estimators : int, default 10
         Boosting rounds ``N`` (in the two-stage variant: of each step's AdaBoost.R2).
     loss : {"linear", "square", "exponential"}, default "linear"
@@ -446,7 +449,7 @@ class TrAdaBoostR2(RegressorMixin, BaseEstimator):
             tree = LeastSquaresTree(depth).fit(rows, y, sw)    # so the stream stays the same
             return tree, tree.fit_predictions_
         est = _learner(self.estimator, DecisionTreeRegressor(max_depth=3), rng)
-        est.fit(X, y, sample_weight=sw)
+        fit_weighted(est, X, y, sw)
         return est, est.predict(X)
 
     def fit(self, X, y, sample_domain=None):

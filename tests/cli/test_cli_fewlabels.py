@@ -151,6 +151,16 @@ def test_a_named_few_label_method(tmp_path):
         "few labels: FeatureAugmentation"
 
 
+def test_tradaboost_with_the_commands_logistic_regression(tmp_path):
+    # the command's logreg is a pipeline (StandardScaler + LogisticRegression): the boosting
+    # weights reach its last step
+    _files(tmp_path)
+    assert _run(tmp_path, "--method", "TrAdaBoost", "--report", str(tmp_path / "r.json")) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["method"] == "few labels: TrAdaBoost"
+    assert not any(r.get("failed") for r in report["few_labels"]["candidates"])
+
+
 def test_a_few_label_method_without_target_labels(tmp_path, capsys):
     _files(tmp_path, per_class=0)
     assert _run(tmp_path, "--method", "LinInt") == 2

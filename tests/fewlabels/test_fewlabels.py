@@ -308,6 +308,28 @@ def test_two_stage_keeps_the_step_with_the_least_cv_error():
         TrAdaBoostR2(two_stage=True).fit(X, one, sd)
 
 
+def test_tradaboost_takes_a_pipeline_whose_last_step_takes_weights():
+    # the command's logistic regression is StandardScaler + LogisticRegression: the weights go
+    # to the last step, and the scaler (fitted on the same labeled rows every round) gives the
+    # rows a LogisticRegression fitted on the standardised rows sees
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, sd, y_true = _problem(n_lab=10, seed=3)
+    piped = TrAdaBoost(make_pipeline(StandardScaler(), LogisticRegression(C=0.01)),
+                       n_estimators=5).fit(X, y, sd)
+    lab = y >= 0
+    Z = X.copy()
+    Z[lab] = StandardScaler().fit(X[lab]).transform(X[lab])
+    plain = TrAdaBoost(LogisticRegression(C=0.01), n_estimators=5).fit(Z, y, sd)
+    np.testing.assert_array_equal(piped.estimator_errors_, plain.estimator_errors_)
+    np.testing.assert_array_equal(piped.sample_weight_, plain.sample_weight_)
+    r2 = TrAdaBoostR2(make_pipeline(StandardScaler(), DecisionTreeRegressor(max_depth=2)),
+                      n_estimators=3, random_state=0)
+    yr = np.where(lab, X[:, 0], np.nan)
+    assert r2.fit(X, yr, sd).predict(X).shape == (len(X),)
+
+
 def test_tradaboost_refuses_a_learner_without_sample_weight():
     from sklearn.neighbors import KNeighborsClassifier
     X, y, sd, _ = _problem()
