@@ -8,8 +8,10 @@ converging ends nearer the optimum warm than cold, so there the two differ by mo
 tolerance; and a row that sits within the tolerance of a class boundary may be predicted
 differently.
 
-Only scikit-learn's ``LogisticRegression`` itself (not a subclass: its ``warm_start`` may mean
-something else), alone or as a ``Pipeline``'s last step, with the L2 penalty, a finite ``C``
+Only scikit-learn's ``LogisticRegression`` itself, or a subclass that declares its
+``warm_start`` to be scikit-learn's (class attribute ``_sklearn_warm_start = True``, e.g.
+``shiftlearn.linear_model.RowSpaceLogisticRegression``; another subclass's ``warm_start`` may
+mean something else), alone or as a ``Pipeline``'s last step, with the L2 penalty, a finite ``C``
 and a solver that honours ``warm_start`` (all but liblinear), is started warm, and only from a
 fit on the same classes. A warm fit the solver refuses (a pipeline whose earlier steps now
 give another number of columns) is run again cold.
@@ -31,7 +33,9 @@ def _logistic_step(est):
     """``est``'s warm-startable logistic regression (itself or a Pipeline's last step), or
     ``None``."""
     est = last_step(est)
-    if type(est) is not LogisticRegression:
+    if not (type(est) is LogisticRegression
+            or (isinstance(est, LogisticRegression)
+                and getattr(type(est), "_sklearn_warm_start", False))):
         return None
     p = est.get_params()
     l2 = p["penalty"] in ("l2", "deprecated") and p["l1_ratio"] in (None, 0, 0.0)

@@ -11,6 +11,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import Interval, StrOptions, check_params
@@ -63,29 +64,82 @@ def entropic_plan(ot, a, b, M, reg: float, max_iter: int, tol: float
     column minima of the rest (the plan does not change: the shifts are absorbed by the
     scalings), so every row and column of the kernel ``exp(-C / reg)`` holds a 1; then POT's
     Sinkhorn in the scaling domain (``method="sinkhorn"``, a matrix-vector product per
-    iteration), whose iterates are those of its log-domain version. When it meets round-off
-    trouble (POT warns of numerical errors, or a non-finite plan), the plan is solved again
-    in the log domain (``method="sinkhorn_log"``, about ten times slower per iteration).
+    iteration). When it meets round-off trouble (POT warns of numerical errors, or a
+    non-finite plan) or stops at ``max_iter`` short of ``tol`` (both happen when ``reg`` is
+    small against the spread of the costs), the plan is solved again by POT's log-stabilised
+    Sinkhorn with epsilon scaling (``ot.bregman.sinkhorn_epsilon_scaling``: the entropy is
+    lowered step by step to ``reg``, each step started from the last one's potentials, at
+    most ``max(10, max_iter // 10)`` iterations per step). There, a plain log-domain
+    Sinkhorn needs of the order of ``max C / reg`` iterations; 1000 of them left marginals
+    off by more than the marginals themselves (``docs/dev/mapping.md``). The count returned
+    is then the number of steps.
+
+    A plan whose target marginal is off by more than ``tol`` (Euclidean norm, POT's
+    stopping rule) is returned with a ``ConvergenceWarning`` that gives the violation.
     """
-    Mr = M - M.min(axis=1, keepdims=True)
-    Mr -= Mr.min(axis=0, keepdims=True)
+    return entropic_solve(ot, a, b, M, reg, max_iter, tol)[:2]
+
+
+def entropic_solve(ot, a, b, M, reg: float, max_iter: int, tol: float, warm=None,
+                   warn: bool = True) -> tuple[np.ndarray, int, tuple | None]:
+    """:func:`entropic_plan`, with the dual potentials ``(f, g)`` of ``M``
+    (``plan_ij = exp((f_i + g_j - M_ij) / reg)``) when the log-stabilised solver ran, else
+    ``None``; given ``warm`` potentials (of a nearby cost: the previous step of a loop that
+    re-solves a changing cost), the log-stabilised Sinkhorn (``ot.bregman.
+    sinkhorn_stabilized``, at most ``max_iter`` iterations) starts from them instead.
+    ``warn=False``: no warning of a plan short of ``tol`` (a loop warns of its last one)."""
+    r = M.min(axis=1, keepdims=True)
+    Mr = M - r
+    c = Mr.min(axis=0, keepdims=True)
+    Mr -= c
+    r, c = r.ravel(), c.ravel()
+    plan = None
+    with warnings.catch_warnings():
+        # each step but the last stops at its cap by design; convergence is checked below
+        warnings.simplefilter("ignore")
+        if warm is not None:
+            plan, log = ot.bregman.sinkhorn_stabilized(
+                a, b, Mr, reg, numItermax=max_iter, stopThr=tol,
+                warmstart=(warm[0] - r, warm[1] - c), log=True)
+            n_iter = int(log["n_iter"])
+            if not np.all(np.isfinite(plan)):
+                plan = None
+        if plan is None:
+            plan, log, n_iter = _scaling_plan(ot, a, b, Mr, reg, max_iter, tol)
+            if plan is not None:
+                return plan, n_iter, None
+            plan, log = ot.bregman.sinkhorn_epsilon_scaling(
+                a, b, Mr, reg, numInnerItermax=max(10, max_iter // 10), stopThr=tol, log=True)
+            n_iter = int(log["niter"]) + 1
+    off = _marginal_violation(plan, b)
+    if warn and not off <= tol:
+        warnings.warn(
+            f"The entropic plan (reg_e={reg:g}) stopped with its target marginal off by "
+            f"{off:.2e} (tol={tol:g}): reg_e is small against the spread of the squared "
+            f"distances ({float(Mr.max()):.3g}). Raise max_iter or reg_e, or scale the "
+            "features.", ConvergenceWarning, stacklevel=user_stacklevel())
+    return plan, n_iter, (log["alpha"] + r, log["beta"] + c)
+
+
+def _scaling_plan(ot, a, b, Mr, reg, max_iter, tol):
+    """POT's scaling-domain Sinkhorn on the reduced cost: ``(plan, log, n_iter)``, or
+    ``(None, None, 0)`` when it met round-off trouble or stopped short of ``tol``."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         plan, log = ot.sinkhorn(a, b, Mr, reg, method="sinkhorn", numItermax=max_iter,
                                 stopThr=tol, log=True)
     trouble = (any("numerical errors" in str(w.message).lower() for w in caught)
                or not np.all(np.isfinite(plan)))
-    if trouble:
-        with warnings.catch_warnings():
-            # the log's exp(log u), exp(log v) may overflow; the plan is formed in the log
-            # domain and stays finite
-            warnings.filterwarnings("ignore", "overflow encountered in exp", RuntimeWarning)
-            plan, log = ot.sinkhorn(a, b, M, reg, method="sinkhorn_log", numItermax=max_iter,
-                                    stopThr=tol, log=True)
-    else:
-        for w in caught:
-            warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
-    return plan, int(log["niter"])
+    if trouble or not _marginal_violation(plan, b) <= tol:
+        return None, None, 0
+    return plan, log, int(log["niter"])
+
+
+def _marginal_violation(plan: np.ndarray, b: np.ndarray) -> float:
+    """``||plan^T 1 - b||_2``, POT's stopping rule (its Sinkhorn matches the row marginal
+    exactly after each update); ``inf`` for a non-finite plan."""
+    off = float(np.linalg.norm(plan.sum(axis=0) - b))
+    return off if np.isfinite(off) else np.inf
 
 
 class _BaseOTMap(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -284,8 +338,9 @@ class Sinkhorn(_BaseOTMap):
     the entropy-regularised transport plan to the target rows.
 
     ``fit`` solves ``min_pi <pi, C> + reg_e sum pi_ij (log pi_ij - 1)`` over the couplings of
-    the uniform weights (POT's Sinkhorn on the row- and column-reduced cost, in the log
-    domain when round-off requires it: :func:`entropic_plan`) and keeps each source row's
+    the uniform weights (POT's Sinkhorn on the row- and column-reduced cost; its
+    log-stabilised version with epsilon scaling when round-off or ``max_iter`` stops it short
+    of ``tol``: :func:`entropic_plan`) and keeps each source row's
     image; ``fit_transform``, ``transform`` as :class:`EMD`.
 
     Parameters of the plan: uniform weights on the rows of each side, the cost
@@ -311,7 +366,8 @@ class Sinkhorn(_BaseOTMap):
     source_rows_ : ndarray of shape (n_source, n_features)
     mapped_source_ : ndarray of shape (n_source, n_features)
     n_iter_ : int
-        Iterations run (Sinkhorn's; ClassRegOT's outer ones).
+        Iterations run (Sinkhorn's, or the epsilon-scaling steps when the log-stabilised
+        solver ran; ClassRegOT's outer ones).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
@@ -322,6 +378,11 @@ class Sinkhorn(_BaseOTMap):
         POT is not installed.
     ValueError
         The plan would exceed the memory budget; NaN/inf in ``X``.
+
+    Warns
+    -----
+    ConvergenceWarning
+        The plan's target marginal is still off by more than ``tol`` (given in the message).
 
     Notes
     -----
@@ -401,7 +462,8 @@ class ClassRegOT(_BaseOTMap):
     source_rows_ : ndarray of shape (n_source, n_features)
     mapped_source_ : ndarray of shape (n_source, n_features)
     n_iter_ : int
-        Iterations run (Sinkhorn's; ClassRegOT's outer ones).
+        Iterations run (Sinkhorn's, or the epsilon-scaling steps when the log-stabilised
+        solver ran; ClassRegOT's outer ones).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
@@ -486,18 +548,21 @@ class ClassRegOT(_BaseOTMap):
 def _lpl1_plan(ot, a, codes, b, M, reg, eta, n_iter, n_inner, tol):
     """The ``l_p-l_1`` (``p = 1/2``) class-regularised plan by majorisation-minimisation
     (Courty et al. 2017, Alg. 1; the iteration of POT's ``sinkhorn_lpl1_mm``): each outer
-    step solves a Sinkhorn on ``C + eta W`` (:func:`entropic_plan`: reduced cost, log domain
-    on round-off trouble), ``W_ij = p (g_{c(i) j} + 1e-3)^(p - 1)``, with ``g_{cj}`` the mass
-    target row ``j`` takes from class ``c``. The class sums are one ``classes x n_s`` by
+    step solves a Sinkhorn on ``C + eta W`` (:func:`entropic_solve`: reduced cost, log domain
+    with epsilon scaling on round-off trouble, then started from the last step's
+    potentials), ``W_ij = p (g_{c(i) j} + 1e-3)^(p - 1)``, with ``g_{cj}`` the mass target row
+    ``j`` takes from class ``c``. The class sums are one ``classes x n_s`` by
     ``n_s x n_t`` product: ``O(n_s n_t)`` memory."""
     p, floor = 0.5, 1e-3
     n_classes = int(codes.max()) + 1
     onehot = np.zeros((n_classes, codes.shape[0]))
     onehot[codes, np.arange(codes.shape[0])] = 1.0
     W = np.zeros_like(M)
-    plan = W
-    for _ in range(n_iter):
-        plan = entropic_plan(ot, a, b, M + eta * W, reg, n_inner, tol)[0]
+    plan, warm = W, None
+    for step in range(n_iter):
+        # each step's cost is near the last one's: its potentials start the next solve
+        plan, _, warm = entropic_solve(ot, a, b, M + eta * W, reg, n_inner, tol, warm,
+                                       warn=step == n_iter - 1)
         mass = onehot @ plan                                   # classes x n_t
         W = p * (mass[codes] + floor) ** (p - 1)
     return plan

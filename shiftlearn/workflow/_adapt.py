@@ -81,7 +81,7 @@ def make_estimator(name, seed: int = 0):
                              f"{', '.join(ESTIMATORS)}.")
         return clone(name)
     from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression, RidgeClassifier
+    from sklearn.linear_model import RidgeClassifier
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -90,7 +90,9 @@ def make_estimator(name, seed: int = 0):
     if name == "1nn":
         return KNeighborsClassifier(n_neighbors=1)
     if name == "logreg":
-        return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+        from ..linear_model import RowSpaceLogisticRegression
+
+        return make_pipeline(StandardScaler(), RowSpaceLogisticRegression(max_iter=2000))
     if name == "svm":
         return make_pipeline(StandardScaler(), SVC(kernel="rbf"))
     if name == "hgb":

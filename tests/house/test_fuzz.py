@@ -50,6 +50,7 @@ from shiftlearn.generalization import (
 )
 from shiftlearn.kernels import RandomFourierFeatures
 from shiftlearn.labelshift import BBSE, JCPOT, MLLS, RLLS
+from shiftlearn.linear_model import RowSpaceLogisticRegression
 from shiftlearn.mapping import (
     EMD,
     MMDLS,
@@ -136,6 +137,10 @@ ESTIMATORS = {
         lambda: DomainAdaptationClassifier(GaussianRW(), LogisticRegression()), "classifier"),
     "DomainAdaptationClassifier(KMM)": (
         lambda: DomainAdaptationClassifier(KMM(), LogisticRegression()), "classifier"),
+    # the command's logistic regression (row space when the features outnumber the rows)
+    "DomainAdaptationClassifier(CORAL, RowSpaceLogisticRegression)": (
+        lambda: DomainAdaptationClassifier(CORAL(), RowSpaceLogisticRegression()),
+        "classifier"),
     "MultiTaskBoostingClassifier": (lambda: MultiTaskBoostingClassifier(n_estimators=10),
                                     "classifier"),
     "MarginalTransferClassifier": (lambda: MarginalTransferClassifier(random_state=0), "dg"),

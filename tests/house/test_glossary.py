@@ -30,12 +30,12 @@ CONVENTIONS = ROOT / "docs" / "conventions.md"
 PUBLIC_MODULES = ("shiftlearn", "shiftlearn.adaptation", "shiftlearn.compose",
                   "shiftlearn.boosting", "shiftlearn.generalization", "shiftlearn.mapping",
                   "shiftlearn.reweighting", "shiftlearn.selflabeling", "shiftlearn.labelshift",
-                  "shiftlearn.fewlabels",
+                  "shiftlearn.fewlabels", "shiftlearn.linear_model",
                   "shiftlearn.model_selection", "shiftlearn.kernels", "shiftlearn.federated",
                   "shiftlearn.datasets", "shiftlearn.domains", "shiftlearn.report",
                   "shiftlearn.io")
 #: modules whose classes are estimators: those with hyper-parameters in ``__init__``
-ESTIMATOR_MODULES = PUBLIC_MODULES[:13]
+ESTIMATOR_MODULES = PUBLIC_MODULES[:14]
 _BACKTICKED = re.compile(r"`([^`]+)`")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 
@@ -101,6 +101,8 @@ def _rows(text: str):
 
 #: the subsection of the names renamed but still read (with a FutureWarning) for one release
 DEPRECATED = "Renamed, read for one release"
+#: the subsection of the classes that keep a scikit-learn estimator's ``__init__``
+INHERITED = "scikit-learn's own parameters"
 
 
 def _glossary() -> tuple[dict[str, str], list[tuple[str, str, str]]]:
@@ -109,7 +111,7 @@ def _glossary() -> tuple[dict[str, str], list[tuple[str, str, str]]]:
     names, renamed = {}, []
     for cells, sub in _rows(text):
         assert len(cells) == 3, f"a glossary row needs three cells: {cells}"
-        if sub == DEPRECATED:
+        if sub in (DEPRECATED, INHERITED):
             continue
         if sub.startswith("Renamed"):
             renamed.append(tuple(cells))
@@ -154,9 +156,35 @@ def test_the_glossary_parses():
     assert {"n_components", "n_features", "n_landmarks", "gamma", "sampling", "mu"} <= set(names)
 
 
+def _sklearn_init(est) -> bool:
+    """``est`` keeps a scikit-learn estimator's ``__init__`` (its parameters are that
+    estimator's)."""
+    return (getattr(est.__init__, "__module__", None) or "").startswith("sklearn.")
+
+
+def _inherited_rows() -> set[str]:
+    text = _section(CONVENTIONS.read_text(encoding="utf-8"), "Glossary")
+    return {_BACKTICKED.findall(cells[0])[0] for cells, sub in _rows(text) if sub == INHERITED}
+
+
+def _own_estimators() -> dict[str, type]:
+    """The public estimators whose parameters are the glossary's (all but those listed as
+    keeping a scikit-learn estimator's parameters)."""
+    listed = _inherited_rows()
+    return {c: e for c, e in _estimators().items() if c not in listed}
+
+
+def test_classes_listed_with_sklearns_parameters_keep_its_init():
+    estimators = _estimators()
+    for name in _inherited_rows():
+        assert name in estimators, f"{name}: no public estimator"
+        assert _sklearn_init(estimators[name]), (
+            f"{name} has an __init__ of its own: its parameters belong in the glossary")
+
+
 def test_every_estimator_parameter_is_in_the_glossary():
     names, _ = _glossary()
-    missing = sorted(f"{cls}.{p}" for cls, est in _estimators().items()
+    missing = sorted(f"{cls}.{p}" for cls, est in _own_estimators().items()
                      for p in _parameters(est) - set(names)
                      if not p.endswith("_") and not _deprecated_parameter(est, p))
     assert not missing, (
@@ -166,7 +194,7 @@ def test_every_estimator_parameter_is_in_the_glossary():
 
 def test_each_glossary_line_names_every_estimator_that_uses_it():
     names, _ = _glossary()
-    unlisted = sorted(f"{p} ({cls})" for cls, est in _estimators().items()
+    unlisted = sorted(f"{p} ({cls})" for cls, est in _own_estimators().items()
                       for p in _parameters(est) if p in names
                       and not _where_matches(names[p], cls)
                       and not _deprecated_parameter(est, p))

@@ -322,12 +322,10 @@ def test_sinkhorn_with_a_large_entropy_sends_every_row_to_the_target_mean():
                                atol=2 * spread * np.abs(Xt).max())
 
 
-@pytest.mark.parametrize("reg", [1.0, 0.002])
-def test_entropic_plan_is_the_log_domain_plan(reg):
+def test_entropic_plan_is_the_log_domain_plan():
     """Domains 60 apart (costs ~1e4): exp(-C / reg) of the raw cost is 0 everywhere, the
-    reduced cost keeps a 1 per row and column. reg = 1: the scaling-domain Sinkhorn converges
-    to the log-domain plan (to its stopping tolerance on the marginals); reg = 0.002: it hits
-    round-off, and the plan is the log-domain one."""
+    reduced cost keeps a 1 per row and column; with reg = 1 the scaling-domain Sinkhorn
+    converges to the log-domain plan (to its stopping tolerance on the marginals)."""
     ot = pytest.importorskip("ot")
     from shiftlearn.mapping._ot import entropic_plan
 
@@ -337,11 +335,51 @@ def test_entropic_plan_is_the_log_domain_plan(reg):
     M = ot.dist(Xs, Xt)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plan, n_iter = entropic_plan(ot, a, b, M, reg, 1000, 1e-9)
-        ref = ot.sinkhorn(a, b, M, reg, method="sinkhorn_log", numItermax=1000, stopThr=1e-9)
+        plan, n_iter = entropic_plan(ot, a, b, M, 1.0, 1000, 1e-9)
+        ref = ot.sinkhorn(a, b, M, 1.0, method="sinkhorn_log", numItermax=1000, stopThr=1e-9)
     assert np.all(np.isfinite(plan)) and n_iter >= 1
     np.testing.assert_allclose(plan, ref, atol=1e-9)
     np.testing.assert_allclose(plan.sum(1), a, atol=1e-8)
+
+
+def test_entropic_plan_with_a_tiny_entropy_keeps_its_marginals():
+    """reg = 0.002 against costs ~1e4: the scaling domain meets round-off, and a plain
+    log-domain Sinkhorn needs ~max C / reg iterations (its 1000 leave a column marginal off by
+    more than the marginal itself). The plan must still be a coupling, near the exact one:
+    for the entropic optimum ``<P, C> - <E, C>`` lies in ``[0, reg log(n_s n_t)]`` (E: the
+    exact plan), widened by what the marginal violation can move the cost."""
+    ot = pytest.importorskip("ot")
+    from shiftlearn.mapping._ot import entropic_plan
+
+    rng = np.random.default_rng(0)
+    Xs, Xt = rng.normal(size=(40, 3)), rng.normal(size=(30, 3)) * 2 + 60
+    a, b = np.full(40, 1 / 40), np.full(30, 1 / 30)
+    M = ot.dist(Xs, Xt)
+    reg = 0.002
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan, _ = entropic_plan(ot, a, b, M, reg, 1000, 1e-9)
+    np.testing.assert_allclose(plan.sum(1), a, atol=1e-12)
+    off = np.abs(plan.sum(0) - b).sum()
+    assert off < 1e-3 * b.sum()                       # well inside one row's share, 1/30
+    gap = (plan * M).sum() - (ot.emd(a, b, M) * M).sum()
+    slack = off * M.max()
+    assert -slack <= gap <= reg * np.log(40 * 30) + slack
+
+
+def test_entropic_plan_short_of_its_tolerance_warns_with_the_violation():
+    """A cap too small to reach ``tol``: the plan comes back with one ConvergenceWarning
+    that gives the marginal violation and the remedies."""
+    ot = pytest.importorskip("ot")
+    from sklearn.exceptions import ConvergenceWarning
+
+    from shiftlearn.mapping._ot import entropic_plan
+
+    rng = np.random.default_rng(1)
+    Xs, Xt = rng.normal(size=(30, 3)), rng.normal(size=(20, 3)) * 2 + 30
+    a, b = np.full(30, 1 / 30), np.full(20, 1 / 20)
+    with pytest.warns(ConvergenceWarning, match="target marginal off by .*Raise max_iter"):
+        entropic_plan(ot, a, b, ot.dist(Xs, Xt), 0.01, 10, 1e-14)
 
 
 def test_classregot_lpl1_plan_is_pots():
