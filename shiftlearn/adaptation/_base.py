@@ -199,8 +199,22 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     # -------------------------------------------------- the kernel, in one place
     def _rows_key(self, X: np.ndarray) -> str | None:
         """The fingerprint of the training rows ``X`` when the adapter has a ``memory`` (the one
-        hash of ``X`` per fit; every key of the fit builds on it), else ``None``."""
-        return None if getattr(self, "memory", None) is None else FitMemory.fingerprint(X)
+        hash of ``X`` per fit; every key of the fit builds on it), else ``None``. It is kept
+        with the identity of ``X`` (not ``X``: a saved model stays its size), so that
+        ``transform`` finds it when ``X`` became ``X_fit_``."""
+        key = None if getattr(self, "memory", None) is None else FitMemory.fingerprint(X)
+        self._rows_fingerprint = None if key is None else (id(X), key)
+        return key
+
+    def _fit_rows_key(self) -> str:
+        """The fingerprint of ``X_fit_``: the fit's own when ``X_fit_`` is the very array it
+        hashed (every fit that calls :meth:`_rows_key` keeps that ``X`` as ``X_fit_``, which
+        this object then holds, so no other array can have its identity; the fitted state
+        is not modified in place), else hashed now."""
+        kept = getattr(self, "_rows_fingerprint", None)
+        if kept is not None and kept[0] == id(self.X_fit_):
+            return kept[1]
+        return FitMemory.fingerprint(self.X_fit_)
 
     def _resolve_sigma(self, X: np.ndarray, kernel="rbf", rows_key: str | None = None
                        ) -> float | None:
@@ -250,8 +264,7 @@ class BaseSubspaceTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             for rows in kernel_row_chunks(X.shape[0], n_fit, n_temporaries):
                 yield rows, self._kernel(X[rows, :], self.X_fit_)
             return
-        key = ("test-kernel", FitMemory.fingerprint(X), FitMemory.fingerprint(self.X_fit_),
-               kernel_key)
+        key = ("test-kernel", FitMemory.fingerprint(X), self._fit_rows_key(), kernel_key)
         K = mem.get(key)
         if K is None:
             K = self._kernel(X, self.X_fit_)

@@ -78,13 +78,17 @@ class RowSpaceLogisticRegression(LogisticRegression):
     L2 with a finite ``C`` and the solver is not liblinear; otherwise ``fit`` is
     scikit-learn's. Every parameter, attribute and method is ``LogisticRegression``'s.
 
-    What differs: the solver's stopping rule (``tol``) is met in the coordinates ``g``, where
-    the gradient has the same Euclidean norm but fewer, larger entries, so the fit stops
-    nearer the minimiser than scikit-learn's would in ``beta`` (often after more, cheaper
-    iterations); ``n_iter_`` counts those iterations. Both are within the solver's tolerance
-    of the one minimiser, and a row within that tolerance of a class boundary may be
-    predicted differently. ``warm_start`` starts from the last ``coef_`` projected on the
-    new rows' span (what of it lies outside has no effect on the scores).
+    What differs: the solver's stopping rule (its largest gradient entry below ``tol``) is
+    met in the coordinates ``g``, where the gradient has the same Euclidean norm in ``r``
+    entries per coefficient row instead of ``d``. ``tol`` is applied there multiplied by
+    ``sqrt((d + 1) / (r + 1))`` (``+ 1``: the intercept, when fitted), so that both fits stop
+    with the same bound on the gradient's Euclidean norm, ``sqrt(K (d + 1)) tol`` for ``K``
+    coefficient rows. The iterates themselves are scikit-learn's (L-BFGS does not depend on
+    the orthonormal basis), but the stopping point may differ by a few iterations;
+    ``n_iter_`` counts the row-space iterations. Both stop within the solver's tolerance of
+    the one minimiser, and a row within that tolerance of a class boundary may be predicted
+    differently. ``warm_start`` starts from the last ``coef_`` projected on the new rows'
+    span (what of it lies outside has no effect on the scores).
 
     Cost: the Gram matrix ``O(n^2 d)`` and its factor ``O(n^3)`` once per ``fit``, then
     ``O(n r K)`` per solver iteration for ``K`` classes; the coefficients back in ``O(n d K)``.
@@ -139,7 +143,15 @@ class RowSpaceLogisticRegression(LogisticRegression):
                     f"warm_start: the last fit's coef_ has shape {coef.shape}, this X has "
                     f"{n_features} features; refit without warm_start.")
             self.coef_ = coef @ (Xv.T @ T)                  # g = T^T X beta
-        super().fit(Z, y, sample_weight=sample_weight)
+        # the solver stops when its largest gradient entry is below tol; in r coordinates
+        # instead of d that bounds the Euclidean norm by sqrt(r + 1) tol instead of
+        # sqrt(d + 1) tol: tol is scaled so that the bound is scikit-learn's
+        tol, b = self.tol, int(bool(self.fit_intercept))
+        self.tol = float(tol) * np.sqrt((n_features + b) / (Z.shape[1] + b))
+        try:
+            super().fit(Z, y, sample_weight=sample_weight)
+        finally:
+            self.tol = tol
         self.coef_ = (self.coef_ @ T.T) @ Xv                # beta = X^T T g
         self.n_features_in_ = n_features
         if names is not None:

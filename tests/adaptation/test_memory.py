@@ -431,3 +431,19 @@ def test_the_rows_kernel_serves_other_domains_and_labels(monkeypatch):
     assert calls.count((X.shape[0], None)) == 1 + 4           # once with memory, 4 without
     for est, plain in outs:
         np.testing.assert_allclose(est.eigenvalues_, plain.eigenvalues_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("make", [lambda m: TCA(memory=m), lambda m: SCA(memory=m),
+                                  lambda m: RFTCA(memory=m, exact=True)])
+def test_transform_reuses_the_fits_fingerprint_of_its_rows(make):
+    """The test-kernel key of ``transform`` uses the fit's fingerprint of ``X_fit_`` (not a
+    second hash of it); it is that of ``X_fit_`` after every refit, and a refit without
+    memory forgets it."""
+    X, y, sd = make_sca_toy(n_per_cluster=8, random_state=0)
+    est = make(FitMemory()).fit(X, y, sd)
+    assert est._fit_rows_key() == FitMemory.fingerprint(est.X_fit_)
+    est.fit(X[::-1].copy(), y[::-1], sd[::-1])
+    assert est._fit_rows_key() == FitMemory.fingerprint(est.X_fit_)
+    est.set_params(memory=None).fit(X, y, sd)
+    assert est._rows_fingerprint is None
+    assert est._fit_rows_key() == FitMemory.fingerprint(est.X_fit_)

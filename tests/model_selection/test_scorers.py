@@ -644,3 +644,16 @@ def test_grid_search_with_routing_reads_domains_not_labels():
         search = GridSearchCV(est, {"estimator__C": [0.1, 1.0]}, cv=SourceKFold(3),
                               scoring=PredictionEntropyScorer()).fit(X, y_full, sample_domain=sd)
     assert np.all(search.cv_results_["mean_test_score"] < 0)
+
+
+def test_mmd_scorers_cached_frequencies_are_rff_weights_bit_for_bit():
+    """The scorer draws its unit frequencies once per shape and seed; divided by the
+    bandwidth they are the frequencies ``rff_weights`` draws (so every score is unchanged),
+    and the cached draws cannot be modified."""
+    from shiftlearn.kernels import rff_weights
+    from shiftlearn.model_selection._scorers import _unit_frequencies
+
+    for d, n, seed, sigma in ((40, 50, 7, 3.3), (3, 7, 1, 0.123456789)):
+        cached = _unit_frequencies(d, n, seed)
+        np.testing.assert_array_equal(cached / sigma, rff_weights(d, n, sigma, random_state=seed))
+        assert _unit_frequencies(d, n, seed) is cached and not cached.flags.writeable
