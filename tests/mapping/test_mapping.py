@@ -378,7 +378,7 @@ def test_entropic_plan_short_of_its_tolerance_warns_with_the_violation():
     rng = np.random.default_rng(1)
     Xs, Xt = rng.normal(size=(30, 3)), rng.normal(size=(20, 3)) * 2 + 30
     a, b = np.full(30, 1 / 30), np.full(20, 1 / 20)
-    with pytest.warns(ConvergenceWarning, match="target marginal off by .*Raise max_iter"):
+    with pytest.warns(ConvergenceWarning, match="marginals off by .*Raise max_iter"):
         entropic_plan(ot, a, b, ot.dist(Xs, Xt), 0.01, 10, 1e-14)
 
 
@@ -524,3 +524,59 @@ def test_command_line_method_and_candidates(tmp_path):
                          *extra])
         assert code == 0
         assert len(out.read_text().splitlines()) == 1 + 40
+
+
+def _unit_problem():
+    rng = np.random.default_rng(0)
+    Xs, Xt = rng.normal(size=(80, 5)), rng.normal(size=(60, 5)) + 0.5
+    return np.full(80, 1 / 80), np.full(60, 1 / 60), ((Xs[:, None] - Xt[None]) ** 2).sum(-1)
+
+
+def test_entropic_plan_keeps_a_scaling_plan_within_sqrt_tol(monkeypatch):
+    """Scaling-domain marginals off by less than sqrt(tol) (here ~4e-8 against tol 1e-12):
+    the plan is kept, with the warning, and the costly log-stabilised solver does not run."""
+    ot = pytest.importorskip("ot")
+    from sklearn.exceptions import ConvergenceWarning
+
+    from shiftlearn.mapping._ot import _violation, entropic_plan
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("epsilon scaling ran")
+
+    monkeypatch.setattr(ot.bregman, "sinkhorn_epsilon_scaling", refuse)
+    a, b, M = _unit_problem()
+    with pytest.warns(ConvergenceWarning, match="marginals off by"):
+        plan, n_iter = entropic_plan(ot, a, b, M, 0.5, 100, 1e-12)
+    assert 1e-12 < _violation(plan, a, b) < 1e-6 and n_iter <= 100
+
+
+def test_entropic_plan_far_from_tol_takes_the_log_stabilised_plan():
+    """Marginals off by more than sqrt(tol) after max_iter (20 iterations: ~4e-3): epsilon
+    scaling runs and its plan, much nearer a coupling, is returned."""
+    ot = pytest.importorskip("ot")
+    from shiftlearn.mapping._ot import _violation, entropic_plan
+
+    a, b, M = _unit_problem()
+    first = ot.sinkhorn(a, b, M - M.min(1, keepdims=True), 0.5, numItermax=20, stopThr=1e-14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan, _ = entropic_plan(ot, a, b, M, 0.5, 20, 1e-12)
+    assert _violation(first, a, b) > 1e-6
+    assert _violation(plan, a, b) < 1e-3 * _violation(first, a, b)
+
+
+def test_a_stabilised_plan_scaled_by_an_absorption_is_formed_again():
+    """POT's stabilised Sinkhorn resets its scalings to 1/n when it absorbs them; stopping
+    right after, it returns the plan scaled by ~1/(n_s n_t). Given such a plan and its
+    potentials, the repair re-forms it from the potentials: a coupling again."""
+    ot = pytest.importorskip("ot")
+    from shiftlearn.mapping._ot import _repaired, _violation
+
+    a, b, M = _unit_problem()
+    good, log = ot.bregman.sinkhorn_stabilized(a, b, M, 0.5, numItermax=2000, stopThr=1e-12,
+                                               log=True)
+    broken = good / (80 * 60)
+    off, plan, _, _ = _repaired(ot, a, b, M, 0.5, 1e-9, broken, log, 1)
+    assert _violation(broken, a, b) > 0.1
+    assert off == _violation(plan, a, b) < 1e-9
+    np.testing.assert_allclose(plan, good, atol=1e-9)
