@@ -26,7 +26,7 @@ from sklearn.linear_model import LogisticRegression
 
 from ._weights import last_step
 
-__all__ = ["fit_warm"]
+__all__ = ["fit_warm", "unique_l2_optimum"]
 
 
 def _logistic_step(est):
@@ -37,11 +37,16 @@ def _logistic_step(est):
             or (isinstance(est, LogisticRegression)
                 and getattr(type(est), "_sklearn_warm_start", False))):
         return None
+    return est if unique_l2_optimum(est) else None
+
+
+def unique_l2_optimum(est: LogisticRegression) -> bool:
+    """``est`` (a ``LogisticRegression``) has the L2 penalty with a finite ``C`` and a solver
+    other than liblinear (which penalises the intercept): its objective is strictly convex in
+    the coefficients, with one minimiser in the span of the training rows."""
     p = est.get_params()
     l2 = p["penalty"] in ("l2", "deprecated") and p["l1_ratio"] in (None, 0, 0.0)
-    if not l2 or p["solver"] == "liblinear" or not 0 < float(p["C"]) < np.inf:
-        return None
-    return est
+    return bool(l2 and p["solver"] != "liblinear" and 0 < float(p["C"]) < np.inf)
 
 
 def fit_warm(est, prev, y, fit: Callable[[], object]) -> bool:

@@ -11,6 +11,8 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import validate_data
 
+from .._warm import unique_l2_optimum
+
 __all__ = ["RowSpaceLogisticRegression", "row_space_basis"]
 
 #: the Cholesky factor is used when its reciprocal condition number is at least this (then
@@ -123,8 +125,7 @@ class RowSpaceLogisticRegression(LogisticRegression):
     def _in_row_space(self, X) -> bool:
         if sparse.issparse(X) or X.ndim != 2 or 2 * X.shape[0] > X.shape[1]:
             return False
-        l2 = self.penalty in ("l2", "deprecated") and self.l1_ratio in (None, 0, 0.0)
-        return bool(l2 and self.solver != "liblinear" and 0 < float(self.C) < np.inf)
+        return unique_l2_optimum(self)
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model (see ``LogisticRegression.fit``); in the row space when the

@@ -134,9 +134,9 @@ class AlwaysRowSpaceLogisticRegression(RowSpaceLogisticRegression):
     def _in_row_space(self, X) -> bool:
         from scipy import sparse
 
-        return (not sparse.issparse(X) and self.solver != "liblinear"
-                and self.penalty in ("l2", "deprecated") and self.l1_ratio in (None, 0, 0.0)
-                and 0 < float(self.C) < np.inf)
+        from shiftlearn._warm import unique_l2_optimum
+
+        return not sparse.issparse(X) and unique_l2_optimum(self)
 
 
 ESTIMATORS = [
