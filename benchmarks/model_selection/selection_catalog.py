@@ -39,9 +39,11 @@ barycenter iterations on Office's 800 features ran past 6 minutes on one task; a
 
 Run: ``python benchmarks/model_selection/selection_catalog.py`` (parts in
 ``results/_selection_catalog_parts_r<max rows>.json``, one key per task and classifier, so an
-interrupted run resumes; ``--report`` rebuilds the tables from the parts; ``--tasks`` keeps
-the tasks whose name contains one of the given strings; ``--quick``: the toy and two Office
-tasks, both classifiers, a few methods, into ``selection_catalog_quick``).
+interrupted run resumes; each candidate's criteria are kept as the mean over the folds, their
+standard deviation and the value on each fold; ``--report`` rebuilds the tables from the
+parts; ``--tasks`` keeps the tasks whose name contains one of the given strings;
+``--quick``: the toy and two Office tasks, both classifiers, a few methods, into
+``selection_catalog_quick``).
 """
 
 from __future__ import annotations
@@ -184,9 +186,18 @@ def catalog_peers(clf_name: str, X) -> list[tuple[str, object, dict]]:
     return out
 
 
-def _criteria(cvr, clus, sc) -> dict:
-    return {**{c: list(map(float, cvr[f"mean_test_{c}"])) for c in sc},
-            "cluster": list(map(float, clus["mean_test_score"]))}
+def _criteria(cvr, clus, sc, stat: str = "mean") -> dict:
+    """Each criterion's ``stat`` over the folds, one per candidate: ``mean``, ``std``, or
+    ``folds`` (the list of its value on each fold, in the folds' order)."""
+    if stat == "folds":
+        def per_fold(res, key):
+            k = sum(1 for name in res if name.startswith("split") and name.endswith(key))
+            return [[float(res[f"split{i}{key}"][j]) for i in range(k)]
+                    for j in range(len(res["params"]))]
+        return {**{c: per_fold(cvr, f"_test_{c}") for c in sc},
+                "cluster": per_fold(clus, "_test_score")}
+    return {**{c: list(map(float, cvr[f"{stat}_test_{c}"])) for c in sc},
+            "cluster": list(map(float, clus[f"{stat}_test_score"]))}
 
 
 class TimeLimit(BaseException):
@@ -241,7 +252,8 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
     sc = scorers()
     t0 = time.perf_counter()
     ours = {"labels": [], "params": [], "criteria": {c: [] for c in CRITERIA},
-            "target": []}
+            "criteria_std": {c: [] for c in CRITERIA},
+            "criteria_folds": {c: [] for c in CRITERIA}, "target": []}
     res = {"n": int(X.shape[0]), "ours": ours, "peers": {}, "na": {}, "errors": {},
            "timeouts": {}, "skipped": {}, "seconds_method": {}}
     kfold, cluster = SourceKFold(3, random_state=0), ClusterSplit(test_size=0.3, random_state=0)
@@ -261,6 +273,8 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
                     clus = study._search(est, grid, X, y, sd, cluster, SourceAccuracyScorer(),
                                          False)
                     crit = _criteria(cvr, clus, sc)
+                    crit_std = _criteria(cvr, clus, sc, "std")
+                    crit_folds = _criteria(cvr, clus, sc, "folds")
                     target = study._target_accuracies(est, cvr["params"], X, y, sd, yt, False)
             except TimeLimit:
                 res["timeouts"][m] = limit
@@ -276,6 +290,8 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
                                for p in cvr["params"]]
             for c in CRITERIA:
                 ours["criteria"][c] += crit[c]
+                ours["criteria_std"][c] += crit_std[c]
+                ours["criteria_folds"][c] += crit_folds[c]
             ours["target"] += target
         res["seconds_ours"] = time.perf_counter() - t0
         for label, pipe, pgrid in catalog_peers(clf_name, X):
