@@ -70,12 +70,12 @@ def entropic_plan(ot, a, b, M, reg: float, max_iter: int, tol: float
     of the costs), the plan is solved again by POT's log-stabilised Sinkhorn with epsilon
     scaling (``ot.bregman.sinkhorn_epsilon_scaling``: the entropy is lowered step by step to
     ``reg``, each step started from the last one's potentials, 40 steps of at most
-    ``max(10, max_iter // 10)`` iterations). A plan between ``tol`` and ``sqrt(tol)`` is kept
-    (with the warning below): there the scaling domain was converging, and 4,000 stabilised
-    iterations cost far more (18 s against 0.5 s at 1,000 x 1,000 rows). There, a plain log-domain
-    Sinkhorn needs of the order of ``max C / reg`` iterations; 1000 of them left marginals
-    off by more than the marginals themselves (``docs/dev/mapping.md``). The count returned
-    is then the number of steps.
+    ``max(10, max_iter // 10)`` iterations; the count returned is then the number of steps).
+    A plain log-domain Sinkhorn would need of the order of ``max C / reg`` iterations there;
+    1000 of them left marginals off by more than the marginals themselves
+    (``docs/dev/mapping.md``). A plan between ``tol`` and ``sqrt(tol)`` is kept (with the
+    warning below): there the scaling domain was converging, and the stabilised solver costs
+    far more (``docs/dev/mapping.md`` gives the times).
 
     Of the plans computed, the one with the smaller marginal violation (the larger Euclidean
     norm of the row and column sums' errors) is returned; above ``tol`` with a
