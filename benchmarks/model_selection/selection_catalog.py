@@ -26,7 +26,11 @@ target accuracies, the choice under a criterion), with every method of
   ``shiftlearn.compose._pipeline`` for that reason only). skada's implementation of a method
   is N/A where ours is, for the same reason;
 * ``auto``: the best of ALL ours (no adaptation included, first on ties) under a criterion;
-  each single method: the best of its own grid under the same criterion.
+  each single method: the best of its own grid under the same criterion;
+* two rules fixed before the run that kept the criteria per fold (``docs/dev/
+  model_selection.md``): R1, the selector's ``margin="se"`` (adapt only on a lead over no
+  adaptation beyond the best's standard error over the folds), and R2, the smallest sum of
+  ranks under circular validation and MMD; each single method under the same rule.
 
 One search per method and task (so each method has its own time and its own failure record),
 every search of a task sharing one ``FitMemory``. A time limit per method and task
@@ -376,6 +380,137 @@ def _pool_table(parts: dict, keys: list[str]) -> list[dict]:
     return rows
 
 
+# ----------------------------------------------------------- two rules, fixed before the rerun
+#: the rules of docs/dev/model_selection.md ("Two selection rules on the catalog"): R1 is the
+#: selector's ``margin="se"`` under each criterion; R2 the rank consensus of these two criteria
+CONSENSUS = ("circular", "MMD")
+R1, R2 = "R1: margin se", "R2: circular + MMD ranks"
+
+
+def _finite(v) -> np.ndarray:
+    v = np.asarray(v, float)
+    return np.where(np.isfinite(v), v, -np.inf)
+
+
+def _choose_margin(o: dict, crit: str, idx=None) -> int | None:
+    """R1: the index ``AdaptationSelector(margin="se")`` would choose under ``crit`` among
+    ``idx`` (no adaptation included): the best candidate, or no adaptation when the best's
+    lead over it is at most the best's standard deviation over the folds / sqrt(folds)."""
+    idx = np.arange(len(o["labels"])) if idx is None else np.asarray(idx)
+    v = _finite(o["criteria"][crit])
+    if not np.isfinite(v[idx]).any():
+        return None
+    best = int(idx[int(np.argmax(v[idx]))])             # ties: first (no adaptation first)
+    none = o["labels"].index("none")
+    if best != none and none in idx and np.isfinite(v[none]):
+        margin = o["criteria_std"][crit][best] / np.sqrt(len(o["criteria_folds"][crit][best]))
+        if v[best] - v[none] <= margin:
+            return none
+    return best
+
+
+def _choose_consensus(o: dict, idx=None) -> int | None:
+    """R2: the index among ``idx`` with the smallest sum of its ranks under the criteria of
+    :data:`CONSENSUS` (1 = best; ties share the mean rank; a non-finite estimate ranks last),
+    first on ties."""
+    from scipy.stats import rankdata
+
+    idx = np.arange(len(o["labels"])) if idx is None else np.asarray(idx)
+    if idx.size == 0:
+        return None
+    total = np.zeros(idx.size)
+    for c in CONSENSUS:
+        total += rankdata(-_finite(o["criteria"][c])[idx], method="average")
+    return int(idx[int(np.argmin(total))])
+
+
+def _rule_rows(parts: dict, keys: list[str], methods) -> tuple[list[dict], list[dict]]:
+    """Mean target accuracy (%) of ``auto`` and of each single method of ``methods`` (over
+    its own grid) under R1 (each criterion) and R2, and the per-task lines of ``auto``."""
+    crits = [c for c in CRITERIA if c != "cluster"]
+    acc = {}
+    lines = []
+    for k in keys:
+        o = parts[k]["ours"]
+        tg = o["target"]
+        raw = tg[o["labels"].index("none")]
+        line = {"task": k.rsplit("|", 1)[0], "raw": 100 * raw}
+        for m in ("auto", *methods[1:]):
+            idx = None if m == "auto" else [i for i, lab in enumerate(o["labels"]) if lab == m]
+            if idx is not None and not idx:
+                continue
+            picks = {f"{R1}, {c}": _choose_margin(o, c, idx) for c in crits}
+            picks[R2] = _choose_consensus(o, idx)
+            for col, i in picks.items():
+                val = float("nan") if i is None else 100 * tg[i]
+                acc.setdefault(m, {}).setdefault(col, []).append(val)
+                if m == "auto":
+                    line[col] = val
+        lines.append(line)
+    rows = []
+    for m, cols in acc.items():
+        row = {"method": AUTO if m == "auto" else m}
+        for col, v in cols.items():
+            v = np.asarray(v, float)
+            row[col] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+            if v.size < len(keys) or not np.isfinite(v).all():
+                row[col + " n"] = int(np.isfinite(v).sum())
+        rows.append(row)
+    return rows, lines
+
+
+def _rule_section(parts: dict, keys: list[str], methods, clf: str, table: list[dict],
+                  best_plain: str) -> tuple[list[str], dict]:
+    """The report's lines on the two rules for one classifier, and their data."""
+    if not all("criteria_folds" in parts[k]["ours"] for k in keys):
+        return (["### two selection rules", "", "Not computed: these parts predate the "
+                 "per-fold criteria (rerun the catalog to compute them).", ""], {})
+    rows, lines = _rule_rows(parts, keys, methods)
+    n = len(keys)
+    cols = [c for c in rows[0] if c != "method" and not c.endswith(" n")]
+    auto = rows[0]
+    verdicts = []
+    for col in cols:
+        full = [r for r in rows[1:] if col in r and col + " n" not in r]
+        best = max(full, key=lambda r: r[col])
+        below = [t["task"] for t in lines if t[col] - t["raw"] < -1.0]
+        verdicts.append({"rule": col, "auto %": auto[col], "best single method": best["method"],
+                         "its %": best[col], "auto - best single": auto[col] - best[col],
+                         "tasks > 1 point below no adaptation": len(below),
+                         "meets the issue's target": "yes" if auto[col] - best[col] >= 1.0
+                         and not below else "no"})
+    plain = next(r for r in table if r["method"] == AUTO)
+    plain_below = {c: sum(_plain_gap(parts[k]["ours"], c) < -1.0 for k in keys)
+                   for c in CRITERIA}
+    head = [f"### two selection rules, fixed before this run ({clf})", "",
+            "R1: `AdaptationSelector(margin=\"se\")` under each criterion (adapt only when the "
+            "best candidate leads no adaptation by more than its standard deviation over the "
+            "folds / sqrt(folds); the cluster criterion's one split leaves it the plain "
+            "choice, so it is not repeated). R2: the smallest sum of a candidate's ranks under "
+            f"{' and '.join(CONSENSUS)}. Each single method is chosen over its own grid by "
+            "the same rule. Both rules were written with the earlier runs of this study in "
+            "view (which criteria are strong on these tasks), so these 19 tasks are not a "
+            "clean test of R2 (docs/dev/model_selection.md).", "",
+            "Plain `auto` for reference (mean %, tasks more than 1 point below no "
+            "adaptation): " + "; ".join(f"{c} {plain[c]:.2f}% ({plain_below[c]})"
+                                       for c in dict.fromkeys((best_plain, *CONSENSUS)))
+            + ".",
+            "", markdown_table(verdicts), "",
+            f"Every single method under each rule ({clf}; mean target accuracy %):", "",
+            markdown_table([{c: (f"{r[c]:.2f} ({r[c + ' n']}/{n} tasks)" if c + " n" in r
+                                 else r.get(c, "")) for c in ["method", *cols]}
+                            for r in rows], ["method", *cols]), "",
+            f"Per task, `auto` under each rule ({clf}):", "",
+            markdown_table(lines, ["task", "raw", *cols]), ""]
+    return head, {"rows": rows, "per_task": lines, "verdicts": verdicts}
+
+
+def _plain_gap(o: dict, crit: str) -> float:
+    """Plain ``auto`` under ``crit`` minus no adaptation, in points."""
+    return 100 * (study._pick(o["criteria"], o["target"], crit)
+                  - o["target"][o["labels"].index("none")])
+
+
 def report(parts: dict, machine: dict, seconds: float | None, name: str, methods, peers
            ) -> None:
     body = ["\n\n".join(p.strip() for p in __doc__.split("\n\n")[1:4]), ""]
@@ -470,6 +605,8 @@ def report(parts: dict, machine: dict, seconds: float | None, name: str, methods
                  "above), each choosing among its candidates and no adaptation under each "
                  "criterion.", "",
                  markdown_table(pools, ["pool", *CRITERIA, "oracle"]), ""]
+        rule_lines, rules = _rule_section(parts, keys, methods, clf, table, best)
+        body += rule_lines
         timing = [{"method": m, "tasks": len(v), "mean s / task": float(np.mean(v)),
                    "max s": float(np.max(v))} for m, v in secs.items()]
         task_s = [parts[k]["seconds"] for k in keys]
@@ -488,7 +625,7 @@ def report(parts: dict, machine: dict, seconds: float | None, name: str, methods
             body += [f"### failures ({clf})", "",
                      *[f"* {m}: {'; '.join(v)}" for m, v in errors.items()], ""]
         data[clf] = {"table": table, "per_task": per_task, "best_criterion": best,
-                     "pools": pools,
+                     "pools": pools, "rules": rules,
                      "verdicts": verdicts, "na": na, "errors": errors, "stopped": stopped,
                      "seconds_per_method": {m: list(v) for m, v in secs.items()},
                      "seconds_per_task": dict(zip(keys, task_s, strict=True)),
