@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -334,3 +335,36 @@ def _is_submodule(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:                 # the parent is a module, not a package
         return False
+
+
+@pytest.mark.parametrize("scoring", [None, "circular"])
+def test_catalog_margin_rule_is_the_selectors(scoring, bench_path):
+    """R1 of the catalog's report, computed from the parts' per-fold criteria, chooses what
+    ``AdaptationSelector(margin="se")`` chooses on the same folds and candidates."""
+    from shiftlearn.datasets import make_sca_toy
+    from shiftlearn.model_selection import (
+        AdaptationSelector,
+        CircularValidation,
+        SourceKFold,
+        method_label,
+    )
+
+    cat = _import(BENCH / "model_selection" / "selection_catalog.py")
+    X, y, sd = make_sca_toy(n_per_cluster=20, random_state=1)
+    crit = "circular" if scoring else "source-cv"
+    sel = AdaptationSelector(["CORAL", "SA", "TCA"], cv=SourceKFold(3, random_state=0),
+                             scoring=CircularValidation() if scoring else None, margin="se",
+                             memory=None).fit(X, y, sample_domain=sd)
+    res = sel.search_.cv_results_
+    k = len(res["params"])
+    o = {"labels": [method_label(p["adapter"]) for p in res["params"]],
+         "criteria": {crit: list(res["mean_test_score"])},
+         "criteria_std": {crit: list(res["std_test_score"])},
+         "criteria_folds": {crit: [[res[f"split{i}_test_score"][j] for i in range(3)]
+                                   for j in range(k)]},
+         "target": [0.0] * k}
+    assert o["labels"][0] == "none"
+    assert o["labels"][cat._choose_margin(o, crit)] == sel.choice_
+    best = int(np.nanargmax(res["mean_test_score"]))
+    if o["labels"][best] != "none":            # the margin the selector applied is R1's
+        assert sel.margin_ == pytest.approx(res["std_test_score"][best] / np.sqrt(3))
