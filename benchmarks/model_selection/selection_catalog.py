@@ -401,6 +401,8 @@ def _choose_margin(o: dict, crit: str, idx=None) -> int | None:
     if not np.isfinite(v[idx]).any():
         return None
     best = int(idx[int(np.argmax(v[idx]))])             # ties: first (no adaptation first)
+    if "none" not in o["labels"]:                       # a peer's grid: the plain choice
+        return best
     none = o["labels"].index("none")
     if best != none and none in idx and np.isfinite(v[none]):
         margin = o["criteria_std"][crit][best] / np.sqrt(len(o["criteria_folds"][crit][best]))
@@ -425,8 +427,9 @@ def _choose_consensus(o: dict, idx=None) -> int | None:
 
 
 def _rule_rows(parts: dict, keys: list[str], methods) -> tuple[list[dict], list[dict]]:
-    """Mean target accuracy (%) of ``auto`` and of each single method of ``methods`` (over
-    its own grid) under R1 (each criterion) and R2, and the per-task lines of ``auto``."""
+    """Mean target accuracy (%) of ``auto``, of each single method of ``methods`` and of
+    each of skada's (over its own grid) under R1 (each criterion) and R2, and the per-task
+    lines of ``auto``; a method missing on some tasks has its task count (``"<rule> n"``)."""
     crits = [c for c in CRITERIA if c != "cluster"]
     acc = {}
     lines = []
@@ -446,6 +449,15 @@ def _rule_rows(parts: dict, keys: list[str], methods) -> tuple[list[dict], list[
                 acc.setdefault(m, {}).setdefault(col, []).append(val)
                 if m == "auto":
                     line[col] = val
+        for p, pr in parts[k]["peers"].items():      # skada's: the same rules over its grid
+            if "criteria" not in pr:
+                continue
+            po = {"labels": [p] * len(pr["target"]), "criteria": pr["criteria"]}
+            picks = {f"{R1}, {c}": _choose_margin(po, c) for c in crits}
+            picks[R2] = _choose_consensus(po)
+            for col, i in picks.items():
+                acc.setdefault(p, {}).setdefault(col, []).append(
+                    float("nan") if i is None else 100 * pr["target"][i])
         lines.append(line)
     rows = []
     for m, cols in acc.items():
@@ -487,8 +499,9 @@ def _rule_section(parts: dict, keys: list[str], methods, clf: str, table: list[d
             "best candidate leads no adaptation by more than its standard deviation over the "
             "folds / sqrt(folds); the cluster criterion's one split leaves it the plain "
             "choice, so it is not repeated). R2: the smallest sum of a candidate's ranks under "
-            f"{' and '.join(CONSENSUS)}. Each single method is chosen over its own grid by "
-            "the same rule. Both rules were written with the earlier runs of this study in "
+            f"{' and '.join(CONSENSUS)}. Each single method, ours and skada's, is chosen over "
+            "its own grid by the same rule (R1 is then the plain choice: no adaptation is not "
+            "in that grid). Both rules were written with the earlier runs of this study in "
             "view (which criteria are strong on these tasks), so these 19 tasks are not a "
             "clean test of R2 (docs/dev/model_selection.md).", "",
             "Plain `auto` for reference (mean %, tasks more than 1 point below no "
@@ -500,9 +513,38 @@ def _rule_section(parts: dict, keys: list[str], methods, clf: str, table: list[d
             markdown_table([{c: (f"{r[c]:.2f} ({r[c + ' n']}/{n} tasks)" if c + " n" in r
                                  else r.get(c, "")) for c in ["method", *cols]}
                             for r in rows], ["method", *cols]), "",
+            f"`auto` over the pools above under the rules ({clf}; mean target accuracy %, "
+            "in brackets the tasks more than 1 point below no adaptation):", "",
+            markdown_table(_pool_rule_table(parts, keys)), "",
             f"Per task, `auto` under each rule ({clf}):", "",
             markdown_table(lines, ["task", "raw", *cols]), ""]
     return head, {"rows": rows, "per_task": lines, "verdicts": verdicts}
+
+
+def _pool_rule_table(parts: dict, keys: list[str]) -> list[dict]:
+    """``auto`` over each pool of :data:`POOLS` under circular validation and MMD, plain and
+    with R1, and under R2: mean target accuracy (%) and the tasks more than a point below no
+    adaptation."""
+    rows = []
+    for pool, members in POOLS.items():
+        row = {"pool": pool}
+        picks = {}
+        for k in keys:
+            o = parts[k]["ours"]
+            idx = [i for i, lab in enumerate(o["labels"])
+                   if lab == "none" or members is None or lab in members]
+            raw = o["target"][o["labels"].index("none")]
+            for c in CONSENSUS:
+                plain = idx[int(np.argmax(_finite(o["criteria"][c])[idx]))]
+                picks.setdefault(c, []).append((o["target"][plain], raw))
+                picks.setdefault(f"{c}, R1", []).append(
+                    (o["target"][_choose_margin(o, c, idx)], raw))
+            picks.setdefault("R2", []).append((o["target"][_choose_consensus(o, idx)], raw))
+        for col, v in picks.items():
+            acc, raw = (100 * np.asarray(a, float) for a in zip(*v, strict=True))
+            row[col] = f"{acc.mean():.2f} ({int(np.sum(acc - raw < -1.0))})"
+        rows.append(row)
+    return rows
 
 
 def _plain_gap(o: dict, crit: str) -> float:
