@@ -100,11 +100,12 @@ def add_parser(subparsers, parents) -> argparse.ArgumentParser:
                           "not (svm, ridge); for a regression target: source-cv, lodo, "
                         + ", ".join(REGRESSION_SELECT) + " (default "
                         + DEFAULT_REGRESSION_SELECT + ")")
-    p.add_argument("--margin", type=_margin, default=0.0, metavar="se|NUMBER",
+    p.add_argument("--margin", type=_margin, default=None, metavar="se|NUMBER",
                    help="--method auto adapts only when the best adapter's validation estimate "
-                        "beats no adaptation's by more than this: a number (default 0: the "
-                        "best estimate wins) or se (the adapter's standard error over the "
-                        "folds: more often no adaptation)")
+                        "beats no adaptation's by more than this: se (the adapter's standard "
+                        "error over the folds; the default for class labels without labeled "
+                        "target rows) or a number (0: the best estimate wins; the default for "
+                        "a regression target and with labeled target rows)")
     p.add_argument("--estimator", "--classifier", dest="estimator", default=None,
                    metavar="NAME|FILE",
                    help="the classifier trained on the adapted source rows: 1nn (default, the "

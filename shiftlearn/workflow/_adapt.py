@@ -115,6 +115,17 @@ def make_estimator(name, seed: int = 0):
     return clone(est)
 
 
+#: the default ``margin`` of ``method="auto"`` without target labels: the one-standard-error
+#: rule (docs/model_selection.md); a regression target and labeled target rows keep 0
+DEFAULT_MARGIN = "se"
+
+
+def resolve_margin(margin):
+    """The margin of ``method="auto"`` on class labels without labeled target rows: ``margin``
+    as given, :data:`DEFAULT_MARGIN` for ``None``."""
+    return DEFAULT_MARGIN if margin is None else margin
+
+
 def default_select(name: str, estimator) -> str:
     """The default selection criterion of ``method="auto"`` with ``estimator``.
 
@@ -303,7 +314,7 @@ def _auto(args, X, y, sd, clf, n_sources):
             sel = AdaptationSelector(methods=methods, classifier=clf,
                                      scoring=_counting(scoring, advance, failures, label),
                                      cv=cv, grids=grids, random_state=args.seed,
-                                     n_jobs=args.n_jobs, margin=args.margin,
+                                     n_jobs=args.n_jobs, margin=resolve_margin(args.margin),
                                      search=search).fit(X, y, sd)
         except ValueError as exc:
             words = str(exc).lower()
@@ -332,10 +343,10 @@ def _auto(args, X, y, sd, clf, n_sources):
     ranked = len(scores) >= 2 and max(scores) - min(scores) > 1e-12 * max(1.0, *map(abs, scores))
     fold_rows = int(np.sum(y >= 0)) // max(n_splits, 1)
     return model, {"criterion": args.select, "how": words, "tuned": bool(args.tune),
-                   "margin": args.margin, "margin_value": margin, "candidates": rows,
-                   "choice": choice, "methods": methods, "validated": len(scores),
-                   "ranked": ranked, "fold_rows": fold_rows, "search": search,
-                   "n_jobs": effective_n_jobs(args.n_jobs)}
+                   "margin": resolve_margin(args.margin), "margin_value": margin,
+                   "candidates": rows, "choice": choice, "methods": methods,
+                   "validated": len(scores), "ranked": ranked, "fold_rows": fold_rows,
+                   "search": search, "n_jobs": effective_n_jobs(args.n_jobs)}
 
 
 def _fit(args, X, y, sd, codes, n_sources):

@@ -248,7 +248,7 @@ def run_regression(opts, X: np.ndarray, y: np.ndarray, sd: np.ndarray,
             methods=["none", *methods], regressor=est, scoring=scoring,
             cv=cv,
             grids=None if opts.tune else {}, random_state=opts.seed, n_jobs=opts.n_jobs,
-            margin=opts.margin, search=opts.search).fit(X, y, sd)
+            margin=opts.margin or 0.0, search=opts.search).fit(X, y, sd)
         model, method = sel.best_estimator_, sel.choice_
         params = _plain(next(r["params"] for r in sel.summary_ if r["chosen"]))
         rows = []

@@ -32,7 +32,7 @@ __all__ = ["adapt"]
 def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
           y_target_labeled=None,
           method: str = "auto", estimator="1nn", select: str | None = None,
-          candidates="sized", tune: bool = False, margin=0.0, params: dict | None = None,
+          candidates="sized", tune: bool = False, margin=None, params: dict | None = None,
           permutations: int = 200, n_jobs: int = -1, random_state: int = 0,
           search: str = "grid"
           ) -> AdaptationResult:
@@ -78,8 +78,10 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
         The adapters ``"auto"`` compares (:func:`candidate_methods`).
     tune : bool, default=False
         Search the hyper-parameters on the default grids.
-    margin : float or "se", default=0.0
-        ``"auto"`` adapts only when the best adapter's estimate beats no adaptation's by more.
+    margin : float, "se" or None, default=None
+        ``"auto"`` adapts only when the best adapter's estimate beats no adaptation's by more:
+        a number, or ``"se"`` (the best adapter's standard error over the folds). ``None``:
+        ``"se"`` without labeled target rows, 0 with them.
     params : dict, default=None
         Hyper-parameters of a named ``method``.
     permutations : int, default=200
@@ -185,8 +187,9 @@ def adapt(X_source, y_source, X_target, *, source_domains=None, y_target=None,
             raise ValueError(f"source_domains has {len(inv)} values for {len(Xs)} source rows.")
         dom = inv.astype(np.int64) + 1
     K = len(values)
-    if not (margin == "se" or (isinstance(margin, int | float) and margin >= 0)):
-        raise ValueError(f"margin must be 'se' or a number >= 0, got {margin!r}.")
+    if not (margin is None or margin == "se"
+            or (isinstance(margin, int | float) and margin >= 0)):
+        raise ValueError(f"margin must be 'se', a number >= 0 or None, got {margin!r}.")
     if search not in ("grid", "halving"):
         raise ValueError(f"search must be 'grid' or 'halving', got {search!r}.")
     if few or method in FEW_ONLY:

@@ -135,7 +135,7 @@ def run_few_labels(opts, X, y, sd, codes, classes, target_codes, *, names, files
     m = int(np.sum(target_codes >= 0))
     methods, how = few_label_methods(opts.method, getattr(opts, "candidates", "sized"))
     sel = FewLabelSelector(methods=methods, estimator=opts._estimator, random_state=opts.seed,
-                           n_jobs=opts.n_jobs, margin=getattr(opts, "margin", 0.0))
+                           n_jobs=opts.n_jobs, margin=getattr(opts, "margin", None) or 0.0)
     t0 = time.perf_counter()
     with task("choosing on the labeled target rows", None):
         sel.fit(X, y, sd)

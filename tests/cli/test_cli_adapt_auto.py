@@ -292,13 +292,17 @@ def test_margin_option(tmp_path, capsys):
         assert exc.value.code == 2
         assert "expected se or a number >= 0" in capsys.readouterr().err
     reports = {}
-    for margin in ("se", "0", "1e9"):
+    for margin in ("se", "0", "1e9", None):
         rep = tmp_path / f"m{margin}.json"
         assert cli.main(["adapt", *files, "--target", tgt, "--target-has-labels",
                          "--label-column", "label", "--permutations", "0", "--candidates",
-                         "TCA", "--margin", margin, "--report", str(rep)]) == 0
+                         "TCA", *(["--margin", margin] if margin else []),
+                         "--report", str(rep)]) == 0
         reports[margin] = json.loads(rep.read_text())["selection"]
     assert reports["se"]["margin"] == "se" and reports["se"]["margin_value"] >= 0
+    # the default is the one-standard-error rule
+    assert reports[None]["margin"] == "se"
+    assert reports[None]["margin_value"] == reports["se"]["margin_value"]
     assert reports["0"]["margin_value"] == 0
     # an unreachable margin never adapts, and the decision says why
     assert reports["1e9"]["choice"] == "none"
