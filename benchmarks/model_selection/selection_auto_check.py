@@ -120,8 +120,9 @@ def main(argv=None):
     ap.add_argument("--classifier", default="1nn", choices=["1nn", "logreg"])
     ap.add_argument("--max-rows", type=int, default=400)
     ap.add_argument("--margin", default="0",
-                    help="--margin of the command (default 0, the command's default: the "
-                         "best estimate wins; se: the one-standard-error rule)")
+                    help="--margin of the command, always passed (default 0: the best "
+                         "estimate wins; se: the one-standard-error rule, the command's own "
+                         "default)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--report", action="store_true", help="only rebuild the tables")
     args = ap.parse_args(argv)
