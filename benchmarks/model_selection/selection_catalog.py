@@ -43,8 +43,8 @@ barycenter iterations on Office's 800 features ran past 6 minutes on one task; a
 
 Run: ``python benchmarks/model_selection/selection_catalog.py`` (parts in
 ``results/_selection_catalog_parts_r<max rows>.json``, one key per task and classifier, so an
-interrupted run resumes; each candidate's criteria are kept as the mean over the folds, their
-standard deviation and the value on each fold; ``--report`` rebuilds the tables from the
+interrupted run resumes; each candidate's criteria are kept as the mean over the folds and
+the value on each fold; ``--report`` rebuilds the tables from the
 parts; ``--tasks`` keeps the tasks whose name contains one of the given strings;
 ``--quick``: the toy and two Office tasks, both classifiers, a few methods, into
 ``selection_catalog_quick``).
@@ -191,8 +191,8 @@ def catalog_peers(clf_name: str, X) -> list[tuple[str, object, dict]]:
 
 
 def _criteria(cvr, clus, sc, stat: str = "mean") -> dict:
-    """Each criterion's ``stat`` over the folds, one per candidate: ``mean``, ``std``, or
-    ``folds`` (the list of its value on each fold, in the folds' order)."""
+    """Each criterion over the folds, one per candidate: its ``mean``, or (``stat="folds"``)
+    the list of its value on each fold, in the folds' order."""
     if stat == "folds":
         def per_fold(res, key):
             k = sum(1 for name in res if name.startswith("split") and name.endswith(key))
@@ -256,7 +256,6 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
     sc = scorers()
     t0 = time.perf_counter()
     ours = {"labels": [], "params": [], "criteria": {c: [] for c in CRITERIA},
-            "criteria_std": {c: [] for c in CRITERIA},
             "criteria_folds": {c: [] for c in CRITERIA}, "target": []}
     res = {"n": int(X.shape[0]), "ours": ours, "peers": {}, "na": {}, "errors": {},
            "timeouts": {}, "skipped": {}, "seconds_method": {}}
@@ -277,7 +276,6 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
                     clus = study._search(est, grid, X, y, sd, cluster, SourceAccuracyScorer(),
                                          False)
                     crit = _criteria(cvr, clus, sc)
-                    crit_std = _criteria(cvr, clus, sc, "std")
                     crit_folds = _criteria(cvr, clus, sc, "folds")
                     target = study._target_accuracies(est, cvr["params"], X, y, sd, yt, False)
             except TimeLimit:
@@ -294,7 +292,6 @@ def run_task(name, s, t, clf_name, max_rows: int, methods, peers, memory=None,
                                for p in cvr["params"]]
             for c in CRITERIA:
                 ours["criteria"][c] += crit[c]
-                ours["criteria_std"][c] += crit_std[c]
                 ours["criteria_folds"][c] += crit_folds[c]
             ours["target"] += target
         res["seconds_ours"] = time.perf_counter() - t0
@@ -395,7 +392,8 @@ def _finite(v) -> np.ndarray:
 def _choose_margin(o: dict, crit: str, idx=None) -> int | None:
     """R1: the index ``AdaptationSelector(margin="se")`` would choose under ``crit`` among
     ``idx`` (no adaptation included): the best candidate, or no adaptation when the best's
-    lead over it is at most the best's standard deviation over the folds / sqrt(folds)."""
+    lead over it is at most the best's standard deviation over the folds / sqrt(folds) (the
+    deviation as ``GridSearchCV``'s ``std_test_score``, which the selector reads)."""
     idx = np.arange(len(o["labels"])) if idx is None else np.asarray(idx)
     v = _finite(o["criteria"][crit])
     if not np.isfinite(v[idx]).any():
@@ -405,7 +403,8 @@ def _choose_margin(o: dict, crit: str, idx=None) -> int | None:
         return best
     none = o["labels"].index("none")
     if best != none and none in idx and np.isfinite(v[none]):
-        margin = o["criteria_std"][crit][best] / np.sqrt(len(o["criteria_folds"][crit][best]))
+        folds = o["criteria_folds"][crit][best]
+        margin = float(np.std(folds)) / np.sqrt(len(folds))
         if v[best] - v[none] <= margin:
             return none
     return best
@@ -426,6 +425,12 @@ def _choose_consensus(o: dict, idx=None) -> int | None:
     return int(idx[int(np.argmin(total))])
 
 
+def _rule_picks(o: dict, crits, idx=None) -> dict:
+    """The index each rule chooses among ``idx``: R1 under each of ``crits``, and R2."""
+    return {**{f"{R1}, {c}": _choose_margin(o, c, idx) for c in crits},
+            R2: _choose_consensus(o, idx)}
+
+
 def _rule_rows(parts: dict, keys: list[str], methods) -> tuple[list[dict], list[dict]]:
     """Mean target accuracy (%) of ``auto``, of each single method of ``methods`` and of
     each of skada's (over its own grid) under R1 (each criterion) and R2, and the per-task
@@ -442,9 +447,7 @@ def _rule_rows(parts: dict, keys: list[str], methods) -> tuple[list[dict], list[
             idx = None if m == "auto" else [i for i, lab in enumerate(o["labels"]) if lab == m]
             if idx is not None and not idx:
                 continue
-            picks = {f"{R1}, {c}": _choose_margin(o, c, idx) for c in crits}
-            picks[R2] = _choose_consensus(o, idx)
-            for col, i in picks.items():
+            for col, i in _rule_picks(o, crits, idx).items():
                 val = float("nan") if i is None else 100 * tg[i]
                 acc.setdefault(m, {}).setdefault(col, []).append(val)
                 if m == "auto":
@@ -453,9 +456,7 @@ def _rule_rows(parts: dict, keys: list[str], methods) -> tuple[list[dict], list[
             if "criteria" not in pr:
                 continue
             po = {"labels": [p] * len(pr["target"]), "criteria": pr["criteria"]}
-            picks = {f"{R1}, {c}": _choose_margin(po, c) for c in crits}
-            picks[R2] = _choose_consensus(po)
-            for col, i in picks.items():
+            for col, i in _rule_picks(po, crits).items():
                 acc.setdefault(p, {}).setdefault(col, []).append(
                     float("nan") if i is None else 100 * pr["target"][i])
         lines.append(line)
@@ -535,8 +536,8 @@ def _pool_rule_table(parts: dict, keys: list[str]) -> list[dict]:
                    if lab == "none" or members is None or lab in members]
             raw = o["target"][o["labels"].index("none")]
             for c in CONSENSUS:
-                plain = idx[int(np.argmax(_finite(o["criteria"][c])[idx]))]
-                picks.setdefault(c, []).append((o["target"][plain], raw))
+                picks.setdefault(c, []).append((study._pick(o["criteria"], o["target"], c, idx),
+                                                raw))
                 picks.setdefault(f"{c}, R1", []).append(
                     (o["target"][_choose_margin(o, c, idx)], raw))
             picks.setdefault("R2", []).append((o["target"][_choose_consensus(o, idx)], raw))

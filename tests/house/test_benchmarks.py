@@ -359,7 +359,6 @@ def test_catalog_margin_rule_is_the_selectors(scoring, bench_path):
     k = len(res["params"])
     o = {"labels": [method_label(p["adapter"]) for p in res["params"]],
          "criteria": {crit: list(res["mean_test_score"])},
-         "criteria_std": {crit: list(res["std_test_score"])},
          "criteria_folds": {crit: [[res[f"split{i}_test_score"][j] for i in range(3)]
                                    for j in range(k)]},
          "target": [0.0] * k}
