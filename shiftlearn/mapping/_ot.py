@@ -109,7 +109,7 @@ def entropic_solve(ot, a, b, M, reg: float, max_iter: int, tol: float, warm=None
                 warmstart=(warm[0] - r, warm[1] - c), log=True)
             found.append(_repaired(ot, a, b, Mr, reg, tol, plan, log, int(log["n_iter"])))
         if not found or not np.isfinite(found[0][0]):       # no warm start, or it failed
-            plan, log, n_iter = _scaling_plan(ot, a, b, Mr, reg, max_iter, tol)
+            plan, n_iter = _scaling_plan(ot, a, b, Mr, reg, max_iter, tol)
             off = _violation(plan, a, b)
             if off <= tol:
                 return plan, n_iter, None
@@ -159,8 +159,8 @@ def _repaired(ot, a, b, Mr, reg, tol, plan, log, n_iter):
 
 
 def _scaling_plan(ot, a, b, Mr, reg, max_iter, tol):
-    """POT's scaling-domain Sinkhorn on the reduced cost: ``(plan, log, n_iter)``; the plan
-    is ``None`` when it met round-off trouble (POT's warning of numerical errors, or a
+    """POT's scaling-domain Sinkhorn on the reduced cost: ``(plan, n_iter)``; the plan is
+    ``None`` when it met round-off trouble (POT's warning of numerical errors, or a
     non-finite plan)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -168,7 +168,7 @@ def _scaling_plan(ot, a, b, Mr, reg, max_iter, tol):
                                 stopThr=tol, log=True)
     trouble = (any("numerical errors" in str(w.message).lower() for w in caught)
                or not np.all(np.isfinite(plan)))
-    return (None, None, 0) if trouble else (plan, log, int(log["niter"]))
+    return (None, 0) if trouble else (plan, int(log["niter"]))
 
 
 def _violation(plan, a: np.ndarray, b: np.ndarray) -> float:
