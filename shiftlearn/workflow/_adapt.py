@@ -308,13 +308,14 @@ def _auto(args, X, y, sd, clf, n_sources):
     n_fits = None if search == "halving" else len(ParameterGrid(candidate_grid(
         ["none", *methods], grids=grids, random_state=args.seed))) * n_splits
     failures: dict = {}
+    rule = resolve_margin(args.margin)
     label = f"choosing by {args.select}"
     with task(label, n_fits) as advance:
         try:
             sel = AdaptationSelector(methods=methods, classifier=clf,
                                      scoring=_counting(scoring, advance, failures, label),
                                      cv=cv, grids=grids, random_state=args.seed,
-                                     n_jobs=args.n_jobs, margin=resolve_margin(args.margin),
+                                     n_jobs=args.n_jobs, margin=rule,
                                      search=search).fit(X, y, sd)
         except ValueError as exc:
             words = str(exc).lower()
@@ -343,7 +344,7 @@ def _auto(args, X, y, sd, clf, n_sources):
     ranked = len(scores) >= 2 and max(scores) - min(scores) > 1e-12 * max(1.0, *map(abs, scores))
     fold_rows = int(np.sum(y >= 0)) // max(n_splits, 1)
     return model, {"criterion": args.select, "how": words, "tuned": bool(args.tune),
-                   "margin": resolve_margin(args.margin), "margin_value": margin,
+                   "margin": rule, "margin_value": margin,
                    "candidates": rows, "choice": choice, "methods": methods,
                    "validated": len(scores), "ranked": ranked, "fold_rows": fold_rows,
                    "search": search, "n_jobs": effective_n_jobs(args.n_jobs)}
