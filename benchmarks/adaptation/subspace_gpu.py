@@ -1,19 +1,20 @@
-"""Exact TCA and RF-TCA on a GPU (PyTorch, CUDA) against NumPy on the CPU, in one run.
+"""Exact TCA, SCA, CORAL and RF-TCA on a GPU (PyTorch, CUDA) against NumPy on the CPU, in one run.
 
-The same estimators (``TCA``, ``RFTCA``) fitted on NumPy arrays (the CPU route: ARPACK on the
-reduced problem, chunked random-feature statistics) and on torch tensors on the GPU under
-scikit-learn's array-API dispatch (the kernel, the reduced problem and its block subspace
-iteration, the random features and their sums on the device), on two-domain synthetic data:
+The same estimators (``TCA``, ``SCA``, ``CORAL``, ``RFTCA``) fitted on NumPy arrays (the CPU
+route: ARPACK on the reduced problem, chunked random-feature statistics) and on torch tensors
+on the GPU under scikit-learn's array-API dispatch (the kernel, the reduced problem and its
+block subspace iteration, the random features and their sums on the device), on two-domain
+synthetic data:
 
 * exact TCA (``n_components=30``, Gaussian kernel, median bandwidth) at the ``--sizes`` on
   both devices (float64 and float32 on the GPU), then at ``--gpu-only`` sizes on the GPU alone
   (an n x n float64 kernel is 20 GB at 50,000 rows: beyond the 2-core machines of this
   project, hours with ARPACK on a CPU) and at ``--gpu-only-float32`` sizes in float32 alone
   (100,000 rows: a 40 GB float32 kernel);
-* on request, SCA (``n_components=30``, the default ``beta=0.5`` with labeled source rows) at
-  ``--sca-sizes`` rows and (``--coral``) CORAL on 157 + 295 rows of 4,096 columns (the shape
-  of a DeCAF task; ``shrinkage=0.3``, the factored route, and the default ``"auto"``), float64
-  on both devices (not in the published results: no GPU was at hand since they were added);
+* SCA (``n_components=30``, the default ``beta=0.5`` with labeled source rows) at
+  ``--sca-sizes`` rows and CORAL on 157 + 295 rows of 4,096 columns (the shape of a DeCAF
+  task; ``shrinkage=0.3``, the factored route, and the default ``"auto"``; ``--no-coral``
+  leaves it out), float64 on both devices;
 * RF-TCA (``n_features=1000``, float32) at ``--rf-rows`` rows: the CPU route up to
   ``--rf-cpu-max`` rows, the GPU route at every size.
 
@@ -92,11 +93,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--gpu-only-float32", type=int, nargs="*", default=[100_000],
                     help="exact TCA sizes run in float32 alone (a float64 kernel would not fit)")
     ap.add_argument("--rf-rows", type=int, nargs="*", default=[1_000_000, 10_000_000])
-    ap.add_argument("--sca-sizes", type=int, nargs="*", default=[],
-                    help="SCA sizes on both devices (e.g. 10000; not in the published run)")
-    ap.add_argument("--coral", action="store_true",
-                    help="CORAL at 157 + 295 rows x 4,096 columns on both devices (not in the "
-                         "published run)")
+    ap.add_argument("--sca-sizes", type=int, nargs="*", default=[10_000],
+                    help="SCA sizes on both devices")
+    ap.add_argument("--coral", action=argparse.BooleanOptionalAction, default=True,
+                    help="CORAL at 157 + 295 rows x 4,096 columns on both devices")
     ap.add_argument("--rf-cpu-max", type=int, default=1_000_000)
     ap.add_argument("--d", type=int, default=32, help="input columns")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from shiftlearn.adaptation import CORAL, RFTCA, SCA, TCA
 
-    machine = header("Exact TCA and RF-TCA: NumPy on the CPU against torch on the GPU")
+    title = "Exact TCA, SCA, CORAL and RF-TCA: NumPy on the CPU against torch on the GPU"
+    machine = header(title)
     gpu = torch.cuda.get_device_name(0) if on_gpu else "cpu (torch)"
     machine.update({"gpu": gpu, "torch": torch.__version__, "cuda": torch.version.cuda})
     print(f"device: {gpu}, torch {torch.__version__}, CUDA {torch.version.cuda}", flush=True)
@@ -228,13 +229,14 @@ def main(argv: list[str] | None = None) -> None:
                 "gpu_peak_gb": peak_gb()})
         del X, Xg, Z, Z_cpu
     body = (
-        "Fit plus the training embedding (`fit_transform` for TCA, `fit` then `transform` "
-        f"for RF-TCA), {N_COMPONENTS} components, {args.d} input columns, half source and "
-        "half target rows. `vs_cpu`: the CPU time over this row's time in the same run; "
-        "`rel_diff`: max |Z - Z_cpu| / max |Z_cpu| with columns matched in sign (exact TCA "
-        "on the GPU solves the same reduced problem by block subspace iteration, the CPU by "
-        "ARPACK; RF-TCA's CPU route evaluates cos/sin in float32 too)."
-        + (" CORAL: 157 source and 295 target rows of 4,096 columns." if args.coral else "")
+        "Fit plus the training embedding (`fit_transform` for TCA, SCA and CORAL, `fit` then "
+        f"`transform` for RF-TCA), {N_COMPONENTS} components, {args.d} input columns (CORAL: "
+        "4,096), half source and half target rows (CORAL: 157 source, 295 target). `vs_cpu`: "
+        "the CPU time over this row's time in the same run; `rel_diff`: max |Z - Z_cpu| / "
+        "max |Z_cpu| with columns matched in sign (exact TCA on the GPU solves the same "
+        "reduced problem by block subspace iteration, the CPU by ARPACK; SCA on the GPU by "
+        "Cholesky, two solves and `eigh`, the CPU by Cholesky and Lanczos; RF-TCA's CPU route "
+        "evaluates cos/sin in float32 too)."
         + "\n\n"
         + markdown_table([{k: ("–" if v is None else f"{v:.1e}" if k == "rel_diff" and v
                                else f"{v:.3f}" if k == "seconds" else v)
@@ -242,8 +244,8 @@ def main(argv: list[str] | None = None) -> None:
                          ["method", "rows", *(["cols"] if others else []), "device", "dtype",
                           "seconds", "vs_cpu", "rel_diff", "gpu_peak_gb"], floatfmt=".1f"))
     name = "subspace_gpu_quick" if args.quick else "subspace_gpu"
-    write_results(name, "Exact TCA and RF-TCA: NumPy on the CPU against torch on the GPU",
-                  body, {"rows": rows, "d": args.d, "n_components": N_COMPONENTS}, machine)
+    write_results(name, title, body,
+                  {"rows": rows, "d": args.d, "n_components": N_COMPONENTS}, machine)
 
 
 if __name__ == "__main__":
