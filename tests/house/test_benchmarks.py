@@ -367,3 +367,24 @@ def test_catalog_margin_rule_is_the_selectors(scoring, bench_path):
     best = int(np.nanargmax(res["mean_test_score"]))
     if o["labels"][best] != "none":            # the margin the selector applied is R1's
         assert sel.margin_ == pytest.approx(res["std_test_score"][best] / np.sqrt(3))
+
+
+def test_catalog_single_method_chosen_without_the_task(bench_path):
+    """The catalog's leave-one-task-out choice never reads the task it is scored on, skips
+    methods missing on a task and ``auto``, breaks ties to the first; the paired interval
+    brackets the mean and shrinks to it for a constant difference."""
+    cat = _import(BENCH / "model_selection" / "selection_catalog.py")
+    acc = {cat.AUTO: np.array([99.0, 99.0, 99.0, 99.0]),
+           "A": np.array([90.0, 10.0, 10.0, 10.0]),      # best mean, only by task 0
+           "B": np.array([20.0, 20.0, 20.0, 20.0]),
+           "C": np.array([20.0, 20.0, 20.0, 20.0]),      # ties with B: B comes first
+           "D": np.array([np.nan, 95.0, 95.0, 95.0])}    # missing on a task: never chosen
+    scores, picks = cat.leave_one_task_out(acc)
+    assert picks == ["B", "A", "A", "A"]
+    np.testing.assert_array_equal(scores, [20.0, 10.0, 10.0, 10.0])
+    acc["A"][0] = -1e9                                   # task 0's own value moves nothing
+    assert cat.leave_one_task_out(acc)[1][0] == "B"
+    diff = np.array([1.0, -2.0, 4.0, 0.5, 3.0])
+    lo, hi = cat.paired_interval(diff)
+    assert lo < diff.mean() < hi and diff.min() <= lo and hi <= diff.max()
+    assert cat.paired_interval(np.full(7, 1.5)) == (1.5, 1.5)
