@@ -126,10 +126,12 @@ def tasks(quick: bool) -> list[tuple[str, str, str]]:
     return out
 
 
-def load_task(name: str, s: str, t: str):
-    """``X, y (target -1), sample_domain, y_target``."""
+def load_task(name: str, s: str, t: str, seed: int = 0):
+    """``X, y (target -1), sample_domain, y_target``; ``seed`` != 0 draws the toy anew (its
+    seed ``s + 3 seed``: other toy data than every task of seed 0)."""
     if name == "toy":
-        return make_sca_toy(n_per_cluster=50, random_state=int(s), return_target_labels=True)
+        return make_sca_toy(n_per_cluster=50, random_state=int(s) + 3 * seed,
+                            return_target_labels=True)
     ds = {"office_caltech": load_office_caltech, "mnist_usps": load_mnist_usps,
           "msrc_voc": load_msrc_voc}[name]()
     X, y, sd, y_true = ds.pack(s, t, return_masked_labels=True)
@@ -183,12 +185,12 @@ def _subsample(sd, max_rows: int, seed: int) -> np.ndarray:
     return np.sort(np.concatenate(keep))
 
 
-def study_rows(name: str, s: str, t: str, max_rows: int):
-    """A task's rows as the study uses them: at most ``max_rows`` per domain (seeded
-    subsample), and the target rows' labels (``yt``, in the order of the rows with
-    ``sd < 0``; for measuring only)."""
-    X, y, sd, yt = load_task(name, s, t)
-    keep = _subsample(sd, max_rows, 0)
+def study_rows(name: str, s: str, t: str, max_rows: int, seed: int = 0):
+    """A task's rows as the study uses them: at most ``max_rows`` per domain (a subsample
+    seeded by ``seed``; the toy is drawn anew for ``seed`` != 0), and the target rows' labels
+    (``yt``, in the order of the rows with ``sd < 0``; for measuring only)."""
+    X, y, sd, yt = load_task(name, s, t, seed)
+    keep = _subsample(sd, max_rows, seed)
     yt = yt[np.searchsorted(np.flatnonzero(sd < 0), keep[sd[keep] < 0])]
     return X[keep], y[keep], sd[keep], yt
 
