@@ -553,37 +553,31 @@ def _pool_rule_table(parts: dict, keys: list[str]) -> list[dict]:
     return rows
 
 
-def _task_accuracies(parts: dict, keys: list[str], methods, peers) -> dict:
+def _task_accuracies(parts: dict, keys: list[str], methods, peers, values: dict) -> dict:
     """Per criterion of :data:`CRITERIA` and rule R2: every method's target accuracy (%) on
     each task of ``keys`` (``auto``, source only, each of ``methods`` and of ``peers`` over
-    its own grid; NaN where it was not computed), in the report's order."""
-    singles = [RAW, *methods[1:], *peers]
-    out = {c: {m: np.full(len(keys), np.nan) for m in (AUTO, *singles)}
-           for c in (*CRITERIA, R2)}
+    its own grid; NaN where it was not computed), in the report's order. ``values``: the
+    per-task choices under the criteria, as ``study.summarise`` made them; R2's are made
+    here."""
+    order = [AUTO, RAW, *methods[1:], *peers]
+    out = {c: {m: 100 * np.asarray(values[m][c], float) for m in order} for c in CRITERIA}
+    r2 = out[R2] = {m: np.full(len(keys), np.nan) for m in order}
     for j, k in enumerate(keys):
         o = parts[k]["ours"]
         tg = np.asarray(o["target"], float)
-        raw = 100 * tg[o["labels"].index("none")]
-        for c in out:
-            out[c][RAW][j] = raw
+        r2[RAW][j] = 100 * tg[o["labels"].index("none")]
         for m in ("auto", *methods[1:]):
             idx = None if m == "auto" else [i for i, lab in enumerate(o["labels"]) if lab == m]
             if idx is not None and not idx:
                 continue
-            name = AUTO if m == "auto" else m
-            for c in CRITERIA:
-                out[c][name][j] = 100 * study._pick(o["criteria"], o["target"], c, idx)
             i = _choose_consensus(o, idx)
-            out[R2][name][j] = np.nan if i is None else 100 * tg[i]
+            r2[AUTO if m == "auto" else m][j] = np.nan if i is None else 100 * tg[i]
         for p in peers:
             pr = parts[k]["peers"].get(p, {})
-            if "criteria" not in pr:
-                continue
-            for c in CRITERIA:
-                out[c][p][j] = 100 * study._pick(pr["criteria"], pr["target"], c)
-            i = _choose_consensus({"labels": [p] * len(pr["target"]),
-                                   "criteria": pr["criteria"]})
-            out[R2][p][j] = np.nan if i is None else 100 * pr["target"][i]
+            if "criteria" in pr:
+                i = _choose_consensus({"labels": [p] * len(pr["target"]),
+                                       "criteria": pr["criteria"]})
+                r2[p][j] = np.nan if i is None else 100 * pr["target"][i]
     return out
 
 
@@ -611,7 +605,7 @@ def paired_interval(diff: np.ndarray, n_resamples: int = 10_000, seed: int = 0
     return float(lo), float(hi)
 
 
-def _loto_section(parts: dict, keys: list[str], methods, peers, clf: str
+def _loto_section(parts: dict, keys: list[str], methods, peers, clf: str, values: dict
                   ) -> tuple[list[str], list[dict]]:
     """The report's comparison of ``auto`` with the best single method after the fact and
     with the single method chosen without the task (``docs/dev/model_selection.md``), under
@@ -620,7 +614,7 @@ def _loto_section(parts: dict, keys: list[str], methods, peers, clf: str
     rows = []
     if len(keys) < 2:
         return [], []
-    for c, acc in _task_accuracies(parts, keys, methods, peers).items():
+    for c, acc in _task_accuracies(parts, keys, methods, peers, values).items():
         auto = acc[AUTO]
         if not np.isfinite(auto).all():
             continue
@@ -784,7 +778,7 @@ def report(parts: dict, machine: dict, seconds: float | None, name: str, methods
                  markdown_table(pools, ["pool", *CRITERIA, "oracle"]), ""]
         rule_lines, rules = _rule_section(parts, keys, methods, clf, table, best)
         body += rule_lines
-        loto_lines, loto = _loto_section(parts, keys, methods, peers, clf)
+        loto_lines, loto = _loto_section(parts, keys, methods, peers, clf, info["values"])
         body += loto_lines
         timing = [{"method": m, "tasks": len(v), "mean s / task": float(np.mean(v)),
                    "max s": float(np.max(v))} for m, v in secs.items()]

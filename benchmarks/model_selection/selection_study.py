@@ -285,9 +285,10 @@ def _pick(criteria: dict, target: list, crit: str, idx=None) -> float:
 def summarise(parts: dict, clf: str, ours=OURS, peers=PEERS, criteria=CRITERIA
               ) -> tuple[list[dict], list[dict], dict]:
     """Per classifier: the table (one row per method, its mean target accuracy under each
-    criterion), the per-task lines of ``auto`` and the task count. ``ours``, ``peers`` and
-    ``criteria`` name the methods and criteria of the parts (``selection_catalog.py`` passes
-    its own)."""
+    criterion), the per-task lines of ``auto`` and ``{"tasks": count, "values": {method:
+    {criterion: target accuracy on each task}}}`` (fractions, NaN where not computed).
+    ``ours``, ``peers`` and ``criteria`` name the methods and criteria of the parts
+    (``selection_catalog.py`` passes its own)."""
     keys = sorted(k for k in parts if k.endswith(f"|{clf}"))
     rows, per_task = {}, []
     for k in keys:
@@ -325,7 +326,7 @@ def summarise(parts: dict, clf: str, ours=OURS, peers=PEERS, criteria=CRITERIA
     order = ["auto (ours, incl. no adaptation)", "source only (no adaptation)", *ours[1:],
              *peers]
     table.sort(key=lambda r: order.index(r["method"]))
-    return table, per_task, {"tasks": len(keys)}
+    return table, per_task, {"tasks": len(keys), "values": rows}
 
 
 def figure(data: dict) -> Path:
